@@ -1,0 +1,50 @@
+# BookReader: `make run` opens the reader, `make test` runs the tests.
+# Both create .venv and install the project on first use.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SCREENSHOTS_DIR ?= docs/screenshots
+BOOK ?=
+
+.PHONY: install run test test-slow test-all bench screenshots package package-test doctor clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/bookreader gui $(BOOK)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow
+
+test-all: $(STAMP)
+	$(PY) -m pytest -m "slow or not slow"
+
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
+screenshots: $(STAMP)
+	SCREENSHOTS_DIR=$(SCREENSHOTS_DIR) $(PY) -m bookreader.ui.screenshots
+
+doctor: $(STAMP)
+	$(VENV)/bin/bookreader doctor
+
+package: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,package]"
+	$(VENV)/bin/pyinstaller --noconfirm --clean --distpath dist --workpath build packaging/bookreader.spec
+
+package-test:
+	QT_QPA_PLATFORM=offscreen dist/bookreader/bookreader --self-test
+
+clean:
+	rm -rf build dist .pytest_cache

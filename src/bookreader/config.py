@@ -1,0 +1,227 @@
+"""Typed settings, each field with a description, stored as JSON in the data folder.
+
+The data folder comes from platformdirs; ``BOOKREADER_DATA_DIR`` overrides it (tests and
+portable installs).  Everything BookReader writes lives below it: the settings file, one
+Qdrant Edge shard per book, the audit database, the archive, the models folder and logs.
+Secrets (the Claude API key) are never written here: they live in the system keyring or in
+``ANTHROPIC_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from bookreader.errors import BookReaderError
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "BookReader"
+DATA_DIR_ENV = "BOOKREADER_DATA_DIR"
+SETTINGS_FILE = "settings.json"
+
+
+def default_data_dir() -> Path:
+    """The data folder: ``$BOOKREADER_DATA_DIR`` if set, else the platform's user data dir."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser().resolve()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def _d(default: Any, description: str, **kw: Any) -> Any:
+    return field(default=default, metadata={"description": description, **kw})
+
+
+@dataclass
+class Settings:
+    """All user-adjustable settings.  ``describe()`` lists them with their descriptions."""
+
+    data_dir: Path = field(
+        default_factory=default_data_dir,
+        metadata={"description": "Folder for the index, audit log, models and logs."},
+    )
+    # --- store -----------------------------------------------------------------------
+    store_backend: str = _d(
+        "edge",
+        "Vector store: 'edge' (embedded Qdrant Edge, one shard per book in the data folder) "
+        "or 'server' (a Qdrant server at qdrant_url, e.g. a department-wide library).",
+        choices=("edge", "server"),
+    )
+    qdrant_url: str = _d("", "URL of a Qdrant server when store_backend is 'server'.")
+    # --- chunking and retrieval --------------------------------------------------------
+    chunk_max_tokens: int = _d(
+        256,
+        "Largest chunk in word pieces of the embedding model's tokenizer. all-MiniLM-L6-v2 "
+        "reads at most 256 and silently cuts the rest, so larger chunks lose text.",
+    )
+    chunk_overlap: float = _d(0.2, "Share of each chunk repeated at the start of the next.")
+    dense_weight: float = _d(
+        0.85, "Weight of the dense (embedding) score in hybrid search; BM25 gets the rest."
+    )
+    top_k: int = _d(5, "Passages retrieved for a whole-book question.")
+    highlight_top_k: int = _d(3, "Extra passages retrieved around a selection in highlight mode.")
+    confidence_threshold: float = _d(
+        0.60,
+        "Retrieval confidence below which a question is declared not covered in the book.",
+    )
+    retrieval_timeout_s: float = _d(2.0, "Longest a retrieval may take, in seconds.")
+    # --- language models -----------------------------------------------------------------
+    llm_backend: str = _d(
+        "bundled",
+        "Answering model: 'bundled' (SmolLM2-135M through llama.cpp), 'extractive' (quotes "
+        "the best sentences, no model), 'claude' (Anthropic API, needs network and a key) "
+        "or 'gguf:PATH' (a GGUF file, e.g. one dropped into the models folder).",
+    )
+    n_ctx: int = _d(4096, "Context window for llama.cpp models, in tokens.")
+    n_threads: int = _d(0, "CPU threads for llama.cpp; 0 means all cores.")
+    max_new_tokens: int = _d(500, "Most tokens a model may generate for one answer.")
+    temperature: float = _d(0.1, "Sampling temperature; low keeps answers close to the text.")
+    generation_budget_bundled_s: float = _d(
+        5.0,
+        "Time budget for a whole answer from the bundled 135M model, in seconds.",
+    )
+    generation_budget_gguf_s: float = _d(
+        60.0,
+        "Time budget for a larger local GGUF model. A 3B model on 2 cores reads about 20 "
+        "prompt tokens and writes a few tokens a second, so allow a minute or more.",
+    )
+    generation_budget_claude_s: float = _d(60.0, "Time budget for a Claude API answer.")
+    claude_model: str = _d("claude-sonnet-4-5", "Claude model name.")
+    claude_base_url: str = _d("", "Override for the Anthropic API address (testing, proxies).")
+    claude_timeout_s: float = _d(30.0, "Network timeout for one Claude API request.")
+    claude_max_retries: int = _d(3, "Retries with backoff on rate limits and server errors.")
+    # --- grounding -----------------------------------------------------------------------
+    grounding_similarity_threshold: float = _d(
+        0.7, "Answer sentences at least this similar (MiniLM cosine) to the context pass."
+    )
+    grounding_overlap_threshold: float = _d(
+        0.5, "Answer sentences whose content words are at least this share in the context pass."
+    )
+    # --- audit ---------------------------------------------------------------------------
+    audit_url: str = _d(
+        "",
+        "SQLAlchemy URL of the audit database; empty means SQLite in the data folder. "
+        "A class server can use postgresql+psycopg://user@host/db.",
+    )
+    audit_retention_days: int = _d(365, "Audit records older than this are deleted by prune.")
+    audit_hot_days: int = _d(
+        90, "Records older than this are archived to compressed JSONL by prune."
+    )
+    audit_excerpt_only: bool = _d(
+        False, "Keep only the first 500 characters of selections in the audit log."
+    )
+
+    # ----------------------------------------------------------------------------------
+    @property
+    def bm25_weight(self) -> float:
+        return 1.0 - self.dense_weight
+
+    @property
+    def books_dir(self) -> Path:
+        return self.data_dir / "books"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.data_dir / "archive"
+
+    @property
+    def audit_db_url(self) -> str:
+        if self.audit_url:
+            return self.audit_url
+        return f"sqlite:///{self.data_dir / 'audit.sqlite3'}"
+
+    @property
+    def effective_threads(self) -> int:
+        return self.n_threads or (os.cpu_count() or 1)
+
+    def ensure_dirs(self) -> None:
+        """Create the data folder and its sub-folders."""
+        for d in (self.data_dir, self.books_dir, self.models_dir, self.log_dir):
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise BookReaderError(
+                    f"Cannot create the data folder {d}: {exc.strerror}. "
+                    f"Choose another folder with {DATA_DIR_ENV} or in the settings."
+                ) from exc
+
+    @classmethod
+    def describe(cls) -> dict[str, str]:
+        """Field name -> description, for help texts and the settings dialog."""
+        return {f.name: f.metadata.get("description", "") for f in fields(cls)}
+
+    # --- persistence ---------------------------------------------------------------------
+    @classmethod
+    def load(cls, data_dir: Path | None = None) -> "Settings":
+        """Read settings from ``data_dir/settings.json``; unknown or broken values fall back."""
+        data_dir = Path(data_dir) if data_dir else default_data_dir()
+        settings = cls(data_dir=data_dir)
+        path = data_dir / SETTINGS_FILE
+        if not path.exists():
+            return settings
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            log.warning("Ignoring unreadable settings file %s: %s", path, exc)
+            return settings
+        return settings.updated(**{k: v for k, v in raw.items() if k != "data_dir"})
+
+    def updated(self, **changes: Any) -> "Settings":
+        """A copy with ``changes`` applied; values of the wrong type are ignored and logged."""
+        known = {f.name: f for f in fields(self)}
+        clean: dict[str, Any] = {}
+        for key, value in changes.items():
+            f = known.get(key)
+            if f is None:
+                log.warning("Ignoring unknown setting %r", key)
+                continue
+            current = getattr(self, key)
+            try:
+                if isinstance(current, bool):
+                    value = bool(value)
+                elif isinstance(current, int):
+                    value = int(value)
+                elif isinstance(current, float):
+                    value = float(value)
+                elif isinstance(current, Path):
+                    value = Path(value)
+                else:
+                    value = str(value)
+            except (TypeError, ValueError):
+                log.warning("Ignoring setting %r with bad value %r", key, value)
+                continue
+            choices = f.metadata.get("choices")
+            if choices and value not in choices:
+                log.warning("Ignoring setting %r: %r is not one of %s", key, value, choices)
+                continue
+            clean[key] = value
+        return dataclasses.replace(self, **clean)
+
+    def save(self) -> None:
+        """Write the settings (not the data folder itself) to ``settings.json``."""
+        self.ensure_dirs()
+        data = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "data_dir"
+        }
+        path = self.data_dir / SETTINGS_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+        os.replace(tmp, path)

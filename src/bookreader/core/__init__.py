@@ -1,0 +1,1 @@
+"""Everything that works without a screen.  Nothing under ``core`` may import Qt."""

@@ -1,0 +1,1 @@
+"""Language model backends: a small protocol (:mod:`.base`) and a registry."""

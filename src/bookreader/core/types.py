@@ -1,0 +1,229 @@
+"""The values that flow through the pipeline, as frozen dataclasses.
+
+Pages are 0-based physical page indexes everywhere in code; ``*_label`` fields hold the
+printed page label a reader sees ("xii", "37").  Rectangles are PDF points in PyMuPDF's
+page coordinates (origin top-left): ``(x0, y0, x1, y1)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable, Optional
+
+Rect = tuple[float, float, float, float]
+
+#: ``progress(done, total, message)``: called by slow core work.
+ProgressFn = Callable[[int, int, str], None]
+#: ``cancel()`` returns True once the user asked to stop.
+CancelFn = Callable[[], bool]
+
+
+def no_progress(done: int, total: int, message: str) -> None:
+    """A progress callback that ignores its calls."""
+
+
+def never_cancel() -> bool:
+    """A cancel check that never cancels."""
+    return False
+
+
+def check_cancel(cancel: Optional[CancelFn]) -> None:
+    """Raise :class:`~bookreader.errors.Cancelled` when ``cancel()`` says so."""
+    if cancel is not None and cancel():
+        from bookreader.errors import Cancelled
+
+        raise Cancelled()
+
+
+class Mode(str, Enum):
+    """The three ways to ask."""
+
+    BOOK = "book"
+    SELECTED = "selected"
+    HIGHLIGHT = "highlight"
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of a page with its box, in reading order."""
+
+    text: str
+    rect: Rect
+    block: int
+    line: int
+    index: int  # position of the word in the page's reading order
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    """One outline entry: level 1 is a chapter, deeper levels sections."""
+
+    level: int
+    title: str
+    page: int  # 0-based physical page
+
+
+@dataclass(frozen=True)
+class Page:
+    """The text of one page after cleaning, with what the reader and citations need."""
+
+    index: int  # 0-based physical page
+    label: str  # printed page label, else str(index + 1)
+    text: str  # reading order, running headers/footers removed, ligatures and hyphens fixed
+    chapter: str
+    section: str
+    width: float = 0.0
+    height: float = 0.0
+    has_text_layer: bool = True
+
+
+@dataclass(frozen=True)
+class BookInfo:
+    """A book as the library knows it."""
+
+    book_id: str  # hash of the file's bytes
+    title: str
+    path: str
+    page_count: int
+    chunk_count: int = 0
+    state: str = "ready"  # "indexing", "ready", "failed"
+    message: str = ""  # e.g. the reason for "failed" or pages without text
+    pages_without_text: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrieval unit.  ``chunk_id`` = hash of book id + position + text."""
+
+    chunk_id: str
+    book_id: str
+    position: int  # order of the chunk within the book
+    text: str
+    page_start: int  # 0-based physical, inclusive
+    page_end: int  # 0-based physical, inclusive
+    label_start: str
+    label_end: str
+    chapter: str
+    section: str
+    char_start: int  # offset into page_start's Page.text
+    char_end: int  # offset into page_end's Page.text (exclusive)
+
+    @property
+    def page_label(self) -> str:
+        if self.label_start == self.label_end:
+            return self.label_start
+        return f"{self.label_start}-{self.label_end}"
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Restricts retrieval to a page range (0-based, inclusive) and/or chapters."""
+
+    page_start: Optional[int] = None
+    page_end: Optional[int] = None
+    chapters: tuple[str, ...] = ()
+
+    def accepts(self, chunk: Chunk) -> bool:
+        """True when the whole chunk lies inside the filter (used by BM25 and tests)."""
+        if self.page_start is not None and chunk.page_start < self.page_start:
+            return False
+        if self.page_end is not None and chunk.page_end > self.page_end:
+            return False
+        if self.chapters and chunk.chapter not in self.chapters:
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk with its scores (normalised per query to [0, 1])."""
+
+    chunk: Chunk
+    score: float
+    dense_score: float
+    bm25_score: float
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What a search returned, and how sure it is that the book covers the question."""
+
+    query: str
+    passages: tuple[Passage, ...]
+    confidence: float  # in [0, 1]
+    latency_ms: float
+    filter: Optional[SearchFilter] = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message for a language model."""
+
+    role: str  # "system", "user", "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Token:
+    """One streamed piece of an answer; ``logprob`` where the backend reports it."""
+
+    text: str
+    logprob: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Citation:
+    """``[Source: Section (Page X) - "excerpt"]``, checked against the page."""
+
+    section: str
+    page: int  # 0-based physical page (-1 when unknown, selected-text mode)
+    page_label: str
+    excerpt: str
+    verified: bool
+    repaired: bool = False
+    rects: tuple[Rect, ...] = ()
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The grounding validator's verdict and scores."""
+
+    similarity: float
+    overlap: float
+    passed: bool
+    ms: float
+    unsupported_sentences: tuple[str, ...] = ()
+    missing_terms: tuple[str, ...] = ()  # numbers and names absent from the context
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The result of one question, with everything the UI and the audit log need."""
+
+    query_id: str
+    answer_id: str
+    question: str
+    mode: Mode
+    text: str  # the answer shown
+    fallback: bool
+    in_selected_text: Optional[bool]  # selected/highlight modes; None in book mode
+    confidence: float
+    confidence_level: str  # "high", "medium", "low"
+    citations: tuple[Citation, ...] = ()
+    validation: Optional[Validation] = None
+    truncation_warning: str = ""
+    backend: str = ""
+    model: str = ""
+    latency_ms: float = 0.0
+    first_token_ms: Optional[float] = None
+    generation_ms: float = 0.0
+    retrieval: Optional[Retrieval] = None
+    prompt: tuple[Message, ...] = ()
+    raw_output: str = ""
+    replaced_by_validator: bool = False
+    error: str = ""
+    book_id: str = ""
+    book_title: str = ""
+    selection: str = ""
+    stage_ms: dict = field(default_factory=dict)  # retrieval, prompt, generation, validation

@@ -1,0 +1,69 @@
+"""Shared fixtures.  Real components everywhere: real PDFs made with PyMuPDF, the real
+bundled MiniLM (loaded once per session), real Qdrant Edge shards and SQLite in temp dirs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Before anything imports Qt or huggingface: no screen, no network.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.pop("ANTHROPIC_API_KEY", None)
+
+import pytest  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own data folder; nothing touches the user's real one."""
+    data_dir = tmp_path_factory.mktemp("data")
+    monkeypatch.setenv("BOOKREADER_DATA_DIR", str(data_dir))
+    yield data_dir
+
+
+@pytest.fixture
+def data_dir(_isolated_data_dir) -> Path:
+    return _isolated_data_dir
+
+
+@pytest.fixture
+def settings(data_dir):
+    from bookreader.config import Settings
+
+    s = Settings(data_dir=data_dir)
+    s.ensure_dirs()
+    return s
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real bundled all-MiniLM-L6-v2, loaded once for the whole session."""
+    from bookreader.core.embedding import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    emb.warm_up()
+    return emb
+
+
+@pytest.fixture(scope="session")
+def sample_pdf(tmp_path_factory) -> Path:
+    """The bundled sample book (the BookReader user guide) laid out as a real PDF."""
+    from bookreader.core.samplebook import build_sample_book
+
+    out = tmp_path_factory.mktemp("sample") / "bookreader-guide.pdf"
+    build_sample_book(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def eval_dir() -> Path:
+    """``../shared/eval``; tests that need it skip with a message when it is absent."""
+    if not EVAL_DIR.is_dir():
+        pytest.skip(f"evaluation material not found at {EVAL_DIR} (../shared/eval is absent)")
+    return EVAL_DIR
