@@ -227,3 +227,9 @@ class Answer:
     book_title: str = ""
     selection: str = ""
     stage_ms: dict = field(default_factory=dict)  # retrieval, prompt, generation, validation
+    # Where the question points in the book, for the audit report's per-chapter and
+    # most-asked-pages charts: the selection's chapter/page in selected and highlight modes,
+    # else the top passage's.  Left empty, the audit log derives them from the retrieval.
+    chapter: str = ""
+    selection_page: Optional[int] = None  # 0-based physical page where the selection starts
+    created_at: str = ""  # UTC ISO-8601 time the audit log recorded it (set by history())
