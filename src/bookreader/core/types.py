@@ -53,6 +53,13 @@ class Word:
     block: int
     line: int
     index: int  # position of the word in the page's reading order
+    # Extra boxes of the same word: the second half of a word hyphenated across a line end.
+    more_rects: tuple[Rect, ...] = ()
+
+    @property
+    def rects(self) -> tuple[Rect, ...]:
+        """Every box of the word (usually one)."""
+        return (self.rect,) + self.more_rects
 
 
 @dataclass(frozen=True)
