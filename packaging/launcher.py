@@ -1,0 +1,15 @@
+"""Entry point of the packaged app.
+
+With no arguments it opens the reader window; with arguments it is the ``bookreader``
+command line (``--self-test``, ``doctor``, ``ingest`` ...), so one binary serves both.
+"""
+
+import sys
+
+from bookreader.cli import main
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args or (len(args) == 1 and args[0].lower().endswith(".pdf")):
+        args = ["gui", *args]
+    sys.exit(main(args))
