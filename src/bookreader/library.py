@@ -5,26 +5,60 @@ each book's store and lexical index on demand, and wires ingestion, search, answ
 the audit log together.  All slow methods are synchronous and take ``progress`` and
 ``cancel`` callbacks; the UI runs them in workers.
 
-SKELETON: the signatures below are the contract between ui/, cli.py and the core.
+Catalogue: ``<data>/books/<book_id>/book.json`` next to the book's shard and its saved
+BM25 token lists (``bm25.json.gz``).  ``state`` is "indexing" while an ingest runs (and
+after one was interrupted: ingesting again resumes it), "ready", or "failed".
+
+Ingestion reads and chunks every page first (fast: about a millisecond a page) so that the
+progress bar knows the number of chunks, then embeds and upserts the chunks the store
+does not hold yet in batches.  Chunk ids are deterministic, so a run after ``kill -9``
+skips what was already stored and completes without duplicates.
+
+Nothing expensive happens in ``__init__``: the embedding model, the audit database, the
+answerer and the stores are built on first use.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from bookreader.config import Settings
 from bookreader.core.types import (
     Answer,
     BookInfo,
     CancelFn,
+    Chunk,
     Mode,
     ProgressFn,
     Retrieval,
     SearchFilter,
+    check_cancel,
     never_cancel,
     no_progress,
 )
+from bookreader.errors import BookNotFound, BookReaderError, Cancelled, PdfError, StoreError
+
+if TYPE_CHECKING:
+    from bookreader.core.retrieval import HybridRetriever
+    from bookreader.core.store.base import VectorStore
+
+log = logging.getLogger(__name__)
+
+BOOK_FILE = "book.json"
+LEXICAL_FILE = "bm25.json.gz"
+#: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
+CHUNKER_VERSION = 1
+#: Shortest id prefix accepted as a book reference.
+MIN_PREFIX = 4
 
 
 class Library:
@@ -36,10 +70,105 @@ class Library:
         audit: The audit log; opened from ``settings.audit_db_url`` when omitted.
     """
 
-    def __init__(self, settings: Settings, *, embedder=None, audit=None) -> None:
-        raise NotImplementedError
+    #: Chunks embedded and upserted per step of an ingest (also the cancel granularity).
+    ingest_batch = 32
 
-    # --- books ---------------------------------------------------------------------
+    def __init__(self, settings: Settings, *, embedder=None, audit=None) -> None:
+        self.settings = settings
+        self.session_id = str(uuid.uuid4())
+        self._embedder = embedder
+        self._audit = audit
+        self._answerer: Any = None
+        self._stores: dict[str, "VectorStore"] = {}
+        self._retrievers: dict[str, "HybridRetriever"] = {}
+        self._pdfs: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    # --- lazily built services -----------------------------------------------------------
+    @property
+    def embedder(self):
+        """The embedder (the bundled MiniLM unless one was given); built on first use."""
+        with self._lock:
+            if self._embedder is None:
+                from bookreader.core.embedding import MiniLMEmbedder
+
+                self._embedder = MiniLMEmbedder()
+            return self._embedder
+
+    @property
+    def audit(self):
+        """The audit log; the database is opened on first use."""
+        with self._lock:
+            if self._audit is None:
+                from bookreader.core.audit import AuditLog
+
+                self._audit = AuditLog(
+                    self.settings.audit_db_url,
+                    excerpt_only=self.settings.audit_excerpt_only,
+                    archive_dir=self.settings.archive_dir,
+                )
+            return self._audit
+
+    @property
+    def answerer(self):
+        with self._lock:
+            if self._answerer is None:
+                from bookreader.core.answering import Answerer
+
+                self._answerer = Answerer(self.settings, embedder=self.embedder)
+            return self._answerer
+
+    # --- catalogue ------------------------------------------------------------------------
+    def _book_dir(self, book_id: str) -> Path:
+        return self.settings.books_dir / book_id
+
+    def _read_record(self, book_id: str) -> Optional[dict]:
+        path = self._book_dir(book_id) / BOOK_FILE
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("Ignoring the unreadable catalogue entry %s: %s", path, exc)
+            return None
+
+    def _write_record(self, record: dict) -> None:
+        folder = self._book_dir(record["book_id"])
+        path = folder / BOOK_FILE
+        record["updated"] = time.time()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot write the library catalogue {path}: {exc.strerror or exc}. "
+                "Check that the data folder is writable and the disk is not full.",
+                details=repr(exc),
+            ) from exc
+
+    @staticmethod
+    def _info(record: dict) -> BookInfo:
+        return BookInfo(
+            book_id=record["book_id"],
+            title=record.get("title", ""),
+            path=record.get("path", ""),
+            page_count=int(record.get("page_count", 0)),
+            chunk_count=int(record.get("chunk_count", 0)),
+            state=record.get("state", "failed"),
+            message=record.get("message", ""),
+            pages_without_text=tuple(record.get("pages_without_text", ())),
+        )
+
+    def _chunk_params(self) -> dict:
+        return {
+            "chunker": CHUNKER_VERSION,
+            "max_tokens": self.settings.chunk_max_tokens,
+            "overlap": self.settings.chunk_overlap,
+        }
+
+    # --- books ----------------------------------------------------------------------------
     def ingest(
         self,
         path: str | Path,
@@ -48,31 +177,263 @@ class Library:
         progress: ProgressFn = no_progress,
         cancel: CancelFn = never_cancel,
     ) -> BookInfo:
-        """Index a PDF.  Idempotent; resumes an interrupted ingest without duplicates."""
-        raise NotImplementedError
+        """Index a PDF.  Idempotent; resumes an interrupted ingest without duplicates.
+
+        Progress goes over the pages ("Reading pages") and then the chunks ("Embedding").
+
+        Raises:
+            PdfError: the file cannot be read (PasswordRequired for a missing password).
+            BookLocked: the book is being indexed or read by another BookReader process.
+            Cancelled: ``cancel()`` turned true; ingesting again resumes.
+        """
+        from bookreader.core.pdf import PdfBook, file_book_id
+
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
+        path = path.resolve()
+        book_id = file_book_id(path)
+        record = self._read_record(book_id)
+        if (
+            record is not None
+            and record.get("state") == "ready"
+            and record.get("params") == self._chunk_params()
+        ):
+            if record.get("path") != str(path):  # the same book, moved or copied
+                record["path"] = str(path)
+                self._write_record(record)
+            log.info("Book %s is already indexed; nothing to do", book_id)
+            return self._info(record)
+
+        self.settings.ensure_dirs()
+        pdf = PdfBook.open(path, password)
+        with self._lock:
+            self._pdfs[book_id] = pdf
+        if record is not None and record.get("params") != self._chunk_params():
+            log.info("Re-indexing book %s: chunking settings changed", book_id)
+            self._drop_index(book_id)
+            record = None
+        record = {
+            "book_id": book_id,
+            "title": pdf.title or path.stem,
+            "path": str(path),
+            "page_count": pdf.page_count,
+            "chunk_count": 0,
+            "state": "indexing",
+            "message": "Indexing was interrupted. Ingest the book again to finish it.",
+            "pages_without_text": [],
+            "params": self._chunk_params(),
+            "created": (record or {}).get("created", time.time()),
+        }
+        self._write_record(record)
+        try:
+            chunks = self._index(book_id, pdf, progress, cancel)
+        except Cancelled:
+            log.info("Ingest of %s cancelled; it resumes when ingested again", path)
+            raise
+        except BookReaderError as exc:
+            record.update(state="failed", message=exc.user_message)
+            self._write_record(record)
+            raise
+        without = sorted(int(p) for p in pdf.pages_without_text())
+        record.update(
+            state="ready",
+            chunk_count=len(chunks),
+            pages_without_text=without,
+            message=_no_text_message(without, pdf.page_count),
+        )
+        self._write_record(record)
+        log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
+        return self._info(record)
+
+    def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn) -> list[Chunk]:
+        """Chunk every page, embed and store the chunks not stored yet, build BM25."""
+        from bookreader.core.chunking import Chunker
+        from bookreader.core.lexical import LexicalIndex
+
+        embedder = self.embedder
+        chunker = Chunker(
+            embedder.count_tokens,
+            max_tokens=self.settings.chunk_max_tokens,
+            overlap=self.settings.chunk_overlap,
+        )
+        total_pages = pdf.page_count
+
+        def page_progress(done: int, total: int, message: str) -> None:
+            progress(done, total or total_pages, message or "Reading pages")
+
+        chunks = list(chunker.chunks(pdf.iter_pages(page_progress, cancel), book_id))
+        progress(total_pages, total_pages, "Reading pages")
+        check_cancel(cancel)
+
+        store = self._store(book_id)
+        with self._lock:
+            self._retrievers.pop(book_id, None)  # its BM25 no longer matches
+        stored: set[str] = set()
+        ids = [c.chunk_id for c in chunks]
+        for i in range(0, len(ids), 1000):
+            stored |= store.existing_ids(ids[i : i + 1000])
+        todo = [c for c in chunks if c.chunk_id not in stored]
+        done = len(chunks) - len(todo)
+        if stored:
+            log.info("Resuming book %s: %d of %d chunks already stored", book_id, done, len(chunks))
+        progress(done, len(chunks), "Embedding")
+        batch = max(1, int(self.ingest_batch))
+        for i in range(0, len(todo), batch):
+            check_cancel(cancel)
+            part = todo[i : i + batch]
+            vectors = embedder.embed([c.text for c in part])
+            store.upsert(part, vectors)
+            done += len(part)
+            progress(done, len(chunks), "Embedding")
+        check_cancel(cancel)
+        if store.count() != len(chunks):
+            log.warning(
+                "Book %s: the store holds %d chunks, the book has %d", book_id, store.count(),
+                len(chunks),
+            )
+        lexical = LexicalIndex.build(chunks)
+        lexical.save(self._book_dir(book_id) / LEXICAL_FILE)
+        return chunks
 
     def books(self) -> list[BookInfo]:
         """Every book in the library, sorted by title."""
-        raise NotImplementedError
+        out: list[BookInfo] = []
+        root = self.settings.books_dir
+        if not root.is_dir():
+            return out
+        for folder in root.iterdir():
+            record = self._read_record(folder.name) if folder.is_dir() else None
+            if record is not None and record.get("book_id") == folder.name:
+                out.append(self._info(record))
+        out.sort(key=lambda b: (b.title.casefold(), b.book_id))
+        return out
 
     def book(self, ref: str | Path) -> BookInfo:
         """A book by id, unique id prefix, or PDF path.  Raises BookNotFound."""
-        raise NotImplementedError
+        text = str(ref).strip()
+        if not text:
+            raise BookNotFound("No book was named. Give a book id or the PDF's path.")
+        record = self._read_record(text) if "/" not in text and "\\" not in text else None
+        if record is not None:
+            return self._info(record)
+        books = self.books()
+        candidate = Path(text).expanduser()
+        if candidate.is_file():
+            resolved = str(candidate.resolve())
+            for b in books:
+                if b.path == resolved:
+                    return b
+            from bookreader.core.pdf import file_book_id
+
+            record = self._read_record(file_book_id(candidate))
+            if record is not None:
+                return self._info(record)
+            raise BookNotFound(
+                f"{candidate} is not in the library yet. Run `bookreader ingest {candidate}` first."
+            )
+        if len(text) >= MIN_PREFIX:
+            matches = [b for b in books if b.book_id.startswith(text.lower())]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                raise BookNotFound(
+                    f"'{text}' matches {len(matches)} books. Give more of the book id "
+                    "(`bookreader books` lists them)."
+                )
+        raise BookNotFound(
+            f"No book in the library matches '{text}'. Give a book id from `bookreader books` "
+            "or the path of a PDF you have ingested."
+        )
 
     def remove(self, ref: str | Path) -> BookInfo:
         """Delete a book's index (not the PDF)."""
-        raise NotImplementedError
+        info = self.book(ref)
+        self._drop_index(info.book_id)
+        shutil.rmtree(self._book_dir(info.book_id), ignore_errors=False)
+        log.info("Removed book %s (%s)", info.book_id, info.title)
+        return info
+
+    def _drop_index(self, book_id: str) -> None:
+        """Drop the book's vectors and BM25 and forget everything cached for it."""
+        with self._lock:
+            self._retrievers.pop(book_id, None)
+            pdf = self._pdfs.pop(book_id, None)
+            if pdf is not None and hasattr(pdf, "close"):
+                pdf.close()
+            store = self._stores.pop(book_id, None)
+        if store is None:
+            from bookreader.core.store.base import open_store
+
+            store = open_store(self.settings, book_id)
+        try:
+            store.drop()
+        finally:
+            store.close()
+        (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
 
     def open_pdf(self, ref: str | Path, password: Optional[str] = None):
-        """The book's :class:`bookreader.core.pdf.PdfBook` for reading and rendering."""
-        raise NotImplementedError
+        """The book's :class:`bookreader.core.pdf.PdfBook` for reading and rendering.
+
+        The PDF stays open (and cached) until :meth:`close`; an encrypted book needs its
+        password the first time only.
+        """
+        from bookreader.core.pdf import PdfBook
+
+        info = self.book(ref)
+        with self._lock:
+            pdf = self._pdfs.get(info.book_id)
+        if pdf is not None and password is None:
+            return pdf
+        pdf = PdfBook.open(info.path, password)
+        with self._lock:
+            self._pdfs[info.book_id] = pdf
+        return pdf
+
+    # --- stores and retrievers -------------------------------------------------------------
+    def _store(self, book_id: str) -> "VectorStore":
+        from bookreader.core.store.base import open_store
+
+        with self._lock:
+            store = self._stores.get(book_id)
+            if store is None:
+                store = open_store(self.settings, book_id, dimension=self.embedder.dimension)
+                self._stores[book_id] = store
+            return store
+
+    def retriever(self, ref: str | Path) -> "HybridRetriever":
+        """The hybrid retriever of a ready book (built once, then cached)."""
+        from bookreader.core.lexical import LexicalIndex
+        from bookreader.core.retrieval import HybridRetriever
+
+        info = self.book(ref)
+        if info.state != "ready":
+            raise BookReaderError(
+                f"'{info.title}' is not ready for questions ({info.state}). "
+                + ("Ingest it again to finish indexing." if info.state == "indexing"
+                   else f"{info.message} Ingest it again after fixing the problem.")
+            )
+        with self._lock:
+            cached = self._retrievers.get(info.book_id)
+            if cached is not None:
+                return cached
+            store = self._store(info.book_id)
+            chunks = list(store.chunks())
+            path = self._book_dir(info.book_id) / LEXICAL_FILE
+            lexical = LexicalIndex.load(path, chunks)
+            if lexical is None:
+                lexical = LexicalIndex.build(chunks)
+                lexical.save(path)
+            retriever = HybridRetriever(store, lexical, self.embedder, self.settings)
+            self._retrievers[info.book_id] = retriever
+            return retriever
 
     # --- search and answers -----------------------------------------------------------
     def search(
         self, ref: str | Path, query: str, *, top_k: int = 5, flt: Optional[SearchFilter] = None
     ) -> Retrieval:
         """Hybrid search in one book."""
-        raise NotImplementedError
+        return self.retriever(ref).search(query, top_k=top_k, flt=flt)
 
     def ask(
         self,
@@ -91,13 +452,127 @@ class Library:
         Never raises for a user error after validation starts: a failed or timed-out
         answer comes back as an Answer with ``error`` set and is audited too.
         ``InvalidInput`` is raised (and audited) for a bad question or selection.
+
+        In selected-text mode no store, retriever or index is opened: only the catalogue
+        entry (for the book's id and title) is read when a book is named.
         """
-        raise NotImplementedError
+        mode = Mode(mode)
+        info: Optional[BookInfo] = None
+        try:
+            if book is not None:
+                info = self.book(book)
+            retriever = None
+            pdf = None
+            if info is not None:
+                if mode is not Mode.SELECTED:
+                    retriever = self.retriever(info.book_id)
+                pdf = self._pdf_if_possible(info)
+            answer = self.answerer.ask(
+                question,
+                mode=mode,
+                retriever=retriever,
+                pages=pdf,
+                selection=selection,
+                page_range=pages,
+                backend=backend,
+                on_token=on_token,
+                cancel=cancel,
+                book_id=info.book_id if info else "",
+                book_title=info.title if info else "",
+            )
+        except BookReaderError as exc:
+            failed = _error_answer(question, mode, exc, info, selection, backend)
+            self.audit.record(failed, session_id=self.session_id)
+            raise
+        self.audit.record(answer, session_id=self.session_id)
+        return answer
+
+    def _pdf_if_possible(self, info: BookInfo) -> Any:
+        """The open PdfBook (to verify and locate citations), or None if it cannot open."""
+        with self._lock:
+            pdf = self._pdfs.get(info.book_id)
+        if pdf is not None:
+            return pdf
+        try:
+            return self.open_pdf(info.book_id)
+        except PdfError as exc:
+            log.warning(
+                "Answering about %s without its PDF (citations are checked against the "
+                "indexed text only): %s", info.book_id, exc.user_message,
+            )
+            return None
 
     def history(self, book_id: str, limit: int = 200) -> list[Answer]:
         """Earlier answers about a book, oldest first (from the audit log)."""
-        raise NotImplementedError
+        return self.audit.history(book_id, limit)
 
     def close(self) -> None:
-        """Close stores and the audit database."""
-        raise NotImplementedError
+        """Close stores, open PDFs and the audit database."""
+        with self._lock:
+            stores, self._stores = list(self._stores.values()), {}
+            pdfs, self._pdfs = list(self._pdfs.values()), {}
+            self._retrievers.clear()
+            audit = self._audit
+        for store in stores:
+            try:
+                store.close()
+            except Exception:  # close everything else even if one fails
+                log.exception("Closing the store of book %s failed", getattr(store, "book_id", "?"))
+        for pdf in pdfs:
+            if hasattr(pdf, "close"):
+                try:
+                    pdf.close()
+                except Exception:
+                    log.exception("Closing a PDF failed")
+        if audit is not None and hasattr(audit, "close"):
+            audit.close()
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _no_text_message(pages: list[int], page_count: int) -> str:
+    if not pages:
+        return ""
+    shown = ", ".join(str(p + 1) for p in pages[:20]) + (" ..." if len(pages) > 20 else "")
+    if len(pages) == page_count:
+        return (
+            "No page of this PDF has a text layer (it looks scanned), so it cannot be searched "
+            "or asked about. OCR is not available in BookReader; use a PDF with text."
+        )
+    return (
+        f"{len(pages)} page(s) have no text layer and cannot be searched: {shown}. "
+        "OCR is not available in BookReader."
+    )
+
+
+def _error_answer(
+    question: str,
+    mode: Mode,
+    exc: BookReaderError,
+    info: Optional[BookInfo],
+    selection: Optional[str],
+    backend: Optional[str],
+) -> Answer:
+    """The audit record of a question that ended in an error."""
+    fields = {f.name for f in dataclasses.fields(Answer)}
+    values: dict[str, Any] = dict(
+        query_id=str(uuid.uuid4()),
+        answer_id=str(uuid.uuid4()),
+        question=question if isinstance(question, str) else repr(question),
+        mode=mode,
+        text=exc.user_message,
+        fallback=True,
+        in_selected_text=None,
+        confidence=0.0,
+        confidence_level="low",
+        backend=backend or "",
+        error=exc.user_message,
+        book_id=info.book_id if info else "",
+        book_title=info.title if info else "",
+        selection=selection or "",
+    )
+    return Answer(**{k: v for k, v in values.items() if k in fields})

@@ -1,0 +1,359 @@
+"""Sentence-aware chunks sized in the embedding model's own word pieces.
+
+all-MiniLM-L6-v2 reads at most 256 word pieces *including* its ``[CLS]`` and ``[SEP]``
+markers and silently drops the rest, so a chunk holds at most ``max_tokens - 2`` word
+pieces of text (254 with the default setting).  The seed design's 512-token chunks would
+have lost half of every chunk before it was ever embedded.
+
+How a book becomes chunks (streaming: only the pages of the current chunk are held):
+
+1. Each page's text is cut into paragraphs (blank lines) and each paragraph into sentences
+   with NLTK's Punkt algorithm, constructed with a few common abbreviations and no
+   downloaded model.  A sentence that runs over the end of a page (no closing punctuation)
+   is joined to the first sentence of the next page of the same chapter.
+2. A sentence longer than a whole chunk is cut at word boundaries.
+3. Sentences fill a chunk until the next one would not fit.  The next chunk starts with the
+   last sentences of the previous one, about ``overlap`` (20 %) of a chunk, so an answer
+   that straddles a cut is still found whole in one chunk.
+4. Chunks never cross a chapter boundary.  A chapter's last chunk that would be tiny (under
+   a quarter of a chunk of new text) is merged into the chunk before it when both fit in
+   one chunk, or else takes more of the preceding text so it is no longer tiny.
+
+Word-piece counts are additive over whitespace-joined text (BERT's pre-tokenizer splits
+on whitespace and punctuation first), so a chunk's count is the sum of its sentences'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional
+
+from bookreader.core.types import Chunk, Page
+
+log = logging.getLogger(__name__)
+
+#: Word pieces the model adds around every input ([CLS] ... [SEP]).
+SPECIAL_TOKENS = 2
+#: A chapter's last chunk with fewer new word pieces than this share of a chunk is a "tiny tail".
+TINY_TAIL_SHARE = 0.25
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_WORD = re.compile(r"\S+")
+_SENTENCE_END = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
+_ABBREVIATIONS = {
+    "e.g", "i.e", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "ch", "chap", "no",
+    "vol", "pp", "p", "al", "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "approx",
+    "ref", "dept", "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul",
+    "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "a.m", "p.m", "ph.d",
+}
+
+
+def chunk_id_for(book_id: str, position: int, text: str) -> str:
+    """The stable id of a chunk: a UUID-shaped hash of book id, position and text.
+
+    UUID-shaped so that vector stores which only accept UUIDs or integers as point ids
+    (Qdrant) can use it directly.
+    """
+    digest = hashlib.sha256(f"{book_id}\x00{position}\x00{text}".encode("utf-8")).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A sentence (or a piece of a long one) with where it lies in the pages' texts."""
+
+    text: str  # whitespace collapsed
+    tokens: int
+    page_start: int
+    label_start: str
+    char_start: int  # into page_start's text
+    page_end: int
+    label_end: str
+    char_end: int  # into page_end's text, exclusive
+    chapter: str
+    section: str
+
+
+class SentenceSplitter:
+    """Punkt sentence boundaries without any downloaded model."""
+
+    def __init__(self) -> None:
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+        params = PunktParameters()
+        params.abbrev_types = set(_ABBREVIATIONS)
+        self._punkt = PunktSentenceTokenizer(params)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` offsets of the sentences of ``text``, in order, none empty."""
+        out: list[tuple[int, int]] = []
+        pos = 0
+        for part in _PARAGRAPH_BREAK.split(text):
+            start = text.find(part, pos) if part else pos
+            pos = start + len(part)
+            if not part.strip():
+                continue
+            for s, e in self._punkt.span_tokenize(part):
+                if part[s:e].strip():
+                    out.append((start + s, start + e))
+        return out
+
+
+class Chunker:
+    """Turns a stream of pages into a stream of chunks.
+
+    Args:
+        count_tokens: Word pieces of a text without special tokens (the embedder's
+            ``count_tokens``).
+        max_tokens: The model's input limit including special tokens (256 for MiniLM).
+        overlap: Share of a chunk repeated at the start of the next one.
+    """
+
+    def __init__(
+        self,
+        count_tokens: Callable[[str], int],
+        *,
+        max_tokens: int = 256,
+        overlap: float = 0.2,
+    ) -> None:
+        if max_tokens <= SPECIAL_TOKENS + 8:
+            raise ValueError(f"max_tokens={max_tokens} is too small for a chunk")
+        self._count = count_tokens
+        self.budget = max_tokens - SPECIAL_TOKENS
+        self.overlap_tokens = int(self.budget * min(max(overlap, 0.0), 0.5))
+        self.tiny_tokens = int(self.budget * TINY_TAIL_SHARE)
+        self._splitter = SentenceSplitter()
+
+    # --- public ------------------------------------------------------------------------
+    def chunks(self, pages: Iterable[Page], book_id: str) -> Iterator[Chunk]:
+        """Yield the book's chunks in order; ``position`` counts from 0."""
+        position = 0
+        chapter_segments: Optional[_ChapterWindow] = None
+        current_chapter: Optional[str] = None
+        for segment in self._segments(pages):
+            if segment.chapter != current_chapter:
+                if chapter_segments is not None:
+                    for chunk_segs in chapter_segments.finish():
+                        yield self._make_chunk(book_id, position, chunk_segs)
+                        position += 1
+                chapter_segments = _ChapterWindow(self)
+                current_chapter = segment.chapter
+            assert chapter_segments is not None
+            for chunk_segs in chapter_segments.add(segment):
+                yield self._make_chunk(book_id, position, chunk_segs)
+                position += 1
+        if chapter_segments is not None:
+            for chunk_segs in chapter_segments.finish():
+                yield self._make_chunk(book_id, position, chunk_segs)
+                position += 1
+
+    # --- sentences ---------------------------------------------------------------------
+    def _segments(self, pages: Iterable[Page]) -> Iterator[Segment]:
+        """Sentences of every page; a sentence cut by a page break is joined back."""
+        pending: Optional[Segment] = None  # last sentence of the previous page, unfinished
+        for page in pages:
+            spans = self._splitter.spans(page.text) if page.text else []
+            if pending is not None and (pending.chapter != page.chapter or not spans):
+                yield from self._fit(pending, None)
+                pending = None
+            for i, (s, e) in enumerate(spans):
+                raw: Optional[str] = page.text[s:e]
+                seg = Segment(
+                    " ".join(raw.split()), -1, page.index, page.label, s,
+                    page.index, page.label, e, page.chapter, page.section,
+                )
+                if i == 0 and pending is not None:
+                    seg = Segment(
+                        f"{pending.text} {seg.text}", -1, pending.page_start,
+                        pending.label_start, pending.char_start, page.index, page.label, e,
+                        pending.chapter, pending.section,
+                    )
+                    raw = None
+                    pending = None
+                if i == len(spans) - 1 and not _SENTENCE_END.search(page.text[s:e]):
+                    pending = seg
+                else:
+                    yield from self._fit(seg, raw)
+        if pending is not None:
+            yield from self._fit(pending, None)
+
+    def _fit(self, seg: Segment, raw: Optional[str]) -> Iterator[Segment]:
+        """The segment with its token count, cut at word boundaries if over budget.
+
+        Args:
+            seg: The sentence.
+            raw: Its text exactly as on the page (for exact offsets of the pieces), or
+                None for a sentence joined across a page break.
+        """
+        n = self._count(seg.text)
+        if n <= self.budget:
+            yield _with_tokens(seg, n)
+            return
+        if raw is None:
+            # Rare: a long sentence across a page break.  Each piece keeps the page span
+            # and offsets of the whole sentence.
+            for text, tokens, _s, _e in self._split_words(seg.text):
+                yield Segment(
+                    text, tokens, seg.page_start, seg.label_start, seg.char_start,
+                    seg.page_end, seg.label_end, seg.char_end, seg.chapter, seg.section,
+                )
+            return
+        for text, tokens, start, end in self._split_words(raw):
+            yield Segment(
+                text, tokens, seg.page_start, seg.label_start, seg.char_start + start,
+                seg.page_end, seg.label_end, seg.char_start + end, seg.chapter, seg.section,
+            )
+
+    def _split_words(self, text: str) -> list[tuple[str, int, int, int]]:
+        """Greedy pieces of ``text`` of at most ``budget`` word pieces, cut between words.
+
+        Returns:
+            ``(piece text, word pieces, start, end)`` with offsets into ``text``.
+        """
+        pieces: list[tuple[str, int, int, int]] = []
+        words: list[str] = []
+        tokens = 0
+        start = end = 0
+        for m in _WORD.finditer(text):
+            word = m.group(0)
+            n = self._count(word)
+            if n > self.budget:  # one absurd "word" (a URL, base64...): cut it by characters
+                if words:
+                    pieces.append((" ".join(words), tokens, start, end))
+                    words, tokens = [], 0
+                step = max(1, len(word) * self.budget // (2 * n))
+                for i in range(0, len(word), step):
+                    part = word[i : i + step]
+                    a = m.start() + i
+                    pieces.append((part, self._count(part), a, a + len(part)))
+                continue
+            if words and tokens + n > self.budget:
+                pieces.append((" ".join(words), tokens, start, end))
+                words, tokens = [], 0
+            if not words:
+                start = m.start()
+            words.append(word)
+            tokens += n
+            end = m.end()
+        if words:
+            pieces.append((" ".join(words), tokens, start, end))
+        return pieces
+
+    # --- chunks ------------------------------------------------------------------------
+    @staticmethod
+    def _make_chunk(book_id: str, position: int, segs: list[Segment]) -> Chunk:
+        text = " ".join(s.text for s in segs)
+        first = segs[0]
+        page_end = max(s.page_end for s in segs)
+        end_seg = next(s for s in reversed(segs) if s.page_end == page_end)
+        return Chunk(
+            chunk_id=chunk_id_for(book_id, position, text),
+            book_id=book_id,
+            position=position,
+            text=text,
+            page_start=first.page_start,
+            page_end=page_end,
+            label_start=first.label_start,
+            label_end=end_seg.label_end,
+            chapter=first.chapter,
+            section=first.section,
+            char_start=first.char_start,
+            char_end=end_seg.char_end,
+        )
+
+
+def _with_tokens(seg: Segment, n: int) -> Segment:
+    return Segment(
+        seg.text, n, seg.page_start, seg.label_start, seg.char_start,
+        seg.page_end, seg.label_end, seg.char_end, seg.chapter, seg.section,
+    )
+
+
+class _ChapterWindow:
+    """Packs one chapter's sentences into overlapping chunks, holding one chunk back so a
+    tiny last chunk can be merged into it."""
+
+    def __init__(self, chunker: Chunker) -> None:
+        self.c = chunker
+        self.window: list[Segment] = []  # segments of the chunk being filled
+        self.new_from = 0  # index in window of the first segment not in the previous chunk
+        self.held: Optional[list[Segment]] = None  # last full chunk, not yet emitted
+
+    def _tokens(self, segs: list[Segment]) -> int:
+        return sum(s.tokens for s in segs)
+
+    def add(self, seg: Segment) -> Iterator[list[Segment]]:
+        if self.window and self._tokens(self.window) + seg.tokens > self.c.budget:
+            if self.new_from < len(self.window):
+                full = self.window
+                if self.held is not None:
+                    yield self.held
+                self.held = full
+                carry = self._overlap(full, seg.tokens)
+            else:  # window is only overlap: drop the overlap, it cannot fit with seg
+                carry = []
+            self.window = carry
+            self.new_from = len(carry)
+        self.window.append(seg)
+
+    def _overlap(self, segs: list[Segment], incoming: int) -> list[Segment]:
+        """The trailing sentences of ``segs`` worth about ``overlap_tokens``."""
+        room = self.c.budget - incoming
+        carry: list[Segment] = []
+        total = 0
+        for s in reversed(segs):
+            if total >= self.c.overlap_tokens or total + s.tokens > room:
+                break
+            if total + s.tokens > self.c.overlap_tokens * 1.5 and carry:
+                break
+            carry.insert(0, s)
+            total += s.tokens
+        if len(carry) == len(segs):  # never repeat a whole chunk
+            carry = carry[1:]
+        return carry
+
+    def finish(self) -> Iterator[list[Segment]]:
+        tail_new = self.window[self.new_from :]
+        if not tail_new:
+            if self.held is not None:
+                yield self.held
+            return
+        if self.held is None:
+            yield self.window
+            return
+        new_tokens = self._tokens(tail_new)
+        if new_tokens >= self.c.tiny_tokens:
+            yield self.held
+            yield self.window
+            return
+        # Tiny tail: merge into the held chunk if it fits ...
+        merged = self.held + tail_new
+        if self._tokens(merged) <= self.c.budget:
+            yield merged
+            return
+        # ... else let the tail take more of the preceding text so it is not tiny.
+        yield self.held
+        tail = list(tail_new)
+        total = new_tokens
+        for s in reversed(self.held):
+            if total + s.tokens > self.c.budget:
+                break
+            tail.insert(0, s)
+            total += s.tokens
+        yield tail
+
+
+def chunk_pages(
+    pages: Iterable[Page],
+    book_id: str,
+    count_tokens: Callable[[str], int],
+    *,
+    max_tokens: int = 256,
+    overlap: float = 0.2,
+) -> Iterator[Chunk]:
+    """Convenience wrapper: ``Chunker(count_tokens, ...).chunks(pages, book_id)``."""
+    return Chunker(count_tokens, max_tokens=max_tokens, overlap=overlap).chunks(pages, book_id)

