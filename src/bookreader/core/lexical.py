@@ -1,0 +1,261 @@
+"""BM25 keyword search over a book's chunks, with a tokenizer that understands code.
+
+The tokenizer lowercases, drops English stop words and applies the Porter stemmer (NLTK's
+algorithm only: no downloaded corpora).  Textbooks about programming are full of tokens
+like ``System.out.println``, ``ArrayList`` or ``my_var``; splitting them on punctuation
+alone would lose the exact identifier and keeping them whole would miss a reader who types
+"array list".  So a compound token yields both: the whole token (lowercased, unstemmed)
+and its stemmed parts, with camelCase split as well::
+
+    >>> tokenize("Call System.out.println on an ArrayList")
+    ['call', 'system.out.println', 'system', 'out', 'println', 'arraylist', 'array', 'list']
+
+A few words that are stop words in prose but keywords in code (``for``, ``while``, ``if``,
+``do``, ``each``, ``this``) are kept, so "for loop" and "while loop" stay distinct.
+
+Persistence: the index is saved as the token lists (JSON, gzip) next to the book's store
+and reloaded without re-tokenising; ``bench/store.py`` measured load against a rebuild
+(see ``LexicalIndex.load``).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+from nltk.stem import PorterStemmer
+from rank_bm25 import BM25Okapi
+
+from bookreader.core.types import CancelFn, Chunk, ProgressFn, SearchFilter, check_cancel
+from bookreader.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+#: Bumped whenever tokenize() changes, so saved indexes built by an older tokenizer are
+#: rebuilt instead of silently mismatching the query tokens.
+TOKENIZER_VERSION = 1
+
+# English stop words (function words that carry no topic).  Written for this project;
+# close in spirit to the common lists, plus contractions with the apostrophe removed
+# (the tokenizer strips apostrophes before matching).
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did does doing down during few from further
+    had has have having he her here hers herself him himself his how i in into is it its
+    itself just me more most my myself no nor not now of off on once only or other ought
+    our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they those through to too under until up
+    upon very was we were what when where which who whom why will with would you your
+    yours yourself yourselves also may might must shall us via yet
+    s t d ll m re ve o y
+    dont doesnt didnt isnt arent wasnt werent hasnt havent hadnt wont wouldnt shouldnt
+    couldnt cant cannot mustnt neednt shant im ive id youre youve youd youll hes shes its
+    were theyre theyve theyd theyll weve wed well thats theres whats whos lets
+    """.split()
+) - {"out", "well"}  # "out" as in System.out; "well" is rarely a function word in books
+
+#: Prose stop words that are keywords in code; never dropped.
+CODE_WORDS: frozenset[str] = frozenset({"for", "while", "if", "do", "each", "this"})
+
+# A raw token: word characters joined by code punctuation (System.out.println,
+# java.util.List, std::vector, a->b, http://x.org/y, 3.14, read-only), or the
+# language names C++, C#, F#.
+_RAW_TOKEN = re.compile(r"[A-Za-z]\+\+|[A-Za-z]#|\w+(?:(?:->|[.:/#\-])+\w+)*")
+_JOINERS = re.compile(r"(?:->|[._:/#\-])+")
+# camelCase / PascalCase / acronym boundaries: "parseInt", "ArrayList", "HTMLParser".
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_APOSTROPHE_S = re.compile(r"[\'\u2019]s\b", re.IGNORECASE)
+_APOSTROPHE = re.compile(r"[\'\u2019]")
+_MAX_TOKEN_LEN = 64
+
+_stemmer = PorterStemmer()  # a pure function table; holds no state between calls
+
+
+@functools.lru_cache(maxsize=100_000)
+def _stem(word: str) -> str:
+    return _stemmer.stem(word, to_lowercase=False)
+
+
+def _word(part: str) -> Optional[str]:
+    """A lowercased, stemmed simple word, or None when it is a stop word."""
+    low = part.lower()
+    if low in STOP_WORDS and low not in CODE_WORDS:
+        return None
+    if low.isdigit() or len(low) <= 2:
+        return low
+    return _stem(low)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into BM25 terms: lowercase, code-aware, stop words out, stemmed.
+
+    Compound tokens (``System.out.println``, ``my_var``, ``ArrayList``) produce the whole
+    token unstemmed plus each stemmed part; numbers such as ``3.14`` stay whole.
+    """
+    text = _APOSTROPHE.sub("", _APOSTROPHE_S.sub("", text))
+    out: list[str] = []
+    for match in _RAW_TOKEN.finditer(text):
+        raw = match.group()
+        if len(raw) > _MAX_TOKEN_LEN:
+            continue
+        parts = [p for p in _JOINERS.split(raw) if p]
+        compound = len(parts) > 1
+        if compound:
+            out.append(raw.lower())
+            if all(p.isdigit() for p in parts):  # 3.14, 2.1.3, 10-20
+                continue
+        elif raw.endswith(("++", "#")):  # c++, c#
+            out.append(raw.lower())
+            continue
+        for part in parts:
+            pieces = _CAMEL.findall(part) if not part.islower() else [part]
+            if len(pieces) > 1:
+                whole = part.lower()
+                out.append(whole if compound else _stem(whole))
+                out.extend(w for w in map(_word, pieces) if w)
+            else:
+                w = _word(part)
+                if w:
+                    out.append(w)
+    return out
+
+
+class LexicalIndex:
+    """A BM25 (Okapi) index over one book's chunks.
+
+    Build it with :meth:`build` (tokenises every chunk) or :meth:`load` (reads the saved
+    token lists).  ``scores`` returns raw BM25 scores; the hybrid ranker normalises them.
+    """
+
+    def __init__(self, chunks: Sequence[Chunk], corpus: Sequence[Sequence[str]]) -> None:
+        if len(chunks) != len(corpus):
+            raise ValueError("one token list per chunk is required")
+        self._chunks: list[Chunk] = list(chunks)
+        self._corpus: list[list[str]] = [list(toks) for toks in corpus]
+        # rank_bm25 divides by the corpus size and the average length: an empty book (or
+        # one whose text is all stop words) has no BM25 model and scores 0 everywhere.
+        total = sum(len(toks) for toks in self._corpus)
+        self._bm25: Optional[BM25Okapi] = BM25Okapi(self._corpus) if total else None
+
+    # --- construction -----------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        chunks: Iterable[Chunk],
+        progress: Optional[ProgressFn] = None,
+        cancel: Optional[CancelFn] = None,
+    ) -> "LexicalIndex":
+        """Tokenise ``chunks`` and build the index.
+
+        Raises:
+            Cancelled: ``cancel()`` returned True.
+        """
+        chunk_list = list(chunks)
+        corpus: list[list[str]] = []
+        total = len(chunk_list)
+        for i, chunk in enumerate(chunk_list):
+            if i % 200 == 0:
+                check_cancel(cancel)
+                if progress is not None:
+                    progress(i, total, "Building the keyword index")
+            corpus.append(tokenize(chunk.text))
+        if progress is not None:
+            progress(total, total, "Building the keyword index")
+        return cls(chunk_list, corpus)
+
+    def save(self, path: Path) -> None:
+        """Write the token lists to ``path`` (gzip JSON), atomically.
+
+        Raises:
+            StoreError: the file cannot be written.
+        """
+        path = Path(path)
+        data = {
+            "tokenizer_version": TOKENIZER_VERSION,
+            "chunk_ids": [c.chunk_id for c in self._chunks],
+            "tokens": self._corpus,
+        }
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=1) as fh:
+                json.dump(data, fh, separators=(",", ":"))
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot write the keyword index {path}: {exc.strerror or exc}. "
+                "Check that the disk is not full and the data folder is writable.",
+                details=repr(exc),
+            ) from exc
+
+    @classmethod
+    def load(cls, path: Path, chunks: Iterable[Chunk]) -> Optional["LexicalIndex"]:
+        """The index saved at ``path`` for exactly these ``chunks``, or None.
+
+        None (with the reason logged) means the caller should :meth:`build` and
+        :meth:`save` again: the file is missing, unreadable, written by another tokenizer
+        version, or for a different set of chunks (for example after a resumed ingest).
+        """
+        path = Path(path)
+        chunk_list = list(chunks)
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, EOFError) as exc:
+            log.warning("Rebuilding the keyword index: cannot read %s: %s", path, exc)
+            return None
+        if data.get("tokenizer_version") != TOKENIZER_VERSION:
+            log.info("Rebuilding the keyword index %s: tokenizer changed", path)
+            return None
+        by_id = dict(zip(data.get("chunk_ids", []), data.get("tokens", [])))
+        if len(by_id) != len(chunk_list) or any(c.chunk_id not in by_id for c in chunk_list):
+            log.info("Rebuilding the keyword index %s: the book's chunks changed", path)
+            return None
+        return cls(chunk_list, [by_id[c.chunk_id] for c in chunk_list])
+
+    # --- queries ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """The indexed chunks, in the order given to :meth:`build`."""
+        return list(self._chunks)
+
+    def scores(
+        self, query: str, flt: Optional[SearchFilter] = None, top_k: Optional[int] = None
+    ) -> list[tuple[Chunk, float]]:
+        """Raw BM25 scores of the chunks inside ``flt``, best first.
+
+        Every accepted chunk is returned (with score 0 when no query term matches) unless
+        ``top_k`` limits the list.  Ties keep the chunks' original order.
+        """
+        if flt is None:
+            idx = np.arange(len(self._chunks))
+        else:
+            idx = np.array(
+                [i for i, c in enumerate(self._chunks) if flt.accepts(c)], dtype=np.int64
+            )
+        if idx.size == 0:
+            return []
+        terms = tokenize(query)
+        if self._bm25 is None or not terms:
+            values = np.zeros(idx.size)
+        elif flt is None:
+            values = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+        else:
+            values = np.asarray(self._bm25.get_batch_scores(terms, idx.tolist()), dtype=np.float64)
+        order = np.argsort(-values, kind="stable")
+        if top_k is not None:
+            order = order[: max(top_k, 0)]
+        return [(self._chunks[int(idx[j])], float(values[j])) for j in order]

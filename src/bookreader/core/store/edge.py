@@ -1,0 +1,305 @@
+"""The embedded default store: one Qdrant Edge shard per book, in the data folder.
+
+Qdrant Edge (``qdrant-edge-py``, module ``qdrant_edge``) runs the Qdrant engine inside the
+process: no server, no background service.  Its Python API is in beta, so pyproject pins
+a narrow version range; everything that touches it lives in this module.
+
+Layout of a book folder::
+
+    books/<book_id>/shard/        the Edge shard (segments, write-ahead log, config)
+    books/<book_id>/shard.lock    the inter-process lock (see :mod:`.locking`)
+
+The shard itself refuses a second opener with a cryptic WAL error; the lock taken before
+opening turns that into :class:`~bookreader.errors.BookLocked` with a readable message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+import numpy as np
+from qdrant_edge import (
+    CountRequest,
+    Distance,
+    EdgeConfig,
+    EdgeShard,
+    EdgeVectorParams,
+    FieldCondition,
+    Filter,
+    MatchAny,
+    PayloadSchemaType,
+    Point,
+    Query,
+    QueryRequest,
+    RangeFloat,
+    ScrollRequest,
+    UpdateOperation,
+)
+
+from bookreader.core.store.locking import BookLock
+from bookreader.core.store.points import (
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    check_batch,
+    check_query,
+    chunk_to_payload,
+    payload_to_chunk,
+    point_id,
+)
+from bookreader.core.types import Chunk, SearchFilter
+from bookreader.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+_UPSERT_BATCH = 256
+_PAGE = 1000
+
+
+def edge_filter(flt: Optional[SearchFilter]) -> Optional[Filter]:
+    """A Qdrant Edge filter for ``flt``: the whole chunk inside the pages, chapter in the list."""
+    if flt is None:
+        return None
+    must = []
+    if flt.page_start is not None:
+        must.append(FieldCondition(key="page_start", range=RangeFloat(gte=flt.page_start)))
+    if flt.page_end is not None:
+        must.append(FieldCondition(key="page_end", range=RangeFloat(lte=flt.page_end)))
+    if flt.chapters:
+        must.append(FieldCondition(key="chapter", match=MatchAny(any=list(flt.chapters))))
+    return Filter(must=must) if must else None
+
+
+class EdgeStore:
+    """A book's chunks in a Qdrant Edge shard at ``path``.
+
+    Args:
+        path: The shard directory (created on first use), e.g. ``books/<id>/shard``.
+        book_id: The book's id (hash of the PDF).
+        dimension: Length of the embedding vectors (384 for all-MiniLM-L6-v2).
+
+    Raises:
+        BookLocked: another BookReader process has this book open.
+        StoreError: the shard cannot be created or is damaged.
+    """
+
+    def __init__(self, path: Path, book_id: str, dimension: int = 384) -> None:
+        self.path = Path(path)
+        self.book_id = book_id
+        self.dimension = dimension
+        self._lock = BookLock(self.path.with_name(self.path.name + ".lock"), book_id)
+        self._lock.acquire()
+        try:
+            self._shard: Optional[EdgeShard] = self._open()
+            self._ensure_indexes()
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    # --- opening --------------------------------------------------------------------------
+    def _config(self) -> EdgeConfig:
+        return EdgeConfig(vectors=EdgeVectorParams(size=self.dimension, distance=Distance.Cosine))
+
+    def _open(self) -> EdgeShard:
+        exists = (self.path / "edge_config.json").exists() or any(
+            (self.path / "segments").glob("*")
+        )
+        if exists:
+            with self._errors("open", damaged=True):
+                shard = EdgeShard.load(str(self.path), self._config())
+            log.info("Opened the Edge shard of book %s at %s", self.book_id, self.path)
+            return shard
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot create the index folder {self.path}: {exc.strerror or exc}. "
+                "Check that the data folder is writable and the disk is not full.",
+                details=repr(exc),
+            ) from exc
+        with self._errors("create"):
+            shard = EdgeShard.create(str(self.path), self._config())
+        log.info("Created an Edge shard for book %s at %s", self.book_id, self.path)
+        return shard
+
+    def _ensure_indexes(self) -> None:
+        """Create the payload indexes the filters use (also repairs a half-created shard)."""
+        shard = self._live()
+        with self._errors("index", damaged=True):
+            present = set(shard.info().payload_schema)
+            wanted = [(f, PayloadSchemaType.Integer) for f in INTEGER_FIELDS] + [
+                (f, PayloadSchemaType.Keyword) for f in KEYWORD_FIELDS
+            ]
+            missing = [(f, t) for f, t in wanted if f not in present]
+            for field_name, schema in missing:
+                shard.update(UpdateOperation.create_field_index(field_name, schema))
+            if missing:
+                shard.flush()
+
+    # --- the VectorStore protocol ------------------------------------------------------
+    def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Insert or replace ``chunks`` with their ``vectors``; flushed to disk on return."""
+        if len(chunks) == 0:
+            return
+        arr = check_batch(chunks, vectors, self.dimension)
+        shard = self._live()
+        with self._errors("write"):
+            for start in range(0, len(chunks), _UPSERT_BATCH):
+                batch = chunks[start : start + _UPSERT_BATCH]
+                points = [
+                    Point(
+                        id=point_id(c.chunk_id),
+                        vector=arr[start + i].tolist(),
+                        payload=chunk_to_payload(c),
+                    )
+                    for i, c in enumerate(batch)
+                ]
+                shard.update(UpdateOperation.upsert_points(points))
+            shard.flush()
+
+    def search(
+        self, vector: np.ndarray, top_k: int, flt: Optional[SearchFilter] = None
+    ) -> list[tuple[Chunk, float]]:
+        """The ``top_k`` nearest chunks by cosine similarity inside ``flt``, best first."""
+        query = check_query(vector, self.dimension)
+        if top_k <= 0:
+            return []
+        shard = self._live()
+        with self._errors("search", damaged=True):
+            hits = shard.query(
+                QueryRequest(
+                    limit=top_k,
+                    query=Query.Nearest(query),
+                    filter=edge_filter(flt),
+                    with_payload=True,
+                    with_vector=False,
+                )
+            )
+            return [(payload_to_chunk(h.payload or {}), float(h.score)) for h in hits]
+
+    def chunks(self, flt: Optional[SearchFilter] = None) -> list[Chunk]:
+        """Every chunk inside ``flt``, in ``position`` order."""
+        return sorted(self._scroll(edge_filter(flt)), key=lambda c: c.position)
+
+    def _scroll(self, flt: Optional[Filter]) -> Iterator[Chunk]:
+        shard = self._live()
+        offset = None
+        with self._errors("read", damaged=True):
+            while True:
+                records, offset = shard.scroll(
+                    ScrollRequest(
+                        offset=offset, limit=_PAGE, filter=flt, with_payload=True,
+                        with_vector=False,
+                    )
+                )
+                for rec in records:
+                    yield payload_to_chunk(rec.payload or {})
+                if offset is None:
+                    break
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """The subset of ``ids`` (chunk ids) already stored."""
+        by_point = {point_id(i): i for i in ids}
+        if not by_point:
+            return set()
+        shard = self._live()
+        found: set[str] = set()
+        keys = list(by_point)
+        with self._errors("read", damaged=True):
+            for start in range(0, len(keys), _PAGE):
+                records = shard.retrieve(
+                    keys[start : start + _PAGE], with_payload=False, with_vector=False
+                )
+                found.update(by_point[str(rec.id)] for rec in records)
+        return found
+
+    def count(self) -> int:
+        """Number of stored chunks."""
+        shard = self._live()
+        with self._errors("read", damaged=True):
+            return int(shard.count(CountRequest(exact=True)))
+
+    def drop(self) -> None:
+        """Close the shard and delete its folder and lock file."""
+        self._close_quietly(raise_errors=True)
+        try:
+            if self.path.exists():
+                shutil.rmtree(self.path)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot delete the index folder {self.path}: {exc.strerror or exc}. "
+                "Close other programs using it and try again, or delete the folder by hand.",
+                details=repr(exc),
+            ) from exc
+        with contextlib.suppress(FileNotFoundError):
+            self._lock.path.unlink()
+        log.info("Dropped the Edge shard of book %s", self.book_id)
+
+    def close(self) -> None:
+        """Flush and close the shard, then release the lock.  Safe to call twice."""
+        self._close_quietly(raise_errors=True)
+
+    def __enter__(self) -> "EdgeStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if getattr(self, "_shard", None) is not None else "closed"
+        return f"EdgeStore(book_id={self.book_id!r}, path={str(self.path)!r}, {state})"
+
+    # --- helpers ------------------------------------------------------------------------
+    def _live(self) -> EdgeShard:
+        if self._shard is None:
+            raise StoreError(
+                f"The index of book {self.book_id} was already closed. Open the book again."
+            )
+        return self._shard
+
+    def _close_quietly(self, raise_errors: bool = False) -> None:
+        """Close the shard (if open) and always release the lock."""
+        shard = getattr(self, "_shard", None)
+        self._shard = None
+        try:
+            if shard is not None:
+                with self._errors("close"):
+                    shard.close()
+        except StoreError:
+            if raise_errors:
+                raise
+            log.exception("Closing the Edge shard of book %s failed", self.book_id)
+        finally:
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def _errors(self, action: str, damaged: bool = False) -> Iterator[None]:
+        """Turn Qdrant Edge failures into :class:`StoreError` with advice.
+
+        Edge raises plain ``Exception`` (and, on a Rust panic, pyo3's ``PanicException``,
+        a ``BaseException``), so the net is wide; interpreter exits still pass through.
+        """
+        try:
+            yield
+        except (KeyboardInterrupt, SystemExit, GeneratorExit, StoreError):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - re-raised as StoreError below
+            detail = str(exc) or type(exc).__name__
+            log.error("Edge shard %s of book %s failed to %s: %s", self.path, self.book_id,
+                      action, detail)
+            if damaged:
+                advice = (
+                    f"The index of this book at {self.path} is damaged or unreadable "
+                    f"({detail}). Re-index the book: remove it from the library and add "
+                    "the PDF again."
+                )
+            else:
+                advice = (
+                    f"Cannot {action} the index of this book at {self.path} ({detail}). "
+                    "Check that the disk is not full and the data folder is writable, then "
+                    "try again; if it keeps failing, remove the book and add it again."
+                )
+            raise StoreError(advice, details=repr(exc)) from exc

@@ -1,0 +1,132 @@
+"""A per-book lock between BookReader processes.
+
+Two windows writing the same Qdrant Edge shard would corrupt it, so a store takes an
+exclusive, non-blocking OS lock on a small file next to the shard before opening it.  The
+operating system releases the lock when the file is closed or the process dies (even on
+``kill -9``), so a crash never leaves a book locked.  The lock file holds the owner's
+process id, only to make the message friendlier.
+
+POSIX uses ``fcntl.flock``; Windows uses ``msvcrt.locking`` on the first byte.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import IO, Optional
+
+from bookreader.errors import BookLocked, StoreError
+
+log = logging.getLogger(__name__)
+
+try:  # POSIX
+    import fcntl
+
+    def _try_lock(fh: IO[str]) -> bool:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fh: IO[str]) -> None:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(fh: IO[str]) -> bool:
+        try:
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fh: IO[str]) -> None:
+        fh.seek(0)
+        msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+class BookLock:
+    """An exclusive lock on ``path`` held from :meth:`acquire` until :meth:`release`.
+
+    Args:
+        path: The lock file (created if missing), e.g. ``books/<id>/shard.lock``.
+        book_id: Named in the error message.
+    """
+
+    def __init__(self, path: Path, book_id: str) -> None:
+        self.path = Path(path)
+        self.book_id = book_id
+        self._fh: Optional[IO[str]] = None
+
+    @property
+    def held(self) -> bool:
+        return self._fh is not None
+
+    def acquire(self) -> "BookLock":
+        """Take the lock without waiting.
+
+        Raises:
+            BookLocked: another process (or another store in this one) holds it.
+            StoreError: the lock file cannot be created.
+        """
+        if self._fh is not None:
+            return self
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # "a+" creates the file without truncating the owner's pid before we own it.
+            fh = open(self.path, "a+", encoding="utf-8")
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot create the lock file {self.path}: {exc.strerror or exc}. "
+                "Check that the data folder exists and is writable.",
+                details=repr(exc),
+            ) from exc
+        if not _try_lock(fh):
+            owner = _read_owner(fh)
+            fh.close()
+            who = f" (process {owner})" if owner else ""
+            raise BookLocked(
+                f"This book is open in another BookReader window{who}. "
+                "Close it there, or wait for that window to finish indexing, then try again.",
+                details=f"book {self.book_id}, lock file {self.path}",
+            )
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"{os.getpid()}\n")
+            fh.flush()
+        except OSError as exc:  # the lock still works; only the message loses the pid
+            log.warning("Cannot write the owner into %s: %s", self.path, exc)
+        self._fh = fh
+        log.debug("Locked book %s (%s)", self.book_id, self.path)
+        return self
+
+    def release(self) -> None:
+        """Give the lock up.  Safe to call twice."""
+        fh, self._fh = self._fh, None
+        if fh is None:
+            return
+        try:
+            _unlock(fh)
+        finally:
+            fh.close()
+        log.debug("Unlocked book %s", self.book_id)
+
+    def __enter__(self) -> "BookLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_owner(fh: IO[str]) -> str:
+    try:
+        fh.seek(0)
+        text = fh.read(32).strip()
+    except OSError:
+        return ""
+    return text if text.isdigit() else ""
