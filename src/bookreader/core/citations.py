@@ -1,0 +1,423 @@
+"""Citations: read them from a model's answer, check them against the page, fix or drop.
+
+A citation reads ``[Source: Section (Page X) - "excerpt"]``.  Every one the model writes
+is verified: its excerpt must occur on the cited page once both are reduced to letters and
+digits (see :func:`bookreader.core.sentences.match_key`), which makes the check immune to
+whitespace, quote styles, ligatures and hyphenation while still demanding the words
+verbatim.  A citation whose excerpt is found in another excerpt of the context is moved
+there; one that is not found anywhere is repaired with the best matching sentence of the
+cited chunk (or, failing that, of any chunk) when that sentence shares at least half of
+its content words, and dropped otherwise.  Each surviving citation carries the physical
+page and the rectangles the reader highlights.
+
+In selected-text mode the source is the selection itself: citations are checked against
+it, and carry the selection's page when it is known (else page -1).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence
+
+from bookreader.core.prompts import SELECTION_SECTION
+from bookreader.core.sentences import (
+    content_terms,
+    key_only,
+    match_key,
+    split_sentences,
+    words,
+)
+from bookreader.core.types import Chunk, Citation, Rect
+
+log = logging.getLogger(__name__)
+
+#: An excerpt shorter than this (letters and digits) proves nothing and is repaired.
+MIN_KEY_CHARS = 12
+#: Share of an excerpt's content words a repair sentence must contain.
+REPAIR_MIN_OVERLAP = 0.5
+#: Longest excerpt kept when a sentence is used as a repair.
+MAX_EXCERPT_CHARS = 300
+
+_OPEN_Q = "\"\u201c\u201d\u201e\u00ab'\u2018\u2019"
+_CLOSE_Q = "\"\u201c\u201d\u00bb'\u2018\u2019"
+_CITE_RE = re.compile(
+    r"\[\s*Sources?\s*:?\s*"
+    r"(?P<section>[^\[\]()" + _OPEN_Q + r"]*?)\s*"
+    r"(?:\(\s*(?:pages?|pp?\.?)\s*(?P<page>[^()\[\]]*?)\s*\)\s*)?"
+    r"(?:[-\u2013\u2014:,]\s*)*"
+    r"(?:[" + _OPEN_Q + r"]\s*(?P<excerpt>[^\[\]]*?)\s*[" + _CLOSE_Q + r"]?\s*)?\]",
+    re.IGNORECASE | re.DOTALL,
+)
+_PAGE_IN_SECTION = re.compile(r"[,;\s]*\b(?:page|p\.)\s*(?P<page>[\w\-\u2013]+)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class RawCitation:
+    """A citation as the model wrote it, with where it stands in the answer."""
+
+    section: str
+    page_label: str
+    excerpt: str
+    start: int
+    end: int
+    claim: str  # the answer text the citation supports (the sentence before it)
+
+
+@dataclass(frozen=True)
+class CitationSource:
+    """A piece of the context a citation may point at: a chunk or the selection."""
+
+    text: str
+    section: str
+    page_start: int  # 0-based physical, -1 when unknown (a selection without a page)
+    page_end: int
+    label_start: str
+    label_end: str
+    is_selection: bool = False
+
+    @classmethod
+    def from_chunk(cls, chunk: Chunk) -> "CitationSource":
+        return cls(
+            text=chunk.text,
+            section=chunk.section or chunk.chapter,
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
+            label_start=chunk.label_start,
+            label_end=chunk.label_end,
+        )
+
+    @classmethod
+    def for_selection(
+        cls, text: str, page_range: Optional[tuple[int, int]] = None, pages: Any = None
+    ) -> "CitationSource":
+        """The selection as a source; pages known from ``page_range`` (labels via ``pages``)."""
+        if page_range is None:
+            return cls(text, SELECTION_SECTION, -1, -1, "", "", is_selection=True)
+        a, b = page_range
+        la, lb = _label(pages, a), _label(pages, b)
+        return cls(text, SELECTION_SECTION, a, b, la, lb, is_selection=True)
+
+    @property
+    def page_label(self) -> str:
+        if self.label_start == self.label_end:
+            return self.label_start
+        return f"{self.label_start}-{self.label_end}"
+
+    def page_indexes(self) -> list[int]:
+        if self.page_start < 0:
+            return []
+        return list(range(self.page_start, self.page_end + 1))
+
+
+def _label(pages: Any, index: int) -> str:
+    if pages is not None:
+        try:
+            return pages.page(index).label
+        except (IndexError, ValueError, KeyError) as exc:
+            log.warning("No label for page %d: %s", index, exc)
+    return str(index + 1)
+
+
+def format_citation(section: str, page_label: str, excerpt: str) -> str:
+    """``[Source: Section (Page X) - "excerpt"]`` (the page part left out when unknown)."""
+    excerpt = " ".join(excerpt.replace('"', "'").split())
+    page = f" (Page {page_label})" if page_label else ""
+    return f'[Source: {section or "Book"}{page} - "{excerpt}"]'
+
+
+def parse_citations(text: str) -> list[RawCitation]:
+    """Every ``[Source: ...]`` marker in ``text``, in order."""
+    found: list[RawCitation] = []
+    prev_end = 0
+    for m in _CITE_RE.finditer(text):
+        section = (m.group("section") or "").strip().rstrip("-\u2013\u2014:,").strip()
+        page = (m.group("page") or "").strip()
+        if not page:
+            pm = _PAGE_IN_SECTION.search(section)
+            if pm:
+                page = pm.group("page")
+                section = section[: pm.start()].strip()
+        claim_region = text[prev_end : m.start()]
+        sents = split_sentences(_CITE_RE.sub(" ", claim_region))
+        claim = sents[-1] if sents else ""
+        found.append(
+            RawCitation(
+                section=section,
+                page_label=page.strip().strip("."),
+                excerpt=(m.group("excerpt") or "").strip(),
+                start=m.start(),
+                end=m.end(),
+                claim=claim,
+            )
+        )
+        prev_end = m.end()
+    return found
+
+
+def claim_units(text: str) -> list[tuple[str, str]]:
+    """The answer as ``(claim, claim with its citations)`` pairs, one per sentence.
+
+    A citation belongs to the sentence before it; punctuation left after a citation
+    ("... claim [Source: ...].") stays with that sentence.
+    """
+    units: list[list[str]] = []
+
+    def add_text(piece: str) -> None:
+        for sent in split_sentences(piece):
+            if not words(sent) and units:
+                units[-1][1] += sent
+            else:
+                units.append([sent, sent])
+
+    pos = 0
+    for m in _CITE_RE.finditer(text):
+        add_text(text[pos : m.start()])
+        if units:
+            units[-1][1] += " " + m.group(0)
+        else:
+            units.append(["", m.group(0)])
+        pos = m.end()
+    add_text(text[pos:])
+    return [(c.strip(), f.strip()) for c, f in units]
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without citation markers (what the grounding validator judges)."""
+    out = _CITE_RE.sub(" ", text)
+    out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out)
+    return re.sub(r"[ \t]{2,}", " ", out).strip()
+
+
+class CitationChecker:
+    """Verifies, repairs and locates the citations of one answer.
+
+    Args:
+        sources: The context the model saw (selection first, then chunks in prompt order).
+        pages: Optional page source (``PdfBook``) with ``page(i) -> Page`` and
+            ``search_rects(i, text) -> list[Rect]``; without it, excerpts are checked
+            against the chunk text and carry no rectangles.
+    """
+
+    def __init__(self, sources: Sequence[CitationSource], pages: Any = None) -> None:
+        self.sources = list(sources)
+        self.pages = pages
+        self._page_text: dict[int, str] = {}
+        self._page_key: dict[int, tuple[str, list[int]]] = {}
+
+    # --- page access ------------------------------------------------------------------
+    def _text_of_page(self, index: int) -> Optional[str]:
+        if self.pages is None or index < 0:
+            return None
+        if index not in self._page_text:
+            try:
+                self._page_text[index] = self.pages.page(index).text
+            except (IndexError, ValueError, KeyError) as exc:
+                log.warning("Cannot read page %d to verify a citation: %s", index, exc)
+                self._page_text[index] = ""
+        return self._page_text[index]
+
+    def _key_of_page(self, index: int) -> tuple[str, list[int]]:
+        if index not in self._page_key:
+            self._page_key[index] = match_key(self._text_of_page(index) or "")
+        return self._page_key[index]
+
+    def _label_pages(self, src: CitationSource) -> list[tuple[int, str]]:
+        """(physical page, printed label) for every page a source covers."""
+        idx = src.page_indexes()
+        if not idx:
+            return []
+        if len(idx) == 1:
+            return [(idx[0], src.label_start)]
+        out = []
+        for i in idx:
+            if i == src.page_start:
+                out.append((i, src.label_start))
+            elif i == src.page_end:
+                out.append((i, src.label_end))
+            else:
+                out.append((i, _label(self.pages, i)))
+        return out
+
+    # --- locating an excerpt --------------------------------------------------------
+    def _locate(self, src: CitationSource, key: str, prefer_label: str) -> Optional[tuple[int, str, str]]:
+        """Find ``key`` in ``src``: ``(page, label, text as on the page)`` or None.
+
+        The page is -1 when the excerpt is in the source but its page cannot be told.
+        """
+        if key not in key_only(src.text):
+            return None
+        pages = self._label_pages(src)
+        pages.sort(key=lambda p: p[1] != prefer_label)
+        if self.pages is not None:
+            for page, label in pages:
+                pkey, pindex = self._key_of_page(page)
+                pos = pkey.find(key)
+                if pos >= 0:
+                    text = self._text_of_page(page) or ""
+                    original = text[pindex[pos] : pindex[pos + len(key) - 1] + 1]
+                    return page, label, original
+            # Across a page break: the part on the first page is what can be highlighted.
+            for page, label in pages[:-1] if len(pages) > 1 else []:
+                pkey, pindex = self._key_of_page(page)
+                nkey = self._key_of_page(page + 1)[0]
+                joined = pkey + nkey
+                pos = joined.find(key)
+                if 0 <= pos < len(pkey):
+                    text = self._text_of_page(page) or ""
+                    return page, label, text[pindex[pos] :]
+        if pages:
+            page, label = pages[0]
+            if src.is_selection and len(pages) > 1:
+                return -1 if self.pages is None else page, label, ""
+            return page, label, ""
+        return -1, src.page_label, ""
+
+    def _rects(self, page: int, text: str) -> tuple[Rect, ...]:
+        if self.pages is None or page < 0 or not text.strip():
+            return ()
+        finder = getattr(self.pages, "search_rects", None)
+        if finder is None:
+            return ()
+        try:
+            return tuple(tuple(r) for r in finder(page, text))  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - highlighting is best effort, but logged
+            log.warning("Cannot locate a citation on page %d for highlighting: %s", page, exc)
+            return ()
+
+    # --- the checks -----------------------------------------------------------------
+    def _cited_sources(self, raw: RawCitation) -> list[CitationSource]:
+        """Sources in the order to try: those matching the cited page/section first."""
+        label = raw.page_label.replace("\u2013", "-")
+        first = label.split("-")[0].strip() if label else ""
+        section = raw.section.lower()
+
+        def rank(src: CitationSource) -> int:
+            labels = {lb for _, lb in self._label_pages(src)} | {src.label_start, src.label_end}
+            page_hit = bool(first) and (first in labels or label == src.page_label)
+            section_hit = bool(section) and (
+                section == src.section.lower()
+                or (src.is_selection and "select" in section)
+            )
+            return 0 if page_hit and section_hit else 1 if page_hit else 2 if section_hit else 3
+
+        return sorted(self.sources, key=rank)
+
+    def check(self, raw: RawCitation) -> Optional[Citation]:
+        """The verified (possibly repaired) citation, or None when it must be dropped."""
+        if not self.sources:
+            return None
+        ordered = self._cited_sources(raw)
+        label_hint = raw.page_label.split("-")[0].strip()
+        key = key_only(raw.excerpt)
+        if len(key) >= MIN_KEY_CHARS:
+            for n, src in enumerate(ordered):
+                hit = self._locate(src, key, label_hint)
+                if hit is None:
+                    continue
+                page, label, original = hit
+                moved = n > 0 and (label_hint and label != label_hint)
+                excerpt = " ".join((original or raw.excerpt).split())
+                return Citation(
+                    section=src.section,
+                    page=page,
+                    page_label=label,
+                    excerpt=excerpt,
+                    verified=True,
+                    repaired=bool(moved),
+                    rects=self._rects(page, original),
+                )
+        return self._repair(raw, ordered)
+
+    def _repair(self, raw: RawCitation, ordered: list[CitationSource]) -> Optional[Citation]:
+        probe = raw.excerpt if len(content_terms(raw.excerpt)) >= 2 else raw.claim
+        want = set(content_terms(probe))
+        if not want:
+            return None
+        best: Optional[tuple[float, int, CitationSource, str]] = None
+        for rank, src in enumerate(ordered):
+            for sent in split_sentences(src.text):
+                have = set(content_terms(sent))
+                if not have:
+                    continue
+                score = len(want & have) / len(want)
+                # Prefer the cited source on ties (lower rank), then shorter sentences.
+                if best is None or score > best[0] + 1e-9:
+                    best = (score, rank, src, sent)
+        if best is None or best[0] < REPAIR_MIN_OVERLAP:
+            log.info("Dropped an unverifiable citation: %r", raw.excerpt[:80])
+            return None
+        _, _, src, sent = best
+        if len(sent) > MAX_EXCERPT_CHARS:
+            sent = sent[:MAX_EXCERPT_CHARS].rsplit(" ", 1)[0]
+        hit = self._locate(src, key_only(sent), raw.page_label.split("-")[0].strip())
+        page, label, original = hit if hit else (src.page_start, src.label_start, "")
+        return Citation(
+            section=src.section,
+            page=page,
+            page_label=label,
+            excerpt=" ".join(sent.split()),
+            verified=True,
+            repaired=True,
+            rects=self._rects(page, original or sent),
+        )
+
+    def support_for(self, claim: str) -> Optional[Citation]:
+        """A citation for an uncited claim: its best matching context sentence, if any."""
+        raw = RawCitation("", "", "", 0, 0, claim)
+        return self._repair(raw, list(self.sources))
+
+
+def verify_answer(
+    text: str,
+    sources: Sequence[CitationSource],
+    pages: Any = None,
+    *,
+    add_missing: bool = True,
+) -> tuple[str, tuple[Citation, ...]]:
+    """Check every citation of ``text`` and rewrite it with the checked ones.
+
+    Args:
+        text: The model's answer (without the confidence line).
+        sources: What the model saw.
+        pages: Optional ``PdfBook`` for page text and highlight rectangles.
+        add_missing: When the answer cites nothing (or only unverifiable citations),
+            attach the best supporting context sentence as a repaired citation.
+
+    Returns:
+        The answer with its citation markers replaced by the verified ones (dropped ones
+        removed) and the tuple of unique verified citations, in order.
+    """
+    checker = CitationChecker(sources, pages)
+    raws = parse_citations(text)
+    pieces: list[str] = []
+    cites: list[Citation] = []
+    seen: set[tuple[int, str]] = set()
+    pos = 0
+    for raw in raws:
+        pieces.append(text[pos : raw.start])
+        pos = raw.end
+        cit = checker.check(raw)
+        if cit is None:
+            continue
+        ident = (cit.page, key_only(cit.excerpt))
+        if ident in seen:
+            continue
+        seen.add(ident)
+        cites.append(cit)
+        pieces.append(format_citation(cit.section, cit.page_label, cit.excerpt))
+    pieces.append(text[pos:])
+    out = "".join(pieces)
+    out = re.sub(r"[ \t]+\n", "\n", re.sub(r"[ \t]{2,}", " ", out)).strip()
+    if add_missing and not cites and out:
+        cit = checker.support_for(strip_citations(out))
+        if cit is not None:
+            cites.append(cit)
+            out = f"{out} {format_citation(cit.section, cit.page_label, cit.excerpt)}"
+    return out, tuple(cites)
+
+
+def with_rects(citation: Citation, rects: Sequence[Rect]) -> Citation:
+    """A copy of ``citation`` with other highlight rectangles."""
+    return replace(citation, rects=tuple(rects))

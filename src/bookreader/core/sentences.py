@@ -1,0 +1,127 @@
+"""Small, fast text helpers shared by citations and grounding.
+
+Sentence splitting here is a regular expression, not Punkt: it runs on every answer and
+every context (up to 4,000 characters of selection plus a few chunks) and must take well
+under a millisecond.  It also splits run-together sentences such as
+"...in the 19th century.First for Women is..." that PDF extraction and web text produce.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from nltk.stem.snowball import SnowballStemmer
+
+_SENT_END = re.compile(
+    r"""(?<=[.!?])["'\u201d\u2019)\]]*\s+(?=["'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])"""
+    r"""|(?<=[a-z0-9)][.!?])(?=[A-Z][a-z])"""
+    r"""|\n\s*\n+"""
+)
+# Abbreviations after which a full stop does not end a sentence.
+_ABBREV = re.compile(
+    r"\b(?:e\.g|i\.e|etc|vs|cf|fig|figs|eq|eqs|no|nos|vol|pp|p|ch|sec|dr|mr|mrs|ms|prof|st|jr|sr"
+    r"|inc|ltd|co|dept|approx|ca|al)\.$|\b[A-Z]\.$",
+    re.IGNORECASE,
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because
+    been before being below between both but by can can't cannot could couldn't did didn't do
+    does doesn't doing don't down during each either few for from further had hadn't has
+    hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his
+    how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just let's
+    may me might more most must mustn't my myself neither no nor not now of off on once only
+    or other ought our ours ourselves out over own per same shall shan't she she'd she'll
+    she's should shouldn't so some such than that that's the their theirs them themselves then
+    there there's these they they'd they'll they're they've this those though through thus to
+    too under until up upon us very via was wasn't we we'd we'll we're we've were weren't
+    what what's when when's where where's whether which while who who's whom whose why why's
+    will with within without won't would wouldn't yes yet you you'd you'll you're you've your
+    yours yourself yourselves one ones many much well within also etc called known""".split()
+)
+
+_stemmer = SnowballStemmer("english")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences (keeps abbreviations such as "e.g." and "Fig. 3" whole)."""
+    text = text.strip()
+    if not text:
+        return []
+    parts: list[str] = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        piece = text[start : m.start()]
+        if _ABBREV.search(piece.rstrip("\"')]\u201d\u2019")):
+            continue
+        if piece.strip():
+            parts.append(piece.strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def words(text: str) -> list[str]:
+    """Word tokens (letters and digits, inner apostrophes kept), in order."""
+    return _WORD.findall(text)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Snowball stem of a lower-cased word (cached: the same words recur constantly)."""
+    return _stemmer.stem(word)
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed, lower-cased content words: stopwords and one-letter tokens dropped."""
+    out = []
+    for w in words(text):
+        lw = w.lower().replace("\u2019", "'")
+        if lw in STOPWORDS or (len(lw) < 2 and not lw.isdigit()):
+            continue
+        if lw.endswith("'s"):
+            lw = lw[:-2]
+        out.append(stem(lw))
+    return out
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers written with digits, normalised ("1,000" -> "1000", "3.50" kept)."""
+    return [n.replace(",", "") for n in _NUMBER.findall(text)]
+
+
+def match_key(text: str) -> tuple[str, list[int]]:
+    """A matching key for verbatim checks, and the source index of each key character.
+
+    The key keeps only letters and digits, lower-cased, after NFKC (so ligatures such as
+    "ﬁ" become "fi" and full-width forms fold).  Whitespace, quotes, dashes, hyphenation
+    ("exam-\\nple") and soft hyphens therefore cannot make a real quotation fail.
+    """
+    key: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            if ch.isalnum():
+                key.append(ch.lower())
+                index.append(i)
+            continue
+        for c in unicodedata.normalize("NFKC", ch):
+            if c.isalnum():
+                for low in c.casefold():
+                    key.append(low)
+                    index.append(i)
+    return "".join(key), index
+
+
+def key_only(text: str) -> str:
+    """:func:`match_key` without the index (faster for the haystack side of a search)."""
+    if text.isascii():
+        return "".join(ch for ch in text.lower() if ch.isalnum())
+    return match_key(text)[0]
