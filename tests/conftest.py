@@ -67,3 +67,12 @@ def eval_dir() -> Path:
     if not EVAL_DIR.is_dir():
         pytest.skip(f"evaluation material not found at {EVAL_DIR} (../shared/eval is absent)")
     return EVAL_DIR
+
+
+@pytest.fixture
+def claude_server():
+    """A local fake of the Anthropic Messages API on 127.0.0.1 (see tests/fakes)."""
+    from fakes.claude_server import FakeClaudeServer
+
+    with FakeClaudeServer() as server:
+        yield server

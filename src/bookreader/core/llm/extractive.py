@@ -1,0 +1,367 @@
+"""The extractive backend: no model, the answer is the context's best sentences, quoted.
+
+It reads the same prompt the language models read (see :mod:`bookreader.core.prompts`):
+the last user message holds delimited blocks::
+
+    <excerpt id="N" section="SECTION" page="LABEL">
+    TEXT
+    </excerpt>
+    <selection page="LABEL">      (page optional)
+    TEXT
+    </selection>
+    <question>
+    TEXT
+    </question>
+
+Every sentence of the excerpts and the selection is scored against the question with a
+BM25-style keyword score (stemmed content words, inverse document frequency over the
+context's sentences).  Whether the context answers at all is decided by *coverage*: the
+IDF-weighted share of the question's content words that the best sentence contains.  A
+question whose rare words appear nowhere in the context is not answered by it, however
+well its common words match.  With an embedder, the few best keyword candidates are
+re-ranked by MiniLM similarity as well (only those, so the backend stays instant).
+
+When nothing matches well enough, the answer is the fixed sentence the system prompt asks
+for ("write only: ..."), else the constructor's defaults.  Always available, always fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional, Sequence
+
+from nltk.stem import PorterStemmer
+
+from bookreader.core.types import CancelFn, Message, Token
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NOT_COVERED = "This question is not covered in the book."
+DEFAULT_NOT_IN_SELECTION = "The selected text does not contain the answer."
+SELECTION_SECTION = "Selected text"
+
+_BLOCK_RE = re.compile(r"<(excerpt|selection)\b([^>\n]*)>\s*(.*?)\s*</\1\s*>", re.S | re.I)
+_ATTR_RE = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
+_QUESTION_RE = re.compile(r"<question\b[^>\n]*>\s*(.*?)\s*</question\s*>", re.S | re.I)
+_FALLBACK_RE = re.compile(r"write only:\s*(.+?)\s*$", re.M | re.I)
+
+# Function words and the words questions are made of ("what is X called?").
+_STOP = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up upon very was
+    we were what when where which while who whom whose why will with would you your yours
+    also may might must shall us via yet s t d ll m re ve o y
+    called call name named many much mean means meaning kind type according describe
+    explain give tell text book selection passage following
+    """.split()
+)
+_WORD_RE = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.U)
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs dr mr mrs ms prof fig figs eq eqs no nos st al approx cf ch sec vol pp p".split()
+)
+# A sentence ends at . ! ? (plus closing quotes/brackets) followed by space and a capital,
+# digit or opening quote/bracket.
+_SENT_BOUNDARY = re.compile(r"([.!?…]+[\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_stemmer = PorterStemmer()
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """One ``<excerpt>`` or ``<selection>`` block of the prompt."""
+
+    kind: str  # "excerpt" or "selection"
+    text: str
+    section: str = ""
+    page_label: str = ""
+    number: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class ParsedPrompt:
+    """What the extractive backend needs from a prompt."""
+
+    blocks: tuple[ContextBlock, ...]
+    question: str
+    fallback: Optional[str]  # the fixed sentence the system prompt asks for, if found
+
+
+def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
+    """Read the context blocks and the question from the last user message.
+
+    Earlier user messages (the worked example turn) are ignored.  A user message without
+    a ``<question>`` block is taken to be the question itself once the blocks are removed.
+    """
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    blocks: list[ContextBlock] = []
+    for match in _BLOCK_RE.finditer(user):
+        kind = match.group(1).lower()
+        attrs = {k.lower(): v.strip() for k, v in _ATTR_RE.findall(match.group(2))}
+        number: Optional[int] = None
+        if attrs.get("id", "").isdigit():
+            number = int(attrs["id"])
+        section = attrs.get("section", "")
+        if kind == "selection" and not section:
+            section = SELECTION_SECTION
+        blocks.append(ContextBlock(kind, match.group(3), section, attrs.get("page", ""), number))
+    q = _QUESTION_RE.search(user)
+    if q is not None:
+        question = q.group(1)
+    else:
+        question = _BLOCK_RE.sub(" ", user)
+    fallback = None
+    for m in messages:
+        if m.role == "system":
+            found = _FALLBACK_RE.search(m.content)
+            if found:
+                fallback = found.group(1).strip()
+    return ParsedPrompt(tuple(blocks), " ".join(question.split()), fallback)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; blank lines and list items always split.
+
+    Abbreviations ("e.g.", "Fig.", "Dr.") and initials ("J. Smith") do not end a sentence.
+    """
+    sentences: list[str] = []
+    for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
+        para = " ".join(para.split())
+        if not para:
+            continue
+        start = 0
+        for m in _SENT_BOUNDARY.finditer(para):
+            before = para[start : m.start(1)]
+            last_word = before.rsplit(" ", 1)[-1].lower().strip("(\"'“‘")
+            if m.group(1).startswith(".") and (
+                last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha())
+            ):
+                continue
+            sentences.append(para[start : m.end(1)].strip())
+            start = m.end()
+        tail = para[start:].strip()
+        if tail:
+            sentences.append(tail)
+    return sentences
+
+
+def content_terms(text: str) -> list[str]:
+    """Lowercased, stemmed content words of ``text`` (stop words dropped)."""
+    out = []
+    for w in _WORD_RE.findall(text.lower()):
+        w = w.replace("’", "'")
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w in _STOP or not w:
+            continue
+        out.append(w if w[0].isdigit() else _stemmer.stem(w))
+    return out
+
+
+@dataclass
+class _Candidate:
+    sentence: str
+    block: ContextBlock
+    terms: Counter
+    bm25: float = 0.0
+    coverage: float = 0.0
+    similarity: Optional[float] = None
+    score: float = 0.0
+
+
+class ExtractiveBackend:
+    """Answers with the context's best supporting sentences, quoted, with citations.
+
+    Args:
+        embedder: Optional sentence embedder (the bundled MiniLM) used to re-rank the best
+            keyword candidates; anything with ``embed(list[str])`` or ``encode(list[str])``
+            returning vectors.
+        not_covered: The book-mode fallback sentence when the prompt names none.
+        not_in_selection: The selection fallback sentence when the prompt names none.
+        min_coverage: Least IDF-weighted share of the question's content words that the
+            best sentence must contain for the context to count as answering.
+        min_similarity: With an embedder, a sentence at least this similar to the
+            question also counts as answering (paraphrases share few words).
+        max_sentences: Most sentences quoted.
+    """
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        embedder: Any = None,
+        *,
+        not_covered: str = DEFAULT_NOT_COVERED,
+        not_in_selection: str = DEFAULT_NOT_IN_SELECTION,
+        min_coverage: float = 0.5,
+        min_similarity: float = 0.6,
+        max_sentences: int = 2,
+    ) -> None:
+        self._embedder = embedder
+        self.not_covered = not_covered
+        self.not_in_selection = not_in_selection
+        self.min_coverage = min_coverage
+        self.min_similarity = min_similarity
+        self.max_sentences = max_sentences
+
+    @property
+    def model_name(self) -> str:
+        return "extractive (keywords + MiniLM)" if self._embedder else "extractive (keywords)"
+
+    def warm_up(self) -> None:
+        """Nothing to load."""
+
+    # --- the protocol --------------------------------------------------------------
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int = 500,
+        temperature: float = 0.1,
+        cancel: Optional[CancelFn] = None,
+    ) -> Iterator[Token]:
+        """Yield the answer word by word (``temperature`` is ignored: nothing is sampled)."""
+        text = self.answer(messages, max_tokens=max_tokens)
+        pieces = re.findall(r"\s*\S+", text)[: max(0, max_tokens)]
+        for piece in pieces:
+            if cancel is not None and cancel():
+                return
+            yield Token(piece)
+
+    # --- the work ------------------------------------------------------------------
+    def answer(self, messages: Sequence[Message], *, max_tokens: int = 500) -> str:
+        """The whole answer text for ``messages`` (what :meth:`stream` yields)."""
+        prompt = parse_prompt(messages)
+        fallback = self._fallback_for(prompt)
+        chosen = self.select(prompt)
+        if not chosen:
+            return fallback
+        confidence = max(c.score for c in chosen)
+        # Drop sentences from the end until the answer fits in max_tokens words.
+        while chosen:
+            text = "\n".join(_render(c) for c in chosen) + f"\nConfidence: {confidence:.2f}"
+            if len(text.split()) <= max_tokens or len(chosen) == 1:
+                return text
+            chosen = chosen[:-1]
+        return fallback  # pragma: no cover - the loop always returns
+
+    def select(self, prompt: ParsedPrompt) -> list[_Candidate]:
+        """The sentences to quote, best first; empty when the context does not answer."""
+        candidates = [
+            _Candidate(s, block, Counter(content_terms(s)))
+            for block in prompt.blocks
+            for s in split_sentences(block.text)
+        ]
+        candidates = [c for c in candidates if c.terms]
+        query = list(dict.fromkeys(content_terms(prompt.question)))
+        if not candidates or not query:
+            return []
+        self._score_keywords(candidates, query)
+        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:8]
+        if self._embedder is not None:
+            self._score_similarity(ranked, prompt.question)
+        for c in ranked:
+            c.score = c.coverage if c.similarity is None else max(
+                c.coverage, (c.coverage + c.similarity) / 2
+            )
+        ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
+        best = ranked[0]
+        answers = best.coverage >= self.min_coverage or (
+            best.similarity is not None and best.similarity >= self.min_similarity
+        )
+        log.debug(
+            "extractive: best coverage %.2f similarity %s bm25 %.2f -> %s",
+            best.coverage, best.similarity, best.bm25, "answer" if answers else "fallback",
+        )
+        if not answers:
+            return []
+        chosen = [best]
+        covered = set(best.terms)
+        for c in ranked[1:]:
+            if len(chosen) >= self.max_sentences:
+                break
+            adds_terms = any(t in c.terms and t not in covered for t in query)
+            if c.score >= 0.75 * best.score and adds_terms:
+                chosen.append(c)
+                covered |= set(c.terms)
+        return chosen
+
+    def _score_keywords(self, candidates: list[_Candidate], query: list[str]) -> None:
+        n = len(candidates)
+        df: Counter = Counter()
+        for c in candidates:
+            df.update(set(c.terms))
+        idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+        total_idf = sum(idf.values()) or 1.0
+        avg_len = sum(sum(c.terms.values()) for c in candidates) / n
+        k1, b = 1.2, 0.75
+        for c in candidates:
+            length = sum(c.terms.values())
+            score = 0.0
+            hit_idf = 0.0
+            for t in query:
+                tf = c.terms.get(t, 0)
+                if tf:
+                    hit_idf += idf[t]
+                    score += idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
+            c.bm25 = score
+            c.coverage = hit_idf / total_idf
+
+    def _score_similarity(self, candidates: list[_Candidate], question: str) -> None:
+        texts = [question] + [c.sentence for c in candidates]
+        try:
+            vectors = _embed(self._embedder, texts)
+        except Exception:  # the keyword answer still stands; say why in the log
+            log.exception("extractive: embedding failed, using keywords only")
+            return
+        q = vectors[0]
+        for c, v in zip(candidates, vectors[1:]):
+            c.similarity = _cosine(q, v)
+
+    def _fallback_for(self, prompt: ParsedPrompt) -> str:
+        if prompt.fallback:
+            return prompt.fallback
+        if any(b.kind == "selection" for b in prompt.blocks):
+            return self.not_in_selection
+        return self.not_covered
+
+
+def _render(c: _Candidate) -> str:
+    """``sentence [Source: Section (Page X) - "quote"]``, or the sentence in quotes when
+    the block carries no page."""
+    if not c.block.page_label:
+        return f"\u201c{c.sentence}\u201d"
+    return (
+        f'{c.sentence} [Source: {c.block.section or "Book"} (Page {c.block.page_label}) - '
+        f'"{_quote(c.sentence)}"]'
+    )
+
+
+def _quote(sentence: str, max_words: int = 30) -> str:
+    """A verbatim piece of ``sentence`` without double quotes, at most ``max_words`` long."""
+    parts = [p.strip() for p in re.split(r'["“”]', sentence)]
+    best = max(parts, key=lambda p: len(p.split()))
+    words = best.split()
+    return " ".join(words[:max_words])
+
+
+def _embed(embedder: Any, texts: list[str]) -> list[Sequence[float]]:
+    for method in ("embed", "encode"):
+        fn = getattr(embedder, method, None)
+        if callable(fn):
+            return list(fn(texts))
+    raise TypeError(f"{type(embedder).__name__} has neither embed() nor encode()")
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
