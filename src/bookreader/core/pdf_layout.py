@@ -1,0 +1,351 @@
+"""Page layout helpers for :mod:`bookreader.core.pdf`: no file access, no Qt.
+
+PyMuPDF hands us blocks, lines and word boxes; this module turns them into what a reader
+expects: blocks in reading order (columns read left to right), running headers and footers
+recognised by repetition, ligatures spelled out, words hyphenated across a line end joined,
+and heading candidates found by font size for books without an outline.
+
+Everything here works on the small dataclasses below, so it can be tested without a PDF.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bookreader.core.types import Rect, Word
+
+#: Share of the page height at the top and bottom where running headers and footers live
+#: (textbooks with wide margins put them as low as 13% from the top edge).
+MARGIN_BAND = 0.15
+
+_LIGATURES = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",
+    "\ufb06": "st",
+    "\u0132": "IJ",
+    "\u0133": "ij",
+    "\u0152": "OE",
+    "\u0153": "oe",
+    "\ua732": "AA",
+    "\ua733": "aa",
+}
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff\ufffd"), None)
+_SPACES = dict.fromkeys(map(ord, "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                                 "\u2009\u200a\u202f\u205f\u3000\t"), " ")
+_TRANSLATE = {**{ord(k): v for k, v in _LIGATURES.items()}, **_INVISIBLE, **_SPACES}
+_HYPHENS = ("-", "\u2010", "\u00ad")
+_ROMAN = re.compile(r"^(?=[mdclxvi]+$)m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER_LINE = re.compile(
+    r"^(page\s+)?[-\u2013\u2014\s]*(\d+|[ivxlcdm]+)[-\u2013\u2014\s]*((of|/)\s*\d+)?$", re.I
+)
+
+
+def normalize_text(text: str) -> str:
+    """Spell out ligatures, drop soft hyphens and invisible characters, unify spaces."""
+    text = text.translate(_TRANSLATE)
+    if not text.isascii():
+        # Compatibility forms a PDF font may produce (full-width letters, ``ﬅ`` ...),
+        # but keep the text otherwise as it is (CJK, Arabic).
+        text = "".join(
+            unicodedata.normalize("NFKC", ch) if "\uff01" <= ch <= "\uff5e" else ch for ch in text
+        )
+    return text
+
+
+@dataclass
+class TextLine:
+    """One line of a page as extracted, before cleaning decisions."""
+
+    words: list[Word]
+    bbox: Rect
+    size: float  # largest font size in the line
+    bold: bool
+    block: int
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+
+@dataclass
+class TextBlock:
+    """A block of lines; blocks are what reading order sorts."""
+
+    lines: list[TextLine] = field(default_factory=list)
+    bbox: Rect = (0.0, 0.0, 0.0, 0.0)
+
+
+# --- reading order ------------------------------------------------------------------------
+
+
+def reading_order(blocks: list[TextBlock], page_width: float) -> list[TextBlock]:
+    """Blocks in the order a person reads them.
+
+    Single-column pages keep the order of the content stream, which is right for nearly
+    every producer.  When the page has two (or more) columns of narrow blocks side by side,
+    blocks are read band by band: wide blocks (titles, figures spanning the page) cut the
+    page into bands, and inside a band the columns are read left to right, each top to
+    bottom.  This avoids the classic failure of sorting by y alone, which interleaves lines
+    of the two columns.
+    """
+    if len(blocks) < 4:
+        return blocks
+    x0 = min(b.bbox[0] for b in blocks)
+    x1 = max(b.bbox[2] for b in blocks)
+    width = max(x1 - x0, 1.0)
+    mid = (x0 + x1) / 2
+    left = [b for b in blocks if b.bbox[2] <= mid + 0.02 * width]
+    right = [b for b in blocks if b.bbox[0] >= mid - 0.02 * width]
+    if len(left) < 2 or len(right) < 2 or not _columns_overlap(left, right):
+        return blocks
+    wide = [b for b in blocks if b not in left and b not in right]
+    wide.sort(key=lambda b: b.bbox[1])
+    ordered: list[TextBlock] = []
+    remaining = [b for b in blocks if b in left or b in right]
+    for w in wide + [None]:
+        limit = w.bbox[1] if w is not None else float("inf")
+        band = [b for b in remaining if b.bbox[1] < limit]
+        remaining = [b for b in remaining if b.bbox[1] >= limit]
+        ordered.extend(_columns_then_rows(band, mid))
+        if w is not None:
+            ordered.append(w)
+    return ordered
+
+
+def _columns_overlap(left: list[TextBlock], right: list[TextBlock]) -> bool:
+    """True when left and right blocks share a good part of their vertical extent."""
+    ly0, ly1 = min(b.bbox[1] for b in left), max(b.bbox[3] for b in left)
+    ry0, ry1 = min(b.bbox[1] for b in right), max(b.bbox[3] for b in right)
+    overlap = min(ly1, ry1) - max(ly0, ry0)
+    return overlap > 0.3 * min(ly1 - ly0, ry1 - ry0)
+
+
+def _columns_then_rows(band: list[TextBlock], mid: float) -> list[TextBlock]:
+    left = sorted((b for b in band if (b.bbox[0] + b.bbox[2]) / 2 < mid), key=_top_left)
+    right = sorted((b for b in band if (b.bbox[0] + b.bbox[2]) / 2 >= mid), key=_top_left)
+    return left + right
+
+
+def _top_left(b: TextBlock) -> tuple[float, float]:
+    return (round(b.bbox[1], 0), b.bbox[0])
+
+
+# --- running headers and footers ----------------------------------------------------------
+
+
+def margin_band(line: TextLine, page_top: float, page_height: float) -> str:
+    """``"top"``, ``"bottom"`` or ``""`` depending on where the line sits on the page."""
+    if line.bbox[3] <= page_top + MARGIN_BAND * page_height:
+        return "top"
+    if line.bbox[1] >= page_top + (1 - MARGIN_BAND) * page_height:
+        return "bottom"
+    return ""
+
+
+def line_signature(text: str) -> str:
+    """The text of a line with its numbers blanked, so page numbers may change."""
+    tokens = []
+    for tok in text.lower().split():
+        tok = _DIGITS.sub("#", tok)
+        if _ROMAN.match(tok.strip(".,:;()[]")):
+            tok = "#"
+        tokens.append(tok)
+    return " ".join(tokens)
+
+
+def title_key(text: str) -> str:
+    """Letters only, lower-case: ``"1.7. Using Escape Sequences"`` -> ``"using escape sequences"``."""
+    return " ".join(re.sub(r"[^\w]+|[\d_]+", " ", text.lower()).split())
+
+
+def matches_title(text: str, title_keys: set[str]) -> bool:
+    """True when a line repeats a chapter, section or book title (a running header)."""
+    key = title_key(text)
+    if len(key) < 4:
+        return False
+    if key in title_keys:
+        return True
+    return any(len(t) >= 8 and t in key and len(t) >= 0.6 * len(key) for t in title_keys)
+
+
+def is_page_number_line(text: str, label: str, physical: int) -> bool:
+    """True for a line that is only this page's number ("17", "- 17 -", "Page 17 of 90")."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped in (label, str(physical)):
+        return True
+    m = _PAGE_NUMBER_LINE.match(stripped)
+    return bool(m) and m.group(2).lower() in (label.lower(), str(physical))
+
+
+# --- hyphenation --------------------------------------------------------------------------
+
+
+def join_hyphenated(lines: list[TextLine]) -> list[list[Word]]:
+    """Words of each line, with words split by a hyphen at a line end joined.
+
+    ``informa-`` at the end of a line followed by ``tion`` at the start of the next
+    becomes one word ``information`` on the first line; its second box is kept in
+    ``more_rects`` so highlighting still covers both halves.  The join happens only when
+    the hyphen follows a letter and the next line starts with a lower-case letter, so
+    dashes and "-" signs are left alone.
+    """
+    out: list[list[Word]] = [list(line.words) for line in lines]
+    for i in range(len(out) - 1):
+        if not out[i] or not out[i + 1]:
+            continue
+        last, nxt = out[i][-1], out[i + 1][0]
+        t = last.text
+        if (
+            len(t) >= 2
+            and t.endswith(_HYPHENS)
+            and t[-2].isalpha()
+            and nxt.text[:1].islower()
+        ):
+            joined = Word(
+                text=t[:-1] + nxt.text,
+                rect=last.rect,
+                block=last.block,
+                line=last.line,
+                index=last.index,
+                more_rects=(nxt.rect,) + tuple(last.more_rects) + tuple(nxt.more_rects),
+            )
+            out[i][-1] = joined
+            out[i + 1] = out[i + 1][1:]
+    return out
+
+
+# --- headings by font size ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadingCandidate:
+    """A short line set in a larger font than the body text."""
+
+    page: int
+    size: float
+    text: str
+
+
+def body_font_size(size_chars: Counter) -> float:
+    """The font size that carries most characters (sizes rounded to half points)."""
+    if not size_chars:
+        return 0.0
+    return size_chars.most_common(1)[0][0]
+
+
+def heading_sizes(
+    candidates: list[HeadingCandidate], body_size: float, page_count: int
+) -> dict[float, int]:
+    """Font size -> outline level (1 chapter, 2 section) for a book without an outline.
+
+    Sizes clearly above the body size are heading sizes; the largest becomes level 1
+    (chapters), the next level 2 (sections).  A size used on one of the first two pages
+    only (a title page) is skipped, and so is any size that appears on most pages (a
+    running header set in a large font is not a heading).
+
+    Args:
+        candidates: Short lines with their font sizes, from the pages examined.
+        body_size: The size that carries most of the text.
+        page_count: How many pages were examined.
+    """
+    if not candidates or body_size <= 0:
+        return {}
+    threshold = body_size + max(1.0, 0.12 * body_size)
+    by_size: dict[float, set[int]] = {}
+    for c in candidates:
+        if c.size >= threshold:
+            by_size.setdefault(c.size, set()).add(c.page)
+    sizes = sorted(by_size, reverse=True)
+    kept: list[float] = []
+    for s in sizes:
+        pages = by_size[s]
+        if len(pages) > max(3, 0.6 * page_count):
+            continue  # on most pages: not a heading
+        if not kept and len(sizes) > 1 and page_count > 3 and len(pages) == 1 and min(pages) <= 1:
+            continue  # the title on the title page
+        kept.append(s)
+        if len(kept) == 2:
+            break
+    return {s: k + 1 for k, s in enumerate(kept)}
+
+
+def is_heading_text(text: str) -> bool:
+    """Short enough and wordy enough to be a heading."""
+    t = text.strip()
+    return 2 <= len(t) <= 120 and any(ch.isalpha() for ch in t)
+
+
+# --- matching excerpts to words -----------------------------------------------------------
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def match_tokens(text: str) -> list[str]:
+    """Lower-case word tokens used to match an excerpt against a page's words."""
+    return [t.lower() for t in _TOKEN.findall(normalize_text(text))]
+
+
+def find_token_run(page_tokens: list[str], wanted: list[str]) -> tuple[int, int] | None:
+    """The span ``[start, end)`` of page tokens that best matches ``wanted``.
+
+    Exact contiguous matches win.  Otherwise the longest run of consecutive equal tokens
+    is taken if it covers at least 60% of the excerpt (the excerpt may be cut mid-word at
+    either end or differ in a word or two).
+    """
+    n, m = len(page_tokens), len(wanted)
+    if not m or not n:
+        return None
+    for s in range(n - m + 1):
+        if page_tokens[s : s + m] == wanted:
+            return s, s + m
+    # Trim partial words at the excerpt's ends (an excerpt often starts mid-word).
+    inner = wanted[1:-1] if m > 4 else wanted
+    best: tuple[int, int, int] | None = None  # (length, page_start, wanted_start)
+    prev = [0] * (len(inner) + 1)
+    for i in range(1, n + 1):
+        cur = [0] * (len(inner) + 1)
+        for j in range(1, len(inner) + 1):
+            if page_tokens[i - 1] == inner[j - 1]:
+                cur[j] = prev[j - 1] + 1
+                if best is None or cur[j] > best[0]:
+                    best = (cur[j], i - cur[j], j - cur[j])
+        prev = cur
+    if best is None or best[0] < max(1, 0.6 * len(inner)):
+        return None
+    length, start, _ = best
+    return start, start + length
+
+
+def merge_rects_by_line(words: list[Word]) -> list[Rect]:
+    """One rectangle per line covered by ``words`` (plus second halves of joined words)."""
+    rects: list[Rect] = []
+    current: list[float] | None = None
+    key = None
+    for w in words:
+        if (w.block, w.line) != key or current is None:
+            if current is not None:
+                rects.append(tuple(current))  # type: ignore[arg-type]
+            current = list(w.rect)
+            key = (w.block, w.line)
+        else:
+            current = [
+                min(current[0], w.rect[0]),
+                min(current[1], w.rect[1]),
+                max(current[2], w.rect[2]),
+                max(current[3], w.rect[3]),
+            ]
+    if current is not None:
+        rects.append(tuple(current))  # type: ignore[arg-type]
+    for w in words:
+        rects.extend(w.more_rects)
+    return rects
