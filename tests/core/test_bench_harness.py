@@ -1,0 +1,154 @@
+"""The retrieval benchmark harness: its metric maths on hand-made rankings, and one real
+run of ``bench/retrieval.py`` on the bundled sample book."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BENCH_DIR = REPO_ROOT / "bench"
+SAMPLE_QUESTIONS = BENCH_DIR / "questions" / "sample_guide.jsonl"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH_DIR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _load("retrieval")
+
+
+# --- metric maths ------------------------------------------------------------------------
+def test_span_hits_is_inclusive_at_both_ends(bench):
+    assert bench.span_hits((3, 5), [3])
+    assert bench.span_hits((3, 5), [5])
+    assert bench.span_hits((3, 5), [9, 4])
+    assert not bench.span_hits((3, 5), [2, 6])
+    assert not bench.span_hits((3, 5), [])
+
+
+def test_first_hit_rank_finds_the_first_matching_span(bench):
+    ranking = [(0, 0), (7, 8), (10, 12), (8, 8)]
+    assert bench.first_hit_rank(ranking, [8]) == 2
+    assert bench.first_hit_rank(ranking, [11]) == 3
+    assert bench.first_hit_rank(ranking, [50]) is None
+
+
+def test_recall_and_mrr_on_hand_made_rankings(bench):
+    rankings = [
+        [(1, 1), (2, 2), (3, 3)],  # gold 1: hit at rank 1
+        [(5, 5), (6, 7), (9, 9)],  # gold 7: hit at rank 2 (span 6-7 meets it)
+        [(0, 0)] * 5 + [(4, 4)],  # gold 4: hit at rank 6
+        [(0, 0)] * 12,  # gold 20: never
+    ]
+    golds = [[1], [7], [4], [20]]
+    assert bench.recall_at_k(rankings, golds, 1) == pytest.approx(1 / 4)
+    assert bench.recall_at_k(rankings, golds, 5) == pytest.approx(2 / 4)
+    assert bench.recall_at_k(rankings, golds, 10) == pytest.approx(3 / 4)
+    assert bench.mrr_at_k(rankings, golds, 10) == pytest.approx((1 + 1 / 2 + 1 / 6 + 0) / 4)
+    # A hit beyond the cut-off does not count towards MRR@5.
+    assert bench.mrr_at_k(rankings, golds, 5) == pytest.approx((1 + 1 / 2) / 4)
+    metrics = bench.retrieval_metrics(rankings, golds)
+    assert metrics == {"recall@1": 0.25, "recall@5": 0.5, "mrr@10": round((1 + 0.5 + 1 / 6) / 4, 4)}
+
+
+def test_metrics_of_no_questions_are_zero(bench):
+    assert bench.recall_at_k([], [], 5) == 0.0
+    assert bench.mrr_at_k([], [], 10) == 0.0
+    assert bench.declined_share([], 0.6) == 0.0
+
+
+def test_declined_share_and_percentile(bench):
+    assert bench.declined_share([0.1, 0.59, 0.6, 0.9], 0.6) == pytest.approx(0.5)
+    assert bench.percentile([10.0, 20.0, 30.0, 40.0, 50.0], 50) == pytest.approx(30.0)
+    assert bench.percentile([10.0, 20.0], 95) == pytest.approx(19.5)
+    assert bench.percentile([7.0], 95) == pytest.approx(7.0)
+
+
+def test_summarise_separates_in_and_out_of_scope(bench):
+    R = bench.QuestionResult
+    results = [
+        R("a", (1,), 0.9, 5.0, {"hybrid": [(1, 1)], "dense": [(2, 2)], "bm25": [(1, 1)]}),
+        R("b", (4,), 0.3, 7.0, {"hybrid": [(0, 0), (3, 4)], "dense": [(4, 4)], "bm25": [(9, 9)]}),
+        R("c", (), 0.2, 6.0, {"hybrid": [(0, 0)], "dense": [(0, 0)], "bm25": [(0, 0)]}),
+        R("d", (), 0.8, 8.0, {"hybrid": [(0, 0)], "dense": [(0, 0)], "bm25": [(0, 0)]}),
+    ]
+    s = bench.summarise(results, threshold=0.5)
+    assert s["hybrid"] == {"recall@1": 0.5, "recall@5": 1.0, "mrr@10": 0.75}
+    assert s["dense"] == {"recall@1": 0.5, "recall@5": 0.5, "mrr@10": 0.5}
+    assert s["bm25"]["recall@5"] == 0.5
+    assert s["out_of_scope_declined"] == 0.5  # c declined, d wrongly accepted
+    assert s["in_scope_declined"] == 0.5  # b wrongly declined
+    assert (s["questions_in_scope"], s["questions_out_of_scope"]) == (2, 2)
+    assert s["hybrid_beats_both_recall5"] is True
+
+
+def test_load_questions_reads_the_shared_format_and_names_bad_lines(bench, tmp_path):
+    good = tmp_path / "q.jsonl"
+    good.write_text(
+        '{"question": "What is X?", "gold_pages": [3, 4], "section": "ignored"}\n\n'
+        '{"question": "Off topic?", "gold_pages": []}\n'
+    )
+    qs = bench.load_questions(good)
+    assert [(q.question, q.gold_pages, q.in_scope) for q in qs] == [
+        ("What is X?", (3, 4), True),
+        ("Off topic?", (), False),
+    ]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "fine", "gold_pages": [1]}\n{"gold_pages": [2]}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        bench.load_questions(bad)
+
+
+def test_shipped_question_files_are_well_formed(bench):
+    for path in sorted((BENCH_DIR / "questions").glob("*.jsonl")):
+        qs = bench.load_questions(path)
+        assert qs, path
+        assert any(q.in_scope for q in qs) and any(not q.in_scope for q in qs), path
+        assert all(p >= 0 for q in qs for p in q.gold_pages), path
+
+
+# --- end to end on the bundled sample book -------------------------------------------------
+def test_retrieval_bench_runs_end_to_end_on_the_sample_book(bench, sample_pdf, tmp_path, capsys):
+    out = tmp_path / "retrieval.json"
+    rc = bench.main([
+        "--book", str(sample_pdf),
+        "--questions", str(SAMPLE_QUESTIONS),
+        "--data-dir", str(tmp_path / "index"),
+        "--out", str(out),
+        "--json",
+    ])
+    assert rc == 0
+    printed = json.loads(capsys.readouterr().out)
+    written = json.loads(out.read_text())
+    assert printed == written
+    for name in ("hybrid", "dense", "bm25"):
+        assert set(printed[name]) == {"recall@1", "recall@5", "mrr@10"}
+        assert 0.0 <= printed[name]["recall@1"] <= printed[name]["recall@5"] <= 1.0
+    questions = bench.load_questions(SAMPLE_QUESTIONS)
+    assert printed["questions_in_scope"] == sum(q.in_scope for q in questions)
+    assert printed["questions_out_of_scope"] == sum(not q.in_scope for q in questions)
+    assert 0.0 <= printed["out_of_scope_declined"] <= 1.0
+    assert 0.0 < printed["search_ms_p50"] <= printed["search_ms_p95"]
+    # The guide is small and the questions are plain: hybrid search finds most of them.
+    assert printed["hybrid"]["recall@5"] >= 0.6
+    assert printed["chunks"] > 0
+
+    # A second run reuses the index instead of ingesting again.
+    rc = bench.main([
+        "--book", str(sample_pdf), "--questions", str(SAMPLE_QUESTIONS),
+        "--data-dir", str(tmp_path / "index"), "--out", str(out), "--json",
+    ])
+    assert rc == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["hybrid"] == printed["hybrid"]
