@@ -182,6 +182,7 @@ class PdfBook:
         self._has_text: dict[int, bool] = {}
         self._damaged: dict[int, str] = {}
         self._title_key_set: Optional[set[str]] = None
+        self._image_pages: set[int] = set()
         self._closed = False
 
     # --- opening --------------------------------------------------------------------
@@ -465,7 +466,7 @@ class PdfBook:
             try:
                 ex = self._extract_uncached(index)
             except Exception as exc:  # a damaged page must not take the book down
-                log.warning("Cannot read page %d of %s: %r", index + 1, self.path, exc)
+                log.warning("Cannot read page %d of %s: %s", index + 1, self.path, exc)
                 ex = _Extracted([], 0.0, 792.0, 612.0, damaged=str(exc) or type(exc).__name__)
             finally:
                 _flush_mupdf_messages(f"{self.path.name} page {index + 1}")
@@ -566,13 +567,23 @@ class PdfBook:
         body_size = lay.body_font_size(sizes)
         kept: list[lay.TextLine] = []
         block_of_line: list[int] = []
+        dropped: list[tuple[int, lay.TextLine]] = []
         for b, block in enumerate(ex.blocks):
             for line in block.lines:
                 band = lay.margin_band(line, ex.top, ex.height)
                 if band and self._is_running_line(index, line, band, body_size):
+                    dropped.append((b, line))
                     continue
                 kept.append(line)
                 block_of_line.append(b)
+        if not kept:
+            # A page whose only text repeats on its neighbours ("Slide 3", "Potato 3") is
+            # content, not a running header on an empty page; keep all but page numbers.
+            label = self.label(index)
+            for b, line in dropped:
+                if not lay.is_page_number_line(line.text, label, index + 1):
+                    kept.append(line)
+                    block_of_line.append(b)
         word_lines = lay.join_hyphenated(kept)
         words: list[Word] = []
         parts: list[str] = []
@@ -596,15 +607,25 @@ class PdfBook:
             section=section,
             width=round(ex.width, 2),
             height=round(ex.height, 2),
-            has_text_layer=bool(text.strip()),
+            has_text_layer=any(line.words for block in ex.blocks for line in block.lines),
         )
         self._has_text[index] = page.has_text_layer
+        if not page.has_text_layer and not ex.damaged and self._page_has_images(index):
+            self._image_pages.add(index)
         if ex.damaged:
             self._damaged[index] = ex.damaged
         self._pages[index] = (page, words)
         while len(self._pages) > PAGE_CACHE_SIZE:
             self._pages.popitem(last=False)
         return page, words
+
+    def _page_has_images(self, index: int) -> bool:
+        with self._lock:
+            try:
+                return bool(self._doc.load_page(index).get_images(full=False))
+            except Exception as exc:
+                log.info("Cannot list the images of page %d of %s: %s", index + 1, self.path, exc)
+                return False
 
     # --- pages -----------------------------------------------------------------------
     def page(self, index: int) -> Page:
@@ -645,6 +666,12 @@ class PdfBook:
         if not missing:
             return ""
         name = self.path.name
+        if len(missing) == self.page_count and not self._image_pages:
+            return (
+                f"'{name}' contains no text at all (its pages are blank or drawn as "
+                "graphics), so there is nothing to search or ask about. Use a PDF with "
+                "selectable text."
+            )
         if len(missing) == self.page_count:
             return (
                 f"'{name}' has no text layer on any page: it looks like a scanned book. "
