@@ -135,7 +135,8 @@ def hbars(items: list[tuple[str, float, str, str]], *, width: int = 560, label_w
         return '<p class="empty">Nothing to show.</p>'
     row_h, pad = 30, 6
     vmax = vmax or max(v for _, v, _, _ in items) or 1
-    bar_w = width - label_w - 70
+    value_w = 16 + 8 * max(len(shown) for _, _, shown, _ in items)  # room for the value text
+    bar_w = width - label_w - value_w
     parts = []
     for i, (label, value, shown, color) in enumerate(items):
         y = i * row_h
@@ -143,7 +144,7 @@ def hbars(items: list[tuple[str, float, str, str]], *, width: int = 560, label_w
         parts.append(
             f'<g><title>{esc(label)}: {esc(shown)}</title>'
             f'<text x="{label_w - 10}" y="{y + row_h / 2 + 5}" text-anchor="end" '
-            f'font-size="13" fill="#2b2f36">{esc(_short(label, 28))}</text>'
+            f'font-size="13" fill="#2b2f36">{esc(_short(label, max(6, int(label_w / 6.6))))}</text>'
             f'<rect x="{label_w}" y="{y + pad}" width="{bar_w}" height="{row_h - 2 * pad}" '
             f'rx="4" fill="#eef1f5"/>'
             f'<rect x="{label_w}" y="{y + pad}" width="{w:.1f}" height="{row_h - 2 * pad}" '
@@ -209,8 +210,9 @@ def histogram(bins: list[Counter], *, width: int = 560, height: int = 230) -> st
                     f'fill="{LEVEL_COLORS[level]}"><title>{i / 10:.1f}–{(i + 1) / 10:.1f}, '
                     f'{esc(level or "no level")}: {b.get(level, 0)}</title></rect>'
                 )
-        parts.append(f'<text x="{x + (slot - 6) / 2:.1f}" y="{top + plot_h + 16}" '
-                     f'text-anchor="middle" font-size="11" fill="{MUTED}">{i / 10:.1f}</text>')
+    for i in range(len(bins) + 1):  # ticks on the bin edges
+        parts.append(f'<text x="{left + i * slot:.1f}" y="{top + plot_h + 16}" '
+                     f'text-anchor="middle" font-size="11" fill="{MUTED}">{i / 10:g}</text>')
     parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{top + plot_h}" y2="{top + plot_h}" '
                  'stroke="#c9cfd6"/>')
     parts.append(f'<text x="{left + plot_w / 2}" y="{height - 4}" text-anchor="middle" '
@@ -218,23 +220,49 @@ def histogram(bins: list[Counter], *, width: int = 560, height: int = 230) -> st
     return _svg(width, height, "".join(parts), "Confidence distribution")
 
 
-def latency_panel(latencies: dict[str, list[float]]) -> str:
-    """One row per stage: its p50/p90/p95/p99 as bars on the stage's own scale."""
-    rows = []
+def latency_panel(latencies: dict[str, list[float]], *, width: int = 560) -> str:
+    """One row per stage on a shared scale: a bar to the median, a lighter bar on to p95,
+    a tick at p99, and the figures written under it."""
+    stages = []
     for key, name in STAGES:
         values = sorted(latencies.get(key) or [])
-        if not values:
-            continue
-        ps = [percentile(values, p) for p in PCTS]
-        vmax = max(ps) or 1
-        bars = hbars(
-            [(f"p{p}", v, fmt_ms(v), shade) for p, v, shade in
-             zip(PCTS, ps, ("#9db8de", "#6f97cf", "#3b6fb6", "#23497f"))],
-            width=420, label_w=46, vmax=vmax, title=f"{name} latency percentiles",
+        if values:
+            stages.append((name, len(values), [percentile(values, p) for p in PCTS]))
+    if not stages:
+        return '<p class="empty">No latencies recorded.</p>'
+    label_w, row_h, right = 128, 52, 14
+    plot_w = width - label_w - right
+    vmax = max(ps[-1] for _, _, ps in stages) or 1.0
+    x = lambda v: label_w + plot_w * v / vmax  # noqa: E731
+    parts = []
+    for i, (name, n, (p50, p90, p95, p99)) in enumerate(stages):
+        y = i * row_h + 6
+        parts.append(
+            f'<g><title>{esc(name)}: p50 {fmt_ms(p50)}, p90 {fmt_ms(p90)}, p95 {fmt_ms(p95)}, '
+            f'p99 {fmt_ms(p99)} ({n:,} answers)</title>'
+            f'<text x="{label_w - 10}" y="{y + 15}" text-anchor="end" font-size="13" '
+            f'font-weight="600" fill="#2b2f36">{esc(name)}</text>'
+            f'<rect x="{label_w}" y="{y + 4}" width="{plot_w}" height="16" rx="4" '
+            f'fill="#eef1f5"/>'
+            f'<rect x="{label_w}" y="{y + 4}" width="{max(2, x(p95) - label_w):.1f}" height="16" '
+            f'rx="4" fill="#9db8de"/>'
+            f'<rect x="{label_w}" y="{y + 4}" width="{max(2, x(p50) - label_w):.1f}" height="16" '
+            f'rx="4" fill="{ACCENT}"/>'
+            f'<line x1="{x(p99):.1f}" x2="{x(p99):.1f}" y1="{y}" y2="{y + 24}" stroke="#23497f" '
+            f'stroke-width="2"/>'
+            f'<text x="{label_w}" y="{y + 38}" font-size="12" fill="{MUTED}">median '
+            f'<tspan font-weight="600" fill="#2b2f36">{fmt_ms(p50)}</tspan> · p90 {fmt_ms(p90)}'
+            f' · p95 {fmt_ms(p95)} · p99 {fmt_ms(p99)}</text></g>'
         )
-        rows.append(f'<div class="lat"><h3>{esc(name)}<span>{len(values):,} answers</span></h3>'
-                    f"{bars}</div>")
-    return "".join(rows) or '<p class="empty">No latencies recorded.</p>'
+    legend = (
+        f'<g font-size="12" fill="{MUTED}" transform="translate({label_w},{len(stages) * row_h + 10})">'
+        f'<rect width="11" height="11" rx="3" fill="{ACCENT}"/><text x="16" y="10">median</text>'
+        f'<rect x="80" width="11" height="11" rx="3" fill="#9db8de"/>'
+        f'<text x="96" y="10">to 95th percentile</text>'
+        f'<line x1="230" x2="230" y1="-2" y2="13" stroke="#23497f" stroke-width="2"/>'
+        f'<text x="237" y="10">99th percentile</text></g>'
+    )
+    return _svg(width, len(stages) * row_h + 28, "".join(parts) + legend, "Latency percentiles")
 
 
 # --- the page -------------------------------------------------------------------------------------
@@ -322,7 +350,9 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
             r = s.failed_validation[m] / s.validated[m]
             rates.append((f"{name}: failed check", r, fmt_pct(r), "#d64545"))
     chapters = [(ch, c, f"{c:,}", ACCENT) for ch, c in s.chapters.most_common(12)]
-    pages = [(f"p. {label} · {_short(title, 16)}", c, f"{c:,}", "#2f8f9d")
+    one_book = len(s.books) == 1
+    pages = [(f"p. {label}" if one_book else f"p. {label} · {_short(title, 18)}", c, f"{c:,}",
+              "#2f8f9d")
              for (title, _page, label), c in s.pages.most_common(10)]
     days_items, every, unit = _per_day(s)
     level_names = {"high": "high", "medium": "medium", "low": "low", "": "no level"}
@@ -347,12 +377,12 @@ or whose answer failed the grounding check</p>
 <div class="card"><h2>Questions per chapter</h2><p class="sub">The 12 chapters asked about
 most</p>{hbars(chapters, title="Questions per chapter")}</div>
 <div class="card"><h2>Most asked pages</h2><p class="sub">Selected page, else the cited or
-best-matching page</p>{hbars(pages, title="Most asked pages")}</div>
+best-matching page</p>{hbars(pages, label_w=230, title="Most asked pages")}</div>
 <div class="card"><h2>Confidence distribution</h2><p class="sub">{esc(level_counts) or
 'No answers'}</p>{histogram(s.confidence)}
 {_legend({k: LEVEL_COLORS[k] for k in ("high", "medium", "low")}, level_names)}</div>
-<div class="card"><h2>Latency percentiles</h2><p class="sub">How long students waited</p>
-<div class="lats">{latency_panel(s.latencies)}</div></div>
+<div class="card"><h2>Latency percentiles</h2><p class="sub">How long students waited, per stage, on one scale</p>
+{latency_panel(s.latencies)}</div>
 </section></main>
 <footer>{s.n:,} records from {esc(source)} · generated {esc(utc_timestamp()[:19])} UTC ·
 made by BookReader, works offline</footer>"""
