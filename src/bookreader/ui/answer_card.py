@@ -1,0 +1,180 @@
+"""One question and its answer in the chat: streamed text, badges, citation chips."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from bookreader.core.types import Answer, Citation, Mode
+from bookreader.ui.widgets import FlowLayout, badge, elide_middle, wrapped_label
+
+MODE_NAMES = {
+    Mode.BOOK: ("Whole book", "Answered from passages retrieved from the whole book"),
+    Mode.SELECTED: ("Selected text", "Answered from the selected text only"),
+    Mode.HIGHLIGHT: ("Selection + pages", "Answered from the selection and the pages around it"),
+}
+CONFIDENCE = {
+    "high": ("High confidence", "good"),
+    "medium": ("Medium confidence", "warn"),
+    "low": ("Low confidence", "bad"),
+}
+
+
+class CitationChip(QPushButton):
+    """A clickable citation: page label and section; a click follows it in the reader."""
+
+    def __init__(self, citation: Citation, parent: Optional[QWidget] = None) -> None:
+        where = f"p. {citation.page_label}" if citation.page_label else "selection"
+        section = elide_middle(citation.section, 28) if citation.section else ""
+        super().__init__(f"{where} · {section}" if section else where, parent)
+        self.citation = citation
+        self.setObjectName("citationChip")
+        self.setProperty("verified", bool(citation.verified))
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        state = ("Quoted text found on the page" if citation.verified
+                 else "This excerpt could not be found on the page")
+        self.setToolTip(f"“{elide_middle(citation.excerpt, 220)}”\n\n{state}. Click to show it.")
+        self.setEnabled(citation.page >= 0)
+
+
+class AnswerCard(QFrame):
+    """A question, the (streaming) answer and everything the student needs to judge it."""
+
+    citation_clicked = Signal(object)  # Citation
+
+    def __init__(self, question: str, mode: Mode, selection: str = "",
+                 parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("answerCard")
+        self.answer: Optional[Answer] = None
+        self._text = ""
+        self.mode = mode
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 10, 12, 10)
+        lay.setSpacing(6)
+
+        self.question_label = wrapped_label(question, "questionText", selectable=True)
+        lay.addWidget(self.question_label)
+        if selection:
+            quote = wrapped_label(f"“{elide_middle(selection, 160)}”", "quoteSmall")
+            lay.addWidget(quote)
+
+        self.answer_label = wrapped_label("", "answerText", selectable=True)
+        self.answer_label.setText("…")
+        lay.addWidget(self.answer_label)
+
+        self.warning_label = wrapped_label("", "warningText")
+        self.warning_label.hide()
+        lay.addWidget(self.warning_label)
+
+        self.badges = QHBoxLayout()
+        self.badges.setSpacing(6)
+        name, tip = MODE_NAMES.get(mode, (str(mode), ""))
+        self.badges.addWidget(badge(name, "mode", tip))
+        self.badges.addStretch(1)
+        lay.addLayout(self.badges)
+
+        self.chips_host = QWidget()
+        self.chips = FlowLayout(self.chips_host)
+        self.chips_host.hide()
+        lay.addWidget(self.chips_host)
+
+        footer = QHBoxLayout()
+        self.meta_label = QLabel("")
+        self.meta_label.setObjectName("metaText")
+        footer.addWidget(self.meta_label, 1)
+        self.copy_button = QPushButton("Copy answer")
+        self.copy_button.setObjectName("linkButton")
+        self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.copy_button.clicked.connect(self.copy_answer)
+        self.copy_button.setEnabled(False)
+        footer.addWidget(self.copy_button)
+        lay.addLayout(footer)
+
+    # --- streaming --------------------------------------------------------------------------
+    @property
+    def streamed_text(self) -> str:
+        return self._text
+
+    def append_tokens(self, text: str) -> None:
+        """Add streamed text (the panel batches tokens so the label updates ~30 times/s)."""
+        if not text:
+            return
+        self._text += text
+        self.answer_label.setText(self._text)
+
+    def mark_stopped(self, reason: str) -> None:
+        self.answer_label.setText((self._text + "\n\n" if self._text else "") + reason)
+        self.answer_label.setProperty("state", "stopped")
+        self._restyle(self.answer_label)
+
+    def mark_failed(self, message: str) -> None:
+        self.answer_label.setText(message)
+        self.answer_label.setProperty("state", "error")
+        self._restyle(self.answer_label)
+
+    # --- the final answer ---------------------------------------------------------------------
+    def set_answer(self, answer: Answer) -> None:
+        """Show the final answer: the validated text replaces the streamed draft."""
+        self.answer = answer
+        self._text = answer.text
+        self.answer_label.setText(answer.text or "(no answer)")
+        if answer.error:
+            self.answer_label.setProperty("state", "error")
+            self._restyle(self.answer_label)
+        insert_at = self.badges.count() - 1  # before the stretch
+        level = (answer.confidence_level or "low").lower()
+        text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
+        self.badges.insertWidget(insert_at, badge(
+            text, kind, f"How sure BookReader is that the book supports this answer "
+                        f"({answer.confidence:.2f})"))
+        insert_at += 1
+        if answer.replaced_by_validator:
+            self.badges.insertWidget(insert_at, badge(
+                "Replaced by grounding check", "bad",
+                "The model's answer was not supported by the book, so it was replaced"))
+            insert_at += 1
+        elif answer.fallback:
+            self.badges.insertWidget(insert_at, badge(
+                "Not found in the book", "warn",
+                "The book does not seem to cover this; no answer was made up"))
+            insert_at += 1
+        if answer.error:
+            self.badges.insertWidget(insert_at, badge("Error", "bad", answer.error))
+        warnings = [w for w in (answer.truncation_warning,) if w]
+        if warnings:
+            self.warning_label.setText("\n".join(warnings))
+            self.warning_label.show()
+        for citation in answer.citations:
+            chip = CitationChip(citation)
+            chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
+            self.chips.addWidget(chip)
+        self.chips_host.setVisible(bool(answer.citations))
+        parts = []
+        if answer.model or answer.backend:
+            parts.append(answer.model or answer.backend)
+        if answer.latency_ms:
+            parts.append(f"{answer.latency_ms / 1000:.1f} s")
+        self.meta_label.setText(" · ".join(parts))
+        self.copy_button.setEnabled(bool(answer.text))
+
+    def citation_chips(self) -> list[CitationChip]:
+        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]
+
+    def copy_answer(self) -> str:
+        """Copy the answer with its citations as plain text."""
+        text = self._text
+        if self.answer is not None and self.answer.citations:
+            refs = [f"[{c.section} (p. {c.page_label}) - \"{c.excerpt}\"]"
+                    for c in self.answer.citations]
+            text = text.rstrip() + "\n\n" + "\n".join(refs)
+        QGuiApplication.clipboard().setText(text)
+        return text
+
+    @staticmethod
+    def _restyle(widget: QWidget) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)

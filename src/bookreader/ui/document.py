@@ -1,0 +1,249 @@
+"""The book on screen: a PdfBook that lives on the ``document`` worker thread.
+
+PyMuPDF is not thread-safe, so one thread owns the open :class:`PdfBook` and does every
+open, render, word lookup and search for the page view.  The GUI asks for pages with
+:meth:`DocumentService.set_wanted_pages`; renders run one at a time, most wanted first, and
+pages that scrolled away before their turn are simply dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QImage
+
+from bookreader.core.types import Rect, TocEntry, Word
+from bookreader.ui.workers import Task, TaskControl, TaskRunner
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DocumentMeta:
+    """What the window needs to lay out a book before any page is rendered."""
+
+    path: str
+    title: str
+    page_count: int
+    sizes: tuple[tuple[float, float], ...]
+    labels: tuple[str, ...]
+    toc: tuple[TocEntry, ...] = ()
+    password: Optional[str] = field(default=None, repr=False)
+
+    def find_label(self, label: str) -> Optional[int]:
+        """The physical page whose printed label is ``label`` (case-insensitive)."""
+        want = label.strip().lower()
+        for i, lab in enumerate(self.labels):
+            if lab.lower() == want:
+                return i
+        return None
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """A render result: the image and, the first time, the page's words."""
+
+    page: int
+    key: int  # device pixels per 1000 PDF points; identifies the zoom level
+    image: QImage
+    words: Optional[list[Word]]
+
+
+def _page_size(book, i: int) -> tuple[float, float]:
+    """A page's size in points, as cheaply as the PdfBook allows."""
+    size = getattr(book, "page_size", None)
+    if callable(size):
+        w, h = size(i)
+        return (float(w), float(h))
+    doc = getattr(book, "doc", None)
+    if doc is not None:
+        r = doc[i].rect
+        return (float(r.width), float(r.height))
+    page = book.page(i)
+    return (float(page.width), float(page.height))
+
+
+def _open_book(path: str, password: Optional[str]):
+    from bookreader.core.pdf import PdfBook  # PyMuPDF is imported on the worker only
+
+    return PdfBook.open(path, password=password)
+
+
+class DocumentService(QObject):
+    """Owns the open book on its worker thread and answers the page view's requests."""
+
+    opened = Signal(object)  # DocumentMeta
+    open_failed = Signal(str, object)  # path, exception
+    page_rendered = Signal(object)  # RenderedPage
+    find_progressed = Signal(str, int, list)  # query, page, rects on that page
+    find_finished = Signal(str, int)  # query, number of hits
+    excerpt_located = Signal(int, list)  # page, rects
+
+    def __init__(self, runner: TaskRunner, parent: Optional[QObject] = None) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self._book = None  # touched on the document thread only
+        self._generation = 0
+        self.meta: Optional[DocumentMeta] = None
+        self._wanted: list[tuple[int, int, float]] = []  # (page, key, zoom)
+        self._in_flight: Optional[tuple[int, int]] = None
+        self._have_words: set[int] = set()
+        self._find_task: Optional[Task] = None
+
+    # --- open and close -------------------------------------------------------------------
+    def open(self, path: str | Path, password: Optional[str] = None) -> Task:
+        """Open a PDF (closing the current one); emits ``opened`` or ``open_failed``."""
+        path = str(path)
+        self._generation += 1
+        gen = self._generation
+        self._wanted.clear()
+        self._have_words.clear()
+        self.meta = None
+        self.cancel_find()
+
+        def work(ctl: TaskControl) -> DocumentMeta:
+            self._close_book()
+            book = _open_book(path, password)
+            try:
+                n = book.page_count
+                sizes = tuple(_page_size(book, i) for i in range(n))
+                labels = tuple(book.label(i) or str(i + 1) for i in range(n))
+                toc = tuple(book.toc or ())
+                title = book.title or Path(path).stem
+            except BaseException:
+                book.close()
+                raise
+            self._book = book
+            return DocumentMeta(path=path, title=title, page_count=n, sizes=sizes,
+                                labels=labels, toc=toc, password=password)
+
+        def done(meta: DocumentMeta) -> None:
+            if gen == self._generation:
+                self.meta = meta
+                self.opened.emit(meta)
+
+        def failed(exc: BaseException) -> None:
+            if gen == self._generation:
+                self.open_failed.emit(path, exc)
+
+        return self.runner.submit("document", work, name=f"open {Path(path).name}",
+                                  on_success=done, on_failure=failed)
+
+    def close(self) -> None:
+        """Close the current book (on its thread)."""
+        self._generation += 1
+        self.meta = None
+        self._wanted.clear()
+        self.cancel_find()
+        self.runner.submit("document", lambda ctl: self._close_book(), name="close book")
+
+    def _close_book(self) -> None:  # document thread
+        book, self._book = self._book, None
+        if book is not None:
+            book.close()
+
+    # --- rendering ------------------------------------------------------------------------
+    def set_wanted_pages(self, wanted: list[tuple[int, int, float]]) -> None:
+        """Replace the render queue with ``(page, key, zoom)`` items, most urgent first."""
+        self._wanted = [w for w in wanted if (w[0], w[1]) != self._in_flight]
+        self._start_next_render()
+
+    def _start_next_render(self) -> None:
+        if self._in_flight is not None or not self._wanted or self.meta is None:
+            return
+        page, key, zoom = self._wanted.pop(0)
+        gen = self._generation
+        need_words = page not in self._have_words
+        self._in_flight = (page, key)
+
+        def work(ctl: TaskControl) -> Optional[RenderedPage]:
+            book = self._book
+            if book is None or gen != self._generation:
+                return None
+            data, w, h, stride = book.render(page, zoom)
+            image = QImage(data, w, h, stride, QImage.Format.Format_RGB888).copy()
+            words = list(book.words(page)) if need_words else None
+            return RenderedPage(page=page, key=key, image=image, words=words)
+
+        def done(result: Optional[RenderedPage]) -> None:
+            if result is not None and gen == self._generation:
+                if result.words is not None:
+                    self._have_words.add(page)
+                self.page_rendered.emit(result)
+
+        def ended() -> None:
+            self._in_flight = None
+            self._start_next_render()
+
+        self.runner.submit("document", work, name=f"render p{page + 1}",
+                           on_success=done, on_end=ended)
+
+    # --- find --------------------------------------------------------------------------------
+    def find(self, query: str, start_page: int = 0) -> Optional[Task]:
+        """Search every page for ``query``, starting at ``start_page`` and wrapping around;
+        hits arrive page by page through ``find_progressed``."""
+        self.cancel_find()
+        query = query.strip()
+        if not query or self.meta is None:
+            return None
+        gen = self._generation
+        n = self.meta.page_count
+        order = [(start_page + k) % n for k in range(n)]
+
+        def work(ctl: TaskControl) -> int:
+            hits = 0
+            for page in order:
+                if ctl.cancel() or gen != self._generation or self._book is None:
+                    from bookreader.errors import Cancelled
+
+                    raise Cancelled()
+                rects = [tuple(r) for r in self._book.search_rects(page, query)]
+                if rects:
+                    hits += len(rects)
+                    ctl.emit((page, rects))
+            return hits
+
+        def partial(value) -> None:
+            if gen == self._generation:
+                page, rects = value
+                self.find_progressed.emit(query, page, rects)
+
+        def done(hits: int) -> None:
+            if gen == self._generation:
+                self.find_finished.emit(query, hits)
+
+        self._find_task = self.runner.submit("document", work, name="find",
+                                             on_partial=partial, on_success=done)
+        return self._find_task
+
+    def cancel_find(self) -> None:
+        if self._find_task is not None:
+            self._find_task.cancel()
+            self._find_task = None
+
+    def locate_excerpt(self, page: int, excerpt: str) -> None:
+        """Find an excerpt's rectangles on a page (for citations that came without any)."""
+        gen = self._generation
+        words = excerpt.split()
+
+        def work(ctl: TaskControl) -> list[Rect]:
+            if self._book is None or not words:
+                return []
+            # Long excerpts rarely match verbatim across line breaks; try shrinking prefixes.
+            for n in (len(words), 12, 8, 5, 3):
+                if n > len(words):
+                    continue
+                rects = self._book.search_rects(page, " ".join(words[:n]))
+                if rects:
+                    return [tuple(r) for r in rects]
+            return []
+
+        def done(rects: list[Rect]) -> None:
+            if gen == self._generation:
+                self.excerpt_located.emit(page, rects)
+
+        self.runner.submit("document", work, name="locate excerpt", on_success=done)

@@ -1,0 +1,471 @@
+"""The main window: library and contents on the left, the pages, the chat on the right.
+
+It wires the panels together and owns no slow work: opening and rendering run on the
+document worker, indexing and questions on the library workers (see ``workers.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable, Optional
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel,
+                               QLineEdit, QMainWindow, QMessageBox, QPushButton, QTabWidget,
+                               QToolBar, QVBoxLayout, QWidget)
+
+from bookreader.config import Settings
+from bookreader.core.types import BookInfo, Citation, Mode
+from bookreader.errors import BookReaderError, PasswordRequired
+from bookreader.ui.audit_dialog import AuditDialog
+from bookreader.ui.chat_panel import ChatPanel
+from bookreader.ui.document import DocumentMeta, DocumentService
+from bookreader.ui.library_panel import LibraryPanel
+from bookreader.ui.library_service import LibraryService, _norm
+from bookreader.ui.messages import MessageSink, Reporter
+from bookreader.ui.reader_view import ReaderView
+from bookreader.ui.settings_dialog import SettingsDialog
+from bookreader.ui.toc_panel import TocPanel
+from bookreader.ui.workers import TaskRunner
+
+log = logging.getLogger(__name__)
+
+MAX_RECENT = 8
+
+
+class FindBar(QFrame):
+    """Ctrl+F: a search box above the pages; Enter finds the next hit, Shift+Enter the last."""
+
+    def __init__(self, reader: ReaderView, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("findBar")
+        self.reader = reader
+        row = QHBoxLayout(self)
+        row.setContentsMargins(10, 5, 10, 5)
+        self.edit = QLineEdit(objectName="findEdit")
+        self.edit.setPlaceholderText("Find in book")
+        self.edit.setClearButtonEnabled(True)
+        self.edit.returnPressed.connect(self._on_return)
+        row.addWidget(self.edit, 1)
+        prev_b = QPushButton("Previous", objectName="smallButton")
+        prev_b.clicked.connect(lambda: reader.find_next(-1))
+        next_b = QPushButton("Next", objectName="smallButton")
+        next_b.clicked.connect(lambda: self._on_return())
+        self.count = QLabel("", objectName="hintText")
+        close = QPushButton("Done", objectName="smallButton")
+        close.clicked.connect(self.close_bar)
+        for w in (prev_b, next_b, self.count, close):
+            row.addWidget(w)
+        self._searched = ""
+        reader.find_changed.connect(self.on_find_changed)
+
+    def open_bar(self) -> None:
+        self.show()
+        self.edit.setFocus()
+        self.edit.selectAll()
+
+    def close_bar(self) -> None:
+        self.hide()
+        self.reader.clear_find()
+        self._searched = ""
+        self.reader.setFocus()
+
+    def _on_return(self) -> None:
+        text = self.edit.text().strip()
+        if text != self._searched:
+            self._searched = text
+            self.reader.find(text)
+        else:
+            self.reader.find_next(1)
+
+    def on_find_changed(self, current: int, total: int) -> None:
+        if not self._searched:
+            self.count.setText("")
+        elif total == 0:
+            self.count.setText("Searching…" if current < 0 else "No matches")
+        else:
+            self.count.setText(f"{current + 1} of {total}")
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape:
+            self.close_bar()
+        else:
+            super().keyPressEvent(event)
+
+
+class MainWindow(QMainWindow):
+    """The reader window."""
+
+    book_opened = Signal(object)  # DocumentMeta
+    settings_applied = Signal(object)  # Settings
+
+    def __init__(self, settings: Settings, runner: TaskRunner, service: LibraryService,
+                 sink: MessageSink, reporter: Reporter,
+                 on_switch_data_dir: Optional[Callable[[Settings], bool]] = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.runner = runner
+        self.service = service
+        self.sink = sink
+        self.reporter = reporter
+        self.on_switch_data_dir = on_switch_data_dir
+        self.ui_state = QSettings(str(settings.data_dir / "ui.ini"), QSettings.Format.IniFormat)
+        self.document = DocumentService(runner, self)
+        self.current_path: Optional[str] = None
+        self._passwords: dict[str, Optional[str]] = {}
+        self._dialogs: list = []
+        self.setWindowTitle("BookReader")
+        self.setAcceptDrops(True)
+
+        self.reader = ReaderView(self.document)
+        self.find_bar = FindBar(self.reader)
+        self.find_bar.hide()
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(0)
+        cl.addWidget(self.find_bar)
+        cl.addWidget(self.reader, 1)
+        self.setCentralWidget(center)
+
+        self.library_panel = LibraryPanel()
+        self.toc_panel = TocPanel()
+        self.side_tabs = QTabWidget(objectName="sideTabs")
+        self.side_tabs.addTab(self.toc_panel, "Contents")
+        self.side_tabs.addTab(self.library_panel, "Library")
+        self.side_dock = self._dock("Book", "sideDock", self.side_tabs,
+                                    Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.chat = ChatPanel(service, reporter)
+        self.chat_dock = self._dock("Ask", "chatDock", self.chat,
+                                    Qt.DockWidgetArea.RightDockWidgetArea)
+        self.chat_dock.setTitleBarWidget(QWidget())  # the panel has its own header
+        self.side_dock.setTitleBarWidget(QWidget())
+        self.resizeDocks([self.side_dock, self.chat_dock], [270, 400],
+                         Qt.Orientation.Horizontal)
+
+        self._build_actions()
+        self._connect()
+        self.status_page = QLabel("", objectName="hintText")
+        self.statusBar().addPermanentWidget(self.status_page)
+        self.library_panel.set_recent(self.recent_books())
+        self._restore_layout()
+
+    # --- construction ---------------------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setToolTip(tip or text)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        A = self._action
+        self.open_action = A("Open…", self.choose_pdf, QKeySequence.StandardKey.Open,
+                             "Open a PDF book")
+        self.find_action = A("Find", self.find_bar.open_bar, QKeySequence.StandardKey.Find,
+                             "Find in book (Ctrl+F)")
+        self.zoom_in_action = A("Zoom in", self.reader.zoom_in, QKeySequence.StandardKey.ZoomIn)
+        self.zoom_out_action = A("Zoom out", self.reader.zoom_out,
+                                 QKeySequence.StandardKey.ZoomOut)
+        self.fit_width_action = A("Fit width", self.reader.fit_width, "Ctrl+2")
+        self.fit_page_action = A("Fit page", self.reader.fit_page, "Ctrl+1")
+        self.settings_action = A("Settings…", self.show_settings, QKeySequence.StandardKey.Preferences)
+        self.audit_action = A("Audit log…", self.show_audit, tip="Instructors: export, verify "
+                              "and report on the audit log")
+        self.copy_action = A("Copy", self.reader.copy_selection, QKeySequence.StandardKey.Copy)
+        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        quit_action = A("Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.goto_action = A("Go to page…", lambda: self.page_edit.setFocus(), "Ctrl+G")
+
+        menu = self.menuBar().addMenu("&File")
+        menu.addAction(self.open_action)
+        self.recent_menu = menu.addMenu("Open recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        menu.addSeparator()
+        menu.addAction(quit_action)
+        menu = self.menuBar().addMenu("&View")
+        for a in (self.find_action, self.goto_action, None, self.zoom_in_action,
+                  self.zoom_out_action, self.fit_width_action, self.fit_page_action, None,
+                  self.side_dock.toggleViewAction(), self.chat_dock.toggleViewAction()):
+            menu.addSeparator() if a is None else menu.addAction(a)
+        self.side_dock.toggleViewAction().setText("Contents and library")
+        self.chat_dock.toggleViewAction().setText("Ask panel")
+        menu = self.menuBar().addMenu("&Tools")
+        menu.addAction(self.settings_action)
+        menu.addAction(self.audit_action)
+        menu = self.menuBar().addMenu("&Help")
+        menu.addAction(A("About BookReader", self._about))
+
+        bar = QToolBar("Main", objectName="mainToolbar")
+        bar.setMovable(False)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.addToolBar(bar)
+        bar.addAction(self.open_action)
+        bar.addSeparator()
+        bar.addWidget(QLabel("Page", objectName="pageCount"))
+        self.page_edit = QLineEdit(objectName="pageEdit")
+        self.page_edit.setToolTip("Type a printed page number (e.g. 37 or xii) and press Enter")
+        self.page_edit.returnPressed.connect(self._on_page_entered)
+        bar.addWidget(self.page_edit)
+        self.page_count_label = QLabel("", objectName="pageCount")
+        bar.addWidget(self.page_count_label)
+        bar.addSeparator()
+        bar.addAction(self.zoom_out_action)
+        self.zoom_label = QLabel("100 %", objectName="zoomLabel")
+        bar.addWidget(self.zoom_label)
+        bar.addAction(self.zoom_in_action)
+        bar.addAction(self.fit_width_action)
+        bar.addAction(self.fit_page_action)
+        bar.addSeparator()
+        bar.addAction(self.find_action)
+        spacer = QWidget()
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
+                             spacer.sizePolicy().verticalPolicy().Preferred)
+        bar.addWidget(spacer)
+        bar.addAction(self.audit_action)
+        bar.addAction(self.settings_action)
+
+    def _connect(self) -> None:
+        d, r, s = self.document, self.reader, self.service
+        d.opened.connect(self.on_document_opened)
+        d.open_failed.connect(self.on_open_failed)
+        r.page_changed.connect(self.on_page_changed)
+        r.zoom_changed.connect(lambda p: self.zoom_label.setText(f"{p} %"))
+        r.ask_requested.connect(self.on_ask_requested)
+        self.chat.citation_clicked.connect(self.on_citation_clicked)
+        self.toc_panel.page_requested.connect(r.go_to_page)
+        lp = self.library_panel
+        lp.book_activated.connect(self.open_book)
+        lp.open_requested.connect(self.choose_pdf)
+        lp.cancel_requested.connect(s.cancel_ingest)
+        lp.reindex_requested.connect(lambda p: s.ingest(p, self._passwords.get(p)))
+        lp.remove_requested.connect(self._remove_book)
+        s.books_changed.connect(self.on_books_changed)
+        s.ingest_queued.connect(lp.set_queued)
+        s.ingest_progressed.connect(self.on_ingest_progressed)
+        s.ingest_finished.connect(self.on_ingest_finished)
+        s.ingest_failed.connect(self.on_ingest_failed)
+        s.ingest_cancelled.connect(self.on_ingest_cancelled)
+
+    # --- opening books ---------------------------------------------------------------------------
+    def choose_pdf(self) -> None:
+        start = str(Path(self.current_path).parent) if self.current_path else str(Path.home())
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open PDF books", start, "PDF files (*.pdf)")
+        for i, path in enumerate(paths):
+            self.open_book(path) if i == 0 else self.service.ingest(_norm(path))
+
+    def open_book(self, path: str | Path, password: Optional[str] = None) -> None:
+        """Show a PDF at once; index it in the background if the library lacks it."""
+        path = _norm(path)
+        self.statusBar().showMessage(f"Opening {Path(path).name}…")
+        self.document.open(path, password or self._passwords.get(path))
+
+    def on_document_opened(self, meta: DocumentMeta) -> None:
+        path = _norm(meta.path)
+        self.current_path = path
+        self._passwords[path] = meta.password
+        self.setWindowTitle(f"{meta.title} — BookReader")
+        self.reader.on_document_opened(meta) if self.reader.meta is not meta else None
+        self.toc_panel.set_toc(meta.toc, meta.labels)
+        self.side_tabs.setCurrentWidget(self.toc_panel if meta.toc else self.library_panel)
+        self.page_count_label.setText(f"of {meta.page_count}")
+        self.library_panel.set_current(path)
+        self._add_recent(path)
+        info = self.service.book_for_path(path)
+        self.chat.set_book(path, meta.title, info.book_id if info else None,
+                           ready=bool(info and info.state == "ready"),
+                           state=info.state if info else "indexing")
+        if info is None or info.state != "ready":
+            self.service.ingest(path, meta.password)
+        self.statusBar().showMessage(f"Opened {meta.title} ({meta.page_count} pages)", 4000)
+        self.reader.setFocus()
+        self.book_opened.emit(meta)
+
+    def on_open_failed(self, path: str, exc: BaseException) -> None:
+        self.statusBar().clearMessage()
+        if isinstance(exc, PasswordRequired):
+            password = self.sink.ask_password(Path(path).name, exc.wrong_password)
+            if password is not None:
+                self.open_book(path, password)
+            return
+        if isinstance(exc, BookReaderError):
+            self.sink.error("Cannot open the book", exc.user_message)
+        else:
+            self.reporter.report_error(exc)
+
+    # --- library ------------------------------------------------------------------------------------
+    def on_books_changed(self, books: list[BookInfo]) -> None:
+        self.library_panel.set_books(books)
+        if self.current_path:
+            info = self.service.book_for_path(self.current_path)
+            if info is not None and not self.service.is_ingesting(self.current_path):
+                self.chat.set_book_state(info.book_id, info.state == "ready", info.state)
+
+    def on_ingest_progressed(self, path: str, done: int, total: int, message: str) -> None:
+        self.library_panel.set_progress(path, done, total, message)
+        if path == self.current_path and total:
+            self.statusBar().showMessage(
+                f"Indexing: {message or 'working'} {done}/{total} — you can read meanwhile")
+
+    def on_ingest_finished(self, path: str, info: BookInfo) -> None:
+        self.library_panel.set_finished(path, info)
+        if path == self.current_path:
+            self.chat.set_book_state(info.book_id, info.state == "ready", info.state)
+            self.statusBar().showMessage(
+                f"{info.title} is ready for questions ({info.chunk_count} passages indexed)",
+                6000)
+
+    def on_ingest_failed(self, path: str, exc: BaseException) -> None:
+        message = exc.user_message if isinstance(exc, BookReaderError) else (
+            "Indexing failed unexpectedly; the details are in the log file.")
+        self.library_panel.set_failed(path, message)
+        if path == self.current_path:
+            self.chat.set_book_state(None, False, "failed")
+            self.statusBar().showMessage(f"Indexing failed: {message}")
+        if not isinstance(exc, BookReaderError):
+            self.reporter.report_error(exc)
+
+    def on_ingest_cancelled(self, path: str) -> None:
+        self.library_panel.set_cancelled(path)
+        if path == self.current_path:
+            self.statusBar().showMessage("Indexing cancelled; the book can still be read.", 6000)
+
+    def _remove_book(self, book_id: str) -> None:
+        self.service.remove(book_id, on_failure=lambda e: self.reporter.report_error(e))
+
+    # --- reading ------------------------------------------------------------------------------------
+    def on_page_changed(self, page: int, label: str) -> None:
+        if not self.page_edit.hasFocus():
+            self.page_edit.setText(label)
+        self.toc_panel.set_current_page(page)
+        physical = f" (page {page + 1})" if label != str(page + 1) else ""
+        self.status_page.setText(f"Page {label}{physical} of {self.reader.page_count}")
+
+    def _on_page_entered(self) -> None:
+        text = self.page_edit.text().strip()
+        if not text or self.reader.meta is None:
+            return
+        if self.reader.go_to_label(text):
+            self.reader.setFocus()
+            return
+        if text.isdigit() and 1 <= int(text) <= self.reader.page_count:
+            self.reader.go_to_page(int(text) - 1)
+            self.statusBar().showMessage(
+                f"No page is printed as '{text}'; showing physical page {text}.", 5000)
+        else:
+            self.statusBar().showMessage(f"This book has no page '{text}'.", 5000)
+
+    def on_ask_requested(self, text: str, mode: Mode, pages) -> None:
+        self.chat_dock.show()
+        self.chat.set_selection(text, mode, pages)
+
+    def on_citation_clicked(self, citation: Citation) -> None:
+        if citation.page < 0:
+            return
+        self.reader.show_citation(citation.page, list(citation.rects), citation.excerpt)
+
+    # --- dialogs ------------------------------------------------------------------------------------
+    def show_settings(self) -> SettingsDialog:
+        dialog = SettingsDialog(self.settings, self)
+        dialog.settings_saved.connect(self.apply_settings)
+        self._keep(dialog)
+        dialog.open()  # window-modal but not blocking
+        return dialog
+
+    def apply_settings(self, settings: Settings, note: str = "") -> None:
+        """Use new settings at once: a new data folder switches libraries."""
+        if settings.data_dir != self.settings.data_dir and self.on_switch_data_dir:
+            if not self.on_switch_data_dir(settings):
+                return
+        self.settings = settings
+        self.service.apply_settings(settings)
+        self.statusBar().showMessage("Settings saved and applied. " + note, 6000)
+        if note:
+            self.sink.info("Settings", note)
+        self.settings_applied.emit(settings)
+
+    def show_audit(self) -> AuditDialog:
+        dialog = AuditDialog(self.service, self)
+        self._keep(dialog)
+        dialog.open()
+        return dialog
+
+    def _keep(self, dialog) -> None:
+        self._dialogs.append(dialog)
+        dialog.finished.connect(lambda *_: self._dialogs.remove(dialog)
+                                if dialog in self._dialogs else None)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About BookReader",
+                          "BookReader answers questions from the book only, with citations "
+                          "that lead to the page. Everything runs on this computer unless "
+                          "you choose Claude in Settings.")
+
+    # --- recent books and layout ---------------------------------------------------------------------
+    def recent_books(self) -> list[str]:
+        value = self.ui_state.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [p for p in (value or []) if p]
+
+    def _add_recent(self, path: str) -> None:
+        recent = [path] + [p for p in self.recent_books() if p != path]
+        self.ui_state.setValue("recent", recent[:MAX_RECENT])
+        self.library_panel.set_recent(recent[:MAX_RECENT])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for p in self.recent_books():
+            self.recent_menu.addAction(Path(p).name, lambda p=p: self.open_book(p))
+        if not self.recent_books():
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    def _restore_layout(self) -> None:
+        geometry = self.ui_state.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1440, 900)
+        state = self.ui_state.value("window_state")
+        if state is not None:
+            self.restoreState(state)
+
+    def save_layout(self) -> None:
+        self.ui_state.setValue("geometry", self.saveGeometry())
+        self.ui_state.setValue("window_state", self.saveState())
+        self.ui_state.sync()
+
+    # --- drag and drop ------------------------------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if any(u.toLocalFile().lower().endswith(".pdf") for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        pdfs = [u.toLocalFile() for u in event.mimeData().urls()
+                if u.toLocalFile().lower().endswith(".pdf")]
+        for i, path in enumerate(pdfs):
+            self.open_book(path) if i == 0 else self.service.ingest(_norm(path))
+        event.acceptProposedAction()
+
+    def start(self) -> None:
+        """Read the catalogue (in the background) once the window shows."""
+        QTimer.singleShot(0, self.service.refresh_books)
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.save_layout()
+        self.chat.stop()
+        self.runner.shutdown()
+        self.service.close()
+        super().closeEvent(event)

@@ -1,0 +1,307 @@
+"""Settings: answering backend, time budgets, grounding thresholds and the data folder.
+
+Saving writes ``settings.json`` (never the API key: that goes to the system keyring, or,
+where there is none, stays in this process's memory only) and hands the new settings to the
+window, which applies them without a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox,
+                               QDoubleSpinBox, QFileDialog, QFormLayout, QFrame, QGroupBox,
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QRadioButton,
+                               QSpinBox, QVBoxLayout, QWidget)
+
+from bookreader.config import Settings
+from bookreader.errors import BookReaderError
+
+log = logging.getLogger(__name__)
+
+BACKENDS = (
+    ("bundled", "Bundled model", "SmolLM2 135M through llama.cpp: offline and quick, "
+                                 "answers checked by the grounding validator."),
+    ("gguf", "Local GGUF model", "A larger model file from the models folder or your disk: "
+                                 "better answers, slower on a laptop CPU."),
+    ("extractive", "Extractive (no model)", "Quotes the best-matching sentences of the book. "
+                                            "Instant and always grounded."),
+    ("claude", "Claude (online)", "Anthropic's API: needs an internet connection and an API "
+                                  "key. Questions and passages are sent to Anthropic."),
+)
+
+
+def _gguf_models(settings: Settings) -> list[tuple[str, str]]:
+    """(label, path) of GGUF files the registry knows, else those in the models folder."""
+    found: list[Any] = []
+    try:
+        from bookreader.core.llm.registry import list_gguf_models
+
+        found = list(list_gguf_models(settings))
+    except ImportError:
+        found = sorted(settings.models_dir.glob("*.gguf")) if settings.models_dir.is_dir() else []
+    except BookReaderError as exc:
+        log.warning("Cannot list GGUF models: %s", exc.user_message)
+    out = []
+    for item in found:
+        path = str(getattr(item, "path", item))
+        name = getattr(item, "name", None) or Path(path).name
+        size = getattr(item, "size_bytes", None) or getattr(item, "size", None)
+        if not size:
+            try:
+                size = Path(path).stat().st_size
+            except OSError:
+                size = 0
+        label = f"{name}  ({size / 1e9:.1f} GB)" if size else str(name)
+        out.append((label, path))
+    return out
+
+
+def stored_api_key_present() -> bool:
+    try:
+        from bookreader.core.llm.claude import API_KEY_ENV, keyring_api_key
+
+        return bool(keyring_api_key() or os.environ.get(API_KEY_ENV))
+    except ImportError:
+        return False
+
+
+def save_api_key(key: str) -> str:
+    """Keep the Claude API key safe; returns a sentence saying where it went."""
+    from bookreader.core.llm.claude import API_KEY_ENV, store_api_key
+
+    try:
+        store_api_key(key)
+        return "The API key was saved in the system keyring."
+    except BookReaderError:
+        # No keyring on this system: keep it in memory for this session, never on disk.
+        os.environ[API_KEY_ENV] = key.strip()
+        return ("This system has no keyring, so the API key is kept in memory until "
+                f"BookReader closes. Set {API_KEY_ENV} to keep it across restarts.")
+
+
+class SettingsDialog(QDialog):
+    """Edit the settings; ``settings_saved`` carries the new Settings."""
+
+    settings_saved = Signal(object, str)  # Settings, a note for the user ("" if none)
+
+    def __init__(self, settings: Settings, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setObjectName("settingsDialog")
+        self.setMinimumWidth(620)
+        self.settings = settings
+        desc = Settings.describe()
+        lay = QVBoxLayout(self)
+        lay.setSpacing(12)
+
+        # --- backend ---------------------------------------------------------------
+        group = QGroupBox("Answering model")
+        gl = QVBoxLayout(group)
+        self.backend_group = QButtonGroup(self)
+        self.backend_buttons: dict[str, QRadioButton] = {}
+        for key, name, help_text in BACKENDS:
+            button = QRadioButton(name)
+            button.setObjectName(f"backend_{key}")
+            self.backend_group.addButton(button)
+            self.backend_buttons[key] = button
+            gl.addWidget(button)
+            hint = QLabel(help_text, objectName="hintText")
+            hint.setWordWrap(True)
+            hint.setContentsMargins(24, 0, 0, 4)
+            gl.addWidget(hint)
+            if key == "gguf":
+                gl.addWidget(self._gguf_row())
+            if key == "claude":
+                gl.addWidget(self._claude_row())
+        self.backend_group.buttonToggled.connect(lambda *_: self._update_enabled())
+        lay.addWidget(group)
+
+        # --- budgets and grounding -----------------------------------------------------
+        group = QGroupBox("Time budgets and grounding")
+        form = QFormLayout(group)
+        self.budget_bundled = self._seconds(settings.generation_budget_bundled_s, 1, 600)
+        self.budget_gguf = self._seconds(settings.generation_budget_gguf_s, 5, 3600)
+        self.budget_claude = self._seconds(settings.generation_budget_claude_s, 5, 600)
+        self.max_tokens = QSpinBox(minimum=32, maximum=4096, singleStep=50,
+                                   value=settings.max_new_tokens)
+        self.similarity = self._fraction(settings.grounding_similarity_threshold)
+        self.overlap = self._fraction(settings.grounding_overlap_threshold)
+        self.confidence = self._fraction(settings.confidence_threshold)
+        rows = (
+            ("Bundled model budget", self.budget_bundled, "generation_budget_bundled_s"),
+            ("GGUF model budget", self.budget_gguf, "generation_budget_gguf_s"),
+            ("Claude budget", self.budget_claude, "generation_budget_claude_s"),
+            ("Longest answer (tokens)", self.max_tokens, "max_new_tokens"),
+            ("Grounding: similarity", self.similarity, "grounding_similarity_threshold"),
+            ("Grounding: word overlap", self.overlap, "grounding_overlap_threshold"),
+            ("Not-in-book threshold", self.confidence, "confidence_threshold"),
+        )
+        for label, widget, name in rows:
+            widget.setToolTip(desc.get(name, ""))
+            widget.setObjectName(name)
+            form.addRow(label, widget)
+        lay.addWidget(group)
+
+        # --- data folder -------------------------------------------------------------------
+        group = QGroupBox("Data folder")
+        dl = QVBoxLayout(group)
+        row = QHBoxLayout()
+        self.data_dir_edit = QLineEdit(str(settings.data_dir), objectName="dataDirEdit")
+        self.data_dir_edit.setToolTip(desc.get("data_dir", ""))
+        row.addWidget(self.data_dir_edit, 1)
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(self._choose_data_dir)
+        row.addWidget(browse)
+        dl.addLayout(row)
+        hint = QLabel("The index, audit log, models folder and logs live here. Changing it "
+                      "switches to the library in the new folder.", objectName="hintText")
+        hint.setWordWrap(True)
+        dl.addWidget(hint)
+        lay.addWidget(group)
+
+        self.error_label = QLabel("", objectName="errorText")
+        self.error_label.setWordWrap(True)
+        self.error_label.hide()
+        lay.addWidget(self.error_label)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        lay.addWidget(buttons)
+        self._load_backend(settings.llm_backend)
+
+    # --- widgets -------------------------------------------------------------------------------
+    def _gguf_row(self) -> QWidget:
+        row = QFrame()
+        rl = QHBoxLayout(row)
+        rl.setContentsMargins(24, 0, 0, 6)
+        self.gguf_combo = QComboBox(objectName="ggufCombo")
+        self.gguf_combo.setMinimumWidth(320)
+        for label, path in _gguf_models(self.settings):
+            self.gguf_combo.addItem(label, path)
+        if not self.gguf_combo.count():
+            self.gguf_combo.setPlaceholderText(f"No .gguf files in {self.settings.models_dir}")
+        rl.addWidget(self.gguf_combo, 1)
+        pick = QPushButton("Browse…")
+        pick.clicked.connect(self._choose_gguf)
+        rl.addWidget(pick)
+        self.gguf_widgets = (self.gguf_combo, pick)
+        return row
+
+    def _claude_row(self) -> QWidget:
+        row = QFrame()
+        form = QFormLayout(row)
+        form.setContentsMargins(24, 0, 0, 6)
+        self.api_key_edit = QLineEdit(objectName="apiKeyEdit")
+        self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key_edit.setPlaceholderText(
+            "A key is stored; type a new one to replace it" if stored_api_key_present()
+            else "sk-ant-…")
+        self.claude_model_edit = QLineEdit(self.settings.claude_model, objectName="claudeModel")
+        form.addRow("API key", self.api_key_edit)
+        form.addRow("Model", self.claude_model_edit)
+        self.claude_widgets = (self.api_key_edit, self.claude_model_edit)
+        return row
+
+    @staticmethod
+    def _seconds(value: float, lo: float, hi: float) -> QDoubleSpinBox:
+        box = QDoubleSpinBox(minimum=lo, maximum=hi, decimals=1, singleStep=1.0, suffix=" s")
+        box.setValue(value)
+        return box
+
+    @staticmethod
+    def _fraction(value: float) -> QDoubleSpinBox:
+        box = QDoubleSpinBox(minimum=0.0, maximum=1.0, decimals=2, singleStep=0.05)
+        box.setValue(value)
+        return box
+
+    def _load_backend(self, backend: str) -> None:
+        if backend.startswith("gguf:"):
+            path = backend[5:]
+            i = self.gguf_combo.findData(path)
+            if i < 0:
+                self.gguf_combo.addItem(Path(path).name, path)
+                i = self.gguf_combo.count() - 1
+            self.gguf_combo.setCurrentIndex(i)
+            key = "gguf"
+        else:
+            key = backend if backend in self.backend_buttons else "bundled"
+        self.backend_buttons[key].setChecked(True)
+        self._update_enabled()
+
+    def _update_enabled(self) -> None:
+        for w in self.gguf_widgets:
+            w.setEnabled(self.backend_buttons["gguf"].isChecked())
+        for w in self.claude_widgets:
+            w.setEnabled(self.backend_buttons["claude"].isChecked())
+
+    def _choose_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model",
+                                              str(self.settings.models_dir),
+                                              "GGUF models (*.gguf)")
+        if path:
+            self.gguf_combo.addItem(Path(path).name, path)
+            self.gguf_combo.setCurrentIndex(self.gguf_combo.count() - 1)
+
+    def _choose_data_dir(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose the data folder",
+                                                self.data_dir_edit.text())
+        if path:
+            self.data_dir_edit.setText(path)
+
+    # --- saving ---------------------------------------------------------------------------------
+    def selected_backend(self) -> str:
+        for key, button in self.backend_buttons.items():
+            if button.isChecked():
+                if key == "gguf":
+                    path = self.gguf_combo.currentData()
+                    return f"gguf:{path}" if path else "bundled"
+                return key
+        return "bundled"
+
+    def chosen_settings(self) -> Settings:
+        """The settings as edited (data folder included), without saving anything."""
+        return self.settings.updated(
+            llm_backend=self.selected_backend(),
+            claude_model=self.claude_model_edit.text().strip() or self.settings.claude_model,
+            generation_budget_bundled_s=self.budget_bundled.value(),
+            generation_budget_gguf_s=self.budget_gguf.value(),
+            generation_budget_claude_s=self.budget_claude.value(),
+            max_new_tokens=self.max_tokens.value(),
+            grounding_similarity_threshold=self.similarity.value(),
+            grounding_overlap_threshold=self.overlap.value(),
+            confidence_threshold=self.confidence.value(),
+            data_dir=Path(self.data_dir_edit.text().strip() or self.settings.data_dir),
+        )
+
+    def save(self) -> None:
+        """Validate, store the API key safely, save the settings file, announce them."""
+        new = self.chosen_settings()
+        if self.backend_buttons["gguf"].isChecked() and not self.gguf_combo.currentData():
+            return self._show_error("Choose a GGUF file, or pick another answering model.")
+        notes = []
+        key = self.api_key_edit.text().strip()
+        if key:
+            notes.append(save_api_key(key))
+            self.api_key_edit.clear()
+        elif new.llm_backend == "claude" and not stored_api_key_present():
+            return self._show_error("Claude needs an API key. Paste it into the API key field.")
+        try:
+            new.save()  # into the new data folder when that changed
+        except (BookReaderError, OSError) as exc:
+            return self._show_error(getattr(exc, "user_message", None) or
+                                    f"Cannot save the settings: {exc}")
+        log.info("Settings saved (backend %s)", new.llm_backend)
+        self.settings = new
+        self.settings_saved.emit(new, " ".join(notes))
+        self.accept()
+
+    def _show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.show()
