@@ -236,7 +236,7 @@ class Library:
             state="ready",
             chunk_count=len(chunks),
             pages_without_text=without,
-            message=_no_text_message(without, pdf.page_count),
+            message=pdf.text_layer_message() if without else "",
         )
         self._write_record(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
@@ -256,7 +256,7 @@ class Library:
         total_pages = pdf.page_count
 
         def page_progress(done: int, total: int, message: str) -> None:
-            progress(done, total or total_pages, message or "Reading pages")
+            progress(done, total or total_pages, "Reading pages")
 
         chunks = list(chunker.chunks(pdf.iter_pages(page_progress, cancel), book_id))
         progress(total_pages, total_pages, "Reading pages")
@@ -557,21 +557,6 @@ class Library:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _no_text_message(pages: list[int], page_count: int) -> str:
-    if not pages:
-        return ""
-    shown = ", ".join(str(p + 1) for p in pages[:20]) + (" ..." if len(pages) > 20 else "")
-    if len(pages) == page_count:
-        return (
-            "No page of this PDF has a text layer (it looks scanned), so it cannot be searched "
-            "or asked about. OCR is not available in BookReader; use a PDF with text."
-        )
-    return (
-        f"{len(pages)} page(s) have no text layer and cannot be searched: {shown}. "
-        "OCR is not available in BookReader."
-    )
 
 
 def _error_answer(

@@ -154,32 +154,33 @@ class Chunker:
     # --- sentences ---------------------------------------------------------------------
     def _segments(self, pages: Iterable[Page]) -> Iterator[Segment]:
         """Sentences of every page; a sentence cut by a page break is joined back."""
-        pending: Optional[Segment] = None  # last sentence of the previous page, unfinished
+        # The last sentence of the previous page when it did not end, with its raw text.
+        pending: Optional[tuple[Segment, str]] = None
         for page in pages:
             spans = self._splitter.spans(page.text) if page.text else []
-            if pending is not None and (pending.chapter != page.chapter or not spans):
-                yield from self._fit(pending, None)
+            if pending is not None and (pending[0].chapter != page.chapter or not spans):
+                yield from self._fit(*pending)
                 pending = None
             for i, (s, e) in enumerate(spans):
                 raw: Optional[str] = page.text[s:e]
                 seg = Segment(
-                    " ".join(raw.split()), -1, page.index, page.label, s,
+                    " ".join(page.text[s:e].split()), -1, page.index, page.label, s,
                     page.index, page.label, e, page.chapter, page.section,
                 )
                 if i == 0 and pending is not None:
+                    prev = pending[0]
                     seg = Segment(
-                        f"{pending.text} {seg.text}", -1, pending.page_start,
-                        pending.label_start, pending.char_start, page.index, page.label, e,
-                        pending.chapter, pending.section,
+                        f"{prev.text} {seg.text}", -1, prev.page_start, prev.label_start,
+                        prev.char_start, page.index, page.label, e, prev.chapter, prev.section,
                     )
-                    raw = None
+                    raw = None  # spans two pages: no single raw text
                     pending = None
-                if i == len(spans) - 1 and not _SENTENCE_END.search(page.text[s:e]):
-                    pending = seg
+                if i == len(spans) - 1 and raw is not None and not _SENTENCE_END.search(raw):
+                    pending = (seg, raw)
                 else:
                     yield from self._fit(seg, raw)
         if pending is not None:
-            yield from self._fit(pending, None)
+            yield from self._fit(*pending)
 
     def _fit(self, seg: Segment, raw: Optional[str]) -> Iterator[Segment]:
         """The segment with its token count, cut at word boundaries if over budget.

@@ -122,6 +122,11 @@ class MiniLMEmbedder:
             self._model_dir = find_model_dir()
         return self._model_dir
 
+    @property
+    def is_loaded(self) -> bool:
+        """True once the model is in memory."""
+        return self._model is not None
+
     def warm_up(self) -> None:
         """Load the model (once; later calls return at once)."""
         self._ensure_model()
