@@ -277,6 +277,9 @@ class AuditLog:
             answer_to_row(a, session_id=session_id, excerpt_only=self.excerpt_only)
             for a in answers
         ]
+        if not rows:
+            return []
+        last_error: Optional[Exception] = None
         for attempt in range(_APPEND_RETRIES):
             try:
                 with self._write() as conn:
@@ -292,6 +295,7 @@ class AuditLog:
                 return [s["record_id"] for s in sealed]
             except IntegrityError as exc:  # another writer took our seq: read the head again
                 log.warning("Audit append collided (attempt %d): %s", attempt + 1, exc)
+                last_error = exc
                 time.sleep(0.01 * (attempt + 1))
             except SQLAlchemyError as exc:
                 raise StoreError(
@@ -301,8 +305,9 @@ class AuditLog:
                     details=str(exc),
                 ) from exc
         raise StoreError(
-            f"Cannot write to the audit log at {self.location}: too many concurrent writers. "
-            "Close other BookReader windows that use the same log and try again."
+            f"Cannot write to the audit log at {self.location}: another writer kept taking "
+            f"the same position ({getattr(last_error, 'orig', last_error)}). Close other "
+            "BookReader windows that use the same log and try again."
         )
 
     # --- reading --------------------------------------------------------------------------

@@ -1,0 +1,64 @@
+"""Nothing shown is lost: a record is committed before record() returns, even under SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import sqlalchemy as sa
+from audit_support import audit_url, pg_cluster  # noqa: F401 (fixtures)
+
+from bookreader.core.audit import AuditLog
+
+# Records answers forever, printing each record id only after record() has returned, the
+# way the UI reports an answer complete only after it is logged.
+WRITER = r"""
+import random, sys
+from bookreader.core.audit import AuditLog
+from bookreader.core.audit.samples import make_answer
+log = AuditLog(sys.argv[1])
+rng = random.Random(11)
+print("ready", flush=True)
+while True:
+    rid = log.record(make_answer(rng), session_id="kill-test")
+    print(rid, flush=True)
+"""
+
+
+def test_sigkill_mid_run_loses_no_reported_answer(audit_url):
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, audit_url],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reported = []
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        while len(reported) < 40:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            reported.append(line.strip())
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)  # while it is busy writing the next records
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    # Lines it printed before dying are reported answers too.
+    reported += [line.strip() for line in proc.stdout.read().splitlines() if line.strip()]
+    proc.stdout.close()
+    proc.stderr.close()
+
+    if audit_url.startswith("sqlite"):
+        engine = sa.create_engine(audit_url)
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+        engine.dispose()
+    log = AuditLog(audit_url)  # opens cleanly
+    try:
+        stored = {r["record_id"] for r in log.iter_rows()}
+        missing = [rid for rid in reported if rid not in stored]
+        assert not missing, f"{len(missing)} reported answers were lost"
+        assert len(stored) >= len(reported)
+        result = log.verify()
+        assert result.ok, result.message
+        log.record_many([], session_id="after")  # and it is writable again
+    finally:
+        log.close()
