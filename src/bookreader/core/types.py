@@ -83,6 +83,19 @@ class Page:
     width: float = 0.0
     height: float = 0.0
     has_text_layer: bool = True
+    # Where a new chapter or section begins on this page: (offset into ``text``, chapter,
+    # section in effect from there on).  ``chapter``/``section`` hold the values in effect
+    # at the top of the page, before the first of these.
+    section_starts: tuple[tuple[int, str, str], ...] = ()
+
+    def section_at(self, offset: int) -> tuple[str, str]:
+        """The (chapter, section) in effect at a character offset of ``text``."""
+        current = (self.chapter, self.section)
+        for start, chapter, section in self.section_starts:
+            if start > offset:
+                break
+            current = (chapter, section)
+        return current
 
 
 @dataclass(frozen=True)
