@@ -87,7 +87,9 @@ def _stem(word: str) -> str:
 def _word(part: str) -> Optional[str]:
     """A lowercased, stemmed simple word, or None when it is a stop word."""
     low = part.lower()
-    if low in STOP_WORDS and low not in CODE_WORDS:
+    if low in CODE_WORDS:
+        return low
+    if low in STOP_WORDS:
         return None
     if low.isdigit() or len(low) <= 2:
         return low

@@ -18,9 +18,10 @@ from bookreader.core.types import Chunk
 #: Namespace for point ids; never change it, or existing indexes stop matching.
 _POINT_NAMESPACE = uuid.UUID("6f1c2b1e-5d0a-4c64-9a53-2b8f3b0f6a11")
 
-#: Payload fields that get an index where the backend supports payload indexes.
-INTEGER_FIELDS = ("page_start", "page_end", "position")
-KEYWORD_FIELDS = ("chapter", "chunk_id")
+#: Payload fields that get an index where the backend supports payload indexes: the ones
+#: the filters use.  (Point ids are looked up directly; ``chunks()`` sorts in Python.)
+INTEGER_FIELDS = ("page_start", "page_end")
+KEYWORD_FIELDS = ("chapter",)
 
 _CHUNK_FIELDS = dataclasses.fields(Chunk)
 

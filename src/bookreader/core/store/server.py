@@ -96,7 +96,7 @@ class ServerStore:
     def _connect(self, url: str, location: str | None) -> QdrantClient:
         try:
             if url:
-                return QdrantClient(url=url, timeout=_TIMEOUT_S)
+                return QdrantClient(url=url, timeout=_TIMEOUT_S, check_compatibility=False)
             if location == ":memory:":
                 return QdrantClient(location=":memory:")
             return QdrantClient(path=str(location))
