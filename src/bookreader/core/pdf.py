@@ -24,15 +24,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-import unicodedata
-from collections import OrderedDict, Counter
-from dataclasses import dataclass, replace
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
 import fitz
 
 from bookreader.core import pdf_layout as lay
+from bookreader.core import pdf_outline as outline
 from bookreader.core.types import (
     CancelFn,
     Page,
@@ -91,65 +91,6 @@ def _flush_mupdf_messages(context: str) -> None:
         mupdf_log.info("MuPDF (%s): %s", context, text.replace("\n", "; "))
 
 
-def _password_variants(password: str) -> list[str]:
-    """The password as typed, then SASLprep-normalised (AES-256 R6 files need that)."""
-    mapped = "".join(
-        " " if unicodedata.category(ch) == "Zs" else ch
-        for ch in password
-        if ch not in "\u00ad\u034f\u1806\u180b\u180c\u180d\u200b\u200c\u200d\u2060\ufeff"
-        and not "\ufe00" <= ch <= "\ufe0f"
-    )
-    variants = [password, unicodedata.normalize("NFKC", mapped), password.strip()]
-    return list(dict.fromkeys(variants))
-
-
-def _roman(n: int) -> str:
-    out = []
-    for value, sym in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"),
-                       (90, "xc"), (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"),
-                       (4, "iv"), (1, "i")):
-        while n >= value:
-            out.append(sym)
-            n -= value
-    return "".join(out)
-
-
-def _letters(n: int) -> str:
-    """PDF letter numbering: a..z, aa..zz, aaa..."""
-    n = max(n, 1)
-    return chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
-
-
-def _decode_pdf_string(raw: str) -> str:
-    """Label prefixes sometimes come back as ``<FEFF0043>``; decode them, drop junk."""
-    s = raw or ""
-    if len(s) >= 2 and s.startswith("<") and s.endswith(">"):
-        try:
-            data = bytes.fromhex(s[1:-1])
-            s = data[2:].decode("utf-16-be") if data[:2] == b"\xfe\xff" else data.decode("latin-1")
-        except ValueError:
-            return ""
-    if any(unicodedata.category(ch) in ("Cc", "Co", "Cn") for ch in s):
-        return ""
-    return s
-
-
-def _display_transform(page: fitz.Page):
-    """A function mapping an extraction box to display coordinates (rotation applied)."""
-    a, b, c, d, e, f = tuple(page.rotation_matrix)
-    if (a, b, c, d, e, f) == (1, 0, 0, 1, 0, 0):
-        return lambda r: (round(r[0], 2), round(r[1], 2), round(r[2], 2), round(r[3], 2))
-
-    def disp(r) -> Rect:
-        xs, ys = [], []
-        for x, y in ((r[0], r[1]), (r[2], r[3]), (r[0], r[3]), (r[2], r[1])):
-            xs.append(a * x + c * y + e)
-            ys.append(b * x + d * y + f)
-        return (round(min(xs), 2), round(min(ys), 2), round(max(xs), 2), round(max(ys), 2))
-
-    return disp
-
-
 @dataclass
 class _Extracted:
     """One page as extracted: blocks of lines in reading order, before cleaning."""
@@ -175,7 +116,7 @@ class PdfBook:
         self._label_index: Optional[dict[str, int]] = None
         self._toc: Optional[list[TocEntry]] = None
         self._outline: Optional[list[TocEntry]] = None
-        self._chapters: Optional[list[tuple[str, str]]] = None
+        self._sections: Optional[outline.SectionMap] = None
         self._extracted: OrderedDict[int, _Extracted] = OrderedDict()
         self._pages: OrderedDict[int, tuple[Page, list[Word]]] = OrderedDict()
         self._signatures: dict[int, frozenset[tuple[str, str]]] = {}
@@ -261,7 +202,7 @@ class PdfBook:
                 "(on the command line: --password).",
                 path=str(path),
             )
-        if not any(doc.authenticate(v) for v in _password_variants(password)):
+        if not any(doc.authenticate(v) for v in lay.password_variants(password)):
             raise PasswordRequired(
                 f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
                 "and try again.",
@@ -316,34 +257,8 @@ class PdfBook:
                 except Exception as exc:
                     log.info("Ignoring unreadable page labels in %s: %r", self.path, exc)
                     rules = []
-                self._labels = self._labels_from_rules(rules)
+                self._labels = outline.page_labels(rules, self.page_count)
         return self._labels
-
-    def _labels_from_rules(self, rules: list[dict]) -> list[str]:
-        labels = [str(i + 1) for i in range(self.page_count)]
-        rules = sorted(
-            (r for r in rules if isinstance(r.get("startpage"), int) and r["startpage"] >= 0),
-            key=lambda r: r["startpage"],
-        )
-        for k, rule in enumerate(rules):
-            start = rule["startpage"]
-            end = rules[k + 1]["startpage"] if k + 1 < len(rules) else self.page_count
-            prefix = _decode_pdf_string(rule.get("prefix", ""))
-            style = rule.get("style", "")
-            first = rule.get("firstpagenum", 1) or 1
-            for p in range(start, min(end, self.page_count)):
-                n = first + p - start
-                if style == "D":
-                    num = str(n)
-                elif style in ("r", "R"):
-                    num = _roman(n) if style == "r" else _roman(n).upper()
-                elif style in ("a", "A"):
-                    num = _letters(n) if style == "a" else _letters(n).upper()
-                else:
-                    num = ""
-                label = (prefix + num).strip()
-                labels[p] = label or str(p + 1)
-        return labels
 
     def label(self, index: int) -> str:
         """The printed page label ("xii", "37"), else the physical page number."""
@@ -367,11 +282,11 @@ class PdfBook:
     def toc(self) -> list[TocEntry]:
         """The outline (0-based pages); from heading sizes when the PDF has none."""
         if self._toc is None:
-            outline = self._read_outline()
-            if len(outline) >= 2 or self.page_count <= 2:
-                self._toc = outline
+            found = self._read_outline()
+            if len(found) >= 2 or self.page_count <= 2:
+                self._toc = found
             else:
-                self._toc = self._headings_toc() or outline
+                self._toc = self._headings_toc() or found
         return self._toc
 
     def _read_outline(self) -> list[TocEntry]:
@@ -394,66 +309,19 @@ class PdfBook:
 
     def _headings_toc(self) -> list[TocEntry]:
         """Headings found by font size: a synthetic outline for books without one."""
-        n = self.page_count
-        step = max(1, n // HEADING_SAMPLE)
-        sample = sorted(set(range(0, n, step)) | {0, min(1, n - 1)})
-        sizes: Counter = Counter()
-        cands: list[lay.HeadingCandidate] = []
-        for i in sample:
-            cands.extend(self._heading_candidates(i, sizes))
-        body = lay.body_font_size(sizes)
-        level_of = lay.heading_sizes(cands, body, len(sample))
-        if not level_of:
-            return []
-        toc = []
-        for i in range(n):
-            for c in self._heading_candidates(i, Counter()):
-                if c.size in level_of:
-                    toc.append(TocEntry(level=level_of[c.size], title=c.text, page=i))
-        if toc and toc[0].level != 1:
-            toc = [replace(e, level=1) if k == 0 else e for k, e in enumerate(toc)]
+
+        def extract(i: int):
+            ex = self._extract(i)
+            return ex.blocks, ex.top, ex.height
+
+        toc = outline.headings_toc(self.page_count, extract, HEADING_SAMPLE)
         log.info("%s has no outline; found %d headings by font size", self.path.name, len(toc))
         return toc
 
-    def _heading_candidates(self, index: int, sizes: Counter) -> list[lay.HeadingCandidate]:
-        ex = self._extract(index)
-        out: list[lay.HeadingCandidate] = []
-        for block in ex.blocks:
-            prev: Optional[lay.HeadingCandidate] = None
-            for line in block.lines:
-                text = line.text
-                sizes[line.size] += len(text)
-                if lay.margin_band(line, ex.top, ex.height) or not lay.is_heading_text(text):
-                    prev = None
-                    continue
-                if prev is not None and prev.size == line.size and len(prev.text) < 120:
-                    prev = lay.HeadingCandidate(index, line.size, f"{prev.text} {text}")
-                    out[-1] = prev
-                else:
-                    prev = lay.HeadingCandidate(index, line.size, text)
-                    out.append(prev)
-        # A page of large text is not a page of headings.
-        return out if len(out) <= 6 else []
-
-    def _chapter_map(self) -> list[tuple[str, str]]:
-        if self._chapters is None:
-            toc = self.toc
-            levels = Counter(e.level for e in toc)
-            chapter_level = min((lv for lv in sorted(levels) if levels[lv] >= 2), default=1)
-            current = ("", "")
-            chapters: list[tuple[str, str]] = []
-            k = 0
-            for p in range(self.page_count):
-                while k < len(toc) and toc[k].page <= p:
-                    e = toc[k]
-                    if e.level <= chapter_level:
-                        current = (e.title, e.title)
-                    else:
-                        current = (current[0] or e.title, e.title)
-                    k += 1
-                chapters.append(current)
-            self._chapters = chapters
-        return self._chapters
+    def _section_map(self) -> outline.SectionMap:
+        if self._sections is None:
+            self._sections = outline.SectionMap(self.toc, self.page_count)
+        return self._sections
 
     # --- extraction ------------------------------------------------------------------
     def _extract(self, index: int) -> _Extracted:
@@ -477,7 +345,7 @@ class PdfBook:
 
     def _extract_uncached(self, index: int) -> _Extracted:
         page = self._doc.load_page(index)
-        disp = _display_transform(page)
+        disp = lay.display_transform(tuple(page.rotation_matrix))
         prect = page.rect
 
         tp = page.get_textpage(flags=TEXT_FLAGS)
@@ -587,24 +455,33 @@ class PdfBook:
         word_lines = lay.join_hyphenated(kept)
         words: list[Word] = []
         parts: list[str] = []
+        offsets: list[int] = []  # where each kept line starts in the text
+        length = 0
         prev_block = None
         for b, line_words in zip(block_of_line, word_lines):
             if not line_words:
+                offsets.append(length)
                 continue
             if prev_block is not None:
-                parts.append("\n\n" if b != prev_block else "\n")
+                sep = "\n\n" if b != prev_block else "\n"
+                parts.append(sep)
+                length += len(sep)
             prev_block = b
+            offsets.append(length)
             for w in line_words:
                 words.append(Word(w.text, w.rect, w.block, w.line, len(words), w.more_rects))
-            parts.append(" ".join(w.text for w in line_words))
+            line_text = " ".join(w.text for w in line_words)
+            parts.append(line_text)
+            length += len(line_text)
         text = "".join(parts)
-        chapter, section = self._chapter_map()[index]
+        (chapter, section), starts = self._section_map().on_page(index, kept, offsets)
         page = Page(
             index=index,
             label=self.label(index),
             text=text,
             chapter=chapter,
             section=section,
+            section_starts=starts,
             width=round(ex.width, 2),
             height=round(ex.height, 2),
             has_text_layer=any(line.words for block in ex.blocks for line in block.lines),
@@ -665,25 +542,8 @@ class PdfBook:
         missing = self.pages_without_text()
         if not missing:
             return ""
-        name = self.path.name
-        if len(missing) == self.page_count and not self._image_pages:
-            return (
-                f"'{name}' contains no text at all (its pages are blank or drawn as "
-                "graphics), so there is nothing to search or ask about. Use a PDF with "
-                "selectable text."
-            )
-        if len(missing) == self.page_count:
-            return (
-                f"'{name}' has no text layer on any page: it looks like a scanned book. "
-                "BookReader cannot search or answer questions about it because OCR "
-                "(reading text from images) is not available. Use a PDF with selectable text."
-            )
-        return (
-            f"{len(missing)} of {self.page_count} pages of '{name}' have no text layer "
-            f"(scanned images, blank or damaged pages): {format_page_list(missing)}. "
-            "OCR is not available, so BookReader cannot search or answer questions about "
-            "these pages; the rest of the book works normally."
-        )
+        scanned = bool(self._image_pages & set(missing))
+        return lay.missing_text_message(self.path.name, missing, self.page_count, scanned)
 
     # --- highlighting ----------------------------------------------------------------
     def search_rects(self, index: int, text: str) -> list[Rect]:
@@ -709,7 +569,7 @@ class PdfBook:
             try:
                 page = self._doc.load_page(index)
                 hits = page.search_for(piece, flags=fitz.TEXTFLAGS_SEARCH & ~fitz.TEXT_PRESERVE_LIGATURES)
-                disp = _display_transform(page)
+                disp = lay.display_transform(tuple(page.rotation_matrix))
                 return [disp(tuple(r)) for r in hits]
             except Exception as exc:
                 log.info("Search on page %d of %s failed: %r", index + 1, self.path, exc)
@@ -756,17 +616,3 @@ class PdfBook:
                 ) from exc
             finally:
                 _flush_mupdf_messages(f"{self.path.name} page {index + 1}")
-
-
-def format_page_list(pages: list[int], limit: int = 20) -> str:
-    """``[0, 1, 2, 6]`` -> ``"pages 1-3, 7"`` (1-based), shortened after ``limit`` ranges."""
-    ranges: list[tuple[int, int]] = []
-    for p in sorted(pages):
-        if ranges and p == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], p)
-        else:
-            ranges.append((p, p))
-    parts = [f"{a + 1}" if a == b else f"{a + 1}-{b + 1}" for a, b in ranges[:limit]]
-    more = f" and {len(ranges) - limit} more" if len(ranges) > limit else ""
-    word = "page" if len(pages) == 1 else "pages"
-    return f"{word} {', '.join(parts)}{more}"

@@ -349,3 +349,79 @@ def merge_rects_by_line(words: list[Word]) -> list[Rect]:
     for w in words:
         rects.extend(w.more_rects)
     return rects
+
+
+def format_page_list(pages: list[int], limit: int = 20) -> str:
+    """``[0, 1, 2, 6]`` -> ``"pages 1-3, 7"`` (1-based), shortened after ``limit`` ranges."""
+    ranges: list[tuple[int, int]] = []
+    for p in sorted(pages):
+        if ranges and p == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], p)
+        else:
+            ranges.append((p, p))
+    parts = [f"{a + 1}" if a == b else f"{a + 1}-{b + 1}" for a, b in ranges[:limit]]
+    more = f" and {len(ranges) - limit} more" if len(ranges) > limit else ""
+    word = "page" if len(pages) == 1 else "pages"
+    return f"{word} {', '.join(parts)}{more}"
+
+
+def missing_text_message(name: str, missing: list[int], page_count: int, scanned: bool) -> str:
+    """The user's message about pages without text ("" when there are none).
+
+    Args:
+        name: The PDF's file name.
+        missing: 0-based pages without a text layer.
+        page_count: Pages in the book.
+        scanned: Whether any of those pages shows an image (a scan) rather than nothing.
+    """
+    if not missing:
+        return ""
+    if len(missing) == page_count and not scanned:
+        return (
+            f"'{name}' contains no text at all (its pages are blank or drawn as "
+            "graphics), so there is nothing to search or ask about. Use a PDF with "
+            "selectable text."
+        )
+    if len(missing) == page_count:
+        return (
+            f"'{name}' has no text layer on any page: it looks like a scanned book. "
+            "BookReader cannot search or answer questions about it because OCR "
+            "(reading text from images) is not available. Use a PDF with selectable text."
+        )
+    return (
+        f"{len(missing)} of {page_count} pages of '{name}' have no text layer "
+        f"(scanned images, blank or damaged pages): {format_page_list(missing)}. "
+        "OCR is not available, so BookReader cannot search or answer questions about "
+        "these pages; the rest of the book works normally."
+    )
+
+
+def display_transform(matrix: tuple[float, ...]):
+    """A function mapping an extraction box to display coordinates (page rotation applied).
+
+    ``matrix`` is the page's ``rotation_matrix``; the identity is the common, fast case.
+    """
+    a, b, c, d, e, f = matrix
+    if (a, b, c, d, e, f) == (1, 0, 0, 1, 0, 0):
+        return lambda r: (round(r[0], 2), round(r[1], 2), round(r[2], 2), round(r[3], 2))
+
+    def disp(r) -> Rect:
+        xs, ys = [], []
+        for x, y in ((r[0], r[1]), (r[2], r[3]), (r[0], r[3]), (r[2], r[1])):
+            xs.append(a * x + c * y + e)
+            ys.append(b * x + d * y + f)
+        return (round(min(xs), 2), round(min(ys), 2), round(max(xs), 2), round(max(ys), 2))
+
+    return disp
+
+
+def password_variants(password: str) -> list[str]:
+    """The password as typed, then SASLprep-normalised (AES-256 R6 files need that)."""
+    mapped = "".join(
+        " " if unicodedata.category(ch) == "Zs" else ch
+        for ch in password
+        if ch not in "\u00ad\u034f\u1806\u180b\u180c\u180d\u200b\u200c\u200d\u2060\ufeff"
+        and not "\ufe00" <= ch <= "\ufe0f"
+    )
+    variants = [password, unicodedata.normalize("NFKC", mapped), password.strip()]
+    return list(dict.fromkeys(variants))
