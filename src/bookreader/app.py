@@ -130,8 +130,9 @@ def acquire_instance_lock(data_dir: Path):
     lock = QLockFile(str(data_dir / LOCK_FILE))
     lock.setStaleLockTime(0)  # only a dead process's lock is stale
     if not lock.tryLock(200):
-        ok, pid, host, _app = lock.getLockInfo()
-        owner = f" (process {pid})" if ok and pid else ""
+        info = lock.getLockInfo()  # (pid, host, app) in PySide6; may be empty
+        pid = info[-3] if isinstance(info, tuple) and len(info) >= 3 else None
+        owner = f" (process {pid})" if isinstance(pid, int) and pid > 0 else ""
         raise AlreadyRunning(
             f"BookReader is already open on the data folder {data_dir}{owner}. Switch to "
             "that window, or start BookReader with another data folder "
@@ -164,6 +165,7 @@ class AppContext:
             return False
         self.runner.shutdown()
         self.service.close()
+        self.runner.reopen()
         self.lock.unlock()
         self.lock = new_lock
         self.settings = settings

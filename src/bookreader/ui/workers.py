@@ -146,6 +146,7 @@ class TaskRunner(QObject):
             self._pools[name] = pool
         self._live: set[Task] = set()
         self.on_unexpected = on_unexpected
+        self.closed = False  # after shutdown, results are dropped (their widgets are gone)
 
     def submit(
         self,
@@ -194,7 +195,11 @@ class TaskRunner(QObject):
         self.task_ended.emit(task.name)
 
     def shutdown(self, timeout_ms: int = 10000) -> bool:
-        """Cancel everything and wait for the threads; True when all stopped in time."""
+        """Cancel everything and wait for the threads; True when all stopped in time.
+
+        Results still queued for the GUI are dropped: the window is closing.
+        """
+        self.closed = True
         for task in list(self._live):
             task.cancel()
         ok = True
@@ -204,6 +209,10 @@ class TaskRunner(QObject):
                 log.warning("Worker pool %s did not stop within %d ms", name, timeout_ms)
                 ok = False
         return ok
+
+    def reopen(self) -> None:
+        """Accept and deliver work again after :meth:`shutdown` (switching data folders)."""
+        self.closed = False
 
 
 class _Relay(QObject):
@@ -222,13 +231,19 @@ class _Relay(QObject):
         self._on_cancel = on_cancel
         self._on_end = on_end
 
+    @property
+    def _live(self) -> bool:
+        return not self._runner.closed
+
     @Slot(object)
     def on_succeeded(self, result: Any) -> None:
-        if self._on_success is not None:
+        if self._live and self._on_success is not None:
             self._on_success(result)
 
     @Slot(object)
     def on_failed(self, exc: BaseException) -> None:
+        if not self._live:
+            return
         if self._on_failure is not None:
             self._on_failure(exc)
         elif not isinstance(exc, BookReaderError) and self._runner.on_unexpected:
@@ -238,28 +253,28 @@ class _Relay(QObject):
 
     @Slot(int, int, str)
     def on_progressed(self, done: int, total: int, message: str) -> None:
-        if self._on_progress is not None:
+        if self._live and self._on_progress is not None:
             self._on_progress(done, total, message)
 
     @Slot(str)
     def on_token_received(self, text: str) -> None:
-        if self._on_token is not None:
+        if self._live and self._on_token is not None:
             self._on_token(text)
 
     @Slot(object)
     def on_partial_result_ready(self, value: Any) -> None:
-        if self._on_partial is not None:
+        if self._live and self._on_partial is not None:
             self._on_partial(value)
 
     @Slot()
     def on_cancelled(self) -> None:
-        if self._on_cancel is not None:
+        if self._live and self._on_cancel is not None:
             self._on_cancel()
 
     @Slot()
     def on_ended(self) -> None:
         try:
-            if self._on_end is not None:
+            if self._live and self._on_end is not None:
                 self._on_end()
         finally:
             self._runner._forget(self._task)

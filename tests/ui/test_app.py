@@ -1,0 +1,125 @@
+"""The window as a whole: errors, passwords, one instance per data folder, settings,
+the crash hook, the library panel and remembered layout."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+
+from bookreader.app import AlreadyRunning, build_app
+from bookreader.ui.messages import RecordingSink
+
+
+def test_broken_pdf_shows_a_readable_error(make_app, ui_settings, tmp_path, qtbot):
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\n1 0 obj <</Type /Catalog>> garbage \x00\x01\x02")
+    ctx = make_app(ui_settings)
+    with qtbot.waitSignal(ctx.window.document.open_failed, timeout=10000):
+        ctx.window.open_book(broken)
+    assert len(ctx.sink.errors) == 1
+    title, message = ctx.sink.errors[0]
+    assert "broken.pdf" in message
+    assert not ctx.sink.crashes
+    assert ctx.window.reader.meta is None
+
+
+def test_encrypted_pdf_asks_for_its_password_until_right(make_app, ui_settings, tmp_path,
+                                                         qtbot, pdf_factory):
+    locked = pdf_factory(tmp_path / "locked.pdf", password="s3cret")
+    sink = RecordingSink(passwords=["wrong", "s3cret"])
+    ctx = make_app(ui_settings, sink=sink)
+    with qtbot.waitSignal(ctx.window.book_opened, timeout=20000) as blocker:
+        ctx.window.open_book(locked)
+    assert sink.password_prompts == [("locked.pdf", False), ("locked.pdf", True)]
+    assert blocker.args[0].page_count == 4
+    assert not sink.errors
+
+
+def test_cancelled_password_prompt_opens_nothing(make_app, ui_settings, tmp_path, qtbot,
+                                                 pdf_factory):
+    locked = pdf_factory(tmp_path / "locked.pdf", password="s3cret")
+    sink = RecordingSink(passwords=[None])
+    ctx = make_app(ui_settings, sink=sink)
+    with qtbot.waitSignal(ctx.window.document.open_failed, timeout=10000):
+        ctx.window.open_book(locked)
+    assert sink.password_prompts == [("locked.pdf", False)]
+    assert ctx.window.reader.meta is None
+
+
+def test_second_window_on_the_same_data_is_refused(make_app, ui_settings):
+    make_app(ui_settings)
+    sink = RecordingSink()
+    with pytest.raises(AlreadyRunning):
+        build_app(["again"], settings=ui_settings, sink=sink)
+    assert len(sink.errors) == 1
+    assert "already open" in sink.errors[0][1]
+    assert str(ui_settings.data_dir) in sink.errors[0][1]
+
+
+def test_unexpected_worker_error_reaches_crash_dialog_and_log(make_app, ui_settings, qtbot):
+    ctx = make_app(ui_settings)
+
+    def boom(ctl):
+        raise RuntimeError("simulated bug in a worker")
+
+    with qtbot.waitSignal(ctx.reporter.crash_reported, timeout=5000):
+        ctx.runner.submit("library", boom, name="boom")
+    assert ctx.sink.crashes and "simulated bug" in ctx.sink.crashes[0][0]
+    for h in logging.getLogger().handlers:
+        h.flush()
+    assert "simulated bug in a worker" in ctx.log_file.read_text(encoding="utf-8")
+
+
+def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot):
+    ctx = make_app(ui_settings)
+    win = ctx.window
+    dialog = win.show_settings()
+    dialog.backend_buttons["bundled"].setChecked(True)
+    dialog.budget_bundled.setValue(7.5)
+    dialog.similarity.setValue(0.55)
+    dialog.api_key_edit.setText("sk-ant-test-key-never-on-disk")
+    with qtbot.waitSignal(win.settings_applied, timeout=5000):
+        dialog.save_button.click()
+    saved = json.loads((ui_settings.data_dir / "settings.json").read_text())
+    assert saved["llm_backend"] == "bundled"
+    assert saved["generation_budget_bundled_s"] == 7.5
+    assert saved["grounding_similarity_threshold"] == 0.55
+    assert win.settings.generation_budget_bundled_s == 7.5
+    # The library is rebuilt with the new settings once its workers are idle.
+    qtbot.waitUntil(lambda: ctx.service.settings.generation_budget_bundled_s == 7.5)
+    # The key went to the keyring or process memory, never to a file in the data folder.
+    for path in ui_settings.data_dir.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".ini", ".log", ".txt"):
+            assert "sk-ant-test-key" not in path.read_text(errors="ignore"), path
+    os.environ.pop("ANTHROPIC_API_KEY", None)
+    again = win.show_settings()
+    assert again.budget_bundled.value() == 7.5
+    assert again.backend_buttons["bundled"].isChecked()
+
+
+def test_library_panel_shows_progress_then_ready(make_app, ui_settings, book_pdf, qtbot):
+    ctx = make_app(ui_settings)
+    progress = []
+    ctx.service.ingest_progressed.connect(lambda p, d, t, m: progress.append((d, t, m)))
+    with qtbot.waitSignal(ctx.service.ingest_finished, timeout=120000) as blocker:
+        ctx.window.open_book(book_pdf)
+    info = blocker.args[1]
+    assert info.state == "ready" and info.chunk_count > 0
+    assert progress and progress[-1][0] == progress[-1][1]
+    entry = ctx.window.library_panel.entry(str(book_pdf.resolve()))
+    assert entry is not None and entry.state == "ready"
+    assert ctx.window.chat.book_ready
+
+
+def test_recent_books_and_layout_are_remembered(make_app, ui_settings, book_pdf, qtbot):
+    ctx = make_app(ui_settings)
+    with qtbot.waitSignal(ctx.window.book_opened, timeout=20000):
+        ctx.window.open_book(book_pdf)
+    ctx.window.save_layout()
+    ini = (ui_settings.data_dir / "ui.ini").read_text()
+    assert "geometry" in ini
+    assert ctx.window.recent_books() == [str(book_pdf.resolve())]
+    assert ctx.window.library_panel.recent.count() == 1
