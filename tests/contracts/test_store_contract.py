@@ -100,9 +100,8 @@ def backend(request, tmp_path):
         store.close()
 
 
-@pytest.fixture
-def filled(backend):
-    """An open store holding 60 chunks, upserted in shuffled order in two calls."""
+def fill(backend: Backend):
+    """Open a store and upsert 60 chunks into it, shuffled, in two calls."""
     chunks = make_chunks()
     vectors = make_vectors(len(chunks))
     order = np.random.default_rng(1).permutation(len(chunks))
@@ -113,20 +112,35 @@ def filled(backend):
     return store, chunks, vectors
 
 
+@pytest.fixture(scope="module", params=["edge", "server-local"])
+def filled_ro(request, tmp_path_factory):
+    """A filled store shared by the tests that only read (one per backend and module)."""
+    b = Backend(request.param, tmp_path_factory.mktemp(request.param))
+    yield fill(b)
+    for store in b.opened:
+        store.close()
+
+
+@pytest.fixture
+def filled(backend):
+    """A filled store of the test's own, for tests that change or close it."""
+    return fill(backend)
+
+
 # --- the contract ---------------------------------------------------------------------------
-def test_is_a_vector_store(filled):
-    store, _, _ = filled
+def test_is_a_vector_store(filled_ro):
+    store, _, _ = filled_ro
     assert isinstance(store, VectorStore)
     assert store.book_id == BOOK
 
 
-def test_count_after_upsert(filled):
-    store, chunks, _ = filled
+def test_count_after_upsert(filled_ro):
+    store, chunks, _ = filled_ro
     assert store.count() == len(chunks)
 
 
-def test_search_returns_true_nearest_neighbours_best_first(filled):
-    store, chunks, vectors = filled
+def test_search_returns_true_nearest_neighbours_best_first(filled_ro):
+    store, chunks, vectors = filled_ro
     for probe in (0, 17, 59):
         hits = store.search(vectors[probe], top_k=5)
         assert [c.chunk_id for c, _ in hits] == brute_force(chunks, vectors, vectors[probe], 5)
@@ -136,8 +150,8 @@ def test_search_returns_true_nearest_neighbours_best_first(filled):
         assert all(-1.0001 <= s <= 1.0001 for s in scores)
 
 
-def test_search_with_an_unnormalised_query_uses_cosine(filled):
-    store, chunks, vectors = filled
+def test_search_with_an_unnormalised_query_uses_cosine(filled_ro):
+    store, chunks, vectors = filled_ro
     hits = store.search(vectors[9] * 3.5, top_k=3)
     assert hits[0][0].chunk_id == chunks[9].chunk_id
     assert hits[0][1] == pytest.approx(1.0, abs=1e-4)
@@ -155,8 +169,8 @@ def test_search_with_an_unnormalised_query_uses_cosine(filled):
     ],
     ids=["pages", "from-page", "to-page", "chapter", "two-chapters", "pages-and-chapter"],
 )
-def test_filtered_search_matches_brute_force(filled, flt):
-    store, chunks, vectors = filled
+def test_filtered_search_matches_brute_force(filled_ro, flt):
+    store, chunks, vectors = filled_ro
     query = make_vectors(1, seed=99)[0]
     hits = store.search(query, top_k=6, flt=flt)
     assert hits, "the filter accepts some chunks"
@@ -164,8 +178,8 @@ def test_filtered_search_matches_brute_force(filled, flt):
     assert [c.chunk_id for c, _ in hits] == brute_force(chunks, vectors, query, 6, flt)
 
 
-def test_page_filter_needs_the_whole_chunk_inside(filled):
-    store, chunks, vectors = filled
+def test_page_filter_needs_the_whole_chunk_inside(filled_ro):
+    store, chunks, vectors = filled_ro
     # chunk 3 spans pages 1-2: a filter ending at page 1 must exclude it.
     assert (chunks[3].page_start, chunks[3].page_end) == (1, 2)
     hits = store.search(vectors[3], top_k=60, flt=SearchFilter(page_start=0, page_end=1))
@@ -174,25 +188,25 @@ def test_page_filter_needs_the_whole_chunk_inside(filled):
     assert ids == {c.chunk_id for c in chunks if c.page_end <= 1}
 
 
-def test_filter_accepting_nothing_returns_nothing(filled):
-    store, _, vectors = filled
+def test_filter_accepting_nothing_returns_nothing(filled_ro):
+    store, _, vectors = filled_ro
     assert store.search(vectors[0], 5, SearchFilter(chapters=("No such chapter",))) == []
     assert store.chunks(SearchFilter(page_start=1000)) == []
 
 
-def test_chunks_come_in_position_order(filled):
-    store, chunks, _ = filled
+def test_chunks_come_in_position_order(filled_ro):
+    store, chunks, _ = filled_ro
     assert list(store.chunks()) == chunks
 
 
-def test_chunks_respect_the_filter(filled):
-    store, chunks, _ = filled
+def test_chunks_respect_the_filter(filled_ro):
+    store, chunks, _ = filled_ro
     flt = SearchFilter(page_start=4, page_end=20, chapters=(CHAPTERS[0], CHAPTERS[1]))
     assert list(store.chunks(flt)) == [c for c in chunks if flt.accepts(c)]
 
 
-def test_payload_round_trips_every_chunk_field(filled):
-    store, chunks, vectors = filled
+def test_payload_round_trips_every_chunk_field(filled_ro):
+    store, chunks, vectors = filled_ro
     got = {c.chunk_id: c for c in store.chunks()}
     for original in chunks:
         assert dataclasses.asdict(got[original.chunk_id]) == dataclasses.asdict(original)
@@ -201,8 +215,8 @@ def test_payload_round_trips_every_chunk_field(filled):
     assert hit.label_start == "xii" and "ünïcode ✓" in hit.text
 
 
-def test_existing_ids(filled):
-    store, chunks, _ = filled
+def test_existing_ids(filled_ro):
+    store, chunks, _ = filled_ro
     asked = [chunks[0].chunk_id, chunks[42].chunk_id, "not-stored", "also-missing"]
     assert store.existing_ids(asked) == {chunks[0].chunk_id, chunks[42].chunk_id}
     assert store.existing_ids([]) == set()
