@@ -116,6 +116,12 @@ class HybridRetriever:
             InvalidInput: the query is empty.
             QueryTimeout: the search took longer than ``settings.retrieval_timeout_s``.
         """
+        return self.explain(query, top_k, flt)[0]
+
+    def explain(
+        self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
+    ) -> tuple[Retrieval, dict[str, float]]:
+        """:meth:`search`, plus the confidence's inputs ``{"top_cos", "coverage"}``."""
         query = query.strip()
         if not query:
             raise InvalidInput("The search is empty. Type a few words to search for.")
@@ -172,7 +178,7 @@ class HybridRetriever:
         scored.sort(key=lambda p: (-p.score, p.chunk.position))
         passages = tuple(scored[:top_k])
 
-        confidence = 0.0
+        confidence = top_cos = coverage = 0.0
         if passages:
             top_cos = max(cos.get(p.chunk.chunk_id, 0.0) for p in passages[:COVERAGE_DEPTH])
             coverage = term_coverage(query, [p.chunk.text for p in passages[:COVERAGE_DEPTH]])
@@ -183,13 +189,14 @@ class HybridRetriever:
             "Search %r: %d passages, confidence %.2f, %.1f ms", query[:80], len(passages),
             confidence, latency_ms,
         )
-        return Retrieval(
+        retrieval = Retrieval(
             query=query,
             passages=passages,
             confidence=round(confidence, 4),
             latency_ms=latency_ms,
             filter=flt,
         )
+        return retrieval, {"top_cos": top_cos, "coverage": coverage}
 
     def is_covered(self, retrieval: Retrieval) -> bool:
         """True when the retrieval is confident enough to answer from the book."""

