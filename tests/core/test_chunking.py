@@ -226,3 +226,20 @@ def test_chunks_from_a_real_pdf(tmp_path, chunker, count):
     for c in chunks:
         page = pages[c.page_start]
         assert c.text.startswith(norm(page.text[c.char_start:])[:30])
+
+
+def test_a_chapter_starting_mid_page_starts_a_new_chunk(chunker):
+    first = page_text(0, 6)
+    second = "Chapter 2 Loops\n" + page_text(100, 6)
+    text = first + "\n" + second
+    cut = len(first) + 1
+    page = Page(0, "1", text, "Chapter 1", "1.1", section_starts=((cut, "Chapter 2", "2.1"),))
+    nxt = Page(1, "2", page_text(200, 6), "Chapter 2", "2.1")
+    chunks = list(chunker.chunks([page, nxt], "book"))
+    assert [c.chapter for c in chunks][0] == "Chapter 1"
+    ch1 = [c for c in chunks if c.chapter == "Chapter 1"]
+    ch2 = [c for c in chunks if c.chapter == "Chapter 2"]
+    assert ch1 and ch2
+    assert all("Chapter 2 Loops" not in c.text for c in ch1)
+    assert ch2[0].text.startswith("Chapter 2 Loops") and ch2[0].char_start == cut
+    assert ch2[0].section == "2.1" and ch2[0].page_start == 0

@@ -88,18 +88,27 @@ class SentenceSplitter:
         params.abbrev_types = set(_ABBREVIATIONS)
         self._punkt = PunktSentenceTokenizer(params)
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """``(start, end)`` offsets of the sentences of ``text``, in order, none empty."""
+    def spans(self, text: str, cuts: Iterable[int] = ()) -> list[tuple[int, int]]:
+        """``(start, end)`` offsets of the sentences of ``text``, in order, none empty.
+
+        Args:
+            text: The page text.
+            cuts: Offsets where a sentence must end anyway (a chapter or section that
+                starts mid-page, possibly after a heading without a full stop).
+        """
+        bounds = sorted({0, len(text), *(c for c in cuts if 0 < c < len(text))})
         out: list[tuple[int, int]] = []
-        pos = 0
-        for part in _PARAGRAPH_BREAK.split(text):
-            start = text.find(part, pos) if part else pos
-            pos = start + len(part)
-            if not part.strip():
-                continue
-            for s, e in self._punkt.span_tokenize(part):
-                if part[s:e].strip():
-                    out.append((start + s, start + e))
+        for lo, hi in zip(bounds, bounds[1:]):
+            region = text[lo:hi]
+            pos = 0
+            for part in _PARAGRAPH_BREAK.split(region):
+                start = region.find(part, pos) if part else pos
+                pos = start + len(part)
+                if not part.strip():
+                    continue
+                for s, e in self._punkt.span_tokenize(part):
+                    if part[s:e].strip():
+                        out.append((lo + start + s, lo + start + e))
         return out
 
 
@@ -157,28 +166,40 @@ class Chunker:
         # The last sentence of the previous page when it did not end, with its raw text.
         pending: Optional[tuple[Segment, str]] = None
         for page in pages:
-            spans = self._splitter.spans(page.text) if page.text else []
-            if pending is not None and (pending[0].chapter != page.chapter or not spans):
-                yield from self._fit(*pending)
-                pending = None
+            starts = getattr(page, "section_starts", ())
+            cuts = [start for start, _chapter, _section in starts]  # 0 included
+            spans = self._splitter.spans(page.text, cuts) if page.text else []
             for i, (s, e) in enumerate(spans):
                 raw: Optional[str] = page.text[s:e]
+                chapter, section = _section_at(page, s)
                 seg = Segment(
                     " ".join(page.text[s:e].split()), -1, page.index, page.label, s,
-                    page.index, page.label, e, page.chapter, page.section,
+                    page.index, page.label, e, chapter, section,
                 )
-                if i == 0 and pending is not None:
+                if pending is not None:
                     prev = pending[0]
-                    seg = Segment(
-                        f"{prev.text} {seg.text}", -1, prev.page_start, prev.label_start,
-                        prev.char_start, page.index, page.label, e, prev.chapter, prev.section,
+                    continues = (
+                        i == 0
+                        and (prev.chapter, prev.section) == (chapter, section)
+                        and not any(c <= s for c in cuts)
                     )
-                    raw = None  # spans two pages: no single raw text
+                    if continues:
+                        seg = Segment(
+                            f"{prev.text} {seg.text}", -1, prev.page_start, prev.label_start,
+                            prev.char_start, page.index, page.label, e, prev.chapter,
+                            prev.section,
+                        )
+                        raw = None  # spans two pages: no single raw text
+                    else:
+                        yield from self._fit(*pending)
                     pending = None
                 if i == len(spans) - 1 and raw is not None and not _SENTENCE_END.search(raw):
                     pending = (seg, raw)
                 else:
                     yield from self._fit(seg, raw)
+            if not spans and pending is not None:
+                yield from self._fit(*pending)
+                pending = None
         if pending is not None:
             yield from self._fit(*pending)
 
@@ -265,6 +286,14 @@ class Chunker:
             char_start=first.char_start,
             char_end=end_seg.char_end,
         )
+
+
+def _section_at(page: Page, offset: int) -> tuple[str, str]:
+    """(chapter, section) in effect at ``offset`` of the page (sections may start mid-page)."""
+    section_at = getattr(page, "section_at", None)
+    if section_at is None:
+        return page.chapter, page.section
+    return section_at(offset)
 
 
 def _with_tokens(seg: Segment, n: int) -> Segment:
