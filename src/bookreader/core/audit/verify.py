@@ -136,7 +136,17 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
             while head and head.isspace():
                 head = fh.read(1)
             if head == "[" or path.suffix == ".json":
-                data = json.loads(head + fh.read())
+                first = head + fh.readline()
+                if first.startswith('{"export":') and first.rstrip().endswith('"records":['):
+                    # As export writes it: one record a line, streamed without loading all.
+                    for line in fh:
+                        line = line.strip()
+                        if line.startswith("]"):
+                            return
+                        if line:
+                            yield json.loads(line[:-1] if line.endswith(",") else line)
+                    raise ValueError("the list of records is not closed")
+                data = json.loads(first + fh.read())
                 records = data.get("records") if isinstance(data, dict) else data
                 if not isinstance(records, list):
                     raise ValueError("no list of records")
