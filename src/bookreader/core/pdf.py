@@ -170,9 +170,14 @@ class PdfBook:
             raise
         except Exception as exc:
             doc.close()
+            log.info("Cannot count the pages of %s: %r", path, exc)
+            what = (
+                "declares an impossible number of pages (its page tree is broken)"
+                if "number of pages" in str(exc).lower()
+                else "could not be read: its structure is damaged"
+            )
             raise PdfError(
-                f"'{name}' could not be read: its structure is damaged. Save a new copy "
-                "from another PDF viewer and try again.",
+                f"'{name}' {what}. Save a new copy from another PDF viewer and try again.",
                 details=repr(exc),
             ) from exc
         finally:
@@ -405,7 +410,9 @@ class PdfBook:
         text = line.text
         if lay.is_page_number_line(text, self.label(index), index + 1):
             return True
-        if line.size <= body_size + 0.5 and lay.matches_title(text, self._title_keys()):
+        if line.size > body_size + 1.0:
+            return False  # running headers are not set larger than the text
+        if lay.matches_title(text, self._title_keys()):
             return True
         key = (band, lay.line_signature(text))
         need = 2 if self.page_count >= 4 else 1

@@ -90,13 +90,15 @@ def reading_order(blocks: list[TextBlock], page_width: float) -> list[TextBlock]
     """Blocks in the order a person reads them.
 
     Single-column pages keep the order of the content stream, which is right for nearly
-    every producer.  When the page has two (or more) columns of narrow blocks side by side,
+    every producer.  When the page has two (or more) columns of blocks side by side,
     blocks are read band by band: wide blocks (titles, figures spanning the page) cut the
     page into bands, and inside a band the columns are read left to right, each top to
     bottom.  This avoids the classic failure of sorting by y alone, which interleaves lines
-    of the two columns.
+    of the two columns.  Side-by-side blocks of one or two lines each are table cells, not
+    columns, and keep their order.
     """
-    if len(blocks) < 4:
+    blocks = [part for b in blocks for part in split_side_by_side(b)]
+    if len(blocks) < 2:
         return blocks
     x0 = min(b.bbox[0] for b in blocks)
     x1 = max(b.bbox[2] for b in blocks)
@@ -104,7 +106,10 @@ def reading_order(blocks: list[TextBlock], page_width: float) -> list[TextBlock]
     mid = (x0 + x1) / 2
     left = [b for b in blocks if b.bbox[2] <= mid + 0.02 * width]
     right = [b for b in blocks if b.bbox[0] >= mid - 0.02 * width]
-    if len(left) < 2 or len(right) < 2 or not _columns_overlap(left, right):
+    if not left or not right or not _columns_overlap(left, right):
+        return blocks
+    line_counts = sorted(len(b.lines) for b in left + right)
+    if line_counts[len(line_counts) // 2] < 3:
         return blocks
     wide = [b for b in blocks if b not in left and b not in right]
     wide.sort(key=lambda b: b.bbox[1])
@@ -118,6 +123,34 @@ def reading_order(blocks: list[TextBlock], page_width: float) -> list[TextBlock]
         if w is not None:
             ordered.append(w)
     return ordered
+
+
+def split_side_by_side(block: TextBlock) -> list[TextBlock]:
+    """A block whose lines stand in two columns (MuPDF sometimes merges columns whose
+    baselines line up) split into a left and a right block, each with 3+ lines."""
+    lines = block.lines
+    if len(lines) < 6:
+        return [block]
+    by_x = sorted(lines, key=lambda ln: ln.bbox[0])
+    reach = by_x[0].bbox[2]
+    for k in range(1, len(by_x)):
+        if by_x[k].bbox[0] > reach + 5:
+            left_set = {id(ln) for ln in by_x[:k]}
+            left = [ln for ln in lines if id(ln) in left_set]
+            right = [ln for ln in lines if id(ln) not in left_set]
+            if len(left) < 3 or len(right) < 3:
+                return [block]
+            return [_block_of(left)] + split_side_by_side(_block_of(right))
+        reach = max(reach, by_x[k].bbox[2])
+    return [block]
+
+
+def _block_of(lines: list[TextLine]) -> TextBlock:
+    return TextBlock(
+        list(lines),
+        (min(ln.bbox[0] for ln in lines), min(ln.bbox[1] for ln in lines),
+         max(ln.bbox[2] for ln in lines), max(ln.bbox[3] for ln in lines)),
+    )
 
 
 def _columns_overlap(left: list[TextBlock], right: list[TextBlock]) -> bool:
@@ -262,15 +295,19 @@ def heading_sizes(
         return {}
     threshold = body_size + max(1.0, 0.12 * body_size)
     by_size: dict[float, set[int]] = {}
+    per_page: Counter = Counter()
     for c in candidates:
         if c.size >= threshold:
             by_size.setdefault(c.size, set()).add(c.page)
+            per_page[(c.size, c.page)] += 1
     sizes = sorted(by_size, reverse=True)
     kept: list[float] = []
     for s in sizes:
         pages = by_size[s]
         if len(pages) > max(3, 0.6 * page_count):
             continue  # on most pages: not a heading
+        if max(per_page[(s, p)] for p in pages) > 6:
+            continue  # a page full of it: large text (a poster, a slide), not headings
         if not kept and len(sizes) > 1 and page_count > 3 and len(pages) == 1 and min(pages) <= 1:
             continue  # the title on the title page
         kept.append(s)

@@ -100,14 +100,19 @@ ExtractFn = Callable[[int], tuple[list[lay.TextBlock], float, float]]
 def heading_candidates(
     index: int, blocks: list[lay.TextBlock], top: float, height: float, sizes: Counter
 ) -> list[lay.HeadingCandidate]:
-    """Short lines of one page with their sizes; counts characters per size in ``sizes``."""
+    """Short lines of one page with their sizes; counts characters per size in ``sizes``.
+
+    Lines in the margins count too: running headers are set no larger than the text and
+    repeat on most pages, and :func:`~bookreader.core.pdf_layout.heading_sizes` drops
+    both kinds, while a chapter title often sits high on its page.
+    """
     out: list[lay.HeadingCandidate] = []
     for block in blocks:
         prev: Optional[lay.HeadingCandidate] = None
         for line in block.lines:
             text = line.text
             sizes[line.size] += len(text)
-            if lay.margin_band(line, top, height) or not lay.is_heading_text(text):
+            if not lay.is_heading_text(text):
                 prev = None
                 continue
             if prev is not None and prev.size == line.size and len(prev.text) < 120:
@@ -116,8 +121,7 @@ def heading_candidates(
             else:
                 prev = lay.HeadingCandidate(index, line.size, text)
                 out.append(prev)
-    # A page of large text (a poster, a title page) is not a page of headings.
-    return out if len(out) <= 6 else []
+    return out
 
 
 def headings_toc(page_count: int, extract: ExtractFn, sample_size: int = 80) -> list[TocEntry]:
