@@ -372,3 +372,19 @@ def test_sqlite_runs_in_wal_mode(tmp_path):
             assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
     finally:
         log.close()
+
+
+def test_migrations_build_exactly_the_model(audit, audit_url):
+    """The named migrations and the SQLAlchemy model describe the same table and indexes."""
+    engine = sa.create_engine(audit_url)
+    try:
+        insp = sa.inspect(engine)
+        assert {c["name"] for c in insp.get_columns("audit_records")} == set(COLUMNS)
+        indexed = {tuple(i["column_names"]) for i in insp.get_indexes("audit_records")}
+        indexed |= {tuple(u["column_names"]) for u in insp.get_unique_constraints("audit_records")}
+        for col in ("query_id", "answer_id", "created_at", "record_id", "record_hash"):
+            assert (col,) in indexed, col
+        assert insp.get_pk_constraint("audit_records")["constrained_columns"] == ["seq"]
+        assert insp.has_table("audit_anchors") and insp.has_table("schema_version")
+    finally:
+        engine.dispose()

@@ -193,3 +193,14 @@ def test_csv_parses_back_with_the_csv_module_in_memory(filled, tmp_path):
     rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8-sig"), newline="")))
     assert len(rows) == 13
     assert rows[1][COLUMNS.index("answer_text")] == answers[0].text
+
+
+def test_a_pretty_printed_json_export_still_verifies(filled, tmp_path):
+    """Someone opened the export in an editor and saved it indented: it still verifies."""
+    log, _ = filled
+    out = tmp_path / "audit.json"
+    log.export("json", out)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    out.write_text(json.dumps(data, indent=2, ensure_ascii=True), encoding="utf-8")
+    result = log.verify(out)
+    assert result.ok and result.n_records == 12

@@ -102,9 +102,9 @@ class PruneResult:
     message: str
 
 
-def _to_bound(value: DateLike, *, end: bool) -> Optional[str]:
-    """A date/datetime (or its ISO text) as a ``created_at`` bound.  A bare date as ``until``
-    includes that whole day."""
+def _to_bound(value: DateLike, *, end: bool) -> Optional[tuple[str, bool]]:
+    """A date/datetime (or its ISO text) as a ``created_at`` bound: (timestamp, inclusive).
+    A bare date as ``until`` includes that whole day (it becomes "before the next midnight")."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
@@ -119,9 +119,9 @@ def _to_bound(value: DateLike, *, end: bool) -> Optional[str]:
                 f"Cannot read the date {text!r}. Use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS."
             ) from exc
     if isinstance(value, datetime):
-        return utc_timestamp(value)
+        return utc_timestamp(value), True
     day = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    return utc_timestamp(day + timedelta(days=1) if end else day)
+    return (utc_timestamp(day + timedelta(days=1)), False) if end else (utc_timestamp(day), True)
 
 
 class AuditLog:
@@ -331,16 +331,16 @@ class AuditLog:
         self, *, since: DateLike = None, until: DateLike = None, book=None, mode=None
     ) -> sa.Select:
         q = sa.select(records_t).order_by(records_t.c.seq)
+        col = records_t.c.created_at
         lo, hi = _to_bound(since, end=False), _to_bound(until, end=True)
         if lo:
-            q = q.where(records_t.c.created_at >= lo)
+            q = q.where(col >= lo[0])
         if hi:
-            q = q.where(records_t.c.created_at < hi if len(str(until)) == 10 else
-                        records_t.c.created_at <= hi)
+            q = q.where(col <= hi[0] if hi[1] else col < hi[0])
         if book:
             q = q.where(
                 sa.or_(records_t.c.book_id == str(book),
-                       records_t.c.book_title.ilike(f"%{book}%"))
+                       records_t.c.book_title.icontains(str(book), autoescape=True))
             )
         if mode:
             q = q.where(records_t.c.mode == getattr(mode, "value", str(mode)))
