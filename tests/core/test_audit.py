@@ -388,3 +388,20 @@ def test_migrations_build_exactly_the_model(audit, audit_url):
         assert insp.has_table("audit_anchors") and insp.has_table("schema_version")
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("url,words", [
+    ("not a url", "not valid"),
+    ("nosuchdb://x/y", "driver"),
+])
+def test_bad_database_urls_say_what_to_do(url, words):
+    with pytest.raises(StoreError, match=words):
+        AuditLog(url)
+
+
+def test_unreachable_server_is_a_store_error():
+    from audit_support import free_port
+
+    pytest.importorskip("psycopg")
+    with pytest.raises(StoreError, match="Cannot open the audit log"):
+        AuditLog(f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/nothing")

@@ -202,7 +202,14 @@ class AuditLog:
                 "or postgresql+psycopg://user@host/database."
             ) from exc
         if u.get_backend_name() != "sqlite":
-            return sa.create_engine(u, pool_pre_ping=True)
+            try:
+                return sa.create_engine(u, pool_pre_ping=True)
+            except (ImportError, sa.exc.NoSuchModuleError) as exc:
+                raise StoreError(
+                    f"The audit database {u.render_as_string(hide_password=True)} needs a "
+                    f"driver that is not installed ({exc}). For PostgreSQL install "
+                    "'psycopg[binary]' and use a postgresql+psycopg:// URL."
+                ) from exc
         in_memory = not u.database or u.database == ":memory:"
         if not in_memory:
             Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
