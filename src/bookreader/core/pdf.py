@@ -330,11 +330,11 @@ class PdfBook:
 
     # --- extraction ------------------------------------------------------------------
     def _extract(self, index: int) -> _Extracted:
-        cached = self._extracted.get(index)
-        if cached is not None:
-            self._extracted.move_to_end(index)
-            return cached
         with self._lock:
+            cached = self._extracted.get(index)
+            if cached is not None:
+                self._extracted.move_to_end(index)
+                return cached
             self._check_index(index)
             try:
                 ex = self._extract_uncached(index)
