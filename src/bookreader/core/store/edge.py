@@ -11,6 +11,13 @@ Layout of a book folder::
 
 The shard itself refuses a second opener with a cryptic WAL error; the lock taken before
 opening turns that into :class:`~bookreader.errors.BookLocked` with a readable message.
+
+Durability: every update is in the shard's write-ahead log when ``update`` returns, so a
+killed process loses nothing (``tests/contracts`` kills a writer with ``os._exit`` and
+finds every point).  ``flush()`` additionally writes the segments out; it costs about
+0.3 s per call on a busy 2-core machine, so ``upsert`` flushes at most every
+``flush_interval_s`` seconds (and ``close`` always does): a power cut can cost the last few
+seconds of an ingest, which resuming re-embeds.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
+import time
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
@@ -80,16 +88,22 @@ class EdgeStore:
         path: The shard directory (created on first use), e.g. ``books/<id>/shard``.
         book_id: The book's id (hash of the PDF).
         dimension: Length of the embedding vectors (384 for all-MiniLM-L6-v2).
+        flush_interval_s: Least time between two segment flushes in :meth:`upsert`;
+            0 flushes on every call.
 
     Raises:
         BookLocked: another BookReader process has this book open.
         StoreError: the shard cannot be created or is damaged.
     """
 
-    def __init__(self, path: Path, book_id: str, dimension: int = 384) -> None:
+    def __init__(
+        self, path: Path, book_id: str, dimension: int = 384, *, flush_interval_s: float = 5.0
+    ) -> None:
         self.path = Path(path)
         self.book_id = book_id
         self.dimension = dimension
+        self.flush_interval_s = flush_interval_s
+        self._last_flush = time.monotonic()
         self._lock = BookLock(self.path.with_name(self.path.name + ".lock"), book_id)
         self._lock.acquire()
         try:
@@ -141,10 +155,14 @@ class EdgeStore:
 
     # --- the VectorStore protocol ------------------------------------------------------
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        """Insert or replace ``chunks`` with their ``vectors``; flushed to disk on return."""
+        """Insert or replace ``chunks`` with their ``vectors``.
+
+        On return the points are in the write-ahead log (they survive the process being
+        killed); segments are flushed when ``flush_interval_s`` has passed.
+        """
         if len(chunks) == 0:
             return
-        arr = check_batch(chunks, vectors, self.dimension)
+        rows = check_batch(chunks, vectors, self.dimension).tolist()
         shard = self._live()
         with self._errors("write"):
             for start in range(0, len(chunks), _UPSERT_BATCH):
@@ -152,13 +170,22 @@ class EdgeStore:
                 points = [
                     Point(
                         id=point_id(c.chunk_id),
-                        vector=arr[start + i].tolist(),
+                        vector=rows[start + i],
                         payload=chunk_to_payload(c),
                     )
                     for i, c in enumerate(batch)
                 ]
                 shard.update(UpdateOperation.upsert_points(points))
+            if time.monotonic() - self._last_flush >= self.flush_interval_s:
+                shard.flush()
+                self._last_flush = time.monotonic()
+
+    def flush(self) -> None:
+        """Write all pending changes to the segment files now."""
+        shard = self._live()
+        with self._errors("write"):
             shard.flush()
+        self._last_flush = time.monotonic()
 
     def search(
         self, vector: np.ndarray, top_k: int, flt: Optional[SearchFilter] = None
@@ -267,6 +294,7 @@ class EdgeStore:
         try:
             if shard is not None:
                 with self._errors("close"):
+                    shard.flush()
                     shard.close()
         except StoreError:
             if raise_errors:

@@ -146,7 +146,7 @@ class ServerStore:
         """Insert or replace ``chunks``; waits until the server has applied them."""
         if len(chunks) == 0:
             return
-        arr = check_batch(chunks, vectors, self.dimension)
+        rows = check_batch(chunks, vectors, self.dimension).tolist()
         client = self._live()
         with self._errors("write to"):
             for start in range(0, len(chunks), _UPSERT_BATCH):
@@ -156,7 +156,7 @@ class ServerStore:
                     points=[
                         models.PointStruct(
                             id=point_id(c.chunk_id),
-                            vector=arr[start + i].tolist(),
+                            vector=rows[start + i],
                             payload=chunk_to_payload(c),
                         )
                         for i, c in enumerate(batch)
