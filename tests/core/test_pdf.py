@@ -322,6 +322,7 @@ def test_rotated_pages_use_display_coordinates(tmp_path):
         doc[0].set_rotation(90)
         doc.save(tmp_path / "rot90.pdf")
     with PdfBook.open(tmp_path / "rot90.pdf") as b:
+        assert b.page_size(0) == (792, 612)
         page = b.page(0)
         assert (page.width, page.height) == (792, 612)
         for w in b.words(0):

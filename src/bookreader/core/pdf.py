@@ -517,6 +517,22 @@ class PdfBook:
         self._check_index(index)
         return self._build(index)[0]
 
+    def page_size(self, index: int) -> tuple[float, float]:
+        """The page's displayed (width, height) in points, without reading its text."""
+        self._check_index(index)
+        cached = self._pages.get(index)
+        if cached is not None:
+            return cached[0].width, cached[0].height
+        with self._lock:
+            try:
+                rect = self._doc.load_page(index).rect
+                return float(rect.width), float(rect.height)
+            except Exception as exc:
+                log.info("Cannot read the size of page %d of %s: %s", index + 1, self.path, exc)
+                return 612.0, 792.0
+            finally:
+                _flush_mupdf_messages(self.path.name)
+
     def words(self, index: int) -> list[Word]:
         """The words of a page with their boxes, in the reading order of ``page().text``."""
         self._check_index(index)
@@ -562,13 +578,10 @@ class PdfBook:
         located separately.
         """
         self._check_index(index)
-        pieces = [p.strip(" \"'\u201c\u201d\u2018\u2019") for p in
-                  " ".join(lay.normalize_text(text).split()).replace("\u2026", "...").split("...")]
-        pieces = [p for p in pieces if len(p) >= 3]
         rects: list[Rect] = []
-        for piece in pieces:
-            found = self._search_mupdf(index, piece) or self._search_words(index, piece)
-            rects.extend(found)
+        for piece in lay.excerpt_pieces(text):
+            found = self._search_mupdf(index, piece)
+            rects.extend(found or lay.locate_in_words(self._build(index)[1], piece))
         return rects
 
     def _search_mupdf(self, index: int, piece: str) -> list[Rect]:
@@ -583,20 +596,6 @@ class PdfBook:
                 return []
             finally:
                 _flush_mupdf_messages(self.path.name)
-
-    def _search_words(self, index: int, piece: str) -> list[Rect]:
-        words = self._build(index)[1]
-        tokens: list[str] = []
-        owner: list[int] = []
-        for k, w in enumerate(words):
-            for t in lay.match_tokens(w.text):
-                tokens.append(t)
-                owner.append(k)
-        span = lay.find_token_run(tokens, lay.match_tokens(piece))
-        if span is None:
-            return []
-        first, last = owner[span[0]], owner[span[1] - 1]
-        return lay.merge_rects_by_line(words[first : last + 1])
 
     # --- rendering -------------------------------------------------------------------
     def render(self, index: int, zoom: float) -> tuple[bytes, int, int, int]:

@@ -363,6 +363,28 @@ def find_token_run(page_tokens: list[str], wanted: list[str]) -> tuple[int, int]
     return start, start + length
 
 
+def excerpt_pieces(text: str) -> list[str]:
+    """An excerpt split at "..." into pieces worth searching, quotes and spacing tidied."""
+    flat = " ".join(normalize_text(text).split()).replace("\u2026", "...")
+    pieces = [p.strip(" \"'\u201c\u201d\u2018\u2019") for p in flat.split("...")]
+    return [p for p in pieces if len(p) >= 3]
+
+
+def locate_in_words(words: list[Word], piece: str) -> list[Rect]:
+    """Rectangles of the run of ``words`` that best matches ``piece`` ([] if none does)."""
+    tokens: list[str] = []
+    owner: list[int] = []
+    for k, w in enumerate(words):
+        for t in match_tokens(w.text):
+            tokens.append(t)
+            owner.append(k)
+    span = find_token_run(tokens, match_tokens(piece))
+    if span is None:
+        return []
+    first, last = owner[span[0]], owner[span[1] - 1]
+    return merge_rects_by_line(words[first : last + 1])
+
+
 def merge_rects_by_line(words: list[Word]) -> list[Rect]:
     """One rectangle per line covered by ``words`` (plus second halves of joined words)."""
     rects: list[Rect] = []
@@ -440,7 +462,7 @@ def display_transform(matrix: tuple[float, ...]):
     """
     a, b, c, d, e, f = matrix
     if (a, b, c, d, e, f) == (1, 0, 0, 1, 0, 0):
-        return lambda r: (round(r[0], 2), round(r[1], 2), round(r[2], 2), round(r[3], 2))
+        return lambda r: (r[0], r[1], r[2], r[3])
 
     def disp(r) -> Rect:
         xs, ys = [], []
