@@ -415,3 +415,46 @@ def test_probe_time_limit_and_check_pdf(book, tmp_path):
         check_pdf(pf.encrypted_pdf(tmp_path / "l.pdf", "pw"))
     with pytest.raises(BookReaderError, match="not a PDF"):
         check_pdf(pf.not_a_pdf(tmp_path / "n.pdf"))
+
+
+# --- the pure helpers ---------------------------------------------------------------------
+
+
+def test_text_normalisation_and_signatures():
+    from bookreader.core import pdf_layout as lay
+
+    assert lay.normalize_text("e\ufb03cient \ufb01nal\u00a0step\u00ad") == "efficient final step"
+    assert lay.normalize_text("a\u2029b") == "a b"
+    assert lay.split_word("a b", (0, 0, 30, 10)) == [("a", (0, 0, 10, 10)), ("b", (20, 0, 30, 10))]
+    assert lay.line_signature("Chapter 3 Loops 47") == lay.line_signature("Chapter 3 Loops 49")
+    assert lay.line_signature("Preface xii") == lay.line_signature("Preface xiv")
+    assert lay.is_page_number_line("- 17 -", "17", 30)
+    assert lay.is_page_number_line("Page 30 of 90", "xii", 30)
+    assert not lay.is_page_number_line("17 apples", "17", 30)
+    assert lay.matches_title("1.7 Using Escape Sequences", {lay.title_key("1.7. Using Escape Sequences")})
+    assert lay.format_page_list([0, 1, 2, 6]) == "pages 1-3, 7"
+    assert lay.format_page_list([4]) == "page 5"
+
+
+def test_token_matching_tolerates_cut_words():
+    from bookreader.core import pdf_layout as lay
+
+    page = lay.match_tokens("The quick brown fox jumps over the lazy dog today")
+    assert lay.find_token_run(page, lay.match_tokens("brown fox jumps")) == (2, 5)
+    # Cut at both ends ("ick", "laz") and one word different: the middle still matches.
+    assert lay.find_token_run(page, lay.match_tokens("ick brown fox jumps over the laz")) == (2, 7)
+    assert lay.find_token_run(page, lay.match_tokens("completely unrelated words here")) is None
+
+
+def test_page_label_rules():
+    from bookreader.core.pdf_outline import page_labels
+
+    rules = [
+        {"startpage": 0, "prefix": "<FEFF0043>", "style": "D", "firstpagenum": 1},
+        {"startpage": 1, "prefix": "", "style": "r", "firstpagenum": 4},
+        {"startpage": 3, "prefix": "A-", "style": "D", "firstpagenum": 1},
+        {"startpage": 5, "prefix": "", "style": "a", "firstpagenum": 27},
+        {"startpage": 6, "prefix": "", "firstpagenum": 1},
+    ]
+    assert page_labels(rules, 7) == ["C1", "iv", "v", "A-1", "A-2", "aa", "7"]
+    assert page_labels([], 2) == ["1", "2"]

@@ -375,7 +375,8 @@ class PdfBook:
             if key not in lines:
                 size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))
                 lines[key] = lay.TextLine([], bbox, size, bold, b)
-            lines[key].words.append(Word(text, disp((x0, y0, x1, y1)), b, ln, -1))
+            for part, box in lay.split_word(text, (x0, y0, x1, y1)):
+                lines[key].words.append(Word(part, disp(box), b, ln, -1))
         blocks: OrderedDict[int, lay.TextBlock] = OrderedDict()
         for (b, _ln), line in lines.items():
             blk = blocks.setdefault(b, lay.TextBlock([], block_boxes.get(b, line.bbox)))

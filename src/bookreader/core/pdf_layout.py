@@ -36,10 +36,13 @@ _LIGATURES = {
     "\ua732": "AA",
     "\ua733": "aa",
 }
+_SEPARATORS = dict.fromkeys(map(ord, "\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x1f\x85"), " ")
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff\ufffd"), None)
 _SPACES = dict.fromkeys(map(ord, "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
                                  "\u2009\u200a\u202f\u205f\u3000\t"), " ")
-_TRANSLATE = {**{ord(k): v for k, v in _LIGATURES.items()}, **_INVISIBLE, **_SPACES}
+_TRANSLATE = {
+    **{ord(k): v for k, v in _LIGATURES.items()}, **_INVISIBLE, **_SPACES, **_SEPARATORS
+}
 _HYPHENS = ("-", "\u2010", "\u00ad")
 _ROMAN = re.compile(r"^(?=[mdclxvi]+$)m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 _DIGITS = re.compile(r"\d+")
@@ -58,6 +61,22 @@ def normalize_text(text: str) -> str:
             unicodedata.normalize("NFKC", ch) if "\uff01" <= ch <= "\uff5e" else ch for ch in text
         )
     return text
+
+
+def split_word(text: str, box: tuple) -> list[tuple[str, tuple]]:
+    """A "word" that still holds spaces after cleaning (odd separators in the PDF) split
+    into words, its box shared out by character count."""
+    parts = text.split()
+    if len(parts) == 1:
+        return [(text, box)]
+    x0, y0, x1, y1 = box[:4]
+    per_char = (x1 - x0) / max(len(text), 1)
+    out, pos = [], 0
+    for part in parts:
+        start = text.index(part, pos)
+        out.append((part, (x0 + start * per_char, y0, x0 + (start + len(part)) * per_char, y1)))
+        pos = start + len(part)
+    return out
 
 
 @dataclass
