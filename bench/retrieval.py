@@ -50,6 +50,7 @@ RESULTS_DIR = BENCH_DIR / "results"
 DEFAULT_CACHE = RESULTS_DIR / "cache"
 RANK_DEPTH = 10  # passages retrieved per question (MRR@10 needs ten)
 WARMUP_QUERIES = 5
+BENCH_TIMEOUT_S = 120.0
 RETRIEVERS = ("hybrid", "dense", "bm25")
 
 Span = tuple[int, int]
@@ -163,7 +164,9 @@ def open_library(book: Path, data_dir: Path, password: Optional[str] = None, set
     from bookreader.config import Settings
     from bookreader.library import Library
 
-    settings = settings or Settings(data_dir=Path(data_dir))
+    # The bench times searches itself; a generous budget keeps a slow search on a busy
+    # machine from failing the quality run (QueryTimeout) instead of showing in p95.
+    settings = settings or Settings(data_dir=Path(data_dir), retrieval_timeout_s=BENCH_TIMEOUT_S)
     settings.ensure_dirs()
     library = Library(settings)
     t0 = time.perf_counter()
@@ -233,6 +236,17 @@ def summarise(results: Sequence[QuestionResult], threshold: float) -> dict:
     return summary
 
 
+def per_question_row(r: QuestionResult) -> dict:
+    """One question's outcome for the results file: first-hit rank per retriever."""
+    row = {"question": r.question, "gold_pages": list(r.gold_pages),
+           "confidence": r.confidence, "search_ms": round(r.search_ms, 2)}
+    for name in RETRIEVERS:
+        ranking = r.rankings.get(name, [])
+        row[f"{name}_rank"] = first_hit_rank(ranking, r.gold_pages) if r.gold_pages else None
+        row[f"{name}_top"] = [list(span) for span in ranking[:3]]
+    return row
+
+
 def format_table(summary: dict, title: str) -> str:
     """A markdown table of the summary."""
     lines = [
@@ -274,6 +288,7 @@ def evaluate(
     finally:
         library.close()
     summary.update(
+        load_avg_1m=round(os.getloadavg()[0], 2),
         book=str(book),
         questions_file=str(questions_path),
         pages=info.page_count,
@@ -301,10 +316,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not path.is_file():
             print(f"The {what} {path} does not exist.", file=sys.stderr)
             return 2
-    summary, _ = evaluate(args.book, args.questions, args.data_dir, args.threshold, args.password)
+    summary, results = evaluate(
+        args.book, args.questions, args.data_dir, args.threshold, args.password
+    )
     out = args.out or RESULTS_DIR / f"retrieval_{args.book.stem}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    detailed = dict(summary, per_question=[per_question_row(r) for r in results])
+    out.write_text(json.dumps(detailed, indent=2) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

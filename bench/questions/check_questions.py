@@ -44,13 +44,18 @@ def normalise(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def load_outline(book: Path) -> list[tuple[str, int]]:
+def load_outline(book: Path, doc=None) -> list[tuple[str, int]]:
     """(title, 0-based start page) for every outline entry, in outline order.
 
     Two formats exist in ../shared/eval/books: ``{"outline": [{"title", "page"}]}`` with
-    1-based pages, and a list of ``{"title", "page_index"}`` with 0-based pages.
+    1-based pages, and a list of ``{"title", "page_index"}`` with 0-based pages.  A book
+    without an ``.outline.json`` file (the bundled sample guide) uses the PDF's own
+    bookmarks (PyMuPDF's ``get_toc()``, 1-based pages).
     """
-    raw = json.loads(book.with_suffix(".outline.json").read_text(encoding="utf-8"))
+    path = book.with_suffix(".outline.json")
+    if not path.is_file() and doc is not None:
+        return [(title, page - 1) for _, title, page in doc.get_toc()]
+    raw = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(raw, dict):
         return [(e["title"], int(e["page"]) - 1) for e in raw["outline"]]
     return [(e["title"], int(e["page_index"])) for e in raw]
@@ -99,19 +104,8 @@ def gold_for(item: dict, outline, pages_text: list[str]) -> tuple[list[int], lis
     return gold, problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--book", required=True, type=Path)
-    ap.add_argument("--questions", required=True, type=Path)
-    ap.add_argument("--write", action="store_true", help="rewrite gold_pages in place")
-    args = ap.parse_args(argv)
-
-    import pymupdf
-
-    with pymupdf.open(args.book) as doc:
-        pages_text = [normalise(page.get_text()) for page in doc]
-    outline = load_outline(args.book)
-    items = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+def check_items(items: list[dict], outline, pages_text: list[str], fix: bool = False) -> int:
+    """Check (and with ``fix`` rewrite) each item's gold pages; print and count problems."""
     errors = 0
     for n, item in enumerate(items, 1):
         if not item.get("section"):
@@ -129,10 +123,27 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(f"line {n}: {p}: {item['question']}")
         errors += bool(problems)
-        if not args.write and item.get("gold_pages") != gold:
+        if not fix and item.get("gold_pages") != gold:
             print(f"line {n}: stored gold {item.get('gold_pages')} != computed {gold}")
             errors += 1
         item["gold_pages"] = gold
+    return errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--book", required=True, type=Path)
+    ap.add_argument("--questions", required=True, type=Path)
+    ap.add_argument("--write", action="store_true", help="rewrite gold_pages in place")
+    args = ap.parse_args(argv)
+
+    import pymupdf
+
+    with pymupdf.open(args.book) as doc:
+        pages_text = [normalise(page.get_text()) for page in doc]
+        outline = load_outline(args.book, doc)
+    items = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+    errors = check_items(items, outline, pages_text, fix=args.write)
     inscope = sum(1 for i in items if i["gold_pages"])
     print(f"{args.questions}: {len(items)} questions, {inscope} in scope, "
           f"{len(items) - inscope} out of scope, {errors} problems")

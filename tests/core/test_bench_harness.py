@@ -131,7 +131,9 @@ def test_retrieval_bench_runs_end_to_end_on_the_sample_book(bench, sample_pdf, t
     assert rc == 0
     printed = json.loads(capsys.readouterr().out)
     written = json.loads(out.read_text())
+    per_question = written.pop("per_question")
     assert printed == written
+    assert len(per_question) == len(bench.load_questions(SAMPLE_QUESTIONS))
     for name in ("hybrid", "dense", "bm25"):
         assert set(printed[name]) == {"recall@1", "recall@5", "mrr@10"}
         assert 0.0 <= printed[name]["recall@1"] <= printed[name]["recall@5"] <= 1.0
@@ -152,3 +154,32 @@ def test_retrieval_bench_runs_end_to_end_on_the_sample_book(bench, sample_pdf, t
     assert rc == 0
     again = json.loads(capsys.readouterr().out)
     assert again["hybrid"] == printed["hybrid"]
+
+
+def test_sample_questions_gold_pages_match_the_built_sample_book(sample_pdf, capsys):
+    """The gold pages of sample_guide.jsonl still follow the guide's outline and text.
+
+    When this fails after the guide's text or layout changed, rebuild the file with
+    ``bench/questions/check_questions.py --book <built guide> --questions
+    bench/questions/sample_guide.jsonl --write`` and review the printed problems.
+    """
+    import pymupdf
+
+    checker = _load_questions_checker()
+    items = [json.loads(line) for line in SAMPLE_QUESTIONS.read_text().splitlines() if line.strip()]
+    stored = [list(i["gold_pages"]) for i in items]
+    with pymupdf.open(sample_pdf) as doc:
+        pages = [checker.normalise(p.get_text()) for p in doc]
+        outline = checker.load_outline(sample_pdf, doc)
+    errors = checker.check_items(items, outline, pages, fix=False)
+    assert errors == 0, capsys.readouterr().out
+    assert [i["gold_pages"] for i in items] == stored
+
+
+def _load_questions_checker():
+    path = BENCH_DIR / "questions" / "check_questions.py"
+    spec = importlib.util.spec_from_file_location("bench_check_questions", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
