@@ -174,26 +174,50 @@ def open_library(book: Path, data_dir: Path, password: Optional[str] = None, set
     return library, info, time.perf_counter() - t0
 
 
-def single_retrievers(library, book_id: str) -> dict:
-    """The hybrid retriever and its dense-only and BM25-only twins over the same index."""
+class CachedQueryEmbedder:
+    """Wraps an embedder and remembers query vectors, so the extra retrievers of a run
+    (dense only, BM25 only, other weights) do not embed each question again.  The timed
+    hybrid search goes through the library's own, uncached embedder."""
+
+    def __init__(self, embedder) -> None:
+        self._embedder = embedder
+        self._cache: dict[str, object] = {}
+
+    def embed(self, texts, batch_size: int = 32):
+        import numpy as np
+
+        missing = [t for t in texts if t not in self._cache]
+        if missing:
+            for text, vec in zip(missing, self._embedder.embed(missing, batch_size=batch_size)):
+                self._cache[text] = vec
+        return np.stack([self._cache[t] for t in texts])
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+
+def extra_retrievers(library, book_id: str, weights: Sequence[float] = ()) -> dict:
+    """Dense-only and BM25-only twins of the book's hybrid retriever over the same index,
+    plus hybrids with other dense weights (named ``hybrid@W``)."""
     from bookreader.core.retrieval import HybridRetriever
 
     hybrid = library.retriever(book_id)
     settings = hybrid.settings
+    embedder = CachedQueryEmbedder(hybrid.embedder)
+    configs = {"dense": 1.0, "bm25": 0.0}
+    configs.update({f"hybrid@{w:g}": float(w) for w in weights})
     return {
-        "hybrid": hybrid,
-        "dense": HybridRetriever(
-            hybrid.store, hybrid.lexical, hybrid.embedder, settings.updated(dense_weight=1.0)
-        ),
-        "bm25": HybridRetriever(
-            hybrid.store, hybrid.lexical, hybrid.embedder, settings.updated(dense_weight=0.0)
-        ),
+        name: HybridRetriever(hybrid.store, hybrid.lexical, embedder,
+                              settings.updated(dense_weight=w))
+        for name, w in configs.items()
     }
 
 
-def run_questions(library, book_id: str, questions: Sequence[Question]) -> list[QuestionResult]:
-    """Search every question with the three retrievers; time the hybrid search."""
-    retrievers = single_retrievers(library, book_id)
+def run_questions(
+    library, book_id: str, questions: Sequence[Question], weights: Sequence[float] = ()
+) -> list[QuestionResult]:
+    """Search every question with every retriever; time the hybrid search."""
+    retrievers = extra_retrievers(library, book_id, weights)
     for q in list(questions)[:WARMUP_QUERIES] or [Question("warm up", ())]:
         library.search(book_id, q.question, top_k=RANK_DEPTH)
     results = []
@@ -204,8 +228,8 @@ def run_questions(library, book_id: str, questions: Sequence[Question]) -> list[
         res = QuestionResult(q.question, q.gold_pages, hybrid.confidence, ms)
         res.rankings["hybrid"] = [(p.chunk.page_start, p.chunk.page_end) for p in hybrid.passages]
         res.top_chunk_ids = [p.chunk.chunk_id for p in hybrid.passages]
-        for name in ("dense", "bm25"):
-            r = retrievers[name].search(q.question, top_k=RANK_DEPTH)
+        for name, retriever in retrievers.items():
+            r = retriever.search(q.question, top_k=RANK_DEPTH)
             res.rankings[name] = [(p.chunk.page_start, p.chunk.page_end) for p in r.passages]
         results.append(res)
     return results
@@ -216,8 +240,9 @@ def summarise(results: Sequence[QuestionResult], threshold: float) -> dict:
     inscope = [r for r in results if r.gold_pages]
     outscope = [r for r in results if not r.gold_pages]
     golds = [r.gold_pages for r in inscope]
+    names = list(results[0].rankings) if results else list(RETRIEVERS)
     summary: dict = {
-        name: retrieval_metrics([r.rankings[name] for r in inscope], golds) for name in RETRIEVERS
+        name: retrieval_metrics([r.rankings[name] for r in inscope], golds) for name in names
     }
     times = [r.search_ms for r in results]
     summary.update(
@@ -240,7 +265,7 @@ def per_question_row(r: QuestionResult) -> dict:
     """One question's outcome for the results file: first-hit rank per retriever."""
     row = {"question": r.question, "gold_pages": list(r.gold_pages),
            "confidence": r.confidence, "search_ms": round(r.search_ms, 2)}
-    for name in RETRIEVERS:
+    for name in r.rankings:
         ranking = r.rankings.get(name, [])
         row[f"{name}_rank"] = first_hit_rank(ranking, r.gold_pages) if r.gold_pages else None
         row[f"{name}_top"] = [list(span) for span in ranking[:3]]
@@ -255,7 +280,7 @@ def format_table(summary: dict, title: str) -> str:
         "| retriever | recall@1 | recall@5 | MRR@10 |",
         "|---|---|---|---|",
     ]
-    for name in RETRIEVERS:
+    for name in [n for n in summary if isinstance(summary[n], dict) and "mrr@10" in summary[n]]:
         m = summary[name]
         lines.append(f"| {name} | {m['recall@1']:.3f} | {m['recall@5']:.3f} | {m['mrr@10']:.3f} |")
     lines += [
@@ -277,12 +302,13 @@ def evaluate(
     data_dir: Path = DEFAULT_CACHE,
     threshold: Optional[float] = None,
     password: Optional[str] = None,
+    weights: Sequence[float] = (),
 ) -> tuple[dict, list[QuestionResult]]:
     """Ingest (or reuse) ``book``, run the questions and return (summary, per-question)."""
     questions = load_questions(questions_path)
     library, info, ingest_s = open_library(book, data_dir, password)
     try:
-        results = run_questions(library, info.book_id, questions)
+        results = run_questions(library, info.book_id, questions, weights)
         threshold = library.settings.confidence_threshold if threshold is None else threshold
         summary = summarise(results, threshold)
     finally:
@@ -308,6 +334,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--threshold", type=float, default=None,
                     help="confidence threshold (default: the settings' confidence_threshold)")
     ap.add_argument("--password", default=None, help="the PDF's password, if it has one")
+    ap.add_argument("--weights", default="",
+                    help="extra dense weights to compare, comma-separated (e.g. 0.5,0.7)")
     ap.add_argument("--out", type=Path, default=None,
                     help="JSON file to write (default: bench/results/retrieval_<book>.json)")
     args = ap.parse_args(argv)
@@ -317,7 +345,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"The {what} {path} does not exist.", file=sys.stderr)
             return 2
     summary, results = evaluate(
-        args.book, args.questions, args.data_dir, args.threshold, args.password
+        args.book, args.questions, args.data_dir, args.threshold, args.password,
+        [float(w) for w in args.weights.split(",") if w.strip()],
     )
     out = args.out or RESULTS_DIR / f"retrieval_{args.book.stem}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
