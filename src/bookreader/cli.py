@@ -47,10 +47,16 @@ def load_settings(args: argparse.Namespace) -> Settings:
     return Settings.load(Path(data_dir).expanduser().resolve() if data_dir else None)
 
 
-def setup_logging(settings: Settings, verbose: bool = False) -> Optional[Path]:
-    """Log to a rotating file in the data folder's ``logs``; returns its path (or None)."""
+def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[Path], list]:
+    """Log to a rotating file in the data folder's ``logs``.
+
+    Returns:
+        The log file's path (None when it cannot be written) and the handlers added to
+        the root logger, which :func:`main` removes again when the command ends.
+    """
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    added: list[logging.Handler] = []
     path: Optional[Path] = settings.log_dir / LOG_FILE
     try:
         settings.log_dir.mkdir(parents=True, exist_ok=True)
@@ -61,6 +67,7 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Optional[Path]:
             logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
         )
         root.addHandler(handler)
+        added.append(handler)
     except OSError as exc:
         path = None
         sys.stderr.write(f"bookreader: cannot write the log file in {settings.log_dir}: {exc}\n")
@@ -68,8 +75,9 @@ def setup_logging(settings: Settings, verbose: bool = False) -> Optional[Path]:
         console = logging.StreamHandler(sys.stderr)
         console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(console)
+        added.append(console)
     logging.captureWarnings(True)
-    return path
+    return path, added
 
 
 def open_library(settings: Settings):
@@ -526,8 +534,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     log_path: Optional[Path] = None
+    handlers: list = []
+    root = logging.getLogger()
+    level = root.level
     try:
-        log_path = setup_logging(load_settings(args), args.verbose)
+        log_path, handlers = setup_logging(load_settings(args), args.verbose)
         log.info("bookreader %s: %s", __version__, args.command)
         return int(func(args) or 0)
     except BookReaderError as exc:
@@ -545,6 +556,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         where = f" Details are in {log_path}." if log_path else ""
         sys.stderr.write(f"bookreader: unexpected error: {type(exc).__name__}: {exc}.{where}\n")
         return 1
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(level)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -492,6 +492,8 @@ class Library:
                 if mode is not Mode.SELECTED:
                     retriever = self.retriever(info.book_id)
                 pdf = self._pdf_if_possible(info)
+            # Loading models is not part of the answer's time budget.
+            self.embedder.warm_up()
             answer = self.answerer.ask(
                 question,
                 mode=mode,
