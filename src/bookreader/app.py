@@ -102,11 +102,13 @@ def install_qt_message_handler() -> None:
 def install_exception_hooks(on_error: Callable[[type, BaseException, object], None]) -> None:
     """One hook for uncaught exceptions on any thread: log, then the crash dialog."""
 
+    previous = sys.excepthook
+
     def hook(exc_type, exc, tb) -> None:
-        if issubclass(exc_type, KeyboardInterrupt):
-            sys.__excepthook__(exc_type, exc, tb)
-            return
-        on_error(exc_type, exc, tb)
+        if not issubclass(exc_type, KeyboardInterrupt):
+            on_error(exc_type, exc, tb)
+        if sys.stderr is not None:  # a console (if any) sees it too
+            previous(exc_type, exc, tb)
 
     def thread_hook(args: threading.ExceptHookArgs) -> None:
         if args.exc_type is SystemExit:
@@ -164,13 +166,12 @@ class AppContext:
             self.sink.error("Cannot switch the data folder", exc.user_message)
             return False
         self.runner.shutdown()
-        self.service.close()
+        self.service.switch_data_dir(settings)
         self.runner.reopen()
         self.lock.unlock()
         self.lock = new_lock
         self.settings = settings
         self.log_file = setup_logging(settings)
-        self.service.settings = settings
         remember_data_dir(settings.data_dir)
         self.service.refresh_books()
         log.info("Switched to the data folder %s", settings.data_dir)
@@ -178,8 +179,12 @@ class AppContext:
 
 
 def build_app(argv: Optional[list[str]] = None, *, settings: Optional[Settings] = None,
-              sink=None, library_factory=None, show: bool = True) -> AppContext:
+              sink=None, library_factory=None, library_mode: Optional[str] = None,
+              show: bool = True) -> AppContext:
     """Make the QApplication (or reuse one), services and the window.
+
+    The Library runs in a child process unless ``library_mode="thread"`` (the default
+    when a ``library_factory`` is given: tests share one embedding model that way).
 
     Raises:
         AlreadyRunning: another window uses the data folder (the sink was told).
@@ -210,7 +215,9 @@ def build_app(argv: Optional[list[str]] = None, *, settings: Optional[Settings] 
     reporter = Reporter(sink)
     install_exception_hooks(reporter.report_crash)
     runner = TaskRunner(on_unexpected=reporter.report_error)
-    service = LibraryService(runner, settings, library_factory or default_library_factory)
+    mode = library_mode or ("thread" if library_factory else "process")
+    service = LibraryService(runner, settings, library_factory or default_library_factory,
+                             mode=mode)
     ctx = AppContext(qapp=qapp, settings=settings, sink=sink, reporter=reporter, runner=runner,
                      service=service, window=None, lock=lock, log_file=log_file)
     window = MainWindow(settings, runner, service, sink, reporter,

@@ -182,7 +182,7 @@ class AuditDialog(QDialog):
                   self.report_button):
             b.setEnabled(not busy)
 
-    def _run(self, fn, name: str, on_success) -> None:
+    def _run(self, method: str, args: tuple, kwargs: dict, name: str, on_success) -> None:
         self._busy(True)
 
         def failed(exc: BaseException) -> None:
@@ -193,8 +193,8 @@ class AuditDialog(QDialog):
             self._set_status(message, "bad")
             self.failed.emit(message)
 
-        self.service.run(fn, name=name, on_success=on_success, on_failure=failed,
-                         on_end=lambda: self._busy(False))
+        self.service.call(method, args, kwargs, name=name, on_success=on_success,
+                          on_failure=failed, on_end=lambda: self._busy(False))
 
     # --- actions ---------------------------------------------------------------------------------
     def export(self) -> None:
@@ -203,15 +203,18 @@ class AuditDialog(QDialog):
         filters = self.filters()
         self._set_status("Exporting…")
 
-        def work(lib) -> int:
+        try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            return lib.audit.export(fmt, out, **filters)
+        except OSError as exc:
+            self._set_status(f"Cannot write to {out.parent}: {exc.strerror}. Choose another "
+                             "folder.", "bad")
+            return
 
         def done(n: int) -> None:
             self._set_status(f"Exported {n} record{'s' if n != 1 else ''} to {out}.", "good")
             self.export_finished.emit(n, str(out))
 
-        self._run(work, "Export", done)
+        self._run("audit.export", (fmt, out), filters, "Export", done)
 
     def verify(self, live: bool = False) -> None:
         path = None if live else Path(self.verify_path.text().strip()).expanduser()
@@ -225,20 +228,22 @@ class AuditDialog(QDialog):
                              "good" if result.ok else "bad")
             self.verify_finished.emit(result)
 
-        self._run(lambda lib: lib.audit.verify(path), "Verify", done)
+        self._run("audit.verify", (path,), {}, "Verify", done)
 
     def report(self) -> None:
         out = self.report_path
         filters = self.filters()
         self._set_status("Writing the report…")
 
-        def work(lib) -> Path:
+        try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            return lib.audit.report(out, **filters)
+        except OSError as exc:
+            self._set_status(f"Cannot write the report to {out.parent}: {exc.strerror}.", "bad")
+            return
 
         def done(path: Path) -> None:
             self._set_status(f"Report written to {path} ({datetime.now():%H:%M}).", "good")
             self.open_url(QUrl.fromLocalFile(str(path)))
             self.report_finished.emit(str(path))
 
-        self._run(work, "Report", done)
+        self._run("audit.report", (out,), filters, "Report", done)

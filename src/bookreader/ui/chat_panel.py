@@ -50,6 +50,7 @@ class ChatPanel(QWidget):
     answer_finished = Signal(object)  # Answer
     answer_failed = Signal(str)  # the message shown
     answer_stopped = Signal()
+    tokens_streamed = Signal(str)  # text added to the newest answer (batched tokens)
     citation_clicked = Signal(object)  # Citation
     history_loaded = Signal(int)
 
@@ -280,6 +281,7 @@ class ChatPanel(QWidget):
     def _flush_tokens(self) -> None:
         if self._pending and self._card is not None:
             self._card.append_tokens(self._pending)
+            self.tokens_streamed.emit(self._pending)
         self._pending = ""
 
     def _on_answer(self, answer: Answer) -> None:

@@ -53,18 +53,26 @@ class RenderedPage:
     words: Optional[list[Word]]
 
 
-def _page_size(book, i: int) -> tuple[float, float]:
-    """A page's size in points, as cheaply as the PdfBook allows."""
+def _page_sizes(book) -> tuple[tuple[float, float], ...]:
+    """Every page's displayed size in points, as cheaply as the PdfBook allows.
+
+    ``PdfBook.page(i)`` knows the size too, but extracts the page's text on the way (a
+    372-page book takes seconds), so the page tree is read directly when possible.
+    """
     size = getattr(book, "page_size", None)
     if callable(size):
-        w, h = size(i)
-        return (float(w), float(h))
-    doc = getattr(book, "doc", None)
+        return tuple((float(w), float(h)) for w, h in map(size, range(book.page_count)))
+    doc = getattr(book, "doc", None) or getattr(book, "_doc", None)
     if doc is not None:
-        r = doc[i].rect
-        return (float(r.width), float(r.height))
-    page = book.page(i)
-    return (float(page.width), float(page.height))
+        lock = getattr(book, "_lock", None)
+        if lock is not None:
+            with lock:
+                rects = [doc[i].rect for i in range(book.page_count)]
+        else:
+            rects = [doc[i].rect for i in range(book.page_count)]
+        return tuple((float(r.width), float(r.height)) for r in rects)
+    pages = (book.page(i) for i in range(book.page_count))
+    return tuple((float(p.width), float(p.height)) for p in pages)
 
 
 def _open_book(path: str, password: Optional[str]):
@@ -110,7 +118,7 @@ class DocumentService(QObject):
             book = _open_book(path, password)
             try:
                 n = book.page_count
-                sizes = tuple(_page_size(book, i) for i in range(n))
+                sizes = _page_sizes(book)
                 labels = tuple(book.label(i) or str(i + 1) for i in range(n))
                 toc = tuple(book.toc or ())
                 title = book.title or Path(path).stem

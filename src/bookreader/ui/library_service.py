@@ -1,14 +1,23 @@
-"""The window's handle on the :class:`~bookreader.library.Library`, run on worker threads.
+"""The window's handle on the :class:`~bookreader.library.Library`.
 
-The Library is built lazily on the first worker that needs it (importing the core pulls in
-torch and friends, which must not delay the first painted page).  Indexing runs on the
-``ingest`` pool, everything else (catalogue, questions, history, audit) on the ``library``
-pool; see :mod:`bookreader.ui.workers` for why each pool has one thread.
+Every call names a Library method ("ask", "audit.export"...) and runs in the background on
+one of two single-thread lanes: ``ingest`` for indexing (minutes), ``library`` for all the
+rest.  Two ways to run them:
+
+* ``process`` (the app's default): the Library lives in a child process
+  (:mod:`bookreader.ui.library_host`), so its pure-Python work never competes with the
+  window for the GIL;
+* ``thread``: the Library lives in this process on the runner's worker threads (tests
+  and benchmarks that pass a ready-made Library or a factory).
+
+Results, errors, progress and tokens come back as queued signals either way.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
+import multiprocessing
 import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -17,11 +26,14 @@ from PySide6.QtCore import QObject, Signal
 
 from bookreader.config import Settings
 from bookreader.core.types import Answer, BookInfo, Mode
-from bookreader.ui.workers import Task, TaskControl, TaskRunner
+from bookreader.errors import BookReaderError
+from bookreader.ui.library_host import decode_error, host_main, resolve
+from bookreader.ui.workers import RemoteTask, Task, TaskControl, TaskRunner
 
 log = logging.getLogger(__name__)
 
 LibraryFactory = Callable[[Settings], Any]
+HOST_LOG_FILE = "library.log"
 
 
 def default_library_factory(settings: Settings):
@@ -31,13 +43,201 @@ def default_library_factory(settings: Settings):
     return Library(settings)
 
 
+class _ThreadLanes:
+    """Runs Library calls on this process's worker threads."""
+
+    def __init__(self, runner: TaskRunner, settings: Settings, factory: LibraryFactory) -> None:
+        self.runner = runner
+        self.settings = settings
+        self.factory = factory
+        self.library_obj = None
+        self.lock = threading.Lock()
+        self.pending: Optional[Settings] = None
+
+    def library(self):
+        with self.lock:
+            if self.library_obj is None:
+                log.info("Opening the library in %s", self.settings.data_dir)
+                self.library_obj = self.factory(self.settings)
+            return self.library_obj
+
+    def submit(self, lane, method, args, kwargs, inject, name, callbacks):
+        def work(ctl: TaskControl):
+            extra = {}
+            if "progress" in inject:
+                extra["progress"] = ctl.progress
+            if "cancel" in inject:
+                extra["cancel"] = ctl.cancel
+            if "on_token" in inject:
+                extra["on_token"] = ctl.token
+            return resolve(self.library(), method)(*args, **kwargs, **extra)
+
+        callbacks["on_end"] = self._then_apply(callbacks.get("on_end"))
+        return self.runner.submit(lane, work, name=name, **callbacks)
+
+    def apply_settings(self, settings: Settings) -> None:
+        self.pending = settings
+        self._maybe_apply()
+
+    def _then_apply(self, on_end):
+        def ended() -> None:
+            try:
+                if on_end is not None:
+                    on_end()
+            finally:
+                self._maybe_apply()
+
+        return ended
+
+    def _maybe_apply(self) -> None:
+        if self.pending is None or self.runner.busy("library") or self.runner.busy("ingest"):
+            return
+        settings, self.pending = self.pending, None
+        with self.lock:
+            old, self.library_obj = self.library_obj, None
+            self.settings = settings
+        if old is not None:
+            log.info("Settings changed: reopening the library")
+            _close_quietly(old)
+
+    def close(self) -> None:
+        with self.lock:
+            old, self.library_obj = self.library_obj, None
+        if old is not None:
+            _close_quietly(old)
+
+
+class _ProcessLanes:
+    """Runs Library calls in a child process (started on the first call)."""
+
+    def __init__(self, runner: TaskRunner, settings: Settings) -> None:
+        self.runner = runner
+        self.settings = settings
+        self.proc = None
+        self.conn = None
+        self.reader: Optional[threading.Thread] = None
+        self.tasks: dict[int, RemoteTask] = {}
+        self.lock = threading.Lock()
+        self.ids = itertools.count(1)
+
+    def _ensure_started(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            return
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=True)
+        log_file = str(self.settings.log_dir / HOST_LOG_FILE)
+        self.proc = ctx.Process(target=host_main, args=(child, self.settings, log_file),
+                                name="bookreader-library", daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        self.reader = threading.Thread(target=self._read, args=(parent,), daemon=True,
+                                       name="library-host-reader")
+        self.reader.start()
+        log.info("Started the library process (pid %s)", self.proc.pid)
+
+    def submit(self, lane, method, args, kwargs, inject, name, callbacks):
+        self._ensure_started()
+        call_id = next(self.ids)
+        task = RemoteTask(name, lambda: self._send(("cancel", call_id)))
+        self.runner.attach(task, lane, **callbacks)
+        with self.lock:
+            self.tasks[call_id] = task
+        if not self._send(("call", call_id, lane, method, tuple(args), dict(kwargs),
+                           tuple(inject))):
+            self._fail(call_id, _host_gone())
+        return task
+
+    def _send(self, msg) -> bool:
+        try:
+            self.conn.send(msg)
+            return True
+        except (OSError, ValueError, AttributeError) as exc:
+            log.warning("Cannot reach the library process: %r", exc)
+            return False
+
+    def _read(self, conn) -> None:  # reader thread: turns messages into queued signals
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            kind, call_id = msg[0], msg[1]
+            with self.lock:
+                task = self.tasks.get(call_id)
+            if task is None:
+                continue
+            sig = task.signals
+            if kind == "progress":
+                sig.progressed.emit(msg[2], msg[3], msg[4])
+            elif kind == "token":
+                sig.token_received.emit(msg[2])
+            elif kind in ("result", "error", "cancelled"):
+                with self.lock:
+                    self.tasks.pop(call_id, None)
+                task.done = True
+                if kind == "result":
+                    sig.succeeded.emit(msg[2])
+                elif kind == "error":
+                    exc = decode_error(msg[2])
+                    if not isinstance(exc, BookReaderError):
+                        log.error("Library process error:\n%s", msg[2]["traceback"])
+                    sig.failed.emit(exc)
+                else:
+                    sig.cancelled.emit()
+                sig.ended.emit()
+        with self.lock:
+            orphans = list(self.tasks)
+        for call_id in orphans:  # the child died: nobody will answer these
+            self._fail(call_id, _host_gone())
+
+    def _fail(self, call_id: int, exc: BaseException) -> None:
+        with self.lock:
+            task = self.tasks.pop(call_id, None)
+        if task is not None:
+            task.done = True
+            task.signals.failed.emit(exc)
+            task.signals.ended.emit()
+
+    def apply_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        if self.proc is not None and self.proc.is_alive():
+            self._send(("settings", settings))
+
+    def close(self, timeout_s: float = 15.0) -> None:
+        if self.proc is None:
+            return
+        with self.lock:
+            pending = list(self.tasks)
+        for call_id in pending:
+            self._send(("cancel", call_id))
+        self._send(("stop",))
+        self.proc.join(timeout_s)
+        if self.proc.is_alive():
+            log.warning("The library process did not stop in %.0f s; terminating it", timeout_s)
+            self.proc.terminate()
+            self.proc.join(5)
+        if self.conn is not None:
+            self.conn.close()
+        if self.reader is not None:
+            self.reader.join(5)
+        self.proc = self.conn = self.reader = None
+
+
+def _host_gone() -> BookReaderError:
+    return BookReaderError(
+        "The background library process stopped unexpectedly. Try again; if it keeps "
+        "happening, the log file in the data folder says why.")
+
+
 class LibraryService(QObject):
     """Runs Library calls in the background and reports back with queued signals.
 
     Args:
         runner: The task runner that owns the worker pools.
         settings: Current settings.
-        factory: ``factory(settings) -> Library``; tests and the benchmark pass their own.
+        factory: ``factory(settings) -> Library`` for ``thread`` mode.
+        mode: ``"process"`` or ``"thread"`` (see the module docstring).
     """
 
     books_changed = Signal(list)  # list[BookInfo], sorted by title
@@ -48,32 +248,36 @@ class LibraryService(QObject):
     ingest_cancelled = Signal(str)  # path
 
     def __init__(self, runner: TaskRunner, settings: Settings,
-                 factory: LibraryFactory = default_library_factory,
+                 factory: LibraryFactory = default_library_factory, mode: str = "thread",
                  parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
         self.runner = runner
         self.settings = settings
+        self.mode = mode
         self._factory = factory
-        self._library = None
-        self._lock = threading.Lock()
-        self._ingests: dict[str, Task] = {}
-        self._pending_settings: Optional[Settings] = None
+        self._lanes = self._make_lanes(settings)
+        self._ingests: dict[str, Any] = {}
         self._books: list[BookInfo] = []
 
-    # --- the Library itself (worker threads only) ---------------------------------------
-    def library(self):
-        """The Library, built on first use.  Call from worker threads only."""
-        with self._lock:
-            if self._library is None:
-                log.info("Opening the library in %s", self.settings.data_dir)
-                self._library = self._factory(self.settings)
-            return self._library
+    def _make_lanes(self, settings: Settings):
+        if self.mode == "process":
+            return _ProcessLanes(self.runner, settings)
+        return _ThreadLanes(self.runner, settings, self._factory)
 
-    def set_library(self, library) -> None:
-        """Use an already built Library (tests, benchmarks)."""
-        with self._lock:
-            self._library = library
+    # --- generic calls ---------------------------------------------------------------------
+    def call(self, method: str, args: tuple = (), kwargs: Optional[dict] = None, *,
+             lane: str = "library", inject: tuple = (), name: str = "",
+             **callbacks) -> Any:
+        """Run ``library.<method>(*args, **kwargs)`` in the background.
 
+        ``inject`` names the callbacks supplied by the worker (``progress``, ``cancel``,
+        ``on_token``); ``callbacks`` are as for :meth:`TaskRunner.submit`.  Returns the task
+        (``.cancel()``, ``.signals``).
+        """
+        return self._lanes.submit(lane, method, tuple(args), dict(kwargs or {}), inject,
+                                  name or method, callbacks)
+
+    # --- catalogue -------------------------------------------------------------------------
     @property
     def books(self) -> list[BookInfo]:
         """The last catalogue read from the library (GUI thread)."""
@@ -86,49 +290,38 @@ class LibraryService(QObject):
                 return info
         return None
 
-    def run(self, fn: Callable[[Any], Any], *, name: str, pool: str = "library",
-            **callbacks) -> Task:
-        """Run ``fn(library)`` on a worker; ``callbacks`` as for :meth:`TaskRunner.submit`."""
-        return self.runner.submit(pool, lambda ctl: fn(self.library()), name=name,
-                                  on_end=self._maybe_apply_settings, **callbacks)
-
-    # --- catalogue ---------------------------------------------------------------------
-    def refresh_books(self) -> Task:
+    def refresh_books(self):
         """Re-read the catalogue; emits ``books_changed``."""
-        return self.run(lambda lib: lib.books(), name="books", on_success=self._on_books_read)
+        return self.call("books", name="books", on_success=self._on_books_read)
 
     def _on_books_read(self, books: list[BookInfo]) -> None:
         self._books = list(books)
         self.books_changed.emit(self.books)
 
-    def remove(self, ref: str, on_success=None, on_failure=None) -> Task:
+    def remove(self, ref: str, on_success=None, on_failure=None):
         def done(info):
             self.refresh_books()
             if on_success:
                 on_success(info)
 
-        return self.run(lambda lib: lib.remove(ref), name="remove", on_success=done,
-                        on_failure=on_failure)
+        return self.call("remove", (ref,), name="remove", on_success=done,
+                         on_failure=on_failure)
 
-    # --- indexing ------------------------------------------------------------------------
+    # --- indexing ----------------------------------------------------------------------------
     def is_ingesting(self, path: str | Path) -> bool:
         return _norm(path) in self._ingests
 
     def ingesting_paths(self) -> list[str]:
         return list(self._ingests)
 
-    def ingest(self, path: str | Path, password: Optional[str] = None) -> Optional[Task]:
+    def ingest(self, path: str | Path, password: Optional[str] = None):
         """Index a PDF in the background (no-op when it is already queued or running)."""
         key = _norm(path)
         if key in self._ingests:
             return self._ingests[key]
-
-        def work(ctl: TaskControl) -> BookInfo:
-            return self.library().ingest(key, password=password, progress=ctl.progress,
-                                         cancel=ctl.cancel)
-
-        task = self.runner.submit(
-            "ingest", work, name=f"ingest {Path(key).name}",
+        task = self.call(
+            "ingest", (key,), {"password": password}, lane="ingest",
+            inject=("progress", "cancel"), name=f"ingest {Path(key).name}",
             on_progress=lambda d, t, m: self.ingest_progressed.emit(key, d, t, m),
             on_success=lambda info: self.ingest_finished.emit(key, info),
             on_failure=lambda exc: self.ingest_failed.emit(key, exc),
@@ -147,53 +340,36 @@ class LibraryService(QObject):
     def _ingest_ended(self, key: str) -> None:
         self._ingests.pop(key, None)
         self.refresh_books()
-        self._maybe_apply_settings()
 
-    # --- questions -----------------------------------------------------------------------
+    # --- questions -------------------------------------------------------------------------
     def ask(self, question: str, *, mode: Mode, book: Optional[str], selection: Optional[str],
-            pages: Optional[tuple[int, int]], backend: Optional[str] = None,
-            **callbacks) -> Task:
+            pages: Optional[tuple[int, int]], backend: Optional[str] = None, **callbacks):
         """Ask in the background; tokens arrive through ``on_token``, the Answer via
         ``on_success``.  ``task.cancel()`` is the Stop button."""
+        kwargs = dict(mode=mode, book=book, selection=selection, pages=pages,
+                      backend=backend or None)
+        return self.call("ask", (question,), kwargs, inject=("on_token", "cancel"),
+                         name=f"ask {Mode(mode).value}", **callbacks)
 
-        def work(ctl: TaskControl) -> Answer:
-            return self.library().ask(
-                question, mode=mode, book=book, selection=selection, pages=pages,
-                backend=backend or None, on_token=ctl.token, cancel=ctl.cancel,
-            )
+    def history(self, book_id: str, on_success, limit: int = 200):
+        return self.call("history", (book_id, limit), name="history", on_success=on_success)
 
-        return self.runner.submit("library", work, name=f"ask {mode.value}",
-                                  on_end=self._maybe_apply_settings, **callbacks)
-
-    def history(self, book_id: str, on_success, limit: int = 200) -> Task:
-        return self.run(lambda lib: lib.history(book_id, limit), name="history",
-                        on_success=on_success)
-
-    # --- settings and shutdown ------------------------------------------------------------
+    # --- settings and shutdown --------------------------------------------------------------
     def apply_settings(self, settings: Settings) -> None:
-        """Use new settings: the Library is rebuilt as soon as no worker is using it."""
-        self._pending_settings = settings
-        self._maybe_apply_settings()
+        """Use new settings: the Library is rebuilt as soon as no call is using it."""
+        self.settings = settings
+        self._lanes.apply_settings(settings)
 
-    def _maybe_apply_settings(self) -> None:
-        if self._pending_settings is None:
-            return
-        if self.runner.busy("library") or self.runner.busy("ingest"):
-            return  # the last task to end calls us again
-        settings, self._pending_settings = self._pending_settings, None
-        with self._lock:
-            old, self._library = self._library, None
-            self.settings = settings
-        if old is not None:
-            log.info("Settings changed: reopening the library")
-            _close_quietly(old)
+    def switch_data_dir(self, settings: Settings) -> None:
+        """Close the Library of the old data folder; the next call opens the new one."""
+        self._lanes.close()
+        self.settings = settings
+        self._books = []
+        self._lanes = self._make_lanes(settings)
 
     def close(self) -> None:
-        """Stop the workers (caller shuts the runner down first) and close the Library."""
-        with self._lock:
-            old, self._library = self._library, None
-        if old is not None:
-            _close_quietly(old)
+        """Close the Library (the caller shuts the runner down first)."""
+        self._lanes.close()
 
 
 def _close_quietly(library) -> None:

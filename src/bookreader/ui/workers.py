@@ -33,6 +33,22 @@ log = logging.getLogger(__name__)
 POOLS = ("library", "ingest", "document")
 
 
+class RemoteTask:
+    """A task that runs outside this process; its owner emits the signals."""
+
+    def __init__(self, name: str, cancel: Callable[[], None]) -> None:
+        self.name = name
+        self.signals = TaskSignals()
+        self.cancel_event = threading.Event()
+        self.done = False
+        self._cancel = cancel
+
+    def cancel(self) -> None:
+        if not self.cancel_event.is_set():
+            self.cancel_event.set()
+            self._cancel()
+
+
 class TaskControl:
     """What a task function gets: progress, cancel check and token callbacks."""
 
@@ -164,6 +180,16 @@ class TaskRunner(QObject):
     ) -> Task:
         """Queue ``fn`` on ``pool`` and return its :class:`Task` (for cancel and signals)."""
         task = Task(fn, name)
+        self.attach(task, pool, on_success=on_success, on_failure=on_failure,
+                    on_progress=on_progress, on_token=on_token, on_partial=on_partial,
+                    on_cancel=on_cancel, on_end=on_end)
+        self._pools[pool].start(task)
+        return task
+
+    def attach(self, task, pool: str, *, on_success=None, on_failure=None, on_progress=None,
+               on_token=None, on_partial=None, on_cancel=None, on_end=None) -> None:
+        """Track a task (also one run elsewhere, e.g. in the library process) and deliver
+        its signals to the callbacks on the GUI thread."""
         sig = task.signals
         relay = _Relay(task, self, on_success, on_failure, on_progress, on_token,
                        on_partial, on_cancel, on_end)
@@ -174,12 +200,10 @@ class TaskRunner(QObject):
         sig.partial_result_ready.connect(relay.on_partial_result_ready)
         sig.cancelled.connect(relay.on_cancelled)
         sig.ended.connect(relay.on_ended)
-        task.relay = relay  # type: ignore[attr-defined]
-        task.pool = pool  # type: ignore[attr-defined]
+        task.relay = relay
+        task.pool = pool
         self._live.add(task)
-        self.task_started.emit(name)
-        self._pools[pool].start(task)
-        return task
+        self.task_started.emit(task.name)
 
     def busy(self, pool: Optional[str] = None) -> bool:
         """True while any task (of ``pool``) is queued or running."""
@@ -273,9 +297,9 @@ class _Relay(QObject):
 
     @Slot()
     def on_ended(self) -> None:
+        self._runner._forget(self._task)  # first, so on_end sees the runner without it
         try:
             if self._live and self._on_end is not None:
                 self._on_end()
         finally:
-            self._runner._forget(self._task)
             self.deleteLater()

@@ -1,0 +1,253 @@
+"""GUI responsiveness: event-loop stalls while indexing and answering, and cold start.
+
+Usage::
+
+    python bench/ui_latency.py [--book PDF] [--index-seconds S] [--questions N] [--json]
+
+* **Cold start**: a fresh process (interpreter start included) until the first page of the
+  book is painted, offscreen.  Target: at most 2 s.
+* **Stall while indexing**: the window opens Think Java and indexes it in the background
+  while the benchmark scrolls through the book; a 5 ms heartbeat timer measures the longest
+  gap in the GUI event loop.  Target: at most 100 ms.
+* **Stall while answering**: questions about a selection, answered by the bundled model and
+  streamed into the chat panel, with the same heartbeat.  Target: at most 100 ms.
+
+Prints a table and writes ``bench/results/ui_latency.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS = BENCH_DIR / "results" / "ui_latency.json"
+THINK_JAVA = BENCH_DIR.parent.parent / "shared" / "eval" / "books" / "thinkjava2.pdf"
+HEARTBEAT_MS = 5
+TARGET_STALL_MS = 100.0
+TARGET_COLD_S = 2.0
+
+
+class Heartbeat:
+    """Ticks every few ms on the GUI thread; the largest gap between ticks is the stall."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.gaps: list[float] = []
+        self.long: list[tuple[float, float, str]] = []  # (seconds since start, gap, context)
+        self.context = lambda: ""
+        self._last = None
+        self.timer = QTimer(interval=HEARTBEAT_MS)
+        self.timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self.gaps.clear()
+        self.long.clear()
+        self._last = self._start = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> dict:
+        self.timer.stop()
+        gaps = sorted(self.gaps) or [0.0]
+        stall = [max(0.0, g - HEARTBEAT_MS) for g in gaps]
+        return {"longest_stall_ms": round(stall[-1], 1),
+                "p99_stall_ms": round(stall[int(0.99 * (len(stall) - 1))], 1),
+                "median_tick_ms": round(statistics.median(gaps), 1),
+                "ticks": len(self.gaps),
+                "stalls_over_50ms": [
+                    {"at_s": round(t, 2), "ms": round(g, 1), "during": c}
+                    for t, g, c in sorted(self.long, key=lambda x: -x[1])[:10]]}
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        gap = (now - self._last) * 1000.0
+        self.gaps.append(gap)
+        if gap > 50 + HEARTBEAT_MS:
+            self.long.append((self._last - self._start, gap, self.context()))
+        self._last = now
+
+
+def wait(qapp, predicate, timeout_s: float) -> bool:
+    """Run the event loop until ``predicate()`` or the timeout."""
+    end = time.perf_counter() + timeout_s
+    while not predicate():
+        if time.perf_counter() > end:
+            return False
+        qapp.processEvents()
+        time.sleep(0.002)  # a benchmark driver, not a test: yield the CPU between polls
+    return True
+
+
+# --- cold start (child process) ----------------------------------------------------------------
+def child_cold_start(book: str, data_dir: str) -> None:
+    """Run in a fresh process: build the app, open ``book``, print the paint time."""
+    from bookreader.app import build_app
+    from bookreader.config import Settings
+    from bookreader.ui.messages import RecordingSink
+
+    settings = Settings(data_dir=Path(data_dir))
+    ctx = build_app(["bench"], settings=settings, sink=RecordingSink())
+    ctx.window.resize(1440, 900)
+    painted = {}
+    ctx.window.reader.first_page_painted.connect(lambda: painted.setdefault("t", time.time()))
+    ctx.window.open_book(book)
+    wait(ctx.qapp, lambda: "t" in painted, 60)
+    print(json.dumps({"painted_at": painted.get("t")}), flush=True)
+    ctx.window.close()
+    ctx.lock.unlock()
+
+
+def cold_start(book: Path, runs: int) -> dict:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as data:
+            env = dict(os.environ, BOOKREADER_DATA_DIR=data)
+            start = time.time()
+            done = subprocess.run([sys.executable, __file__, "--child-cold-start", str(book),
+                                   data], capture_output=True, text=True, env=env, timeout=300)
+            line = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+            at = json.loads(line[-1])["painted_at"] if line else None
+            if at is None:
+                raise RuntimeError(f"cold start failed: {done.stderr[-2000:]}")
+            times.append(at - start)
+    return {"book": book.name, "runs": runs, "median_s": round(statistics.median(times), 3),
+            "max_s": round(max(times), 3), "target_s": TARGET_COLD_S,
+            "ok": statistics.median(times) <= TARGET_COLD_S}
+
+
+# --- stalls (this process) --------------------------------------------------------------------------
+def stalls(book: Path, index_seconds: float, questions: int, backend: str) -> dict:
+    from PySide6.QtCore import QTimer
+
+    from bookreader.app import build_app
+    from bookreader.config import Settings
+    from bookreader.core.types import Mode
+    from bookreader.ui.messages import RecordingSink
+
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data)).updated(llm_backend=backend)
+        settings.ensure_dirs()
+        ctx = build_app(["bench"], settings=settings, sink=RecordingSink())
+        win, qapp = ctx.window, ctx.qapp
+        win.resize(1440, 900)
+        beat = Heartbeat()
+        state = {"finished": False, "progress": (0, 0, ""), "started": None}
+        ctx.service.ingest_finished.connect(lambda *a: state.update(finished=True))
+        ctx.service.ingest_failed.connect(lambda *a: state.update(finished=True))
+        ctx.service.ingest_cancelled.connect(lambda *a: state.update(finished=True))
+        ctx.service.ingest_progressed.connect(
+            lambda p, d, t, m: state.update(progress=(d, t, m),
+                                            started=state["started"] or time.perf_counter()))
+        scroller = QTimer(interval=250)  # a reader paging through the book meanwhile
+        scroller.timeout.connect(lambda: win.reader.verticalScrollBar().setValue(
+            win.reader.verticalScrollBar().value() + win.reader.viewport().height() // 2))
+
+        beat.context = lambda: "{} {}/{}".format(state["progress"][2], *state["progress"][:2])
+        win.open_book(book)
+        wait(qapp, lambda: win.reader.meta is not None, 60)
+        beat.start()
+        scroller.start()
+        t0 = time.perf_counter()
+        wait(qapp, lambda: state["finished"], index_seconds)
+        scroller.stop()
+        indexing = beat.stop()
+        done, total, step = state["progress"]
+        complete = state["finished"]
+        if not complete:
+            ctx.service.cancel_ingest(book)
+            wait(qapp, lambda: state["finished"], 120)
+        indexing.update(seconds=round(time.perf_counter() - t0, 1), complete=complete,
+                        progress=f"{step} {done}/{total}", target_ms=TARGET_STALL_MS,
+                        ok=indexing["longest_stall_ms"] <= TARGET_STALL_MS)
+        out["indexing"] = indexing
+
+        # Answering: questions about a selection (no index needed), streamed.
+        reader, chat = win.reader, win.chat
+        reader.go_to_page(min(40, reader.page_count - 1))
+        page = reader.current_page()
+        wait(qapp, lambda: bool(reader.words(page)), 30)
+        words = reader.words(page)
+        text = " ".join(w.text for w in words[:120])
+        answers, tokens = [], []
+        chat.answer_finished.connect(answers.append)
+        chat.answer_failed.connect(answers.append)
+        chat.answer_stopped.connect(lambda: answers.append(None))
+        chat.tokens_streamed.connect(tokens.append)
+        beat.context = lambda: f"answer {len(answers) + 1}, {len(tokens)} updates"
+        beat.start()
+        t0 = time.perf_counter()
+        for q in ["What is this passage about?", "Explain the main idea.",
+                  "Which terms are defined here?"][:questions]:
+            chat.set_selection(text, Mode.SELECTED, (page, page))
+            n = len(answers)
+            chat.ask(q)
+            wait(qapp, lambda: len(answers) > n, 180)
+        answering = beat.stop()
+        answering.update(questions=questions, backend=backend,
+                         seconds=round(time.perf_counter() - t0, 1),
+                         streamed_updates=len(tokens), target_ms=TARGET_STALL_MS,
+                         ok=answering["longest_stall_ms"] <= TARGET_STALL_MS,
+                         errors=[a for a in answers if isinstance(a, str)])
+        out["answering"] = answering
+        win.close()
+        ctx.lock.unlock()
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--book", default=str(THINK_JAVA))
+    parser.add_argument("--index-seconds", type=float, default=900.0,
+                        help="stop measuring indexing after this long (default: until done)")
+    parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--backend", default="bundled")
+    parser.add_argument("--cold-runs", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+    parser.add_argument("--child-cold-start", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child_cold_start:
+        child_cold_start(*args.child_cold_start)
+        return 0
+    book = Path(args.book)
+    if not book.is_file():
+        print(f"Skipped: {book} is absent (../shared/eval).", file=sys.stderr)
+        return 0
+    result = {"cold_start": cold_start(book, args.cold_runs)}
+    result.update(stalls(book, args.index_seconds, args.questions, args.backend))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    cs, ix, an = result["cold_start"], result["indexing"], result["answering"]
+    rows = [
+        ("Cold start to first page", f"{cs['median_s']:.2f} s (max {cs['max_s']:.2f})",
+         f"<= {TARGET_COLD_S:.0f} s", cs["ok"]),
+        ("Longest stall, indexing", f"{ix['longest_stall_ms']:.0f} ms (p99 "
+         f"{ix['p99_stall_ms']:.0f}; {ix['seconds']:.0f} s, {ix['progress']})",
+         f"<= {TARGET_STALL_MS:.0f} ms", ix["ok"]),
+        ("Longest stall, answering", f"{an['longest_stall_ms']:.0f} ms (p99 "
+         f"{an['p99_stall_ms']:.0f}; {an['questions']} questions, {an['backend']})",
+         f"<= {TARGET_STALL_MS:.0f} ms", an["ok"]),
+    ]
+    print(f"| measure | {book.name} | target | met |\n|---|---|---|---|")
+    for name, value, target, ok in rows:
+        print(f"| {name} | {value} | {target} | {'yes' if ok else 'NO'} |")
+    print(f"\nWritten to {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

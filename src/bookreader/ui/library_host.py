@@ -1,0 +1,203 @@
+"""The Library in a child process, so indexing and answering never hold the window's GIL.
+
+Measured on Think Java (bench/ui_latency.py): indexing on a thread of the window's process
+stalled its event loop for up to ~0.9 s (PDF layout analysis, NLTK and the torch import are
+pure Python and hold the GIL); the same work in another process stalled it for ~0.2 s at
+most on the same loaded machine.  So the window keeps only Qt and page rendering, and the
+:class:`~bookreader.library.Library` lives here, with the same two single-thread lanes the
+window would otherwise use ("library" and "ingest").
+
+No Qt in this module: the child process never loads it.  Messages are tuples over a
+``multiprocessing`` pipe:
+
+* parent -> child: ``("call", id, lane, method, args, kwargs, inject)``, ``("cancel", id)``,
+  ``("settings", Settings)``, ``("stop",)``
+* child -> parent: ``("progress", id, done, total, message)``, ``("token", id, text)``,
+  ``("result", id, value)``, ``("error", id, payload)``, ``("cancelled", id)``
+
+``method`` is an attribute path on the Library ("ingest", "audit.export"); ``inject`` names
+the callbacks the child supplies (``progress``, ``cancel``, ``on_token``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import logging.handlers
+import threading
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from bookreader.config import Settings
+from bookreader.errors import BookReaderError, Cancelled
+
+log = logging.getLogger(__name__)
+
+LANES = ("library", "ingest")
+
+
+def resolve(obj: Any, path: str) -> Callable:
+    """``resolve(library, "audit.export")`` -> the bound method."""
+    for part in path.split("."):
+        if part.startswith("_"):
+            raise AttributeError(f"{path!r} is not a public Library method")
+        obj = getattr(obj, part)
+    return obj
+
+
+def encode_error(exc: BaseException) -> dict:
+    """An exception as plain data (custom constructors do not always unpickle)."""
+    return {
+        "module": type(exc).__module__,
+        "name": type(exc).__qualname__,
+        "message": getattr(exc, "user_message", None) or str(exc),
+        "attrs": {k: v for k, v in vars(exc).items()
+                  if isinstance(v, (str, int, float, bool, type(None)))},
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        "user_error": isinstance(exc, BookReaderError),
+    }
+
+
+def decode_error(payload: dict) -> BaseException:
+    """Rebuild an exception sent by :func:`encode_error` (a RuntimeError when unknown)."""
+    cls: Any = None
+    try:
+        cls = getattr(importlib.import_module(payload["module"]), payload["name"])
+    except (ImportError, AttributeError):
+        cls = None
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        return RuntimeError(f"{payload['name']}: {payload['message']}\n{payload['traceback']}")
+    exc = cls.__new__(cls)
+    BaseException.__init__(exc, payload["message"])
+    exc.__dict__.update(payload["attrs"])
+    if payload["user_error"] and not hasattr(exc, "user_message"):
+        exc.user_message = payload["message"]
+    exc.remote_traceback = payload["traceback"]
+    return exc
+
+
+class _Host:
+    """Runs in the child: receives calls, runs them on the lanes, reports back."""
+
+    def __init__(self, conn, settings: Settings) -> None:
+        self.conn = conn
+        self.settings = settings
+        self.pending_settings: Settings | None = None
+        self.library = None
+        self.lock = threading.Lock()  # guards the library and the pipe's send side
+        self.send_lock = threading.Lock()
+        self.lanes = {lane: ThreadPoolExecutor(1, thread_name_prefix=f"host-{lane}")
+                      for lane in LANES}
+        self.cancels: dict[int, threading.Event] = {}
+        self.running = 0
+
+    def send(self, *msg: Any) -> None:
+        with self.send_lock:
+            self.conn.send(msg)
+
+    def get_library(self):
+        with self.lock:
+            if self.library is None:
+                from bookreader.library import Library
+
+                log.info("Opening the library in %s", self.settings.data_dir)
+                self.library = Library(self.settings)
+            return self.library
+
+    def maybe_apply_settings(self) -> None:
+        with self.lock:
+            if self.pending_settings is None or self.running:
+                return
+            settings, self.pending_settings = self.pending_settings, None
+            old, self.library = self.library, None
+            self.settings = settings
+        if old is not None:
+            embedder = getattr(old, "_embedder", None)
+            old.close()
+            if embedder is not None:
+                from bookreader.library import Library
+
+                with self.lock:
+                    self.library = Library(settings, embedder=embedder)
+        log.info("Library host: settings applied")
+
+    def run_call(self, call_id: int, method: str, args: tuple, kwargs: dict,
+                 inject: tuple) -> None:
+        cancel = self.cancels[call_id]
+        try:
+            if cancel.is_set():
+                raise Cancelled()
+            extra: dict[str, Any] = {}
+            if "progress" in inject:
+                extra["progress"] = lambda d, t, m="": self.send("progress", call_id, int(d),
+                                                                 int(t), str(m))
+            if "cancel" in inject:
+                extra["cancel"] = cancel.is_set
+            if "on_token" in inject:
+                extra["on_token"] = lambda text: self.send("token", call_id, text)
+            value = resolve(self.get_library(), method)(*args, **kwargs, **extra)
+        except Cancelled:
+            self.send("cancelled", call_id)
+        except BaseException as exc:  # every failure goes back to the window
+            if not isinstance(exc, BookReaderError):
+                log.exception("Library call %s failed", method)
+            self.send("error", call_id, encode_error(exc))
+        else:
+            try:
+                self.send("result", call_id, value)
+            except Exception as exc:  # an unpicklable result is a bug worth reporting
+                self.send("error", call_id, encode_error(exc))
+        finally:
+            with self.lock:
+                self.cancels.pop(call_id, None)
+                self.running -= 1
+            self.maybe_apply_settings()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                msg = self.conn.recv()
+            except (EOFError, OSError):
+                break  # the window is gone
+            kind = msg[0]
+            if kind == "call":
+                _, call_id, lane, method, args, kwargs, inject = msg
+                with self.lock:
+                    self.cancels[call_id] = threading.Event()
+                    self.running += 1
+                self.lanes[lane].submit(self.run_call, call_id, method, args, kwargs, inject)
+            elif kind == "cancel":
+                event = self.cancels.get(msg[1])
+                if event is not None:
+                    event.set()
+            elif kind == "settings":
+                with self.lock:
+                    self.pending_settings = msg[1]
+                self.maybe_apply_settings()
+            elif kind == "stop":
+                break
+        for event in list(self.cancels.values()):
+            event.set()
+        for pool in self.lanes.values():
+            pool.shutdown(wait=True)
+        if self.library is not None:
+            self.library.close()
+
+
+def host_main(conn, settings: Settings, log_file: str | None) -> None:
+    """Entry point of the child process."""
+    if log_file:
+        handler = logging.handlers.RotatingFileHandler(
+            log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+        handler.setFormatter(logging.Formatter(
+            "%(asctime)s %(levelname)-7s [library] %(threadName)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+    log.info("Library host started for %s", settings.data_dir)
+    try:
+        _Host(conn, settings).serve()
+    finally:
+        log.info("Library host stopped")
+        conn.close()
