@@ -199,3 +199,29 @@ def test_load_follows_the_given_chunk_order(index, tmp_path):
     assert dict((c.chunk_id, s) for c, s in loaded.scores("loop")) == pytest.approx(
         dict((c.chunk_id, s) for c, s in index.scores("loop"))
     )
+
+
+def test_scores_equal_rank_bm25_on_a_larger_corpus():
+    """The postings-based scorer gives exactly rank_bm25's get_scores, filters included."""
+    rng = np.random.default_rng(11)
+    vocab = [f"term{i}" for i in range(300)] + ["loop", "method", "string", "array"]
+    weights = 1.0 / np.arange(1, len(vocab) + 1)  # Zipf-like: some terms in most chunks
+    weights /= weights.sum()
+    texts = [" ".join(rng.choice(vocab, size=rng.integers(5, 80), p=weights)) for _ in range(240)]
+    texts[7] = "the of and"  # a chunk with no terms at all
+    chunks = [
+        Chunk(f"d{i}", "b", i, t, i // 3, i // 3, "", "", f"ch{i // 60}", "", 0, len(t))
+        for i, t in enumerate(texts)
+    ]
+    index = LexicalIndex.build(chunks)
+    reference = BM25Okapi([tokenize(t) for t in texts])
+    flt = SearchFilter(page_start=10, page_end=60, chapters=("ch1", "ch2"))
+    for _ in range(25):
+        query = " ".join(rng.choice(vocab, size=rng.integers(1, 6), p=weights))
+        expected = reference.get_scores(tokenize(query))
+        got = {c.position: s for c, s in index.scores(query)}
+        assert [got[i] for i in range(len(texts))] == pytest.approx(list(expected))
+        filtered = index.scores(query, flt)
+        assert {c.position for c, _ in filtered} == {c.position for c in chunks if flt.accepts(c)}
+        assert [s for _, s in filtered] == sorted((s for _, s in filtered), reverse=True)
+        assert all(s == pytest.approx(expected[c.position]) for c, s in filtered)

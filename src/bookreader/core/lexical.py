@@ -146,6 +146,8 @@ class LexicalIndex:
         # one whose text is all stop words) has no BM25 model and scores 0 everywhere.
         total = sum(len(toks) for toks in self._corpus)
         self._bm25: Optional[BM25Okapi] = BM25Okapi(self._corpus) if total else None
+        self._postings: Optional[dict[str, tuple[np.ndarray, np.ndarray]]] = None
+        self._length_norm: Optional[np.ndarray] = None
 
     # --- construction -----------------------------------------------------------------
     @classmethod
@@ -250,14 +252,50 @@ class LexicalIndex:
             )
         if idx.size == 0:
             return []
-        terms = tokenize(query)
-        if self._bm25 is None or not terms:
-            values = np.zeros(idx.size)
-        elif flt is None:
-            values = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
-        else:
-            values = np.asarray(self._bm25.get_batch_scores(terms, idx.tolist()), dtype=np.float64)
+        values = self._all_scores(tokenize(query))
+        if flt is not None:
+            values = values[idx]
         order = np.argsort(-values, kind="stable")
         if top_k is not None:
             order = order[: max(top_k, 0)]
         return [(self._chunks[int(idx[j])], float(values[j])) for j in order]
+
+    def _all_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25Okapi scores of every chunk, as ``rank_bm25``'s ``get_scores`` defines them.
+
+        ``get_scores`` walks every document in Python for every query term (about 8 ms a
+        query on 1,500 chunks here); this walks only the documents that contain the term,
+        through postings built on first use, with rank_bm25's own idf, k1, b and lengths.
+        """
+        bm = self._bm25
+        values = np.zeros(len(self._chunks))
+        if bm is None or not terms:
+            return values
+        if self._postings is None:
+            self._build_postings(bm)
+        assert self._postings is not None and self._length_norm is not None
+        for term in terms:  # repeated query terms count again, as in rank_bm25
+            posting = self._postings.get(term)
+            idf = bm.idf.get(term) or 0.0
+            if posting is None or not idf:
+                continue
+            docs, tf = posting
+            values[docs] += idf * (tf * (bm.k1 + 1) / (tf + self._length_norm[docs]))
+        return values
+
+    def _build_postings(self, bm: BM25Okapi) -> None:
+        lists: dict[str, tuple[list[int], list[int]]] = {}
+        for i, freqs in enumerate(bm.doc_freqs):
+            for term, tf in freqs.items():
+                entry = lists.get(term)
+                if entry is None:
+                    lists[term] = ([i], [tf])
+                else:
+                    entry[0].append(i)
+                    entry[1].append(tf)
+        self._postings = {
+            t: (np.asarray(d, dtype=np.int64), np.asarray(f, dtype=np.float64))
+            for t, (d, f) in lists.items()
+        }
+        doc_len = np.asarray(bm.doc_len, dtype=np.float64)
+        self._length_norm = bm.k1 * (1 - bm.b + bm.b * doc_len / bm.avgdl)
