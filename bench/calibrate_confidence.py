@@ -66,9 +66,16 @@ def evaluate(rows: list[dict], mid: float, slope: float, cov_slope: float) -> di
 
     ins = [r for r in rows if r["in_scope"]]
     outs = [r for r in rows if not r["in_scope"]]
-    kept = sum(conf(r) >= THRESHOLD for r in ins) / max(1, len(ins))
-    declined = sum(conf(r) < THRESHOLD for r in outs) / max(1, len(outs))
-    return {"in_scope_kept": round(kept, 4), "out_of_scope_declined": round(declined, 4),
+    own = [r for r in outs if r["origin"] == "own"]
+    other = [r for r in outs if r["origin"] != "own"]
+
+    def share(group, keep):
+        return round(sum((conf(r) >= THRESHOLD) == keep for r in group) / max(1, len(group)), 4)
+
+    kept, declined = share(ins, True), share(outs, False)
+    return {"in_scope_kept": kept, "out_of_scope_declined": declined,
+            "own_out_of_scope_declined": share(own, False),
+            "other_subject_declined": share(other, False),
             "balanced_accuracy": round((kept + declined) / 2, 4)}
 
 
@@ -135,14 +142,18 @@ def main(argv=None) -> int:
         return 0
     print(f"{out['n_in_scope']} in-scope and {out['n_out_of_scope']} out-of-scope questions, "
           f"threshold {THRESHOLD}")
-    print(f"{'constants':<34} {'kept':>6} {'declined':>9} {'bal.acc':>8}")
+    print(f"{'constants':<40} {'kept':>6} {'declined':>9} {'own':>6} {'other':>6} {'bal.acc':>8}")
+
+    def line(label, res):
+        print(f"{label:<40} {res['in_scope_kept']:>6.3f} {res['out_of_scope_declined']:>9.3f} "
+              f"{res['own_out_of_scope_declined']:>6.3f} {res['other_subject_declined']:>6.3f} "
+              f"{res['balanced_accuracy']:>8.3f}")
+
     for label, res in (("current", out["current"]), ("best of grid", out["best"])):
-        consts = f"mid={res['cos_mid']} slope={res['cos_slope']} cov={res['coverage_slope']}"
-        print(f"{label + ': ' + consts:<34} {res['in_scope_kept']:>6.2f} "
-              f"{res['out_of_scope_declined']:>9.2f} {res['balanced_accuracy']:>8.2f}")
+        line(f"{label}: mid={res['cos_mid']} slope={res['cos_slope']} "
+             f"cov={res['coverage_slope']}", res)
     for name, res in sorted(per_book.items()):
-        print(f"  {name:<32} {res['in_scope_kept']:>6.2f} {res['out_of_scope_declined']:>9.2f} "
-              f"{res['balanced_accuracy']:>8.2f}")
+        line(f"  {name} (current)", res)
     return 0
 
 

@@ -13,20 +13,30 @@ Scoring, per query:
 Retrieval confidence (CALIBRATION below): min-max normalised scores say which chunk is
 best but not whether *any* chunk is good, so confidence comes from absolute evidence:
 
-* ``top_cos``: the raw cosine between the question and the best passage (MiniLM's cosine
-  for a passage that answers a question is typically 0.45-0.75; for an unrelated one
-  0.0-0.25);
+* ``top_cos``: the best raw cosine between the question and the top three passages
+  (median 0.60 for the in-scope questions of the calibration set, 0.26 for out-of-scope
+  ones);
 * ``coverage``: the share of the question's content terms (the BM25 tokenizer's terms)
   that occur in the top three passages.
 
 ``confidence = sigmoid(COS_SLOPE * (top_cos - COS_MID) + COVERAGE_SLOPE * (coverage - 0.5))``
 
-CALIBRATION (``bench/calibrate_confidence.py``): in-scope questions (section titles from
-the shared books' outlines rephrased as questions, plus hand-written ones) and out-of-scope
-questions (other subjects, and the other books' questions asked of the wrong book) were
-run on Think Java, Python for Everybody and the Physical AI textbook; the constants were
-chosen so that the design's threshold of 0.60 sits where in-scope questions are kept and
-out-of-scope ones declined; see the script's output for the figures.
+CALIBRATION (``bench/calibrate_confidence.py``, results in
+``bench/results/confidence_calibration.json``).  Questions: the 243 in-scope and 60
+out-of-scope lines of ``bench/questions/`` for Think Java, Python for Everybody and the
+Physical AI textbook, plus 322 questions of a book on another subject asked of the wrong
+book (Physical AI questions asked of the programming books and the reverse).  The median
+top cosine is 0.60 for in-scope questions and 0.26 for out-of-scope ones.  The threshold
+stays at the design's 0.60; the constants below were chosen on those questions from a
+grid (midpoint 0.25-0.60, cosine slope 6-20, coverage slope 0-4), preferring a small
+coverage weight so that common words alone cannot make a question "covered" (with every
+term found, the top cosine must still reach 0.29).  Leave-one-book-out fitting of the same
+grid changed held-out results by at most 2 points, so the figures are not an artefact of
+fitting.  At 0.60 with these constants: 98.8 % of in-scope questions are answered, 98.3 %
+of the books' own out-of-scope questions and 96.6 % of other-subject questions declined
+(per book: Think Java 98.7 / 95.0 / 98.7, Py4E 98.8 / 100 / 96.2, Physical AI 98.7 / 100 /
+95.7).  Raising the threshold trades answered questions for declines; the setting
+``confidence_threshold`` is the knob.
 """
 
 from __future__ import annotations
@@ -56,8 +66,8 @@ COVERAGE_DEPTH = 3
 
 # Confidence constants (see CALIBRATION in the module docstring).
 COS_MID = 0.40
-COS_SLOPE = 12.0
-COVERAGE_SLOPE = 2.0
+COS_SLOPE = 10.0
+COVERAGE_SLOPE = 3.0
 
 TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
 
