@@ -13,9 +13,12 @@ and its stemmed parts, with camelCase split as well::
 A few words that are stop words in prose but keywords in code (``for``, ``while``, ``if``,
 ``do``, ``each``, ``this``) are kept, so "for loop" and "while loop" stay distinct.
 
-Persistence: the index is saved as the token lists (JSON, gzip) next to the book's store
-and reloaded without re-tokenising; ``bench/store.py`` measured load against a rebuild
-(see ``LexicalIndex.load``).
+Persistence: the index is saved as the token lists (gzip JSON, ~0.4 MB for 1,500 chunks)
+next to the book's store and reloaded without re-tokenising.  ``bench/store.py`` on 1,500
+chunks of 200 words of Think Java / Python for Everybody, 2 busy cores: build 1.1 s
+(tokenising and stemming dominate), load 0.1 s plus 0.07 s for the postings on the first
+query.  So the library saves after ingest and loads on open; :meth:`LexicalIndex.load`
+returns None (rebuild) when the file is missing, stale or damaged.
 """
 
 from __future__ import annotations
