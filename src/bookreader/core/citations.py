@@ -30,6 +30,7 @@ from bookreader.core.sentences import (
     words,
 )
 from bookreader.core.types import Chunk, Citation, Rect
+from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _label(pages: Any, index: int) -> str:
     if pages is not None:
         try:
             return pages.page(index).label
-        except (IndexError, ValueError, KeyError) as exc:
+        except (IndexError, ValueError, KeyError, BookReaderError) as exc:
             log.warning("No label for page %d: %s", index, exc)
     return str(index + 1)
 
@@ -213,7 +214,7 @@ class CitationChecker:
         if index not in self._page_text:
             try:
                 self._page_text[index] = self.pages.page(index).text
-            except (IndexError, ValueError, KeyError) as exc:
+            except (IndexError, ValueError, KeyError, BookReaderError) as exc:
                 log.warning("Cannot read page %d to verify a citation: %s", index, exc)
                 self._page_text[index] = ""
         return self._page_text[index]

@@ -11,19 +11,39 @@ the context with three signals:
   places, titles) must occur in the context; a missing one is listed in
   ``missing_terms``.
 
-TUNING (``bench/grounding.py --tune``).  The thresholds below were chosen on the first
-half of ``../shared/eval/grounding/halueval_qa.jsonl`` (250 items, 500 answers) and then
-measured on the other half and on RGB en_fact, which were not used for choosing.  The
-design's rule "similarity >= 0.7 or overlap >= 0.5" accepts almost every hallucinated
-HaluEval answer that restates the question in the context's words (similarity is high
-because the topic is the same).  What separates supported from invented answers is the
-*new* content: the exact-term check catches invented names and numbers, and a high
-overlap bar catches invented common words.  The chosen rule: a sentence is supported
-when no number or name is missing and ``overlap >= OVERLAP_THRESHOLD`` (default 0.75),
-or, for sentences whose words are mostly paraphrased, ``similarity >=
-SIMILARITY_THRESHOLD`` (0.80) together with ``overlap >= 0.5``.  Figures
-(tune half / held-out half / RGB): see the table printed by the bench and the README.
-A sentence without any content word ("Yes.") claims nothing checkable and passes.
+TUNING (``bench/grounding.py --tune``; features computed once, rules compared on them).
+The split: the first half of ``../shared/eval/grounding/halueval_qa.jsonl`` (250 items,
+500 answers) for choosing; its second half and RGB en_fact (400 pairs) only for reporting.
+
+* The design's rule alone, "similarity >= 0.7 or overlap >= 0.5" (no exact-term check),
+  accepts most invented answers: balanced accuracy 0.62, false accepts 76% (tune half).
+  Hallucinated HaluEval answers restate the question in the context's own words, so
+  both signals are high.
+* Adding the exact-term check (a missing number or name fails the sentence): 0.82 / 36%.
+* What remains are answers that recombine words found in *different* context sentences
+  ("Stanford University is located in Chestnut Hill").  ``local_overlap``, the share of
+  the sentence's content words found in one single context sentence, catches those:
+  requiring ``local_overlap >= 0.8`` gives 0.95 / 9.6% on the tune half.
+* The tune half alone would pick ``local_overlap >= 0.9`` and no paraphrase route (0.98 /
+  3.6%), because HaluEval's right answers are verbatim spans of the knowledge.  Real model
+  answers paraphrase ("originated" for "descended from"), so we keep one word in five
+  free (0.8) and a paraphrase route: a sentence whose MiniLM similarity to its best
+  context window is >= 0.9 passes with ``overlap >= 0.5``.  Cost on the tune half:
+  balanced accuracy 0.958 instead of 0.982.
+
+The rule for one sentence (:meth:`GroundingValidator.is_supported`):
+
+1. no content word ("Yes.") -> supported (nothing checkable is claimed);
+2. a number or name missing from the context -> unsupported;
+3. the design's condition, ``similarity >= similarity_threshold`` (0.7) or ``overlap >=
+   overlap_threshold`` (0.5), is still required (the settings' two thresholds);
+4. ``local_overlap >= 0.8``, or ``similarity >= 0.9`` and ``overlap >= 0.5``.
+
+Measured (``bench/grounding.py``, defaults): HaluEval tune half balanced accuracy 0.958,
+false accepts 8.4%; held-out half 0.948 / 10.4%; RGB 0.982 / 2.5%; no false rejects on
+HaluEval, 1% on RGB.  The false accepts left are mostly comparisons and yes/no claims
+built from the context's words ("Pablo Trapero was born first."), which word-level
+signals cannot judge.
 
 An answer passes when every sentence passes.  :meth:`GroundingValidator.validate`
 reports the weakest sentence's similarity and overlap, the unsupported sentences (the
@@ -58,10 +78,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Defaults chosen on HaluEval (see TUNING above).
-SIMILARITY_THRESHOLD = 0.80
-OVERLAP_THRESHOLD = 0.75
-#: Overlap still required of a sentence accepted for its similarity.
+#: The design's thresholds (also the settings' defaults), a necessary condition.
+SIMILARITY_THRESHOLD = 0.7
+OVERLAP_THRESHOLD = 0.5
+#: Chosen on HaluEval (see TUNING above).
+LOCAL_OVERLAP_THRESHOLD = 0.8
+PARAPHRASE_SIMILARITY = 0.9
 PARAPHRASE_MIN_OVERLAP = 0.5
 #: Context windows embedded per context at most (a 4,000-character selection plus five
 #: chunks is ~60 sentences; more would only cost time).
@@ -80,6 +102,7 @@ class SentenceScore:
     sentence: str
     similarity: float
     overlap: float
+    local_overlap: float
     missing: tuple[str, ...]
     n_terms: int
     supported: bool
@@ -88,6 +111,7 @@ class SentenceScore:
 @dataclass
 class _Context:
     terms: set[str]
+    sentence_terms: list[set[str]]
     lower_words: set[str]
     numbers: set[str]
     vectors: np.ndarray  # (n_windows, dim)
@@ -99,9 +123,12 @@ class GroundingValidator:
     Args:
         embedder: The shared MiniLM embedder (anything with ``embed(texts)`` returning
             unit vectors).
-        similarity_threshold: Cosine at or above which a paraphrased sentence passes.
-        overlap_threshold: Share of content words in the context at or above which a
-            sentence passes.
+        similarity_threshold: The design's cosine threshold (rule 3 in TUNING).
+        overlap_threshold: The design's content-word overlap threshold (rule 3).
+        local_overlap_threshold: Share of a sentence's content words that one context
+            sentence must hold (rule 4).
+        paraphrase_similarity: Cosine that lets a paraphrased sentence pass (rule 4).
+        paraphrase_min_overlap: Overlap still required on the paraphrase route.
     """
 
     def __init__(
@@ -110,11 +137,15 @@ class GroundingValidator:
         similarity_threshold: float = SIMILARITY_THRESHOLD,
         overlap_threshold: float = OVERLAP_THRESHOLD,
         *,
+        local_overlap_threshold: float = LOCAL_OVERLAP_THRESHOLD,
+        paraphrase_similarity: float = PARAPHRASE_SIMILARITY,
         paraphrase_min_overlap: float = PARAPHRASE_MIN_OVERLAP,
     ) -> None:
         self.embedder = embedder
         self.similarity_threshold = similarity_threshold
         self.overlap_threshold = overlap_threshold
+        self.local_overlap_threshold = local_overlap_threshold
+        self.paraphrase_similarity = paraphrase_similarity
         self.paraphrase_min_overlap = paraphrase_min_overlap
         self._cache: "OrderedDict[str, _Context]" = OrderedDict()
 
@@ -131,6 +162,7 @@ class GroundingValidator:
         lower = {w.lower().replace("\u2019", "'") for w in words(context_text)}
         ctx = _Context(
             terms=set(content_terms(context_text)),
+            sentence_terms=[set(content_terms(x)) for x in sents] or [set()],
             lower_words=lower | {w[:-2] for w in lower if w.endswith("'s")},
             numbers=set(numbers(context_text)),
             vectors=self.embedder.embed(windows),
@@ -174,33 +206,49 @@ class GroundingValidator:
         out = []
         for sent, sim in zip(sentences, sims):
             terms = content_terms(sent)
-            overlap = (
-                sum(1 for t in terms if t in ctx.terms) / len(terms) if terms else 1.0
-            )
+            overlap = local = 1.0
+            if terms:
+                overlap = sum(1 for t in terms if t in ctx.terms) / len(terms)
+                local = max(
+                    sum(1 for t in terms if t in st) for st in ctx.sentence_terms
+                ) / len(terms)
             missing = tuple(self._missing_terms(sent, ctx))
             out.append(
                 SentenceScore(
                     sentence=sent,
                     similarity=float(sim),
                     overlap=float(overlap),
+                    local_overlap=float(local),
                     missing=missing,
                     n_terms=len(terms),
-                    supported=self.is_supported(float(sim), float(overlap), missing, len(terms)),
+                    supported=self.is_supported(
+                        float(sim), float(overlap), missing, len(terms), float(local)
+                    ),
                 )
             )
         return out
 
     def is_supported(
-        self, similarity: float, overlap: float, missing: Sequence[str], n_terms: int
+        self,
+        similarity: float,
+        overlap: float,
+        missing: Sequence[str],
+        n_terms: int,
+        local_overlap: float,
     ) -> bool:
         """The decision rule for one sentence (see TUNING in the module docstring)."""
         if n_terms == 0:
             return True
         if missing:
             return False
-        if overlap >= self.overlap_threshold:
+        if similarity < self.similarity_threshold and overlap < self.overlap_threshold:
+            return False  # the design's rule, kept as a necessary condition
+        if local_overlap >= self.local_overlap_threshold:
             return True
-        return similarity >= self.similarity_threshold and overlap >= self.paraphrase_min_overlap
+        return (
+            similarity >= self.paraphrase_similarity
+            and overlap >= self.paraphrase_min_overlap
+        )
 
     def validate(self, answer_text: str, context_text: str) -> Validation:
         """Score an answer against its context.

@@ -205,7 +205,7 @@ _CONFIDENCE_ANYWHERE = re.compile(
 def split_confidence(text: str) -> tuple[str, Optional[float]]:
     """Remove the model's ``Confidence: x`` line and return ``(text, x or None)``.
 
-    The value is clamped to [0, 1]; "85%" and "85" are read as 0.85.  When the model
+    The value is clamped to [0, 1]; "85%", "85" and "8.5" are read as 0.85.  When the model
     writes the line somewhere other than the end, the first one counts and every one
     is removed from the text shown.
     """
@@ -223,7 +223,12 @@ def split_confidence(text: str) -> tuple[str, Optional[float]]:
 
 
 def _to_unit(number: str, pct: str) -> float:
+    """0.85, "85%", "85" and "8.5" (out of ten) all read as 0.85."""
     v = float(number.replace(",", "."))
-    if pct or v > 1.0:
-        v = v / 100.0
+    if pct:
+        v /= 100.0
+    elif v > 10.0:
+        v /= 100.0
+    elif v > 1.0:
+        v /= 10.0
     return max(0.0, min(1.0, v))

@@ -1,0 +1,605 @@
+"""The three ways to ask: whole book, selected text, highlight.
+
+One :meth:`Answerer.ask` runs the chain question -> (retrieval) -> prompt -> model ->
+citations -> grounding -> answer, and returns an :class:`~bookreader.core.types.Answer`
+with everything the UI and the audit log need.
+
+* **Whole book**: hybrid retrieval (at most ``retrieval_timeout_s``); below the
+  confidence threshold the answer is :data:`~bookreader.core.prompts.NOT_COVERED` and no
+  model runs.
+* **Selected text**: the selection is the whole context.  This path never touches the
+  store, the retriever or the audit database (a test proves it); the PDF is read only to
+  place the citation's highlight when the selection's pages are given.
+* **Highlight**: the selection plus ``highlight_top_k`` chunks retrieved inside the
+  selection's page range and its chapter(s) (both, when it crosses a chapter boundary).
+
+Input is checked before anything runs (:func:`clean_question`, :func:`clean_selection`).
+Errors after that (a model that fails to load, a broken network, a slow retrieval) come
+back as an Answer with ``error`` set instead of raising, so the caller can record them;
+only the user's Stop raises :class:`~bookreader.errors.Cancelled`.
+
+Confidence = 0.6 x retrieval confidence + 0.4 x generation confidence.  The generation
+part is the model's stated "Confidence: x", else the mean token probability where the
+backend reports log-probabilities, else 0.80.  In selected-text and highlight modes the
+retrieval part is 1.0: the user chose the context, so there is no doubt that it is the
+right passage, only whether it holds the answer, and that is what the model's part and the
+grounding check judge.  Levels: high > 0.85, medium 0.70-0.85, low < 0.70.
+
+Timing: ``first_token_ms`` counts from the call (what the user waits for);
+``stage_ms`` holds ``retrieval``, ``prompt``, ``first_token`` (from the start of
+generation), ``generation`` and ``validation``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+import uuid
+from dataclasses import replace
+from typing import Any, Callable, Optional, Sequence
+
+from bookreader.core import prompts
+from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.types import (
+    Answer,
+    CancelFn,
+    Message,
+    Mode,
+    Passage,
+    Retrieval,
+    SearchFilter,
+    never_cancel,
+)
+from bookreader.errors import BookReaderError, Cancelled, InvalidInput, QueryTimeout
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 1000
+MAX_SELECTION_CHARS = 4000
+#: Generation confidence when the model states none and gives no token probabilities.
+DEFAULT_GENERATION_CONFIDENCE = 0.80
+RETRIEVAL_WEIGHT = 0.6
+#: Context characters (excerpts, selection excluded) sent to each kind of backend.  The
+#: bundled 135M model reads about 250-500 prompt tokens a second on two cores, so five
+#: full chunks would spend its whole five-second budget before the first token.
+CONTEXT_CHARS = {"bundled": 2400, "gguf": 6000, "extractive": 20000, "claude": 20000}
+
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?=\s)")
+_ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
+
+
+# --- input checks ---------------------------------------------------------------------
+def _as_text(value: Any, what: str) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(
+                f"The {what} is not valid UTF-8 text (bad byte at position {exc.start}). "
+                f"Retype it or copy it again from the book."
+            ) from exc
+    if not isinstance(value, str):
+        raise InvalidInput(f"The {what} must be text. Type it again.")
+    return value
+
+
+def _check_encodable(text: str, what: str) -> None:
+    if "\x00" in text:
+        raise InvalidInput(f"The {what} contains a NUL character. Remove it and ask again.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"The {what} is not valid UTF-8 text (a broken character at position "
+            f"{exc.start}). Retype it or copy it again from the book."
+        ) from exc
+
+
+def clean_question(question: Any) -> str:
+    """The question trimmed; 1-1,000 characters of valid UTF-8 without NUL.
+
+    Raises:
+        InvalidInput: with a message that says what to fix.
+    """
+    text = _as_text(question, "question")
+    _check_encodable(text, "question")
+    text = text.strip()
+    if not text:
+        raise InvalidInput("The question is empty. Type a question about the book.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise InvalidInput(
+            f"The question is {len(text):,} characters long; the limit is "
+            f"{MAX_QUESTION_CHARS:,}. Shorten it, or select the passage and ask about it."
+        )
+    return text
+
+
+def clean_selection(selection: Any) -> tuple[str, str]:
+    """The selection trimmed and, past 4,000 characters, cut at a sentence boundary.
+
+    Returns:
+        ``(text, truncation_warning)``; the warning is "" when nothing was cut.
+
+    Raises:
+        InvalidInput: empty, not UTF-8, or containing NUL.
+    """
+    text = _as_text(selection, "selected text")
+    _check_encodable(text, "selected text")
+    text = text.strip()
+    if not text:
+        raise InvalidInput("The selection is empty. Select some text in the book first.")
+    if len(text) <= MAX_SELECTION_CHARS:
+        return text, ""
+    total = len(text)
+    head = text[: MAX_SELECTION_CHARS + 1]
+    cut = 0
+    for m in _SENTENCE_END.finditer(head):
+        if m.end() <= MAX_SELECTION_CHARS:
+            cut = m.end()
+    if cut < MAX_SELECTION_CHARS // 2:  # no sentence end in reach: cut between words
+        cut = head.rfind(" ", 0, MAX_SELECTION_CHARS)
+        if cut < MAX_SELECTION_CHARS // 2:
+            cut = MAX_SELECTION_CHARS
+    text = text[:cut].rstrip()
+    warning = (
+        f"The selection was {total:,} characters long; only its first {len(text):,} "
+        f"(up to the end of a sentence) were used. Select less text to ask about the rest."
+    )
+    return text, warning
+
+
+# --- confidence ------------------------------------------------------------------------
+def confidence_level(confidence: float) -> str:
+    """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
+    if confidence > 0.85:
+        return "high"
+    if confidence >= 0.70:
+        return "medium"
+    return "low"
+
+
+def combine_confidence(retrieval: float, generation: float) -> float:
+    """0.6 x retrieval + 0.4 x generation, clamped to [0, 1]."""
+    value = RETRIEVAL_WEIGHT * retrieval + (1.0 - RETRIEVAL_WEIGHT) * generation
+    return round(max(0.0, min(1.0, value)), 4)
+
+
+def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) -> float:
+    """The model's stated confidence, else its mean token probability, else 0.80."""
+    if stated is not None:
+        return stated
+    if logprobs:
+        return float(math.exp(sum(logprobs) / len(logprobs)))
+    return DEFAULT_GENERATION_CONFIDENCE
+
+
+def _backend_kind(name: str) -> str:
+    low = name.lower()
+    if low.startswith("gguf:") or low.endswith(".gguf"):
+        return "gguf"
+    return low
+
+
+class Answerer:
+    """Answers questions in the three modes.
+
+    Args:
+        settings: Thresholds, top-k values, time budgets, default backend.
+        embedder: The shared MiniLM (grounding, and the extractive backend's re-ranking).
+        backend_factory: ``factory(name) -> LLMBackend``; by default
+            :func:`bookreader.core.llm.registry.create_backend`.
+        budget_fn: ``budget(name) -> seconds``; by default
+            :func:`bookreader.core.llm.registry.budget_seconds`.
+        validator: The grounding validator; built from ``embedder`` and the settings'
+            thresholds when omitted.
+    """
+
+    def __init__(
+        self,
+        settings: Any,
+        *,
+        embedder: Any,
+        backend_factory: Optional[Callable[[str], Any]] = None,
+        budget_fn: Optional[Callable[[str], float]] = None,
+        validator: Optional[GroundingValidator] = None,
+    ) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        if backend_factory is None:
+            from bookreader.core.llm import registry
+
+            def backend_factory(name: str) -> Any:
+                return registry.create_backend(name, settings, embedder=embedder)
+
+        if budget_fn is None:
+            from bookreader.core.llm import registry as _registry
+
+            def budget_fn(name: str) -> float:
+                return _registry.budget_seconds(name, settings)
+
+        self._backend_factory = backend_factory
+        self._budget_fn = budget_fn
+        self.validator = validator or GroundingValidator(embedder)
+
+    # --- the one entry point --------------------------------------------------------------
+    def ask(
+        self,
+        question: Any,
+        *,
+        mode: Mode,
+        retriever: Any = None,
+        pages: Any = None,
+        selection: Any = None,
+        page_range: Optional[tuple[int, int]] = None,
+        backend: Optional[str] = None,
+        on_token: Optional[Callable[[str], None]] = None,
+        cancel: CancelFn = never_cancel,
+        book_id: str = "",
+        book_title: str = "",
+    ) -> Answer:
+        """Answer ``question`` in ``mode``.
+
+        Raises:
+            InvalidInput: a bad question or selection, or a mode without what it needs
+                (before anything runs).
+            Cancelled: ``cancel()`` turned true.
+        """
+        t0 = time.perf_counter()
+        mode = Mode(mode)
+        question = clean_question(question)
+        sel_text, warning = ("", "")
+        if mode is not Mode.BOOK:
+            if selection is None:
+                raise InvalidInput("Select some text in the book first, then ask about it.")
+            sel_text, warning = clean_selection(selection)
+        if mode is not Mode.SELECTED and retriever is None:
+            raise InvalidInput("Open a book first: this kind of question searches the book.")
+        if page_range is not None:
+            a, b = int(page_range[0]), int(page_range[1])
+            if a < 0 or b < a:
+                raise InvalidInput(
+                    f"The page range {a + 1}-{b + 1} is not valid. Give the first page, then the last."
+                )
+            count = getattr(pages, "page_count", None)
+            if isinstance(count, int) and b >= count:
+                raise InvalidInput(
+                    f"The page range {a + 1}-{b + 1} goes past the end of the book "
+                    f"({count} pages). Check the pages of the selection."
+                )
+            page_range = (a, b)
+        if mode is Mode.HIGHLIGHT and page_range is None:
+            raise InvalidInput(
+                "Highlight questions need the pages of the selection. Select text in the reader "
+                "(or give --pages A-B)."
+            )
+        name = backend or self.settings.llm_backend
+        run = _Run(self, question, mode, name, t0, book_id, book_title, sel_text, warning)
+        run.page_range = page_range
+        run.pages = pages
+        if cancel():
+            raise Cancelled()
+        return run.execute(retriever, on_token, cancel)
+
+
+class _Run:
+    """The state of one question while it is being answered."""
+
+    def __init__(
+        self,
+        owner: Answerer,
+        question: str,
+        mode: Mode,
+        backend_name: str,
+        t0: float,
+        book_id: str,
+        book_title: str,
+        selection: str,
+        warning: str,
+    ) -> None:
+        self.owner = owner
+        self.settings = owner.settings
+        self.question = question
+        self.mode = mode
+        self.backend_name = backend_name
+        self.t0 = t0
+        self.book_id = book_id
+        self.book_title = book_title
+        self.selection = selection
+        self.warning = warning
+        self.page_range: Optional[tuple[int, int]] = None
+        self.pages: Any = None
+        self.stage_ms: dict[str, float] = {}
+        self.retrieval: Optional[Retrieval] = None
+        self.messages: tuple[Message, ...] = ()
+        self.model_name = ""
+        self.chapter = ""
+
+    # --- helpers ----------------------------------------------------------------------
+    def _ms(self) -> float:
+        return (time.perf_counter() - self.t0) * 1000.0
+
+    def _answer(self, text: str, *, fallback: bool, confidence: float, **kw: Any) -> Answer:
+        in_sel = kw.pop("in_selected_text", None)
+        if self.mode is not Mode.BOOK and in_sel is None:
+            in_sel = not fallback
+        return Answer(
+            query_id=str(uuid.uuid4()),
+            answer_id=str(uuid.uuid4()),
+            question=self.question,
+            mode=self.mode,
+            text=text,
+            fallback=fallback,
+            in_selected_text=in_sel if self.mode is not Mode.BOOK else None,
+            confidence=confidence,
+            confidence_level=confidence_level(confidence),
+            truncation_warning=self.warning,
+            backend=self.backend_name,
+            model=self.model_name,
+            latency_ms=self._ms(),
+            retrieval=self.retrieval,
+            prompt=self.messages,
+            book_id=self.book_id,
+            book_title=self.book_title,
+            selection=self.selection,
+            stage_ms=dict(self.stage_ms),
+            chapter=self.chapter,
+            selection_page=self.page_range[0] if self.page_range and self.mode is not Mode.BOOK else None,
+            **kw,
+        )
+
+    def _failed(self, exc: BookReaderError) -> Answer:
+        log.warning("Answering failed: %s", exc.user_message)
+        return self._answer(
+            exc.user_message, fallback=True, confidence=0.0, error=exc.user_message
+        )
+
+    # --- the chain ----------------------------------------------------------------------
+    def execute(self, retriever: Any, on_token: Optional[Callable[[str], None]], cancel: CancelFn) -> Answer:
+        try:
+            passages = self._retrieve(retriever)
+        except QueryTimeout as exc:
+            return self._failed(QueryTimeout(prompts.TIMEOUT_MESSAGE, details=exc.details))
+        except Cancelled:
+            raise
+        except BookReaderError as exc:
+            return self._failed(exc)
+        if cancel():
+            raise Cancelled()
+        retrieval_conf = 1.0 if self.mode is not Mode.BOOK else (self.retrieval.confidence if self.retrieval else 0.0)
+        if self.mode is Mode.BOOK and (
+            not passages or retrieval_conf < self.settings.confidence_threshold
+        ):
+            log.info("Not covered: retrieval confidence %.2f", retrieval_conf)
+            self.chapter = passages[0].chunk.chapter if passages else ""
+            return self._answer(
+                prompts.NOT_COVERED,
+                fallback=True,
+                confidence=combine_confidence(retrieval_conf, DEFAULT_GENERATION_CONFIDENCE),
+            )
+        return self._generate(passages, retrieval_conf, on_token, cancel)
+
+    def _retrieve(self, retriever: Any) -> list[Passage]:
+        if self.mode is Mode.SELECTED:
+            self.stage_ms["retrieval"] = 0.0
+            self.chapter = self._chapter_of_selection()
+            return []
+        t = time.perf_counter()
+        if self.mode is Mode.BOOK:
+            retrieval = retriever.search(self.question, top_k=self.settings.top_k)
+        else:
+            a, b = self.page_range  # type: ignore[misc]
+            chapters = self._chapters(a, b)
+            self.chapter = chapters[0] if chapters else ""
+            flt = SearchFilter(page_start=a, page_end=b, chapters=tuple(chapters))
+            query = f"{self.question}\n{self.selection[:500]}"
+            retrieval = retriever.search(query, top_k=self.settings.highlight_top_k, flt=flt)
+            # Belt and braces: nothing outside the filter may reach the prompt.
+            kept = tuple(p for p in retrieval.passages if flt.accepts(p.chunk))
+            if len(kept) != len(retrieval.passages):
+                log.error("Retriever returned %d passages outside the filter; dropped",
+                          len(retrieval.passages) - len(kept))
+                retrieval = replace(retrieval, passages=kept)
+        elapsed = time.perf_counter() - t
+        self.stage_ms["retrieval"] = elapsed * 1000.0
+        self.retrieval = retrieval
+        if elapsed > self.settings.retrieval_timeout_s:
+            raise QueryTimeout(prompts.TIMEOUT_MESSAGE, details=f"retrieval took {elapsed:.2f} s")
+        if self.mode is Mode.BOOK and retrieval.passages:
+            self.chapter = retrieval.passages[0].chunk.chapter
+        return list(retrieval.passages)
+
+    def _chapters(self, a: int, b: int) -> list[str]:
+        """Chapters of pages a..b, in order (empty when the PDF is not at hand)."""
+        if self.pages is None:
+            return []
+        chapters: list[str] = []
+        for i in range(a, b + 1):
+            ch = self.pages.page(i).chapter
+            if ch not in chapters:
+                chapters.append(ch)
+        return [c for c in chapters if c] if any(chapters) else []
+
+    def _chapter_of_selection(self) -> str:
+        if self.pages is None or self.page_range is None:
+            return ""
+        try:
+            return self.pages.page(self.page_range[0]).chapter
+        except (IndexError, ValueError, BookReaderError) as exc:
+            log.warning("Selection page %s unknown: %s", self.page_range[0], exc)
+            return ""
+
+    # --- prompt, generation, checks -------------------------------------------------------
+    def _select_excerpts(self, passages: Sequence[Passage]) -> list[Passage]:
+        budget = CONTEXT_CHARS.get(_backend_kind(self.backend_name), 6000)
+        chosen: list[Passage] = []
+        used = 0
+        for p in passages:
+            n = len(p.chunk.text)
+            if chosen and used + n > budget:
+                break
+            chosen.append(p)
+            used += n
+        return chosen
+
+    def _sources(self, passages: Sequence[Passage]) -> list[CitationSource]:
+        sources: list[CitationSource] = []
+        if self.mode is not Mode.BOOK:
+            sources.append(CitationSource.for_selection(self.selection, self.page_range, self.pages))
+        sources.extend(CitationSource.from_chunk(p.chunk) for p in passages)
+        return sources
+
+    def _generate(
+        self,
+        passages: Sequence[Passage],
+        retrieval_conf: float,
+        on_token: Optional[Callable[[str], None]],
+        cancel: CancelFn,
+    ) -> Answer:
+        t = time.perf_counter()
+        passages = self._select_excerpts(passages)
+        excerpts = [
+            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label, p.chunk.text)
+            for i, p in enumerate(passages)
+        ]
+        sel_label = ""
+        if self.page_range and self.page_range[0] == self.page_range[1] and self.pages is not None:
+            sel_label = CitationSource.for_selection("", self.page_range, self.pages).label_start
+        self.messages = tuple(
+            prompts.build_messages(
+                self.mode, self.question, excerpts=excerpts, selection=self.selection,
+                selection_page_label=sel_label,
+            )
+        )
+        self.stage_ms["prompt"] = (time.perf_counter() - t) * 1000.0
+
+        try:
+            backend = self.owner._backend_factory(self.backend_name)
+            budget = float(self.owner._budget_fn(self.backend_name))
+        except BookReaderError as exc:
+            return self._failed(exc)
+        self.model_name = getattr(backend, "model_name", "") or self.backend_name
+        # Loading a model (or the embedder the extractive backend and the validator use)
+        # is a one-off cost, not part of an answer's time budget.
+        try:
+            warm = getattr(self.owner.embedder, "warm_up", None)
+            if warm is not None:
+                warm()
+            warm = getattr(backend, "warm_up", None)
+            if warm is not None:
+                warm()
+        except BookReaderError as exc:
+            return self._failed(exc)
+
+        g0 = time.perf_counter()
+        deadline = g0 + budget
+        timed_out = False
+
+        def stop() -> bool:
+            nonlocal timed_out
+            if cancel():
+                return True
+            if time.perf_counter() > deadline:
+                timed_out = True
+                return True
+            return False
+
+        pieces: list[str] = []
+        logprobs: list[float] = []
+        first_token_ms: Optional[float] = None
+        try:
+            for token in backend.stream(
+                list(self.messages),
+                max_tokens=int(self.settings.max_new_tokens),
+                temperature=float(self.settings.temperature),
+                cancel=stop,
+            ):
+                if first_token_ms is None and token.text:
+                    first_token_ms = self._ms()
+                    self.stage_ms["first_token"] = (time.perf_counter() - g0) * 1000.0
+                pieces.append(token.text)
+                if token.logprob is not None:
+                    logprobs.append(token.logprob)
+                if on_token is not None and token.text:
+                    on_token(token.text)
+                if stop():
+                    break
+        except Cancelled:
+            raise
+        except BookReaderError as exc:
+            self.stage_ms["generation"] = (time.perf_counter() - g0) * 1000.0
+            return self._failed(exc)
+        generation_ms = (time.perf_counter() - g0) * 1000.0
+        self.stage_ms["generation"] = generation_ms
+        raw = "".join(pieces)
+        if cancel():
+            raise Cancelled()
+        if timed_out or time.perf_counter() > deadline:
+            log.warning("Generation over its %.1f s budget with %s", budget, self.backend_name)
+            return self._answer(
+                prompts.TIMEOUT_MESSAGE, fallback=True, confidence=0.0,
+                error=prompts.TIMEOUT_MESSAGE, raw_output=raw,
+                first_token_ms=first_token_ms, generation_ms=generation_ms,
+            )
+        return self._finish(raw, passages, retrieval_conf, logprobs, first_token_ms, generation_ms)
+
+    def _finish(
+        self,
+        raw: str,
+        passages: Sequence[Passage],
+        retrieval_conf: float,
+        logprobs: list[float],
+        first_token_ms: Optional[float],
+        generation_ms: float,
+    ) -> Answer:
+        t = time.perf_counter()
+        fallback_sentence = prompts.fallback_text(self.mode)
+        text, stated = prompts.split_confidence(raw)
+        text = _ANSWER_PREFIX.sub("", text).strip()
+        gen_conf = generation_confidence(stated, logprobs)
+        confidence = combine_confidence(retrieval_conf, gen_conf)
+        common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
+
+        if not text or _declines(text):
+            self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            return self._answer(fallback_sentence, fallback=True, confidence=confidence, **common)
+
+        sources = self._sources(passages)
+        context = "\n\n".join(s.text for s in sources)
+        text, citations = verify_answer(text, sources, self.pages, add_missing=False)
+        validation = self.owner.validator.validate(text, context)
+        replaced = False
+        if not validation.passed:
+            kept = supported_part(text, validation)
+            if kept is None:
+                replaced = True
+            else:
+                log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
+                text = kept
+        if replaced:
+            self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            return self._answer(
+                fallback_sentence, fallback=True, confidence=confidence,
+                validation=validation, replaced_by_validator=True, **common,
+            )
+        text, citations = verify_answer(text, sources, self.pages, add_missing=True)
+        in_sel: Optional[bool] = None
+        if self.mode is Mode.SELECTED:
+            in_sel = True
+        elif self.mode is Mode.HIGHLIGHT:
+            in_sel = self.owner.validator.validate(text, self.selection).passed
+        self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+        return self._answer(
+            text, fallback=False, confidence=confidence, citations=citations,
+            validation=validation,
+            in_selected_text=in_sel, **common,
+        )
+
+
+def _declines(text: str) -> bool:
+    """True when the model said it cannot answer (either fixed sentence, anywhere)."""
+    flat = " ".join(text.split()).lower()
+    return any(s.lower().rstrip(".") in flat for s in (prompts.NOT_COVERED, prompts.NOT_IN_SELECTION))
+

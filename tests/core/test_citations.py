@@ -1,0 +1,184 @@
+"""Citations: parsing, formatting, verification against real PDF pages, repair, drop."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.core.citations import (
+    CitationChecker,
+    CitationSource,
+    RawCitation,
+    claim_units,
+    format_citation,
+    parse_citations,
+    strip_citations,
+    verify_answer,
+)
+from bookreader.core.pdf import PdfBook
+from bookreader.core.sentences import match_key
+from bookreader.core.types import Chunk
+
+from pdf_factory import Line, ligature_pdf, make_pdf
+
+P0 = ("Photosynthesis turns light into chemical energy. Chlorophyll absorbs mostly red and "
+      "blue light. The oxygen we breathe is a by-product of splitting water.")
+P1 = ("Cellular respiration releases the energy stored in glucose. It happens in the "
+      "mitochondria of every cell. Its waste products are carbon dioxide and water.")
+
+
+def _chunk(text: str, page: int, label: str, section: str, pos: int = 0) -> Chunk:
+    return Chunk(f"c{pos}", "book", pos, text, page, page, label, label, "Biology", section,
+                 0, len(text))
+
+
+@pytest.fixture(scope="module")
+def bio_pdf(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cite") / "bio.pdf"
+    make_pdf(path, [P0, P1], page_labels=[{"startpage": 0, "style": "D", "firstpagenum": 41}])
+    book = PdfBook.open(path)
+    yield book
+    book.close()
+
+
+@pytest.fixture
+def sources():
+    return [CitationSource.from_chunk(_chunk(P0, 0, "41", "Light", 0)),
+            CitationSource.from_chunk(_chunk(P1, 1, "42", "Respiration", 1))]
+
+
+def test_parse_the_documented_form_and_common_variants():
+    text = (
+        'Light is absorbed by chlorophyll [Source: Light (Page 41) - "Chlorophyll absorbs '
+        'mostly red and blue light."]. Respiration happens in mitochondria '
+        '[source: Respiration (p. 42) – \u201cIt happens in the mitochondria of every cell\u201d] '
+        '[Source: Respiration, Page 42 - "Its waste products"] [Source: Light (Page 41)]'
+    )
+    cites = parse_citations(text)
+    assert [(c.section, c.page_label) for c in cites] == [
+        ("Light", "41"), ("Respiration", "42"), ("Respiration", "42"), ("Light", "41")]
+    assert cites[0].excerpt == "Chlorophyll absorbs mostly red and blue light."
+    assert cites[1].excerpt == "It happens in the mitochondria of every cell"
+    assert cites[3].excerpt == ""
+    assert cites[0].claim == "Light is absorbed by chlorophyll"
+    assert strip_citations(text) == "Light is absorbed by chlorophyll. Respiration happens in mitochondria"
+
+
+def test_format_round_trips():
+    s = format_citation("2.1 Loops", "37", 'A "loop" repeats.')
+    assert s == "[Source: 2.1 Loops (Page 37) - \"A 'loop' repeats.\"]"
+    (c,) = parse_citations(s)
+    assert (c.section, c.page_label, c.excerpt) == ("2.1 Loops", "37", "A 'loop' repeats.")
+    assert format_citation("Selected text", "", "x") == '[Source: Selected text - "x"]'
+
+
+def test_claim_units_keep_citations_with_their_sentence():
+    text = 'One fact [Source: A (Page 1) - "one fact. Really"]. Two. Three [Source: B - "t"]'
+    units = claim_units(text)
+    assert [u[0] for u in units] == ["One fact", "Two.", "Three"]
+    assert units[0][1].endswith('"one fact. Really"].')
+    assert units[2][1].endswith('[Source: B - "t"]')
+
+
+def test_verbatim_citation_is_verified_on_the_real_page_with_rects(bio_pdf, sources):
+    text = 'Chlorophyll takes red and blue light [Source: Light (Page 41) - "Chlorophyll absorbs mostly red and blue light"].'
+    out, cites = verify_answer(text, sources, bio_pdf)
+    (c,) = cites
+    assert c.verified and not c.repaired
+    assert (c.page, c.page_label, c.section) == (0, "41", "Light")
+    assert c.excerpt == "Chlorophyll absorbs mostly red and blue light"
+    assert c.rects, "the reader needs rectangles to highlight"
+    x0, y0, x1, y1 = c.rects[0]
+    assert 0 <= x0 < x1 <= bio_pdf.page(0).width and 0 <= y0 < y1
+    assert format_citation("Light", "41", c.excerpt) in out
+
+
+def test_normalisation_survives_quotes_whitespace_case_and_hyphenation(sources):
+    raw = RawCitation("Respiration", "42", "cellular  respi-\nration RELEASES the \u2018energy\u2019 stored",
+                      0, 0, "")
+    c = CitationChecker(sources).check(raw)
+    assert c is not None and c.verified and not c.repaired and c.page == 1
+
+
+def test_ligatures_on_the_page_match_plain_excerpts(tmp_path):
+    book = PdfBook.open(ligature_pdf(tmp_path / "lig.pdf"))
+    try:
+        text = book.page(0).text
+        src = CitationSource.from_chunk(_chunk(text, 0, book.page(0).label, "L"))
+        c = CitationChecker([src], book).check(
+            RawCitation("L", "1", "The first effect of the workflow is an office efflux", 0, 0, ""))
+        assert c is not None and c.verified and not c.repaired
+        assert c.rects
+    finally:
+        book.close()
+    assert match_key("e\ufb03cient")[0] == "efficient"
+
+
+def test_wrong_page_is_corrected_and_marked_repaired(bio_pdf, sources):
+    raw = RawCitation("Light", "41", "It happens in the mitochondria of every cell", 0, 0, "")
+    c = CitationChecker(sources, bio_pdf).check(raw)
+    assert c is not None and c.verified and c.repaired
+    assert (c.page, c.page_label, c.section) == (1, "42", "Respiration")
+
+
+def test_paraphrased_excerpt_is_repaired_with_the_best_sentence_of_the_cited_chunk(bio_pdf, sources):
+    raw = RawCitation("Respiration", "42",
+                      "waste products of respiration are water and carbon dioxide", 0, 0, "")
+    c = CitationChecker(sources, bio_pdf).check(raw)
+    assert c is not None and c.repaired and c.verified
+    assert c.excerpt == "Its waste products are carbon dioxide and water."
+    assert c.page == 1 and c.rects
+
+
+def test_invented_excerpt_is_dropped(bio_pdf, sources):
+    text = ('Plants dream at night [Source: Light (Page 41) - "Plants dream of electric sheep '
+            'every night"]. Mitochondria are in every cell [Source: Respiration (Page 42) - '
+            '"It happens in the mitochondria of every cell"].')
+    out, cites = verify_answer(text, sources, bio_pdf)
+    assert len(cites) == 1 and cites[0].page == 1
+    assert "electric sheep" not in out
+    assert "Plants dream at night" in out  # the claim stays; grounding judges it
+
+
+def test_uncited_answer_gets_its_supporting_sentence_when_asked(sources):
+    out, cites = verify_answer("The mitochondria of every cell host respiration.", sources,
+                               add_missing=True)
+    assert len(cites) == 1 and cites[0].repaired
+    assert cites[0].excerpt == "It happens in the mitochondria of every cell."
+    assert out.endswith(format_citation("Respiration", "42", cites[0].excerpt))
+    out2, none = verify_answer("Unrelated words entirely.", sources, add_missing=True)
+    assert none == () and out2 == "Unrelated words entirely."
+
+
+def test_duplicates_are_merged(sources):
+    c = '[Source: Light (Page 41) - "The oxygen we breathe is a by-product of splitting water"]'
+    out, cites = verify_answer(f"Oxygen comes from water {c}. Yes, from water {c}.", sources)
+    assert len(cites) == 1
+    assert out.count("[Source:") == 1
+
+
+def test_selection_citations_refer_to_the_selection(tmp_path):
+    sel = "The treaty was signed in 1648. It ended thirty years of war."
+    # Unknown page: -1.
+    src = CitationSource.for_selection(sel)
+    c = CitationChecker([src]).check(RawCitation("Selected text", "", "signed in 1648", 0, 0, ""))
+    assert c is not None and c.verified and c.page == -1 and c.section == "Selected text"
+    # Known pages: the page where the excerpt is, with rectangles.
+    pdf = make_pdf(tmp_path / "sel.pdf", ["Intro page.", sel])
+    book = PdfBook.open(pdf)
+    try:
+        src = CitationSource.for_selection(sel, (0, 1), book)
+        c = CitationChecker([src], book).check(
+            RawCitation("Selected text", "", "It ended thirty years of war", 0, 0, ""))
+        assert c is not None and c.page == 1 and c.page_label == "2" and c.rects
+    finally:
+        book.close()
+
+
+def test_nothing_to_check_against_drops_everything():
+    out, cites = verify_answer('A [Source: X (Page 1) - "abc def ghi jkl"]', [])
+    assert cites == () and "[Source" not in out
+
+
+def test_short_excerpt_alone_proves_nothing(sources):
+    raw = RawCitation("Light", "41", "the", 0, 0, "Zebras run fast on the savannah.")
+    assert CitationChecker(sources).check(raw) is None
