@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import shutil
@@ -79,7 +80,8 @@ def main(argv=None) -> int:
     rng = random.Random(42)
     pool = [make_answer(rng, passage_chars=args.passage_chars) for _ in range(500)]
     res: dict = {"n": args.n, "passage_chars": args.passage_chars, "target_ms": TARGET_MS,
-                 "python": platform.python_version(), "machine": platform.machine()}
+                 "python": platform.python_version(), "machine": platform.machine(),
+                 "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
     try:
         # 1. What one answer pays, on an empty log, per durability setting.
         for sync in ("FULL", "NORMAL"):
@@ -133,6 +135,7 @@ def main(argv=None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     p95 = res["record_full"]["p95_ms"] if "record_full" in res else res["record_full_log"]["p95_ms"]
+    res["load_avg_end"] = os.getloadavg()[0]  # fsync and CPU times grow with machine load
     res["meets_target"] = max(p95, res["record_full_log"]["p95_ms"]) <= TARGET_MS
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
@@ -163,6 +166,8 @@ def table(res: dict) -> str:
         rows.append((f"verify {what}", f"{v['seconds']:.1f} s ({v['records']:,} records)"))
     rows.append(("HTML report", f"{res['report']['seconds']:.1f} s · "
                                 f"{res['report']['bytes'] / 1e3:.0f} kB"))
+    rows.append(("machine load (1-min average, start/end)",
+                 f"{res['load_avg_start']:.1f} / {res['load_avg_end']:.1f} on {res['cpus']} CPUs"))
     rows.append((f"target: record adds ≤ {TARGET_MS:.0f} ms (p95)",
                  "met" if res["meets_target"] else "NOT met"))
     w = max(len(a) for a, _ in rows)
