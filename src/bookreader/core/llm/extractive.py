@@ -34,8 +34,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
-from nltk.stem import PorterStemmer
-
+from bookreader.core.sentences import content_terms as _content_terms
+from bookreader.core.sentences import split_sentences as _split
+from bookreader.core.sentences import stem
 from bookreader.core.types import CancelFn, Message, Token
 
 log = logging.getLogger(__name__)
@@ -49,30 +50,12 @@ _ATTR_RE = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 _QUESTION_RE = re.compile(r"<question\b[^>\n]*>\s*(.*?)\s*</question\s*>", re.S | re.I)
 _FALLBACK_RE = re.compile(r"write only:\s*(.+?)\s*$", re.M | re.I)
 
-# Function words and the words questions are made of ("what is X called?").
-_STOP = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers herself him himself his how i if in
-    into is it its itself just me more most my myself no nor not now of off on once only or
-    other our ours out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up upon very was
-    we were what when where which while who whom whose why will with would you your yours
-    also may might must shall us via yet s t d ll m re ve o y
-    called call name named many much mean means meaning kind type according describe
-    explain give tell text book selection passage following
-    """.split()
+# Words that questions are made of ("what is X called?", "name the..."): they say what
+# kind of answer is wanted, not what it is about, so they must not count as matches.
+_QUESTION_WORDS = frozenset(
+    stem(w) for w in """name named mean means meaning kind type according describe explain
+    give tell text book selection passage following""".split()
 )
-_WORD_RE = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*", re.U)
-_ABBREVIATIONS = frozenset(
-    "e.g i.e etc vs dr mr mrs ms prof fig figs eq eqs no nos st al approx cf ch sec vol pp p".split()
-)
-# A sentence ends at . ! ? (plus closing quotes/brackets) followed by space and a capital,
-# digit or opening quote/bracket.
-_SENT_BOUNDARY = re.compile(r"([.!?…]+[\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-_stemmer = PorterStemmer()
-
 
 @dataclass(frozen=True)
 class ContextBlock:
@@ -127,42 +110,18 @@ def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; blank lines and list items always split.
-
-    Abbreviations ("e.g.", "Fig.", "Dr.") and initials ("J. Smith") do not end a sentence.
-    """
-    sentences: list[str] = []
-    for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
-        para = " ".join(para.split())
-        if not para:
-            continue
-        start = 0
-        for m in _SENT_BOUNDARY.finditer(para):
-            before = para[start : m.start(1)]
-            last_word = before.rsplit(" ", 1)[-1].lower().strip("(\"'“‘")
-            if m.group(1).startswith(".") and (
-                last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha())
-            ):
-                continue
-            sentences.append(para[start : m.end(1)].strip())
-            start = m.end()
-        tail = para[start:].strip()
-        if tail:
-            sentences.append(tail)
-    return sentences
+    """Sentences of ``text`` (the splitter citations and grounding use), one line each."""
+    out = []
+    for sentence in _split(text):
+        sentence = " ".join(sentence.split())
+        if sentence:
+            out.append(sentence)
+    return out
 
 
 def content_terms(text: str) -> list[str]:
-    """Lowercased, stemmed content words of ``text`` (stop words dropped)."""
-    out = []
-    for w in _WORD_RE.findall(text.lower()):
-        w = w.replace("’", "'")
-        if w.endswith("'s"):
-            w = w[:-2]
-        if w in _STOP or not w:
-            continue
-        out.append(w if w[0].isdigit() else _stemmer.stem(w))
-    return out
+    """Stemmed content words of ``text`` without question words."""
+    return [t for t in _content_terms(text) if t not in _QUESTION_WORDS]
 
 
 @dataclass
@@ -201,7 +160,7 @@ class ExtractiveBackend:
         not_covered: str = DEFAULT_NOT_COVERED,
         not_in_selection: str = DEFAULT_NOT_IN_SELECTION,
         min_coverage: float = 0.5,
-        min_similarity: float = 0.6,
+        min_similarity: float = 0.5,
         max_sentences: int = 2,
     ) -> None:
         self._embedder = embedder
