@@ -308,3 +308,41 @@ def test_library_starts_without_loading_models_or_opening_the_audit_log(tmp_path
     assert done.returncode == 0, done.stderr[-2000:]
     count, heavy, audit_exists = done.stdout.strip().split("\n")
     assert count == "0" and heavy == "" and audit_exists == "False"
+
+
+def test_ask_is_audited_including_errors(lib, pdfs):
+    from bookreader.core.types import Mode
+    from bookreader.errors import InvalidInput
+
+    fact = lib.ingest(pdfs["fact"])
+    answer = lib.ask("How many gulls were counted?", mode=Mode.BOOK, book=fact.book_id,
+                     backend="extractive")
+    assert "4127" in answer.text and answer.book_id == fact.book_id
+    with pytest.raises(InvalidInput):
+        lib.ask("   ", mode=Mode.BOOK, book=fact.book_id, backend="extractive")
+    history = lib.history(fact.book_id)
+    assert [a.question for a in history[-2:]] == ["How many gulls were counted?", "   "]
+    assert history[-2].answer_id == answer.answer_id and not history[-2].error
+    assert history[-1].error and history[-1].fallback
+    assert (lib.settings.data_dir / "audit.sqlite3").exists()
+
+
+def test_selected_text_mode_touches_no_store(tmp_path, embedder, pdfs, monkeypatch):
+    from bookreader.core.types import Mode
+
+    data = tmp_path / "data"
+    with Library(Settings(data_dir=data), embedder=embedder) as library:
+        info = library.ingest(pdfs["fact"])
+    with Library(Settings(data_dir=data), embedder=embedder) as library:
+        def forbidden(*args, **kwargs):
+            raise AssertionError("selected-text mode touched the store or the retriever")
+
+        monkeypatch.setattr(Library, "_store", forbidden)
+        monkeypatch.setattr(Library, "retriever", forbidden)
+        answer = library.ask(
+            "What did the keeper count?", mode=Mode.SELECTED, book=info.book_id,
+            selection=FACT, backend="extractive",
+        )
+        assert "4127" in answer.text and answer.in_selected_text is True
+        assert answer.retrieval is None
+        assert library.history(info.book_id)[-1].answer_id == answer.answer_id

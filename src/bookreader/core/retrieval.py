@@ -41,6 +41,7 @@ of the books' own out-of-scope questions and 96.6 % of other-subject questions d
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -78,11 +79,27 @@ def retrieval_confidence(top_cos: float, coverage: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
+#: Words that frame a question rather than name its subject and seldom occur in the text
+#: that answers it ("How many gulls were counted?" is answered without "many").  They are
+#: left out of ``coverage``.  A longer list (use, get, need, work, difference...) was
+#: measured and made calibration worse: those words do occur in answering passages.
+QUESTION_WORDS = frozenset("many much please exactly really".split())
+
+
+@functools.lru_cache(maxsize=1)
+def _question_terms() -> frozenset[str]:
+    from bookreader.core.lexical import tokenize
+
+    return frozenset(t for word in QUESTION_WORDS for t in tokenize(word))
+
+
 def term_coverage(query: str, texts: list[str]) -> float:
-    """Share of the query's BM25 terms (stemmed, stop words out) present in ``texts``."""
+    """Share of the query's content terms (BM25 terms minus question words) in ``texts``."""
     from bookreader.core.lexical import tokenize
 
     terms = set(tokenize(query))
+    content = terms - _question_terms()
+    terms = content or terms
     if not terms:
         return 0.0
     found: set[str] = set()
