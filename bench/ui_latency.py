@@ -155,6 +155,10 @@ def stalls(book: Path, index_seconds: float, questions: int, backend: str) -> di
             win.reader.verticalScrollBar().value() + win.reader.viewport().height() // 2))
 
         beat.context = lambda: "{} {}/{}".format(state["progress"][2], *state["progress"][:2])
+        # Baseline: the idle window on this machine (how noisy the machine itself is).
+        beat.start()
+        wait(qapp, lambda: False, 5)
+        out["idle_baseline"] = beat.stop()
         win.open_book(book)
         wait(qapp, lambda: win.reader.meta is not None, 60)
         beat.start()
@@ -224,7 +228,9 @@ def main(argv=None) -> int:
     if not book.is_file():
         print(f"Skipped: {book} is absent (../shared/eval).", file=sys.stderr)
         return 0
-    result = {"cold_start": cold_start(book, args.cold_runs)}
+    result = {"cold_start": cold_start(book, args.cold_runs),
+              "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+              "cpus": os.cpu_count()}
     result.update(stalls(book, args.index_seconds, args.questions, args.backend))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2), encoding="utf-8")
@@ -245,7 +251,10 @@ def main(argv=None) -> int:
     print(f"| measure | {book.name} | target | met |\n|---|---|---|---|")
     for name, value, target, ok in rows:
         print(f"| {name} | {value} | {target} | {'yes' if ok else 'NO'} |")
-    print(f"\nWritten to {RESULTS}")
+    idle = result["idle_baseline"]
+    print(f"\nIdle window on this machine: longest stall {idle['longest_stall_ms']:.0f} ms; "
+          f"load average {result['load_average']} on {result['cpus']} CPUs.")
+    print(f"Written to {RESULTS}")
     return 0
 
 

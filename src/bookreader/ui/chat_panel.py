@@ -205,9 +205,25 @@ class ChatPanel(QWidget):
         self.quote_label.setText(f"“{elide_middle(text, 420)}”")
         (self.around_button if mode == Mode.HIGHLIGHT else self.only_button).setChecked(True)
         self.truncation_label.hide()
+        self._check_selection_length(text)
         self.quote_frame.show()
         self._update_state()
         self.question_edit.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _check_selection_length(self, text: str) -> None:
+        """Show the core's truncation notice for a long selection before asking."""
+        if len(text) < 2000:  # far below the core's limit: no need to ask
+            return
+
+        def checked(result) -> None:
+            _, warning = result
+            if warning and text == self._selection:
+                self.truncation_label.setText(warning)
+                self.truncation_label.show()
+
+        self.service.call("bookreader.core.answering:clean_selection", (text,),
+                          name="check selection", on_success=checked,
+                          on_failure=lambda exc: log.info("Selection check failed: %s", exc))
 
     def clear_selection(self) -> None:
         self._selection = ""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import logging.handlers
 import threading
 import traceback
@@ -35,15 +36,38 @@ from bookreader.errors import BookReaderError, Cancelled
 log = logging.getLogger(__name__)
 
 LANES = ("library", "ingest")
+#: The library process yields the CPU to the window when both want it (Unix ``nice``).
+HOST_NICENESS = 10
 
 
 def resolve(obj: Any, path: str) -> Callable:
-    """``resolve(library, "audit.export")`` -> the bound method."""
+    """``resolve(library, "audit.export")`` -> the bound method; a path with a colon names a
+    function of a BookReader module instead (``"bookreader.core.answering:clean_selection"``)."""
+    if ":" in path:
+        module, _, name = path.partition(":")
+        if not module.startswith("bookreader.") or name.startswith("_"):
+            raise AttributeError(f"{path!r} is not a BookReader function")
+        return getattr(importlib.import_module(module), name)
     for part in path.split("."):
         if part.startswith("_"):
             raise AttributeError(f"{path!r} is not a public Library method")
         obj = getattr(obj, part)
     return obj
+
+
+#: Imported once, by one thread, before the lanes run: importing NLTK from two threads at
+#: once fails with "partially initialized module 'nltk'" (seen when a question and an
+#: ingest started together).
+PRELOAD = ("bookreader.core.pdf", "bookreader.core.chunking", "bookreader.core.lexical",
+           "bookreader.core.retrieval", "bookreader.core.answering", "bookreader.core.audit")
+
+
+def preload_core() -> None:
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:  # a module still being written; the call will say more
+            log.warning("Cannot preload %s: %s", name, exc)
 
 
 def encode_error(exc: BaseException) -> dict:
@@ -102,6 +126,7 @@ class _Host:
                 from bookreader.library import Library
 
                 log.info("Opening the library in %s", self.settings.data_dir)
+                preload_core()
                 self.library = Library(self.settings)
             return self.library
 
@@ -195,6 +220,11 @@ def host_main(conn, settings: Settings, log_file: str | None) -> None:
         root = logging.getLogger()
         root.addHandler(handler)
         root.setLevel(logging.INFO)
+    if hasattr(os, "nice"):
+        try:
+            os.nice(HOST_NICENESS)
+        except OSError as exc:
+            log.info("Cannot lower the library process's priority: %s", exc)
     log.info("Library host started for %s", settings.data_dir)
     try:
         _Host(conn, settings).serve()

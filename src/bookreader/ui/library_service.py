@@ -27,7 +27,7 @@ from PySide6.QtCore import QObject, Signal
 from bookreader.config import Settings
 from bookreader.core.types import Answer, BookInfo, Mode
 from bookreader.errors import BookReaderError
-from bookreader.ui.library_host import decode_error, host_main, resolve
+from bookreader.ui.library_host import decode_error, host_main, preload_core, resolve
 from bookreader.ui.workers import RemoteTask, Task, TaskControl, TaskRunner
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ class _ThreadLanes:
         with self.lock:
             if self.library_obj is None:
                 log.info("Opening the library in %s", self.settings.data_dir)
+                preload_core()
                 self.library_obj = self.factory(self.settings)
             return self.library_obj
 
