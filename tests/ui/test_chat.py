@@ -104,9 +104,8 @@ def test_whole_book_questions_wait_for_the_index(make_app, ui_settings, book_pdf
         chat.question_edit.setPlainText("What is photosynthesis?")
         assert chat.ask() is None
         assert "Indexing" in chat.status_label.text()
-    with qtbot.waitSignal(ctx.service.ingest_finished, timeout=120000):
-        pass
-    assert chat.book_ready
+    qtbot.waitUntil(lambda: chat.book_ready, timeout=120000)
+    assert ctx.window.library_panel.entry(str(book_pdf.resolve())).state == "ready"
 
 
 def test_bundled_model_answers_about_a_selection(make_app, settings, book_pdf, qtbot):

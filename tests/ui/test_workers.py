@@ -37,10 +37,9 @@ def test_task_result_progress_and_thread(qtbot):
         return 42
 
     results = []
-    task = runner.submit("library", work, name="work", on_success=results.append,
-                         on_progress=lambda d, t, m: seen["progress"].append((d, t, m)))
-    with qtbot.waitSignal(task.signals.ended, timeout=5000):
-        pass
+    with qtbot.waitSignal(runner.task_ended, timeout=5000):
+        runner.submit("library", work, name="work", on_success=results.append,
+                      on_progress=lambda d, t, m: seen["progress"].append((d, t, m)))
     assert results == [42]
     assert seen["progress"] == [(1, 3, "step"), (2, 3, "step"), (3, 3, "step")]
     assert seen["thread"] != threading.get_ident()
@@ -59,9 +58,10 @@ def test_task_cancel_and_user_error(qtbot):
         return "finished"
 
     cancelled = []
-    task = runner.submit("library", slow, name="slow", on_cancel=lambda: cancelled.append(1))
-    task.cancel()
-    with qtbot.waitSignal(task.signals.ended, timeout=5000):
+    with qtbot.waitSignal(runner.task_ended, timeout=5000):
+        task = runner.submit("library", slow, name="slow",
+                             on_cancel=lambda: cancelled.append(1))
+        task.cancel()
         gate.set()
     assert cancelled == [1]
 
@@ -70,8 +70,7 @@ def test_task_cancel_and_user_error(qtbot):
     def bad(ctl):
         raise BookReaderError("The file x.pdf is broken. Choose another copy.")
 
-    task = runner.submit("library", bad, name="bad", on_failure=errors.append)
-    with qtbot.waitSignal(task.signals.ended, timeout=5000):
-        pass
+    with qtbot.waitSignal(runner.task_ended, timeout=5000):
+        runner.submit("library", bad, name="bad", on_failure=errors.append)
     assert errors and errors[0].user_message.startswith("The file x.pdf")
     runner.shutdown()
