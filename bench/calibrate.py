@@ -5,7 +5,10 @@ Usage::
     python bench/calibrate.py [--json] [--data-dir DIR] [--book PDF --questions FILE ...]
 
 By default it runs the three shared books (Think Java, Python for Everybody, the Physical
-AI textbook) with ``bench/questions/<book>.jsonl``.  For every question it records the
+AI textbook) with ``bench/questions/<book>.jsonl`` (in-scope questions and "far"
+out-of-scope ones about other subjects) and, when present, ``bench/questions/near/<book>.jsonl``
+("near" out-of-scope questions: the book's own field, topics it does not cover, checked
+by the absence of their key terms from the whole book).  For every question it records the
 hybrid retrieval's ``confidence`` (the formula in ``core/retrieval.py``) and raw evidence
 the formula could use:
 
@@ -19,10 +22,12 @@ the formula could use:
 
 It then sweeps the threshold from 0 to 1 and prints, per book and pooled, the share of
 in-scope questions accepted and of out-of-scope questions declined, the ROC AUC of each
-feature, and a recommended threshold (the one with the best balanced accuracy, mean of
-the two shares, pooled over the books; ties go to the threshold nearest the design's 0.60).
+feature, and a recommended threshold: pooled over the books, the one that declines the
+most out-of-scope questions while accepting at least 95% of the in-scope ones (ties go to
+the threshold nearest the design's 0.60); the threshold with the best balanced accuracy
+(mean of the two shares) is reported too.
 
-It also fits a prototype alternative (logistic regression on ``top_cos``, ``coverage`` and
+It also fits a prototype alternative (logistic regression on ``top3_cos``, ``coverage`` and
 ``book_idf_coverage``) with leave-one-book-out cross-validation, so the figures reported
 for it are for books it was not fitted on.
 
@@ -51,10 +56,13 @@ import retrieval as bench_retrieval  # noqa: E402  (bench/retrieval.py)
 BENCH_DIR = Path(__file__).resolve().parent
 EVAL_BOOKS = BENCH_DIR.parent.parent / "shared" / "eval" / "books"
 DEFAULT_BOOKS = ("thinkjava2", "py4e", "physical_ai_textbook")
+QUESTIONS_DIR = BENCH_DIR / "questions"
 THRESHOLDS = [round(t * 0.05, 2) for t in range(21)]
 FEATURES = ("confidence", "top_cos", "top3_cos", "coverage", "book_idf_coverage", "top_bm25")
-MODEL_FEATURES = ("top_cos", "coverage", "book_idf_coverage")
+MODEL_FEATURES = ("top3_cos", "coverage", "book_idf_coverage")
 DESIGN_THRESHOLD = 0.60
+#: Share of in-scope questions the recommended threshold must still accept.
+MIN_ACCEPT = 0.95
 
 
 @dataclass
@@ -62,6 +70,7 @@ class Sample:
     book: str
     question: str
     in_scope: bool
+    kind: str  # "in", "far" (another subject) or "near" (same field, not in the book)
     confidence: float
     top_cos: float
     top3_cos: float
@@ -100,17 +109,23 @@ class BookVocabulary:
         return found / total if total > 0 else 0.0
 
 
-def collect(book: Path, questions_path: Path, data_dir: Path) -> list[Sample]:
-    """Run one book's questions and record confidence and raw features."""
+def collect(
+    book: Path, questions_path: Path, data_dir: Path, near_path: Optional[Path] = None
+) -> list[Sample]:
+    """Run one book's questions (and near-domain ones) and record confidence and features."""
     from bookreader.core.retrieval import COVERAGE_DEPTH, term_coverage
 
-    questions = bench_retrieval.load_questions(questions_path)
+    questions = [(q, "in" if q.in_scope else "far")
+                 for q in bench_retrieval.load_questions(questions_path)]
+    if near_path is not None and near_path.is_file():
+        questions += [(q, "near") for q in bench_retrieval.load_questions(near_path)
+                      if not q.in_scope]
     library, info, _ = bench_retrieval.open_library(book, data_dir)
     samples = []
     try:
         retriever = library.retriever(info.book_id)
         vocab = BookVocabulary([c.text for c in retriever.lexical.chunks])
-        for q in questions:
+        for q, kind in questions:
             r = library.search(info.book_id, q.question, top_k=5)
             qvec = retriever.embedder.embed([q.question])[0]
             dense = retriever.store.search(qvec, 50, None)
@@ -122,6 +137,7 @@ def collect(book: Path, questions_path: Path, data_dir: Path) -> list[Sample]:
                 book=book.stem,
                 question=q.question,
                 in_scope=q.in_scope,
+                kind=kind,
                 confidence=r.confidence,
                 top_cos=max(cos.values(), default=0.0),
                 top3_cos=max((cos.get(p.chunk.chunk_id, 0.0) for p in top3), default=0.0),
@@ -148,7 +164,21 @@ def sweep(scores_in: Sequence[float], scores_out: Sequence[float]) -> list[dict]
     return rows
 
 
-def recommend(rows: list[dict]) -> dict:
+def recommend(rows: list[dict], min_accept: float = None) -> dict:
+    """The threshold that declines the most out-of-scope questions while still accepting
+    at least ``min_accept`` of the in-scope ones (a wrongly declined question is what a
+    student notices first; a wrongly accepted one still meets the grounding validator).
+    Ties go to the threshold nearest 0.60; when no threshold keeps ``min_accept``, the one
+    with the best balanced accuracy."""
+    min_accept = MIN_ACCEPT if min_accept is None else min_accept
+    ok = [r for r in rows if r["in_scope_accepted"] >= min_accept and r["threshold"] > 0]
+    if ok:
+        return max(ok, key=lambda r: (r["out_of_scope_declined"],
+                                      -abs(r["threshold"] - DESIGN_THRESHOLD)))
+    return best_balanced(rows)
+
+
+def best_balanced(rows: list[dict]) -> dict:
     """The row with the best balanced accuracy; ties go to the threshold nearest 0.60."""
     return max(rows, key=lambda r: (r["balanced"], -abs(r["threshold"] - DESIGN_THRESHOLD)))
 
@@ -216,7 +246,12 @@ def prototype(samples: list[Sample]) -> dict:
 
 # --- report ------------------------------------------------------------------------------------
 def analyse(samples: list[Sample]) -> dict:
-    """Curves, AUCs and recommendations for the current formula and the prototype."""
+    """Curves, AUCs and recommendations for the current formula and the prototype.
+
+    Out-of-scope questions are split into "far" (other subjects) and "near" (the book's
+    field, not covered); curves and AUCs are given against each and against both ("all"),
+    and the recommendation uses "all" pooled over the books.
+    """
     proto = prototype(samples)
     held = proto.pop("held_out_scores")
     report: dict = {"books": {}, "prototype": proto}
@@ -224,68 +259,99 @@ def analyse(samples: list[Sample]) -> dict:
               for b in sorted({s.book for s in samples})}
     groups["pooled"] = list(range(len(samples)))
     for name, idx in groups.items():
-        ins = [samples[i] for i in idx if samples[i].in_scope]
-        outs = [samples[i] for i in idx if not samples[i].in_scope]
-        entry = {
-            "in_scope": len(ins),
-            "out_of_scope": len(outs),
-            "auc": {f: round(roc_auc([getattr(s, f) for s in ins], [getattr(s, f) for s in outs]), 4)
-                    for f in FEATURES},
-            "current_curve": sweep([s.confidence for s in ins], [s.confidence for s in outs]),
-        }
-        p_in = [held[i] for i in idx if samples[i].in_scope and i in held]
-        p_out = [held[i] for i in idx if not samples[i].in_scope and i in held]
-        entry["auc"]["prototype_held_out"] = round(roc_auc(p_in, p_out), 4)
-        entry["prototype_curve"] = sweep(p_in, p_out)
-        entry["current_recommended"] = recommend(entry["current_curve"])
-        entry["prototype_recommended"] = recommend(entry["prototype_curve"])
-        entry["current_at_design"] = next(
-            r for r in entry["current_curve"] if r["threshold"] == DESIGN_THRESHOLD)
-        # Of the in-scope questions whose passages were right (hit@5), how many accepted
-        # at the recommended threshold: declining those costs a correct answer.
-        t = entry["current_recommended"]["threshold"]
-        hits = [s for s in ins if s.hit_at_5]
-        entry["hit5_in_scope"] = len(hits)
-        entry["hit5_accepted_at_recommended"] = (
-            round(sum(s.confidence >= t for s in hits) / len(hits), 4) if hits else None)
+        ins = [i for i in idx if samples[i].in_scope]
+        entry: dict = {"in_scope": len(ins)}
+        for label, kinds in (("far", ("far",)), ("near", ("near",)), ("all", ("far", "near"))):
+            outs = [i for i in idx if samples[i].kind in kinds]
+            entry[f"out_of_scope_{label}"] = len(outs)
+            if not outs:
+                continue
+            auc = {f: round(roc_auc([getattr(samples[i], f) for i in ins],
+                                    [getattr(samples[i], f) for i in outs]), 4) for f in FEATURES}
+            auc["prototype_held_out"] = round(roc_auc(
+                [held[i] for i in ins if i in held], [held[i] for i in outs if i in held]), 4)
+            cur = sweep([samples[i].confidence for i in ins], [samples[i].confidence for i in outs])
+            pro = sweep([held[i] for i in ins if i in held], [held[i] for i in outs if i in held])
+            entry[label] = {
+                "auc": auc,
+                "current_curve": cur,
+                "prototype_curve": pro,
+                "current_recommended": recommend(cur),
+                "current_best_balanced": best_balanced(cur),
+                "prototype_recommended": recommend(pro),
+                "current_at_design": next(r for r in cur if r["threshold"] == DESIGN_THRESHOLD),
+            }
+        # Of the in-scope questions whose passages were right (hit@5), the share accepted
+        # at the recommended threshold: declining those throws a good answer away.
+        if "all" in entry:
+            t = entry["all"]["current_recommended"]["threshold"]
+            hits = [samples[i] for i in ins if samples[i].hit_at_5]
+            entry["hit5_in_scope"] = len(hits)
+            entry["hit5_accepted_at_recommended"] = (
+                round(sum(s.confidence >= t for s in hits) / len(hits), 4) if hits else None)
         report["books"][name] = entry
-    report["recommended_threshold"] = report["books"]["pooled"]["current_recommended"]["threshold"]
+    pooled = report["books"]["pooled"]
+    report["recommended_threshold"] = pooled["all"]["current_recommended"]["threshold"]
+    report["prototype_recommended_threshold"] = pooled["all"]["prototype_recommended"]["threshold"]
     return report
 
 
+def _curve_rows(label: str, curve: list[dict]) -> list[str]:
+    return [
+        f"| {label} accepted | " + " | ".join(f"{r['in_scope_accepted']:.2f}" for r in curve) + " |",
+        f"| {label} declined | " + " | ".join(f"{r['out_of_scope_declined']:.2f}" for r in curve) + " |",
+    ]
+
+
 def format_report(report: dict) -> str:
-    lines = ["### Confidence calibration", ""]
-    lines.append("| book | in | out | AUC conf | AUC top_cos | AUC coverage | AUC book_idf_cov "
-                 "| AUC prototype (held out) | best t | accepted | declined | at 0.60 acc/dec |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines = ["### Confidence calibration", "",
+             "AUC: chance that an in-scope question scores above an out-of-scope one "
+             "(far = other subjects, near = the book's field but not in the book).", "",
+             "| book | in | far | near | AUC conf far | AUC conf near | AUC top_cos near "
+             "| AUC coverage near | AUC prototype near (held out) | recommended t "
+             "| accepted | declined far / near | at 0.60: accepted, declined far / near |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, e in report["books"].items():
-        rec, d = e["current_recommended"], e["current_at_design"]
-        a = e["auc"]
+        far, near, both = e.get("far"), e.get("near"), e.get("all")
+        if not both:
+            continue
+        t = both["current_recommended"]["threshold"]
+
+        def declined_at(part, thr):
+            if not part:
+                return float("nan")
+            return next(r for r in part["current_curve"] if r["threshold"] == thr)[
+                "out_of_scope_declined"]
+
+        acc_t = both["current_recommended"]["in_scope_accepted"]
+        acc_d = both["current_at_design"]["in_scope_accepted"]
+        na = near["auc"] if near else {k: float("nan") for k in far["auc"]}
         lines.append(
-            f"| {name} | {e['in_scope']} | {e['out_of_scope']} | {a['confidence']:.3f} "
-            f"| {a['top_cos']:.3f} | {a['coverage']:.3f} | {a['book_idf_coverage']:.3f} "
-            f"| {a['prototype_held_out']:.3f} | {rec['threshold']:.2f} "
-            f"| {rec['in_scope_accepted']:.1%} | {rec['out_of_scope_declined']:.1%} "
-            f"| {d['in_scope_accepted']:.1%} / {d['out_of_scope_declined']:.1%} |")
+            f"| {name} | {e['in_scope']} | {e['out_of_scope_far']} | {e['out_of_scope_near']} "
+            f"| {far['auc']['confidence']:.3f} | {na['confidence']:.3f} | {na['top_cos']:.3f} "
+            f"| {na['coverage']:.3f} | {na['prototype_held_out']:.3f} | {t:.2f} | {acc_t:.1%} "
+            f"| {declined_at(far, t):.1%} / {declined_at(near, t):.1%} "
+            f"| {acc_d:.1%}, {declined_at(far, DESIGN_THRESHOLD):.1%} / "
+            f"{declined_at(near, DESIGN_THRESHOLD):.1%} |")
     pooled = report["books"]["pooled"]
-    lines += ["", "Pooled trade-off, current formula (threshold: in-scope accepted / "
-              "out-of-scope declined):", ""]
-    lines.append("| t | " + " | ".join(f"{r['threshold']:.2f}" for r in pooled["current_curve"]) + " |")
-    lines.append("|---|" + "---|" * len(pooled["current_curve"]))
-    lines.append("| accepted | " + " | ".join(
-        f"{r['in_scope_accepted']:.2f}" for r in pooled["current_curve"]) + " |")
-    lines.append("| declined | " + " | ".join(
-        f"{r['out_of_scope_declined']:.2f}" for r in pooled["current_curve"]) + " |")
-    lines.append("| proto acc | " + " | ".join(
-        f"{r['in_scope_accepted']:.2f}" for r in pooled["prototype_curve"]) + " |")
-    lines.append("| proto dec | " + " | ".join(
-        f"{r['out_of_scope_declined']:.2f}" for r in pooled["prototype_curve"]) + " |")
+    ts = [r["threshold"] for r in pooled["all"]["current_curve"]]
+    lines += ["", "Pooled trade-off by threshold (in-scope accepted / out-of-scope declined):", "",
+              "| t | " + " | ".join(f"{t:.2f}" for t in ts) + " |",
+              "|---|" + "---|" * len(ts)]
+    for label in ("far", "near"):
+        if label in pooled:
+            lines += _curve_rows(f"current vs {label}", pooled[label]["current_curve"])
+    if "near" in pooled:
+        lines += _curve_rows("prototype vs near", pooled["near"]["prototype_curve"])
     p = report["prototype"]
-    terms = " + ".join(f"{w:+.2f}*{f}" for w, f in zip(p["weights"], p["features"]))
-    lines += ["", f"Recommended threshold (current formula, pooled): "
-              f"**{report['recommended_threshold']:.2f}**",
-              f"Prototype: sigmoid({terms} {p['bias']:+.2f}); best pooled held-out threshold "
-              f"{pooled['prototype_recommended']['threshold']:.2f}"]
+    terms = " ".join(f"{w:+.2f}*{f}" for w, f in zip(p["weights"], p["features"]))
+    bb = pooled["all"]["current_best_balanced"]
+    lines += ["", f"Recommended threshold (current formula, pooled, far + near, keeping >= "
+              f"{MIN_ACCEPT:.0%} of in-scope): **{report['recommended_threshold']:.2f}**; "
+              f"best balanced accuracy at {bb['threshold']:.2f} ({bb['in_scope_accepted']:.1%} "
+              f"accepted, {bb['out_of_scope_declined']:.1%} declined)",
+              f"Prototype (leave-one-book-out): sigmoid({terms} {p['bias']:+.2f}); "
+              f"best pooled threshold {report['prototype_recommended_threshold']:.2f}"]
     return "\n".join(lines)
 
 
@@ -293,7 +359,7 @@ def default_pairs() -> list[tuple[Path, Path]]:
     pairs = []
     for stem in DEFAULT_BOOKS:
         book = EVAL_BOOKS / f"{stem}.pdf"
-        questions = BENCH_DIR / "questions" / f"{stem}.jsonl"
+        questions = QUESTIONS_DIR / f"{stem}.jsonl"
         if book.is_file() and questions.is_file():
             pairs.append((book, questions))
         else:
@@ -320,7 +386,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     samples: list[Sample] = []
     for book, questions in pairs:
-        samples += collect(book, questions, args.data_dir)
+        near = QUESTIONS_DIR / "near" / questions.name
+        samples += collect(book, questions, args.data_dir, near)
     report = analyse(samples)
     report["samples"] = [asdict(s) for s in samples]
     args.out.parent.mkdir(parents=True, exist_ok=True)

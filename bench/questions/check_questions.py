@@ -13,7 +13,9 @@ book's ``*.outline.json``:
 * every evidence phrase must be found on a gold page (case-insensitive, whitespace,
   ligatures and line-end hyphens normalised), else the line is reported as an error.
 
-Out-of-scope lines (no ``section``) must have ``gold_pages == []``.
+Out-of-scope lines (no ``section``) must have ``gold_pages == []``; when they list
+``absent`` terms (the near-domain files in ``near/``), none of them may occur anywhere in
+the book.
 
 Usage::
 
@@ -113,6 +115,10 @@ def check_items(items: list[dict], outline, pages_text: list[str], fix: bool = F
                 print(f"line {n}: out-of-scope item has gold pages: {item['question']}")
                 errors += 1
             item["gold_pages"] = []
+            present = [t for t in item.get("absent", []) if any(normalise(t) in p for p in pages_text)]
+            if present:
+                print(f"line {n}: 'absent' terms occur in the book {present}: {item['question']}")
+                errors += 1
             continue
         try:
             gold, problems = gold_for(item, outline, pages_text)
