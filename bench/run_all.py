@@ -60,10 +60,12 @@ def jobs() -> list[Job]:
     out += [
         Job("robustness", "robustness.py", [], [EVAL_DIR / "pdfs"], "robustness.json"),
         Job("store", "store.py", [], [], "store.json"),
-        Job("grounding", "grounding.py", [], [EVAL_DIR / "grounding"], "grounding.json"),
+        Job("grounding", "grounding.py", [], [EVAL_DIR / "grounding" / "halueval_qa.jsonl"],
+            "grounding_halueval_qa.json"),
         Job("answer", "answer.py", [], [], "answer.json"),
+        Job("llm_backends", "llm_backends.py", [], [EVAL_DIR / "qa"], "llm_backends.json"),
         Job("audit", "audit.py", [], [], "audit.json"),
-        Job("ui_latency", "ui_latency.py", [], [], "ui_latency.json"),
+        Job("ui_latency", "ui_latency.py", [], [BOOKS / "thinkjava2.pdf"], "ui_latency.json"),
     ]
     return out
 
