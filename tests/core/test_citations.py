@@ -140,11 +140,14 @@ def test_invented_excerpt_is_dropped(bio_pdf, sources):
 
 
 def test_uncited_answer_gets_its_supporting_sentence_when_asked(sources):
-    out, cites = verify_answer("The mitochondria of every cell host respiration.", sources,
-                               add_missing=True)
-    assert len(cites) == 1 and cites[0].repaired
+    out, cites = verify_answer(
+        "The mitochondria of every cell host respiration. Chlorophyll absorbs blue light.",
+        sources, add_missing=True)
+    assert len(cites) == 2 and all(c.repaired for c in cites)
     assert cites[0].excerpt == "It happens in the mitochondria of every cell."
-    assert out.endswith(format_citation("Respiration", "42", cites[0].excerpt))
+    assert cites[1].excerpt == "Chlorophyll absorbs mostly red and blue light."
+    first = format_citation("Respiration", "42", cites[0].excerpt)
+    assert out.startswith(f"The mitochondria of every cell host respiration. {first} Chloro")
     out2, none = verify_answer("Unrelated words entirely.", sources, add_missing=True)
     assert none == () and out2 == "Unrelated words entirely."
 
@@ -153,7 +156,7 @@ def test_duplicates_are_merged(sources):
     c = '[Source: Light (Page 41) - "The oxygen we breathe is a by-product of splitting water"]'
     out, cites = verify_answer(f"Oxygen comes from water {c}. Yes, from water {c}.", sources)
     assert len(cites) == 1
-    assert out.count("[Source:") == 1
+    assert out.count("[Source:") == 2
 
 
 def test_selection_citations_refer_to_the_selection(tmp_path):

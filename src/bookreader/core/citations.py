@@ -383,8 +383,8 @@ def verify_answer(
         text: The model's answer (without the confidence line).
         sources: What the model saw.
         pages: Optional ``PdfBook`` for page text and highlight rectangles.
-        add_missing: When the answer cites nothing (or only unverifiable citations),
-            attach the best supporting context sentence as a repaired citation.
+        add_missing: Give every uncited sentence of the answer its best supporting context
+            sentence as a repaired citation (when one shares half its content words).
 
     Returns:
         The answer with its citation markers replaced by the verified ones (dropped ones
@@ -403,19 +403,30 @@ def verify_answer(
         if cit is None:
             continue
         ident = (cit.page, key_only(cit.excerpt))
-        if ident in seen:
-            continue
-        seen.add(ident)
-        cites.append(cit)
+        if ident not in seen:  # listed once, but each sentence keeps its marker
+            seen.add(ident)
+            cites.append(cit)
         pieces.append(format_citation(cit.section, cit.page_label, cit.excerpt))
     pieces.append(text[pos:])
     out = "".join(pieces)
     out = re.sub(r"[ \t]+\n", "\n", re.sub(r"[ \t]{2,}", " ", out)).strip()
-    if add_missing and not cites and out:
-        cit = checker.support_for(strip_citations(out))
-        if cit is not None:
-            cites.append(cit)
-            out = f"{out} {format_citation(cit.section, cit.page_label, cit.excerpt)}"
+    if add_missing and out:
+        units = claim_units(out)
+        added = False
+        rebuilt: list[str] = []
+        for claim, full in units:
+            if words(claim) and not _CITE_RE.search(full):
+                cit = checker.support_for(claim)
+                if cit is not None:
+                    ident = (cit.page, key_only(cit.excerpt))
+                    if ident not in seen:
+                        seen.add(ident)
+                        cites.append(cit)
+                    full = f"{full} {format_citation(cit.section, cit.page_label, cit.excerpt)}"
+                    added = True
+            rebuilt.append(full)
+        if added:
+            out = " ".join(rebuilt)
     return out, tuple(cites)
 
 
