@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 BOOK_FILE = "book.json"
 LEXICAL_FILE = "bm25.json.gz"
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 #: Shortest id prefix accepted as a book reference.
 MIN_PREFIX = 4
 

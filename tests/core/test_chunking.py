@@ -243,3 +243,15 @@ def test_a_chapter_starting_mid_page_starts_a_new_chunk(chunker):
     assert all("Chapter 2 Loops" not in c.text for c in ch1)
     assert ch2[0].text.startswith("Chapter 2 Loops") and ch2[0].char_start == cut
     assert ch2[0].section == "2.1" and ch2[0].page_start == 0
+
+
+def test_sentence_splitter_leaves_code_numbers_and_initials_alone():
+    splitter = SentenceSplitter()
+    text = ("Call System.out.println to print. Pi is about 3.14 here. See Fig. 2 and "
+            "Dr. Jones, as J. R. Smith wrote? Yes! \"Quoted.\" (A remark.) Last one")
+    sentences = [text[s:e] for s, e in splitter.spans(text)]
+    assert sentences == [
+        "Call System.out.println to print.", "Pi is about 3.14 here.",
+        "See Fig. 2 and Dr. Jones, as J. R. Smith wrote?", "Yes!", "\"Quoted.\"",
+        "(A remark.)", "Last one",
+    ]

@@ -113,8 +113,20 @@ def test_scores_are_normalised_blended_and_sorted(retriever, book_settings):
     for p in r.passages:
         assert 0.0 <= p.dense_score <= 1.0 and 0.0 <= p.bm25_score <= 1.0
         assert p.score == pytest.approx(wd * p.dense_score + (1 - wd) * p.bm25_score)
-    assert r.passages[0].dense_score == 1.0 or r.passages[0].bm25_score == 1.0
     assert len({p.chunk.chunk_id for p in r.passages}) == 5
+
+
+def test_dense_score_is_the_cosine_and_bm25_is_relative_to_the_best(retriever, embedder):
+    query = "How does a while loop decide to stop?"
+    r = retriever.search(query, top_k=3)
+    q = embedder.embed([query])[0]
+    for p in r.passages:
+        cosine = float(embedder.embed([p.chunk.text])[0] @ q)
+        assert p.dense_score == pytest.approx(max(cosine, 0.0), abs=1e-4)
+    raw = dict((c.chunk_id, s) for c, s in retriever.lexical.scores(query))
+    best = max(raw.values())
+    for p in r.passages:
+        assert p.bm25_score == pytest.approx(raw[p.chunk.chunk_id] / best)
 
 
 def test_bm25_finds_exact_code_identifiers(retriever):

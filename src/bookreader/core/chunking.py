@@ -8,8 +8,7 @@ have lost half of every chunk before it was ever embedded.
 How a book becomes chunks (streaming: only the pages of the current chunk are held):
 
 1. Each page's text is cut into paragraphs (blank lines) and each paragraph into sentences
-   with NLTK's Punkt algorithm, constructed with a few common abbreviations and no
-   downloaded model.  A sentence that runs over the end of a page (no closing punctuation)
+   (:class:`SentenceSplitter`: a regular expression that knows common abbreviations).  A sentence that runs over the end of a page (no closing punctuation)
    is joined to the first sentence of the next page of the same chapter.
 2. A sentence longer than a whole chunk is cut at word boundaries.
 3. Sentences fill a chunk until the next one would not fit.  The next chunk starts with the
@@ -79,14 +78,38 @@ class Segment:
 
 
 class SentenceSplitter:
-    """Punkt sentence boundaries without any downloaded model."""
+    """Sentence boundaries by a careful regular expression, with offsets.
 
-    def __init__(self) -> None:
-        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    A sentence ends at ``.``, ``!`` or ``?`` (plus closing quotes or brackets) followed by
+    whitespace and a capital letter, a digit or an opening quote or bracket, unless the
+    word before the full stop is a known abbreviation ("e.g.", "Fig.", "Dr.") or a single
+    initial ("J. Smith").  Code such as ``System.out.println`` or ``3.14`` has no space
+    after its dots and is never cut.  NLTK's Punkt (constructed without trained data) took
+    2.7 s on Think Java's 372 pages against 0.2 s for this, 70 % of all chunking time; where
+    the two disagreed, Punkt mostly cut the contents pages' dot leaders into one-dot
+    "sentences".
+    """
 
-        params = PunktParameters()
-        params.abbrev_types = set(_ABBREVIATIONS)
-        self._punkt = PunktSentenceTokenizer(params)
+    _END = re.compile(
+        r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s+[\"'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])"
+    )
+    _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+    def _is_abbreviation(self, before: str) -> bool:
+        m = self._LAST_WORD.search(before)
+        if m is None:
+            return False
+        word = m.group(1).rstrip(".")
+        return len(word) == 1 and word.isupper() or word.lower() in _ABBREVIATIONS
+
+    def _sentences(self, part: str) -> Iterator[tuple[int, int]]:
+        start = 0
+        for m in self._END.finditer(part):
+            if part[m.start()] == "." and self._is_abbreviation(part[start : m.start()]):
+                continue
+            yield start, m.end()
+            start = m.end()
+        yield start, len(part)
 
     def spans(self, text: str, cuts: Iterable[int] = ()) -> list[tuple[int, int]]:
         """``(start, end)`` offsets of the sentences of ``text``, in order, none empty.
@@ -106,8 +129,11 @@ class SentenceSplitter:
                 pos = start + len(part)
                 if not part.strip():
                     continue
-                for s, e in self._punkt.span_tokenize(part):
-                    if part[s:e].strip():
+                for s, e in self._sentences(part):
+                    sentence = part[s:e]
+                    if sentence.strip():
+                        s += len(sentence) - len(sentence.lstrip())
+                        e -= len(sentence) - len(sentence.rstrip())
                         out.append((lo + start + s, lo + start + e))
         return out
 
