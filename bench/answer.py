@@ -1,0 +1,221 @@
+"""Answer quality and latency, in selected-text mode (default) or whole-book mode.
+
+Usage::
+
+    python bench/answer.py --backend extractive [--cases FILE.jsonl] [--limit N] [--json]
+    python bench/answer.py --backend bundled --book ../shared/eval/books/thinkjava2.pdf \\
+        --questions bench/questions/thinkjava2.jsonl [--limit N] [--json]
+
+Selected-text mode: ``--cases`` lines are ``{"selection", "question", "answerable": bool,
+"gold_answer": str or null}`` (``gold_answers`` list optional; other fields ignored).
+Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated into
+``bench/results/`` when missing.  Metrics:
+
+* ``answerable_correct``: answerable cases whose answer contains a gold answer
+  (lower-cased, punctuation and articles removed, citations stripped);
+* ``unanswerable_fallback``: unanswerable cases answered with the fixed sentence;
+* ``answerable_fallback``, ``replaced_by_validator``, ``timeouts``, ``errors``;
+* ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
+
+Whole-book mode (``--book`` with ``--questions``, lines ``{"question", "gold_pages"}``,
+empty ``gold_pages`` = out of scope): the book is ingested into ``--data-dir`` (reused),
+then each question is asked in book mode.  Metrics: ``cited_gold_page`` (in-scope answers
+with a citation on a gold page), ``in_scope_declined``, ``out_of_scope_declined``, and
+p50/p95 of each stage: retrieval, prompt, first token, generation, validation, total.
+
+``--budget S`` overrides the backend's time budget (to measure quality apart from speed
+on a busy machine).  Results: a table, or JSON with ``--json``; also written to
+``bench/results/answer_<mode>_<backend>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import string
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results"
+sys.path.insert(0, str(BENCH_DIR.parent / "src"))
+sys.path.insert(0, str(BENCH_DIR))
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation + "\u2018\u2019\u201c\u201d")
+
+
+def normalise_answer(text: str) -> str:
+    """SQuAD-style normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = _ARTICLES.sub(" ", text.lower().translate(_PUNCT))
+    return " ".join(text.split())
+
+
+def contains_gold(answer: str, golds: Sequence[str]) -> bool:
+    from bookreader.core.citations import strip_citations
+
+    hay = normalise_answer(strip_citations(answer))
+    return any(normalise_answer(g) and normalise_answer(g) in hay for g in golds)
+
+
+def pct(values: Sequence[float], q: float) -> Optional[float]:
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return None
+    k = min(len(vals) - 1, max(0, int(round(q * (len(vals) - 1)))))
+    return round(vals[k], 1)
+
+
+def _answerer(args, settings, embedder):
+    from bookreader.core.answering import Answerer
+
+    budget_fn = (lambda name: args.budget) if args.budget else None
+    return Answerer(settings, embedder=embedder, budget_fn=budget_fn)
+
+
+def run_selected(args, settings, embedder) -> dict:
+    from bookreader.core.types import Mode
+
+    if args.cases is None:
+        from make_squad_cases import DEFAULT_OUT, write_cases
+
+        if not DEFAULT_OUT.exists():
+            write_cases(DEFAULT_OUT)
+        args.cases = DEFAULT_OUT
+    cases = [json.loads(line) for line in args.cases.read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    if args.limit:
+        cases = cases[: args.limit]
+    answerer = _answerer(args, settings, embedder)
+    # Warm-up (loads the model; not measured).
+    answerer.ask("What is this about?", mode=Mode.SELECTED, selection="A warm-up sentence.",
+                 backend=args.backend)
+    rows = []
+    for n, case in enumerate(cases, 1):
+        a = answerer.ask(case["question"], mode=Mode.SELECTED, selection=case["selection"],
+                         backend=args.backend)
+        golds = case.get("gold_answers") or ([case["gold_answer"]] if case.get("gold_answer") else [])
+        rows.append(dict(
+            answerable=bool(case["answerable"]),
+            correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
+            fallback=a.fallback and not a.error,
+            replaced=a.replaced_by_validator,
+            timeout=a.error.startswith("Query processing timed out"),
+            error=bool(a.error),
+            first_token_ms=a.first_token_ms,
+            total_ms=a.latency_ms,
+        ))
+        if args.verbose:
+            print(f"[{n}] {case['question']!r} -> {a.text[:120]!r}", file=sys.stderr)
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+    share = lambda rs, key: round(sum(r[key] for r in rs) / len(rs), 3) if rs else None  # noqa: E731
+    return dict(
+        mode="selected", backend=args.backend, n=len(rows), n_answerable=len(ans),
+        n_unanswerable=len(una),
+        answerable_correct=share(ans, "correct"),
+        unanswerable_fallback=share(una, "fallback"),
+        answerable_fallback=share(ans, "fallback"),
+        replaced_by_validator=share(rows, "replaced"),
+        timeouts=sum(r["timeout"] for r in rows),
+        errors=sum(r["error"] for r in rows),
+        first_token_ms_p50=pct([r["first_token_ms"] for r in rows], 0.5),
+        first_token_ms_p95=pct([r["first_token_ms"] for r in rows], 0.95),
+        total_ms_p50=pct([r["total_ms"] for r in rows], 0.5),
+        total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
+    )
+
+
+def run_book(args, settings, embedder) -> dict:
+    from bookreader.core.types import Mode
+    from bookreader.library import Library
+
+    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+    if args.limit:
+        questions = questions[: args.limit]
+    lib = Library(settings, embedder=embedder)
+    info = lib.ingest(args.book)
+    retriever = lib.retriever(info.book_id)
+    pdf = lib.open_pdf(info.book_id)
+    answerer = _answerer(args, settings, embedder)
+    answerer.ask(questions[0]["question"], mode=Mode.BOOK, retriever=retriever, pages=pdf,
+                 backend=args.backend)  # warm-up
+    stages: dict[str, list[float]] = {k: [] for k in
+                                      ("retrieval", "prompt", "first_token", "generation",
+                                       "validation", "total")}
+    in_scope = out_scope = cited = in_declined = out_declined = 0
+    for q in questions:
+        t = time.perf_counter()
+        a = answerer.ask(q["question"], mode=Mode.BOOK, retriever=retriever, pages=pdf,
+                         backend=args.backend)
+        stages["total"].append((time.perf_counter() - t) * 1000.0)
+        for k in ("retrieval", "prompt", "first_token", "generation", "validation"):
+            if k in a.stage_ms:
+                stages[k].append(a.stage_ms[k])
+        gold = set(q.get("gold_pages") or [])
+        if gold:
+            in_scope += 1
+            in_declined += a.fallback
+            cited += any(c.page in gold for c in a.citations)
+        else:
+            out_scope += 1
+            out_declined += a.fallback
+        if args.verbose:
+            print(f"{q['question']!r} -> {a.text[:120]!r}", file=sys.stderr)
+    lib.close()
+    out = dict(mode="book", backend=args.backend, book=str(args.book), n=len(questions),
+               cited_gold_page=round(cited / in_scope, 3) if in_scope else None,
+               in_scope_declined=round(in_declined / in_scope, 3) if in_scope else None,
+               out_of_scope_declined=round(out_declined / out_scope, 3) if out_scope else None)
+    for k, vals in stages.items():
+        out[f"{k}_ms_p50"] = pct(vals, 0.5)
+        out[f"{k}_ms_p95"] = pct(vals, 0.95)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", required=True)
+    ap.add_argument("--cases", type=Path, default=None)
+    ap.add_argument("--book", type=Path, default=None)
+    ap.add_argument("--questions", type=Path, default=None)
+    ap.add_argument("--data-dir", type=Path, default=RESULTS_DIR / "cache")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--budget", type=float, default=0.0, help="override the time budget (s)")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    from bookreader.config import Settings
+    from bookreader.core.embedding import MiniLMEmbedder
+
+    book_mode = args.book is not None and args.questions is not None
+    data_dir = args.data_dir if book_mode else Path(tempfile.mkdtemp(prefix="answer-bench-"))
+    settings = Settings(data_dir=data_dir)
+    settings.ensure_dirs()
+    embedder = MiniLMEmbedder()
+    result = run_book(args, settings, embedder) if book_mode else run_selected(args, settings, embedder)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]
+    (RESULTS_DIR / f"answer_{result['mode']}_{safe}.json").write_text(json.dumps(result, indent=1))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print("| metric | value |")
+        print("|---|---|")
+        for k, v in result.items():
+            print(f"| {k} | {v} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
