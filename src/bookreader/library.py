@@ -45,7 +45,14 @@ from bookreader.core.types import (
     never_cancel,
     no_progress,
 )
-from bookreader.errors import BookNotFound, BookReaderError, Cancelled, PdfError, StoreError
+from bookreader.errors import (
+    BookLocked,
+    BookNotFound,
+    BookReaderError,
+    Cancelled,
+    PdfError,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from bookreader.core.retrieval import HybridRetriever
@@ -202,13 +209,17 @@ class Library:
             return self._info(record)
 
         self.settings.ensure_dirs()
-        pdf = PdfBook.open(path, password)
-        with self._lock:
-            self._pdfs[book_id] = pdf
         if record is not None and record.get("params") != self._chunk_params():
             log.info("Re-indexing book %s: chunking settings changed", book_id)
             self._drop_index(book_id)
-            record = None
+        pdf = PdfBook.open(path, password)
+        with self._lock:
+            old, self._pdfs[book_id] = self._pdfs.get(book_id), pdf
+        if old is not None and old is not pdf:
+            old.close()
+        # Take the book's store (and its inter-process lock) before touching the catalogue:
+        # a book being indexed by another window stays as that window records it.
+        self._store(book_id)
         record = {
             "book_id": book_id,
             "title": pdf.title or path.stem,
@@ -345,7 +356,12 @@ class Library:
     def remove(self, ref: str | Path) -> BookInfo:
         """Delete a book's index (not the PDF)."""
         info = self.book(ref)
-        self._drop_index(info.book_id)
+        try:
+            self._drop_index(info.book_id)
+        except BookLocked:
+            raise
+        except StoreError as exc:  # a damaged shard: deleting the folder removes it anyway
+            log.warning("Removing book %s with a damaged index: %s", info.book_id, exc.user_message)
         shutil.rmtree(self._book_dir(info.book_id), ignore_errors=False)
         log.info("Removed book %s (%s)", info.book_id, info.title)
         return info

@@ -346,3 +346,40 @@ def test_selected_text_mode_touches_no_store(tmp_path, embedder, pdfs, monkeypat
         assert "4127" in answer.text and answer.in_selected_text is True
         assert answer.retrieval is None
         assert library.history(info.book_id)[-1].answer_id == answer.answer_id
+
+
+def test_a_book_busy_in_another_library_is_left_as_that_one_records_it(tmp_path, embedder, pdfs):
+    from bookreader.errors import BookLocked
+
+    settings = Settings(data_dir=tmp_path / "data")
+    first = Library(settings, embedder=embedder)
+    second = Library(settings, embedder=embedder)
+    try:
+        first.ingest_batch = 2
+        progress = Recorder()
+        with pytest.raises(Cancelled):  # leaves the book half indexed, its store open
+            first.ingest(pdfs["fact"], progress=progress,
+                         cancel=lambda: bool(progress.phase("Embedding")[1:]))
+        with pytest.raises(BookLocked) as err:
+            second.ingest(pdfs["fact"])
+        assert "another BookReader window" in err.value.user_message
+        assert [b.state for b in second.books()] == ["indexing"]
+        with pytest.raises(BookLocked):
+            second.remove(pdfs["fact"])
+    finally:
+        first.close()
+    assert second.ingest(pdfs["fact"]).state == "ready"
+    second.close()
+
+
+def test_changed_chunk_size_reindexes_without_stale_chunks(tmp_path, embedder, pdfs):
+    data = tmp_path / "data"
+    with Library(Settings(data_dir=data), embedder=embedder) as library:
+        big = library.ingest(pdfs["fact"])
+    smaller = Settings(data_dir=data).updated(chunk_max_tokens=128)
+    with Library(smaller, embedder=embedder) as library:
+        small = library.ingest(pdfs["fact"])
+        assert small.book_id == big.book_id and small.chunk_count > big.chunk_count
+        store = library.retriever(small.book_id).store
+        assert store.count() == small.chunk_count
+        assert all(embedder.count_tokens(c.text) <= 126 for c in store.chunks())
