@@ -7,6 +7,7 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from bookreader.core.types import Mode
+from bookreader.ui.answer_card import number_sources
 from bookreader.ui.page_layout import WordRef
 
 
@@ -55,8 +56,9 @@ def test_right_click_ask_about_this_streams_an_answer(opened, qtbot):
     assert answer.text and not answer.error
     assert tokens, "the answer should arrive in pieces while it is generated"
     card = chat.cards()[-1]
-    assert card.answer_label.text() == answer.text
+    assert card.answer_label.text() == number_sources(answer.text)
     assert "glucose" in answer.text.lower()
+    assert "glucose" in card.copy_answer().lower()
     badges = [w.text() for w in card.findChildren(type(card.meta_label))
               if w.objectName() == "badge"]
     assert "Selected text" in badges
@@ -65,7 +67,7 @@ def test_right_click_ask_about_this_streams_an_answer(opened, qtbot):
 
 def test_citation_chip_scrolls_to_the_page_and_highlights(opened, qtbot):
     win = opened.window
-    service, reader, chat = opened.service, win.reader, win.chat
+    reader, chat = win.reader, win.chat
     qtbot.waitUntil(lambda: chat.book_ready, timeout=120000)
     answer, _ = _ask(qtbot, chat, "What do mitochondria produce?")
     assert answer.mode == Mode.BOOK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
@@ -23,13 +24,25 @@ CONFIDENCE = {
 }
 
 
+#: ``[Source: Section (Page X) - "excerpt"]`` as written in answers (see core.citations).
+SOURCE_MARKUP = re.compile(r"\s*\[Source:[^\]]*\]")
+
+
+def number_sources(text: str) -> str:
+    """Replace each inline ``[Source: ...]`` with ``[1]``, ``[2]``... matching the chips."""
+    counter = iter(range(1, 1000))
+    return SOURCE_MARKUP.sub(lambda m: f" [{next(counter)}]", text).strip()
+
+
 class CitationChip(QPushButton):
     """A clickable citation: page label and section; a click follows it in the reader."""
 
-    def __init__(self, citation: Citation, parent: Optional[QWidget] = None) -> None:
+    def __init__(self, citation: Citation, number: int = 0,
+                 parent: Optional[QWidget] = None) -> None:
         where = f"p. {citation.page_label}" if citation.page_label else "selection"
         section = elide_middle(citation.section, 28) if citation.section else ""
-        super().__init__(f"{where} · {section}" if section else where, parent)
+        label = f"{where} · {section}" if section else where
+        super().__init__(f"{number}  {label}" if number else label, parent)
         self.citation = citation
         self.setObjectName("citationChip")
         self.setProperty("verified", bool(citation.verified))
@@ -121,35 +134,39 @@ class AnswerCard(QFrame):
         """Show the final answer: the validated text replaces the streamed draft."""
         self.answer = answer
         self._text = answer.text
-        self.answer_label.setText(answer.text or "(no answer)")
+        shown = number_sources(answer.text) if answer.citations else answer.text
+        self.answer_label.setText(shown or "(no answer)")
         if answer.error:
             self.answer_label.setProperty("state", "error")
             self._restyle(self.answer_label)
-        insert_at = self.badges.count() - 1  # before the stretch
-        level = (answer.confidence_level or "low").lower()
-        text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
-        self.badges.insertWidget(insert_at, badge(
-            text, kind, f"How sure BookReader is that the book supports this answer "
-                        f"({answer.confidence:.2f})"))
-        insert_at += 1
-        if answer.replaced_by_validator:
-            self.badges.insertWidget(insert_at, badge(
+        marks = []
+        if answer.error:
+            marks.append(badge("Error", "bad", answer.error))
+        elif answer.replaced_by_validator:
+            marks.append(badge(
                 "Replaced by grounding check", "bad",
                 "The model's answer was not supported by the book, so it was replaced"))
-            insert_at += 1
         elif answer.fallback:
-            self.badges.insertWidget(insert_at, badge(
-                "Not found in the book", "warn",
-                "The book does not seem to cover this; no answer was made up"))
-            insert_at += 1
-        if answer.error:
-            self.badges.insertWidget(insert_at, badge("Error", "bad", answer.error))
+            where = "selection" if answer.mode == Mode.SELECTED else "book"
+            marks.append(badge(
+                f"Not found in the {where}", "warn",
+                f"The {where} does not seem to cover this; no answer was made up"))
+        level = (answer.confidence_level or "low").lower()
+        text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
+        if marks:  # the mark is the message; the confidence is secondary
+            kind = "neutral"
+        marks.append(badge(text, kind, f"How sure BookReader is of this answer "
+                                       f"({answer.confidence:.2f})"))
+        insert_at = self.badges.count() - 1  # before the stretch
+        for i, mark in enumerate(marks):
+            self.badges.insertWidget(insert_at + i, mark)
         warnings = [w for w in (answer.truncation_warning,) if w]
         if warnings:
             self.warning_label.setText("\n".join(warnings))
             self.warning_label.show()
-        for citation in answer.citations:
-            chip = CitationChip(citation)
+        numbered = len(answer.citations) > 1 or "[Source:" in answer.text
+        for n, citation in enumerate(answer.citations, 1):
+            chip = CitationChip(citation, n if numbered else 0)
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
             self.chips.addWidget(chip)
         self.chips_host.setVisible(bool(answer.citations))
@@ -168,8 +185,9 @@ class AnswerCard(QFrame):
         """Copy the answer with its citations as plain text."""
         text = self._text
         if self.answer is not None and self.answer.citations:
-            refs = [f"[{c.section} (p. {c.page_label}) - \"{c.excerpt}\"]"
-                    for c in self.answer.citations]
+            text = number_sources(text)
+            refs = [f"[{n}] {c.section}, p. {c.page_label}: \u201c{c.excerpt}\u201d"
+                    for n, c in enumerate(self.answer.citations, 1)]
             text = text.rstrip() + "\n\n" + "\n".join(refs)
         QGuiApplication.clipboard().setText(text)
         return text

@@ -47,7 +47,7 @@ class AuditDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Audit log (instructors)")
         self.setObjectName("auditDialog")
-        self.setMinimumWidth(640)
+        self.setMinimumWidth(680)
         self.service = service
         self.open_url = open_url or QDesktopServices.openUrl
         reports = service.settings.data_dir / "reports"
@@ -98,7 +98,10 @@ class AuditDialog(QDialog):
         form.addRow("Save to", self._with_browse(self.export_path, self._choose_export))
         self.export_button = QPushButton("Export", objectName="primaryButton")
         self.export_button.clicked.connect(self.export)
-        form.addRow("", self.export_button)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.export_button)
+        form.addRow("", row)
         lay.addWidget(group)
 
         group = QGroupBox("Verify an exported file")
@@ -119,8 +122,10 @@ class AuditDialog(QDialog):
 
         group = QGroupBox("Report")
         rl = QHBoxLayout(group)
-        rl.addWidget(QLabel("Questions per day, modes, confidence, fallbacks, latency and "
-                            "the most-cited pages.", objectName="hintText"), 1)
+        hint = QLabel("Questions per day, modes, confidence, fallbacks, latency and the "
+                      "most-cited pages, as one HTML page.", objectName="hintText")
+        hint.setWordWrap(True)
+        rl.addWidget(hint, 1)
         self.report_button = QPushButton("Open HTML report")
         self.report_button.clicked.connect(self.report)
         rl.addWidget(self.report_button)

@@ -65,6 +65,7 @@ class ChatPanel(QWidget):
         self._selection = ""
         self._pages: Optional[tuple[int, int]] = None
         self._task: Optional[Task] = None
+        self._seq = 0
         self._card: Optional[AnswerCard] = None
         self._pending = ""
         self._flush = QTimer(self, interval=FLUSH_MS)
@@ -84,6 +85,7 @@ class ChatPanel(QWidget):
         hl.setContentsMargins(14, 10, 14, 10)
         title = QLabel("Ask the book", objectName="panelTitle")
         self.book_label = QLabel("No book open", objectName="panelSubtitle")
+        self.book_label.setWordWrap(True)
         hl.addWidget(title)
         hl.addWidget(self.book_label)
         lay.addWidget(header)
@@ -162,6 +164,7 @@ class ChatPanel(QWidget):
         row.addWidget(self.send_button)
         bl.addLayout(row)
         self.status_label = QLabel("", objectName="hintText")
+        self.status_label.setWordWrap(True)
         bl.addWidget(self.status_label)
         lay.addWidget(box)
 
@@ -268,12 +271,14 @@ class ChatPanel(QWidget):
         self._add_card(card)
         self._card = card
         self.question_edit.clear()
+        self._seq += 1
         self._task = self.service.ask(
             text, mode=mode, book=book,
             selection=self._selection if mode != Mode.BOOK else None,
             pages=self._pages if mode == Mode.HIGHLIGHT else None,
             on_token=self._on_token, on_success=self._on_answer,
-            on_failure=self._on_failure, on_cancel=self._on_cancelled, on_end=self._on_ended)
+            on_failure=self._on_failure, on_cancel=self._on_cancelled,
+            on_end=lambda seq=self._seq: self._on_ended(seq))
         self._flush.start()
         self._update_state()
         self.answer_started.emit()
@@ -300,37 +305,44 @@ class ChatPanel(QWidget):
             self.tokens_streamed.emit(self._pending)
         self._pending = ""
 
-    def _on_answer(self, answer: Answer) -> None:
+    def _finish(self) -> Optional[AnswerCard]:
+        """The answer is over: show the last tokens, free the Send button."""
         self._flush_tokens()
-        if self._card is not None:
-            self._card.set_answer(answer)
+        self._flush.stop()
+        card, self._card = self._card, None
+        self._task = None
+        self._update_state()
+        return card
+
+    def _on_answer(self, answer: Answer) -> None:
+        card = self._finish()
+        if card is not None:
+            card.set_answer(answer)
             if answer.truncation_warning and self._selection:
                 self.truncation_label.setText(answer.truncation_warning)
                 self.truncation_label.show()
         self.answer_finished.emit(answer)
 
     def _on_failure(self, exc: BaseException) -> None:
-        self._flush_tokens()
+        card = self._finish()
         if isinstance(exc, BookReaderError):
             message = exc.user_message
         else:
             message = "The answer failed unexpectedly; the details are in the log file."
             self.reporter.report_error(exc)
-        if self._card is not None:
-            self._card.mark_failed(message)
+        if card is not None:
+            card.mark_failed(message)
         self.answer_failed.emit(message)
 
     def _on_cancelled(self) -> None:
-        self._flush_tokens()
-        if self._card is not None:
-            self._card.mark_stopped("Stopped.")
+        card = self._finish()
+        if card is not None:
+            card.mark_stopped("Stopped.")
         self.answer_stopped.emit()
 
-    def _on_ended(self) -> None:
-        self._flush.stop()
-        self._task = None
-        self._card = None
-        self._update_state()
+    def _on_ended(self, seq: int) -> None:
+        if seq == self._seq and self._task is not None:  # ended without any result
+            self._finish()
 
     # --- cards and history ----------------------------------------------------------------------
     def cards(self) -> list[AnswerCard]:

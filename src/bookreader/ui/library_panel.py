@@ -6,11 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QMenu, QProgressBar, QPushButton, QVBoxLayout, QWidget)
+                               QMenu, QProgressBar, QPushButton, QScrollArea, QVBoxLayout,
+                               QWidget)
 
 from bookreader.core.types import BookInfo
+
+
+def _title_from_path(path: str) -> str:
+    return Path(path).stem.replace("_", " ").replace("-", " ")
 
 
 @dataclass
@@ -33,10 +38,13 @@ class BookRow(QFrame):
 
     cancel_clicked = Signal(str)
     retry_clicked = Signal(str)
+    activated = Signal(str)
+    menu_requested = Signal(str, object)  # path, global position
 
     def __init__(self, entry: BookEntry, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
         self.setObjectName("bookRow")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 8)
         lay.setSpacing(4)
@@ -60,6 +68,19 @@ class BookRow(QFrame):
         row.addWidget(self.retry)
         lay.addLayout(row)
         self.update_entry(entry)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.activated.emit(self.entry.path)
+        super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802
+        self.menu_requested.emit(self.entry.path, event.globalPos())
+
+    def set_current(self, current: bool) -> None:
+        self.setProperty("current", current)
+        self.style().unpolish(self)
+        self.style().polish(self)
 
     def update_entry(self, entry: BookEntry) -> None:
         self.entry = entry
@@ -108,7 +129,7 @@ class LibraryPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("libraryPanel")
         self._entries: dict[str, BookEntry] = {}
-        self._rows: dict[str, tuple[QListWidgetItem, BookRow]] = {}
+        self._rows: dict[str, BookRow] = {}
         self._current: Optional[str] = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 8, 8, 8)
@@ -119,13 +140,16 @@ class LibraryPanel(QWidget):
         open_button.clicked.connect(self.open_requested)
         top.addWidget(open_button)
         lay.addLayout(top)
-        self.list = QListWidget(objectName="bookList")
-        self.list.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
-        self.list.itemActivated.connect(self._on_item_activated)
-        self.list.itemClicked.connect(self._on_item_activated)
-        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.list.customContextMenuRequested.connect(self._on_context_menu)
-        lay.addWidget(self.list, 3)
+        self.scroll = QScrollArea(objectName="bookScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        host = QWidget(objectName="bookHost")
+        self.rows_layout = QVBoxLayout(host)
+        self.rows_layout.setContentsMargins(0, 0, 0, 0)
+        self.rows_layout.setSpacing(2)
+        self.rows_layout.addStretch(1)
+        self.scroll.setWidget(host)
+        lay.addWidget(self.scroll, 3)
         self.empty = QLabel("Drop PDF files here or use File › Open.", objectName="emptyHint")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -158,7 +182,7 @@ class LibraryPanel(QWidget):
             if state == "indexing":  # an interrupted ingest, not running now
                 state = "cancelled" if old is None or old.state != "failed" else old.state
             self._entries[key] = BookEntry(
-                path=key, title=info.title or Path(key).stem, book_id=info.book_id,
+                path=key, title=info.title or _title_from_path(key), book_id=info.book_id,
                 page_count=info.page_count, state=state, message=info.message)
         for key in list(self._entries):
             if key not in seen and self._entries[key].state not in ("queued", "indexing",
@@ -167,25 +191,25 @@ class LibraryPanel(QWidget):
         self._refresh()
 
     def set_queued(self, path: str) -> None:
-        e = self._entries.get(path) or BookEntry(path=path, title=Path(path).stem)
+        e = self._entries.get(path) or BookEntry(path=path, title=_title_from_path(path))
         e.state, e.done, e.total, e.step = "queued", 0, 0, ""
         self._entries[path] = e
         self._refresh()
 
     def set_progress(self, path: str, done: int, total: int, message: str) -> None:
-        e = self._entries.get(path) or BookEntry(path=path, title=Path(path).stem)
+        e = self._entries.get(path) or BookEntry(path=path, title=_title_from_path(path))
         e.state, e.done, e.total, e.step = "indexing", done, total, message
         self._entries[path] = e
         self._refresh(only=path)
 
     def set_finished(self, path: str, info: BookInfo) -> None:
-        self._entries[path] = BookEntry(path=path, title=info.title or Path(path).stem,
+        self._entries[path] = BookEntry(path=path, title=info.title or _title_from_path(path),
                                         book_id=info.book_id, page_count=info.page_count,
                                         state=info.state, message=info.message)
         self._refresh()
 
     def set_failed(self, path: str, message: str) -> None:
-        e = self._entries.get(path) or BookEntry(path=path, title=Path(path).stem)
+        e = self._entries.get(path) or BookEntry(path=path, title=_title_from_path(path))
         e.state, e.message = "failed", message
         self._entries[path] = e
         self._refresh()
@@ -198,8 +222,8 @@ class LibraryPanel(QWidget):
 
     def set_current(self, path: Optional[str]) -> None:
         self._current = path
-        for key, (item, _row) in self._rows.items():
-            item.setSelected(key == path)
+        for key, row in self._rows.items():
+            row.set_current(key == path)
 
     def set_recent(self, paths: list[str]) -> None:
         self.recent.clear()
@@ -210,37 +234,32 @@ class LibraryPanel(QWidget):
             self.recent.addItem(item)
 
     # --- rows ------------------------------------------------------------------------------------
+    def row(self, path: str) -> Optional[BookRow]:
+        return self._rows.get(path)
+
     def _refresh(self, only: Optional[str] = None) -> None:
         if only is not None and only in self._rows:
-            item, row = self._rows[only]
-            row.update_entry(self._entries[only])
-            item.setSizeHint(row.sizeHint())
+            self._rows[only].update_entry(self._entries[only])
             return
-        order = sorted(self._entries.values(), key=lambda e: e.title.casefold())
-        self.list.clear()
+        for row in self._rows.values():
+            row.setParent(None)
+            row.deleteLater()
         self._rows.clear()
-        for e in order:
-            item = QListWidgetItem()
+        order = sorted(self._entries.values(), key=lambda e: e.title.casefold())
+        for i, e in enumerate(order):
             row = BookRow(e)
             row.cancel_clicked.connect(self.cancel_requested)
             row.retry_clicked.connect(self.reindex_requested)
-            item.setData(256, e.path)
-            item.setToolTip(e.path)
-            item.setSizeHint(QSize(0, row.sizeHint().height()))
-            self.list.addItem(item)
-            self.list.setItemWidget(item, row)
-            self._rows[e.path] = (item, row)
-            item.setSelected(e.path == self._current)
+            row.activated.connect(self.book_activated)
+            row.menu_requested.connect(self._on_context_menu)
+            row.setToolTip(e.path)
+            row.set_current(e.path == self._current)
+            self.rows_layout.insertWidget(i, row)
+            self._rows[e.path] = row
         self.empty.setVisible(not self._entries)
 
-    def _on_item_activated(self, item: QListWidgetItem) -> None:
-        self.book_activated.emit(item.data(256))
-
-    def _on_context_menu(self, pos) -> None:
-        item = self.list.itemAt(pos)
-        if item is None:
-            return
-        e = self._entries.get(item.data(256))
+    def _on_context_menu(self, path: str, global_pos) -> None:
+        e = self._entries.get(path)
         if e is None:
             return
         menu = QMenu(self)
@@ -248,4 +267,4 @@ class LibraryPanel(QWidget):
         menu.addAction("Index again", lambda: self.reindex_requested.emit(e.path))
         if e.book_id and e.state not in ("queued", "indexing"):
             menu.addAction("Remove from library", lambda: self.remove_requested.emit(e.book_id))
-        menu.popup(self.list.viewport().mapToGlobal(pos))
+        menu.popup(global_pos)

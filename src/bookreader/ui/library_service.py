@@ -25,10 +25,10 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import QObject, Signal
 
 from bookreader.config import Settings
-from bookreader.core.types import Answer, BookInfo, Mode
+from bookreader.core.types import BookInfo, Mode
 from bookreader.errors import BookReaderError
 from bookreader.ui.library_host import decode_error, host_main, preload_core, resolve
-from bookreader.ui.workers import RemoteTask, Task, TaskControl, TaskRunner
+from bookreader.ui.workers import RemoteTask, TaskControl, TaskRunner
 
 log = logging.getLogger(__name__)
 

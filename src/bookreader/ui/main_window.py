@@ -142,8 +142,6 @@ class MainWindow(QMainWindow):
                                     Qt.DockWidgetArea.RightDockWidgetArea)
         self.chat_dock.setTitleBarWidget(QWidget())  # the panel has its own header
         self.side_dock.setTitleBarWidget(QWidget())
-        self.resizeDocks([self.side_dock, self.chat_dock], [270, 400],
-                         Qt.Orientation.Horizontal)
 
         self._build_actions()
         self._connect()
@@ -439,8 +437,19 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1440, 900)
         state = self.ui_state.value("window_state")
-        if state is not None:
-            self.restoreState(state)
+        self._layout_restored = state is not None and self.restoreState(state)
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not getattr(self, "_layout_restored", True):
+            self._layout_restored = True
+            self.default_dock_sizes()
+
+    def default_dock_sizes(self) -> None:
+        """Contents on the left, the chat a third of the window on the right."""
+        width = max(self.width(), 1000)
+        self.resizeDocks([self.side_dock, self.chat_dock], [260, int(width * 0.3)],
+                         Qt.Orientation.Horizontal)
 
     def save_layout(self) -> None:
         self.ui_state.setValue("geometry", self.saveGeometry())

@@ -76,6 +76,7 @@ class ReaderView(QAbstractScrollArea):
         self._autoscroll.timeout.connect(self._on_autoscroll)
         self.context_menu: Optional[QMenu] = None
 
+        self.setObjectName("readerView")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
         self.viewport().setMouseTracking(True)

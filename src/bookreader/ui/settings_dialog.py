@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox,
-                               QDoubleSpinBox, QFileDialog, QFormLayout, QFrame, QGroupBox,
+                               QDoubleSpinBox, QFileDialog, QFrame, QGridLayout, QGroupBox,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QRadioButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
@@ -24,14 +24,11 @@ from bookreader.errors import BookReaderError
 log = logging.getLogger(__name__)
 
 BACKENDS = (
-    ("bundled", "Bundled model", "SmolLM2 135M through llama.cpp: offline and quick, "
-                                 "answers checked by the grounding validator."),
-    ("gguf", "Local GGUF model", "A larger model file from the models folder or your disk: "
-                                 "better answers, slower on a laptop CPU."),
-    ("extractive", "Extractive (no model)", "Quotes the best-matching sentences of the book. "
-                                            "Instant and always grounded."),
-    ("claude", "Claude (online)", "Anthropic's API: needs an internet connection and an API "
-                                  "key. Questions and passages are sent to Anthropic."),
+    ("bundled", "Bundled model", "SmolLM2 135M on this computer: offline and quick."),
+    ("gguf", "Local GGUF model", "A larger model file: better answers, slower on a laptop."),
+    ("extractive", "Extractive (no model)", "Quotes the best-matching sentences; instant."),
+    ("claude", "Claude (online)", "Anthropic's API: needs the internet and an API key; "
+                                  "questions and passages are sent to Anthropic."),
 )
 
 
@@ -93,7 +90,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setObjectName("settingsDialog")
-        self.setMinimumWidth(620)
+        self.setMinimumWidth(720)
         self.settings = settings
         desc = Settings.describe()
         lay = QVBoxLayout(self)
@@ -104,16 +101,19 @@ class SettingsDialog(QDialog):
         gl = QVBoxLayout(group)
         self.backend_group = QButtonGroup(self)
         self.backend_buttons: dict[str, QRadioButton] = {}
+        self.backend_hints: dict[str, QLabel] = {}
         for key, name, help_text in BACKENDS:
             button = QRadioButton(name)
             button.setObjectName(f"backend_{key}")
             self.backend_group.addButton(button)
             self.backend_buttons[key] = button
-            gl.addWidget(button)
+            row = QHBoxLayout()
+            row.addWidget(button)
             hint = QLabel(help_text, objectName="hintText")
             hint.setWordWrap(True)
-            hint.setContentsMargins(24, 0, 0, 4)
-            gl.addWidget(hint)
+            row.addWidget(hint, 1)
+            gl.addLayout(row)
+            self.backend_hints[key] = hint
             if key == "gguf":
                 gl.addWidget(self._gguf_row())
             if key == "claude":
@@ -123,7 +123,8 @@ class SettingsDialog(QDialog):
 
         # --- budgets and grounding -----------------------------------------------------
         group = QGroupBox("Time budgets and grounding")
-        form = QFormLayout(group)
+        grid = QGridLayout(group)
+        grid.setHorizontalSpacing(14)
         self.budget_bundled = self._seconds(settings.generation_budget_bundled_s, 1, 600)
         self.budget_gguf = self._seconds(settings.generation_budget_gguf_s, 5, 3600)
         self.budget_claude = self._seconds(settings.generation_budget_claude_s, 5, 600)
@@ -141,10 +142,14 @@ class SettingsDialog(QDialog):
             ("Grounding: word overlap", self.overlap, "grounding_overlap_threshold"),
             ("Not-in-book threshold", self.confidence, "confidence_threshold"),
         )
-        for label, widget, name in rows:
+        for i, (label, widget, name) in enumerate(rows):
             widget.setToolTip(desc.get(name, ""))
             widget.setObjectName(name)
-            form.addRow(label, widget)
+            r, c = (i, 0) if i < 4 else (i - 4, 2)
+            grid.addWidget(QLabel(label), r, c)
+            grid.addWidget(widget, r, c + 1)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
         lay.addWidget(group)
 
         # --- data folder -------------------------------------------------------------------
@@ -175,6 +180,25 @@ class SettingsDialog(QDialog):
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
         lay.addWidget(buttons)
         self._load_backend(settings.llm_backend)
+        self._show_availability()
+        self.resize(self.sizeHint())
+
+    def _show_availability(self) -> None:
+        """Say which backends cannot run here and why (from the registry; loads nothing)."""
+        try:
+            from bookreader.core.llm.registry import describe_backends
+
+            entries = describe_backends(self.settings)
+        except (ImportError, BookReaderError) as exc:
+            log.info("Cannot describe the answering backends: %s", exc)
+            return
+        for entry in entries:
+            kind = entry.get("kind")
+            if kind in self.backend_hints and kind == entry.get("name") and \
+                    not entry.get("available") and entry.get("problem"):
+                hint = self.backend_hints[kind]
+                hint.setText(f"{hint.text()}  ⚠ {entry['problem']}")
+                hint.setToolTip(entry.get("fix", ""))
 
     # --- widgets -------------------------------------------------------------------------------
     def _gguf_row(self) -> QWidget:
@@ -196,16 +220,19 @@ class SettingsDialog(QDialog):
 
     def _claude_row(self) -> QWidget:
         row = QFrame()
-        form = QFormLayout(row)
-        form.setContentsMargins(24, 0, 0, 6)
+        rl = QHBoxLayout(row)
+        rl.setContentsMargins(24, 0, 0, 6)
         self.api_key_edit = QLineEdit(objectName="apiKeyEdit")
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key_edit.setPlaceholderText(
             "A key is stored; type a new one to replace it" if stored_api_key_present()
-            else "sk-ant-…")
+            else "API key (sk-ant-…), kept in the system keyring")
         self.claude_model_edit = QLineEdit(self.settings.claude_model, objectName="claudeModel")
-        form.addRow("API key", self.api_key_edit)
-        form.addRow("Model", self.claude_model_edit)
+        self.claude_model_edit.setMaximumWidth(200)
+        rl.addWidget(QLabel("Key"))
+        rl.addWidget(self.api_key_edit, 1)
+        rl.addWidget(QLabel("Model"))
+        rl.addWidget(self.claude_model_edit)
         self.claude_widgets = (self.api_key_edit, self.claude_model_edit)
         return row
 

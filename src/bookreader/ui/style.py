@@ -90,7 +90,10 @@ QListWidget#bookList::item:selected { background: #e3ebfd; }
 QListWidget#recentList::item { padding: 4px 6px; color: #24292f; }
 QTreeWidget#tocTree::item { padding: 3px 0; }
 QTreeWidget#tocTree::item:selected { background: #e3ebfd; color: #1d4ed8; }
-QFrame#bookRow { background: transparent; }
+QScrollArea#bookScroll, QWidget#bookHost { background: transparent; border: none; }
+QFrame#bookRow { background: transparent; border-radius: 8px; }
+QFrame#bookRow:hover { background: #eef1f5; }
+QFrame#bookRow[current="true"] { background: #e3ebfd; }
 QLabel#bookTitle { font-weight: 600; color: #1f2328; }
 QLabel#bookStatus { color: #57606a; font-size: 11px; }
 QLabel#bookStatus[state="failed"] { color: #b42318; }
@@ -103,6 +106,16 @@ QFrame#findBar QLineEdit { border: 1px solid #d0d7de; border-radius: 6px; paddin
 QGroupBox { font-weight: 700; border: 1px solid #e1e4e8; border-radius: 8px; margin-top: 12px;
            padding: 10px 10px 8px 10px; background: #ffffff; }
 QGroupBox::title { subcontrol-origin: margin; left: 10px; padding: 0 4px; color: #57606a; }
+QScrollBar:vertical { background: transparent; width: 11px; margin: 2px; }
+QScrollBar:horizontal { background: transparent; height: 11px; margin: 2px; }
+QScrollBar::handle:vertical { background: #c3c9d2; border-radius: 3px; min-height: 32px; }
+QScrollBar::handle:horizontal { background: #c3c9d2; border-radius: 3px; min-width: 32px; }
+QScrollBar::handle:hover { background: #9aa4b2; }
+QScrollBar::add-line, QScrollBar::sub-line { width: 0; height: 0; }
+QScrollBar::add-page, QScrollBar::sub-page { background: transparent; }
+QAbstractScrollArea#readerView QScrollBar::handle:vertical { background: #9aa1ad; }
+QLabel#badge[kind="neutral"] { background: #eef1f5; color: #57606a; }
+QLabel#citeMarker { color: #1d4ed8; }
 QMenu { background: #ffffff; border: 1px solid #d0d7de; padding: 4px; }
 QMenu::item { padding: 6px 22px; border-radius: 4px; }
 QMenu::item:selected { background: #e3ebfd; color: #1d4ed8; }
