@@ -190,6 +190,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         bar = ProgressBar()
         try:
             info = lib.ingest(args.pdf, password=args.password, progress=bar, cancel=cancel)
+        except Cancelled:
+            bar.finish()
+            sys.stderr.write("Indexing stopped. Run the same command again to resume it.\n")
+            raise
         finally:
             bar.finish()
     if args.json:
