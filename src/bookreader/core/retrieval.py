@@ -153,7 +153,9 @@ class HybridRetriever:
 
         Raises:
             InvalidInput: the query is empty.
-            QueryTimeout: the search took longer than ``settings.retrieval_timeout_s``.
+            QueryTimeout: the search took longer than ``settings.retrieval_timeout_s``
+                (checked after each stage: embedding, dense, BM25, scoring; a stage
+                itself is not interrupted).
         """
         return self.explain(query, top_k, flt)[0]
 
