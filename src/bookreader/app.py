@@ -295,7 +295,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(exc.user_message, file=sys.stderr)
         return 1
     if args.self_test:
-        return self_test(ctx)
+        code = self_test(ctx)
+        ctx.lock.unlock()
+        return code
     book = Path(args.pdf) if args.pdf else default_book(settings)
     if book is not None:
         ctx.window.open_book(book)

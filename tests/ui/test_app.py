@@ -123,3 +123,37 @@ def test_recent_books_and_layout_are_remembered(make_app, ui_settings, book_pdf,
     assert "geometry" in ini
     assert ctx.window.recent_books() == [str(book_pdf.resolve())]
     assert ctx.window.library_panel.recent.count() == 1
+
+
+def test_dropping_a_pdf_opens_it(make_app, ui_settings, book_pdf, qtbot):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    ctx = make_app(ui_settings)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(book_pdf))])
+    event = QDropEvent(QPointF(300, 300), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(ctx.window.book_opened, timeout=20000) as blocker:
+        ctx.window.dropEvent(event)  # Qt delivers drops only inside a real drag
+    assert blocker.args[0].title == "Plants and Energy"
+
+
+def test_changing_the_data_folder_switches_library_and_lock(make_app, ui_settings, tmp_path,
+                                                            qtbot):
+    from PySide6.QtCore import QLockFile
+
+    ctx = make_app(ui_settings)
+    new_dir = tmp_path / "elsewhere"
+    dialog = ctx.window.show_settings()
+    dialog.data_dir_edit.setText(str(new_dir))
+    with qtbot.waitSignal(ctx.window.settings_applied, timeout=10000):
+        dialog.save_button.click()
+    assert ctx.settings.data_dir == new_dir
+    assert ctx.service.settings.data_dir == new_dir
+    assert (new_dir / "settings.json").is_file()
+    old = QLockFile(str(ui_settings.data_dir / "bookreader.lock"))
+    assert old.tryLock(0), "the old data folder is free for another window"
+    old.unlock()
+    new = QLockFile(str(new_dir / "bookreader.lock"))
+    assert not new.tryLock(0), "this window now holds the new data folder"

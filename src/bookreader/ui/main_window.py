@@ -474,6 +474,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.save_layout()
+        self.hide()  # the library process may take a moment to finish its current step
         self.chat.stop()
         self.runner.shutdown()
         self.service.close()
