@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
 BOOKS = EVAL_DIR / "books"
 RESULTS_DIR = BENCH_DIR / "results"
 QUESTIONS = BENCH_DIR / "questions"
+MAX_ROWS = 80
 
 
 @dataclass
@@ -40,29 +42,48 @@ class Job:
     args: list[str] = field(default_factory=list)
     needs: list[Path] = field(default_factory=list)
     result_file: Optional[str] = None  # under bench/results, read when stdout is not JSON
+    #: patterns of the flattened result keys shown in summary.md (all when empty); see
+    #: key_matches
+    show: list[str] = field(default_factory=list)
 
 
 def jobs() -> list[Job]:
     """Every benchmark with its default inputs, in the order they run."""
+    tj = BOOKS / "thinkjava2.pdf"
     out = [
-        Job("ingest", "ingest.py", ["--book", str(BOOKS / "thinkjava2.pdf")],
-            [BOOKS / "thinkjava2.pdf"], "ingest.json"),
+        Job("ingest", "ingest.py", ["--book", str(tj)], [tj], "ingest.json",
+            ["pages", "chunks", "ingest_s", "model_load_s", "pages_per_s", "chunks_per_s",
+             "peak_rss_mb", "embed_only_s", "ingest_to_embed_ratio", "target_*"]),
     ]
     for stem in ("thinkjava2", "py4e", "physical_ai_textbook"):
         book, questions = BOOKS / f"{stem}.pdf", QUESTIONS / f"{stem}.jsonl"
         out.append(Job(f"retrieval:{stem}", "retrieval.py",
                        ["--book", str(book), "--questions", str(questions)],
-                       [book, questions], f"retrieval_{stem}.json"))
+                       [book, questions], f"retrieval_{stem}.json",
+                       ["hybrid.*", "dense.*", "bm25.*", "threshold", "*_declined",
+                        "search_ms_*", "questions_*", "hybrid_beats_both_recall5", "load_avg_1m"]))
     out.append(Job("calibrate", "calibrate.py", [],
                    [BOOKS / f"{s}.pdf" for s in ("thinkjava2", "py4e", "physical_ai_textbook")],
-                   "calibration.json"))
+                   "calibration.json",
+                   ["recommended_threshold", "prototype_recommended_threshold",
+                    "books.*.in_scope", "books.*.out_of_scope_*", "books.*.*.auc.confidence",
+                    "books.*.near.auc.prototype_held_out", "books.*.all.current_recommended.*",
+                    "books.*.*.current_at_design.out_of_scope_declined",
+                    "books.*.all.current_at_design.in_scope_accepted", "prototype.*"]))
     # Written by other helpers; run with their own defaults.
     out += [
         Job("robustness", "robustness.py", [], [EVAL_DIR / "pdfs"], "robustness.json"),
         Job("store", "store.py", [], [], "store.json"),
         Job("grounding", "grounding.py", [], [EVAL_DIR / "grounding" / "halueval_qa.jsonl"],
             "grounding_halueval_qa.json"),
-        Job("answer", "answer.py", [], [], "answer.json"),
+        Job("answer:selected:extractive", "answer.py", ["--backend", "extractive"],
+            [EVAL_DIR / "qa"], "answer_selected_extractive.json"),
+        Job("answer:selected:bundled", "answer.py", ["--backend", "bundled"],
+            [EVAL_DIR / "qa"], "answer_selected_bundled.json"),
+        Job("answer:book:bundled", "answer.py",
+            ["--backend", "bundled", "--book", str(tj),
+             "--questions", str(QUESTIONS / "thinkjava2.jsonl")],
+            [tj], "answer_book_bundled.json"),
         Job("llm_backends", "llm_backends.py", [], [EVAL_DIR / "qa"], "llm_backends.json"),
         Job("audit", "audit.py", [], [], "audit.json"),
         Job("ui_latency", "ui_latency.py", [], [BOOKS / "thinkjava2.pdf"], "ui_latency.json"),
@@ -77,6 +98,7 @@ class Outcome:
     seconds: float = 0.0
     message: str = ""
     result: Any = None
+    show: list[str] = field(default_factory=list)
 
 
 def _parse_json(text: str) -> Any:
@@ -150,6 +172,12 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return rows
 
 
+def key_matches(key: str, pattern: str) -> bool:
+    """Glob match of a dotted key where ``*`` stays within one dotted part."""
+    rx = "".join("[^.]*" if ch == "*" else re.escape(ch) for ch in pattern)
+    return re.fullmatch(rx, key) is not None
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
@@ -169,8 +197,13 @@ def write_summary(outcomes: list[Outcome]) -> Path:
         lines += ["", f"## {o.name}", "", "| measure | value |", "|---|---|"]
         shown = o.result
         if isinstance(shown, dict):
-            shown = {k: v for k, v in shown.items() if k != "samples"}
-        lines += [f"| {k} | {v} |" for k, v in flatten(shown)]
+            shown = {k: v for k, v in shown.items() if k not in ("samples", "per_question")}
+        rows = flatten(shown)
+        if o.show:
+            rows = [(k, v) for k, v in rows if any(key_matches(k, p) for p in o.show)]
+        if len(rows) > MAX_ROWS:
+            rows = rows[:MAX_ROWS] + [("...", f"{len(rows) - MAX_ROWS} more in summary.json")]
+        lines += [f"| {k} | {v} |" for k, v in rows]
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / "summary.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -193,6 +226,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             continue
         print(f"[{job.name}] running bench/{job.script} ...", flush=True)
         outcome = run_job(job, args.timeout)
+        outcome.show = job.show
         note = f": {outcome.message}" if outcome.message else ""
         print(f"[{job.name}] {outcome.status} in {outcome.seconds:.1f} s{note}", flush=True)
         outcomes.append(outcome)
