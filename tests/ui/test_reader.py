@@ -107,6 +107,17 @@ def test_find_highlights_every_hit(opened, qtbot):
     assert win.find_bar.count.text().endswith(f"of {blocker.args[1]}")
 
 
+def test_find_says_when_nothing_matches(opened, qtbot):
+    win = opened.window
+    win.find_action.trigger()
+    win.find_bar.edit.setText("xylophone")
+    with qtbot.waitSignal(win.reader.find_finished, timeout=10000) as blocker:
+        qtbot.keyClick(win.find_bar.edit, Qt.Key.Key_Return)
+    assert blocker.args == [0]
+    assert win.find_bar.count.text() == "No matches"
+    assert win.reader.find_hits() == {}
+
+
 def test_go_to_printed_page_label(opened, qtbot):
     win = opened.window
     win.page_edit.setText("2")

@@ -263,9 +263,14 @@ class ChatPanel(QWidget):
         if mode != Mode.SELECTED and not self.book_ready:
             self.status_label.setText(self._not_ready_text())
             return None
-        known = self.service.book_for_path(self.book_path)
-        book = known.book_id if known is not None else (
-            None if mode == Mode.SELECTED else self.book_path)
+        book = self.book_id
+        if book is None:
+            known = self.service.book_for_path(self.book_path)
+            book = known.book_id if known is not None else None
+        if book is None and mode != Mode.SELECTED:
+            book = self.book_path
+        # A selected-text question needs no index: a book the library does not know yet is
+        # asked about without its id (the selection carries everything).
         card = AnswerCard(text, mode, self._selection if mode != Mode.BOOK else "")
         card.citation_clicked.connect(self.citation_clicked)
         self._add_card(card)

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
 from bookreader.core.types import Rect, TocEntry, Word
+from bookreader.errors import BookReaderError, Cancelled
 from bookreader.ui.workers import Task, TaskControl, TaskRunner
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ class DocumentService(QObject):
     find_progressed = Signal(str, int, list)  # query, page, rects on that page
     find_finished = Signal(str, int)  # query, number of hits
     excerpt_located = Signal(int, list)  # page, rects
+    page_failed = Signal(int, str)  # page, what went wrong (a damaged page)
 
     def __init__(self, runner: TaskRunner, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
@@ -173,7 +175,9 @@ class DocumentService(QObject):
             if book is None or gen != self._generation:
                 return None
             data, w, h, stride = book.render(page, zoom)
-            image = QImage(data, w, h, stride, QImage.Format.Format_RGB888).copy()
+            # RGB32 is what the raster painter draws fastest; convert here, off the GUI thread.
+            image = QImage(data, w, h, stride, QImage.Format.Format_RGB888).convertToFormat(
+                QImage.Format.Format_RGB32)
             words = list(book.words(page)) if need_words else None
             return RenderedPage(page=page, key=key, image=image, words=words)
 
@@ -183,12 +187,20 @@ class DocumentService(QObject):
                     self._have_words.add(page)
                 self.page_rendered.emit(result)
 
+        def failed(exc: BaseException) -> None:
+            if gen != self._generation:
+                return
+            if not isinstance(exc, BookReaderError):
+                log.error("Rendering page %d failed", page + 1, exc_info=exc)
+            message = getattr(exc, "user_message", "") or f"Page {page + 1} could not be drawn."
+            self.page_failed.emit(page, message)
+
         def ended() -> None:
             self._in_flight = None
             self._start_next_render()
 
         self.runner.submit("document", work, name=f"render p{page + 1}",
-                           on_success=done, on_end=ended)
+                           on_success=done, on_failure=failed, on_end=ended)
 
     # --- find --------------------------------------------------------------------------------
     def find(self, query: str, start_page: int = 0) -> Optional[Task]:
@@ -206,8 +218,6 @@ class DocumentService(QObject):
             hits = 0
             for page in order:
                 if ctl.cancel() or gen != self._generation or self._book is None:
-                    from bookreader.errors import Cancelled
-
                     raise Cancelled()
                 rects = [tuple(r) for r in self._book.search_rects(page, query)]
                 if rects:

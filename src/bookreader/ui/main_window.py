@@ -59,7 +59,9 @@ class FindBar(QFrame):
         for w in (prev_b, next_b, self.count, close):
             row.addWidget(w)
         self._searched = ""
+        self._finished = False
         reader.find_changed.connect(self.on_find_changed)
+        reader.find_finished.connect(self.on_find_finished)
 
     def open_bar(self) -> None:
         self.show()
@@ -76,6 +78,7 @@ class FindBar(QFrame):
         text = self.edit.text().strip()
         if text != self._searched:
             self._searched = text
+            self._finished = False
             self.reader.find(text)
         else:
             self.reader.find_next(1)
@@ -84,9 +87,14 @@ class FindBar(QFrame):
         if not self._searched:
             self.count.setText("")
         elif total == 0:
-            self.count.setText("Searching…" if current < 0 else "No matches")
+            self.count.setText("No matches" if self._finished else "Searching…")
         else:
             self.count.setText(f"{current + 1} of {total}")
+
+    def on_find_finished(self, total: int) -> None:
+        self._finished = True
+        if self._searched and total == 0:
+            self.count.setText("No matches")
 
     def keyPressEvent(self, event) -> None:  # noqa: N802
         if event.key() == Qt.Key.Key_Escape:
@@ -182,8 +190,6 @@ class MainWindow(QMainWindow):
         self.settings_action = A("Settings…", self.show_settings, QKeySequence.StandardKey.Preferences)
         self.audit_action = A("Audit log…", self.show_audit, tip="Instructors: export, verify "
                               "and report on the audit log")
-        self.copy_action = A("Copy", self.reader.copy_selection, QKeySequence.StandardKey.Copy)
-        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         quit_action = A("Quit", self.close, QKeySequence.StandardKey.Quit)
         self.goto_action = A("Go to page…", lambda: self.page_edit.setFocus(), "Ctrl+G")
 
@@ -275,7 +281,6 @@ class MainWindow(QMainWindow):
         self.current_path = path
         self._passwords[path] = meta.password
         self.setWindowTitle(f"{meta.title} — BookReader")
-        self.reader.on_document_opened(meta) if self.reader.meta is not meta else None
         self.toc_panel.set_toc(meta.toc, meta.labels)
         self.side_tabs.setCurrentWidget(self.toc_panel if meta.toc else self.library_panel)
         self.page_count_label.setText(f"of {meta.page_count}")

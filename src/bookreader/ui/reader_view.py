@@ -45,6 +45,7 @@ class ReaderView(QAbstractScrollArea):
     ask_requested = Signal(str, object, object)  # text, Mode, (first_page, last_page)
     zoom_changed = Signal(int)  # percent
     find_changed = Signal(int, int)  # current hit (0-based, -1 none), number of hits
+    find_finished = Signal(int)  # number of hits, once every page was searched
     first_page_painted = Signal()
     citation_shown = Signal(int)  # page
     context_menu_shown = Signal(object)  # the QMenu (tests and screenshots use it)
@@ -89,6 +90,8 @@ class ReaderView(QAbstractScrollArea):
         document.find_progressed.connect(self.on_find_progressed)
         document.find_finished.connect(self.on_find_finished)
         document.excerpt_located.connect(self.on_excerpt_located)
+        document.page_failed.connect(self.on_page_failed)
+        self._failed: dict[int, str] = {}
 
     # --- document -------------------------------------------------------------------------
     def on_document_opened(self, meta: DocumentMeta) -> None:
@@ -97,6 +100,7 @@ class ReaderView(QAbstractScrollArea):
         self._cache.clear()
         self._cache_bytes = 0
         self._words.clear()
+        self._failed.clear()
         self._anchor = self._cursor = None
         self._clear_find_state()
         self._citation = None
@@ -353,6 +357,7 @@ class ReaderView(QAbstractScrollArea):
     def on_find_finished(self, query: str, hits: int) -> None:
         if query == self._find_query:
             self.find_changed.emit(self._find_current, len(self._find_order))
+            self.find_finished.emit(len(self._find_order))
 
     def find_next(self, step: int = 1) -> None:
         if not self._find_order:
@@ -392,7 +397,8 @@ class ReaderView(QAbstractScrollArea):
         around = []
         if visible:
             around = [p for p in (visible[-1] + 1, visible[0] - 1) if 0 <= p < self.page_count]
-        wanted = [(p, key, zoom) for p in visible + around if (p, key) not in self._cache]
+        wanted = [(p, key, zoom) for p in visible + around
+                  if (p, key) not in self._cache and p not in self._failed]
         self.doc.set_wanted_pages(wanted)
 
     def on_page_rendered(self, result: RenderedPage) -> None:
@@ -411,6 +417,11 @@ class ReaderView(QAbstractScrollArea):
             self._cache_bytes -= old.sizeInBytes()
         if result.page in self.visible_pages():
             self.viewport().update()
+
+    def on_page_failed(self, page: int, message: str) -> None:
+        """A damaged page: say so on the page instead of retrying it forever."""
+        self._failed[page] = message
+        self.viewport().update()
 
     def is_page_rendered(self, page: int) -> bool:
         return (page, self._render_key()[0]) in self._cache
@@ -434,7 +445,6 @@ class ReaderView(QAbstractScrollArea):
         if self.layout_ is None:
             painter.end()
             return
-        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
         dx = self.horizontalScrollBar().value()
         dy = self.verticalScrollBar().value()
         selection = self._selection_by_page()
@@ -446,11 +456,19 @@ class ReaderView(QAbstractScrollArea):
             image, sharp = self._image_for(page)
             if image is None:
                 painter.fillRect(target, QColor("#ffffff"))
-                painter.setPen(QColor("#9aa0aa"))
-                painter.drawText(target, Qt.AlignmentFlag.AlignCenter,
-                                 f"Page {self.label(page)}")
+                painter.setPen(QColor("#b42318" if page in self._failed else "#9aa0aa"))
+                text = self._failed.get(page) or f"Page {self.label(page)}"
+                painter.drawText(target.adjusted(24, 24, -24, -24),
+                                 Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
             else:
-                painter.drawImage(target, image)
+                # A sharp image is drawn 1:1; a stale one (other zoom) is scaled quickly until
+                # its sharp render arrives, because smooth scaling a page costs ~50 ms.
+                if sharp:  # pixel for pixel, whatever the rounding of the page size
+                    dpr = self.viewport().devicePixelRatioF()
+                    painter.drawImage(QRectF(target.x(), target.y(), image.width() / dpr,
+                                             image.height() / dpr), image)
+                else:
+                    painter.drawImage(target, image)
                 painted_sharp = painted_sharp or sharp
             self._paint_rects(painter, page, self._find_hits.get(page, ()), FIND_HIT, dx, dy)
             if self._find_order and 0 <= self._find_current < len(self._find_order):
