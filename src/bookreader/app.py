@@ -288,7 +288,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.self_test:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     try:
-        ctx = build_app([sys.argv[0]], settings=settings, show=not args.self_test)
+        ctx = build_app([sys.argv[0]], settings=settings)
     except AlreadyRunning:
         return 1
     except BookReaderError as exc:
