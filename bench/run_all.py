@@ -52,8 +52,9 @@ def jobs() -> list[Job]:
     tj = BOOKS / "thinkjava2.pdf"
     out = [
         Job("ingest", "ingest.py", ["--book", str(tj)], [tj], "ingest.json",
-            ["pages", "chunks", "ingest_s", "model_load_s", "pages_per_s", "chunks_per_s",
-             "peak_rss_mb", "embed_only_s", "ingest_to_embed_ratio", "target_*"]),
+            ["pages", "chunks", "ingest_s", "model_load_s", "pages_per_s", "chunks_per_s", "load_avg_1m",
+             "peak_rss_mb", "embed_only_s", "ingest_to_embed_ratio", "ingest_to_embed_cpu_ratio",
+             "target_*"]),
     ]
     for stem in ("thinkjava2", "py4e", "physical_ai_textbook"):
         book, questions = BOOKS / f"{stem}.pdf", QUESTIONS / f"{stem}.jsonl"
