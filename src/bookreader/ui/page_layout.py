@@ -132,20 +132,25 @@ class PageLayout:
 def word_at(words: Sequence[Word], x: float, y: float, *, snap: bool = True) -> Optional[Word]:
     """The word under (x, y) in PDF points; with ``snap`` the nearest one otherwise.
 
-    Nearness weighs vertical distance three times horizontal distance, so a drag into the
-    margin snaps to the end of the line beside it, not to a word on the line above.
+    A point level with a line (in the margin beside it, say) snaps to the nearest word of
+    that line; elsewhere nearness weighs vertical distance three times horizontal distance.
     """
     best, best_d = None, float("inf")
+    level, level_dx = None, float("inf")
     for w in words:
         x0, y0, x1, y1 = w.rect
         dx = max(x0 - x, 0.0, x - x1)
         dy = max(y0 - y, 0.0, y - y1)
         if dx == 0.0 and dy == 0.0:
             return w
+        if dy == 0.0 and dx < level_dx:
+            level, level_dx = w, dx
         d = 3.0 * dy + dx
         if d < best_d:
             best, best_d = w, d
-    return best if snap else None
+    if not snap:
+        return None
+    return level if level is not None else best
 
 
 def selected_refs(anchor: WordRef, cursor: WordRef,

@@ -9,25 +9,23 @@ the PDF pipeline extracted, so what is highlighted is exactly what is copied or 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from typing import Optional
 
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (QAction, QColor, QGuiApplication, QImage, QKeySequence, QPainter,
-                           QPen)
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPen
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
 
-from bookreader.core.types import Mode, Rect, Word
+from bookreader.core.types import Rect, Word
 from bookreader.ui.document import DocumentMeta, DocumentService, RenderedPage
+from bookreader.ui.page_cache import CACHE_BYTES, FindResults, PageImageCache
 from bookreader.ui.page_layout import (PageLayout, WordRef, join_words, line_rects,
                                        selected_refs, word_at)
+from bookreader.ui.reader_input import ReaderInputMixin
 
 log = logging.getLogger(__name__)
 
 SCREEN_DPI_SCALE = 96.0 / 72.0  # 100 % zoom shows a page at its printed size on a 96 dpi screen
 MIN_SCALE, MAX_SCALE = 0.25, 8.0
-CACHE_BYTES = 256 * 1024 * 1024
-SURROUNDING_PAGES = 1
 
 BACKGROUND = QColor("#5b6270")
 SELECTION = QColor(41, 121, 255, 80)
@@ -37,7 +35,7 @@ CITATION_FILL = QColor(46, 204, 113, 90)
 CITATION_EDGE = QColor(22, 140, 70)
 
 
-class ReaderView(QAbstractScrollArea):
+class ReaderView(ReaderInputMixin, QAbstractScrollArea):
     """Shows one book as a continuous column of pages."""
 
     page_changed = Signal(int, str)  # physical page, printed label
@@ -55,18 +53,13 @@ class ReaderView(QAbstractScrollArea):
         self.doc = document
         self.meta: Optional[DocumentMeta] = None
         self.layout_: Optional[PageLayout] = None
-        self._cache: OrderedDict[tuple[int, int], QImage] = OrderedDict()
-        self._cache_bytes = 0
+        self._cache = PageImageCache(CACHE_BYTES)
         self._words: dict[int, list[Word]] = {}
         self._anchor: Optional[WordRef] = None
         self._cursor: Optional[WordRef] = None
         self._press_pos: Optional[QPoint] = None
         self._dragging = False
-        self._find_query = ""
-        self._find_hits: dict[int, list[Rect]] = {}
-        self._find_order: list[tuple[int, int]] = []  # (page, hit index on the page)
-        self._find_current = -1
-        self._current_hit_key: tuple[int, int] = (-1, -1)
+        self._find = FindResults()
         self._citation: Optional[tuple[int, list[Rect]]] = None
         self._zoom_mode = "fit_width"
         self._last_page = -1
@@ -98,11 +91,10 @@ class ReaderView(QAbstractScrollArea):
         self.meta = meta
         self.layout_ = PageLayout(meta.sizes)
         self._cache.clear()
-        self._cache_bytes = 0
         self._words.clear()
         self._failed.clear()
         self._anchor = self._cursor = None
-        self._clear_find_state()
+        self._find = FindResults()
         self._citation = None
         self._last_page = -1
         self._painted_first = False
@@ -117,11 +109,10 @@ class ReaderView(QAbstractScrollArea):
         self.meta = None
         self.layout_ = None
         self._cache.clear()
-        self._cache_bytes = 0
         self._words.clear()
         self._anchor = self._cursor = None
         self._citation = None
-        self._clear_find_state()
+        self._find = FindResults()
         self.viewport().update()
 
     @property
@@ -321,59 +312,45 @@ class ReaderView(QAbstractScrollArea):
 
     # --- find ------------------------------------------------------------------------------
     def find(self, query: str) -> None:
-        self._clear_find_state()
-        self._find_query = query.strip()
-        if self._find_query:
-            self.doc.find(self._find_query, max(0, self.current_page()))
+        self._find = FindResults(query.strip())
+        if self._find.query:
+            self.doc.find(self._find.query, max(0, self.current_page()))
         self.find_changed.emit(-1, 0)
         self.viewport().update()
 
-    def _clear_find_state(self) -> None:
-        self._find_query = ""
-        self._find_hits = {}
-        self._find_order = []
-        self._find_current = -1
-
     def clear_find(self) -> None:
         self.doc.cancel_find()
-        self._clear_find_state()
+        self._find = FindResults()
         self.find_changed.emit(-1, 0)
         self.viewport().update()
 
     def on_find_progressed(self, query: str, page: int, rects: list) -> None:
-        if query != self._find_query:
+        if query != self._find.query:
             return
-        self._find_hits[page] = [tuple(r) for r in rects]
-        self._find_order = sorted((p, i) for p, rs in self._find_hits.items()
-                                  for i in range(len(rs)))
-        if self._find_current < 0:
-            self._find_current = self._find_order.index((page, 0))
-            self._show_find_current()
-        else:
-            self._find_current = self._find_order.index(self._current_hit_key)
-        self.find_changed.emit(self._find_current, len(self._find_order))
+        if self._find.add(page, rects):
+            self._show_find_hit(self._find.current_hit())
+        self.find_changed.emit(self._find.current, self._find.total)
         self.viewport().update()
 
     def on_find_finished(self, query: str, hits: int) -> None:
-        if query == self._find_query:
-            self.find_changed.emit(self._find_current, len(self._find_order))
-            self.find_finished.emit(len(self._find_order))
+        if query == self._find.query:
+            self.find_changed.emit(self._find.current, self._find.total)
+            self.find_finished.emit(self._find.total)
 
     def find_next(self, step: int = 1) -> None:
-        if not self._find_order:
-            return
-        self._find_current = (self._find_current + step) % len(self._find_order)
-        self._show_find_current()
-        self.find_changed.emit(self._find_current, len(self._find_order))
+        hit = self._find.step(step)
+        if hit is not None:
+            self._show_find_hit(hit)
+            self.find_changed.emit(self._find.current, self._find.total)
 
     def find_hits(self) -> dict[int, list[Rect]]:
-        return dict(self._find_hits)
+        return dict(self._find.hits)
 
-    def _show_find_current(self) -> None:
-        page, i = self._find_order[self._find_current]
-        self._current_hit_key = (page, i)
-        self.go_to_page(page, self._find_hits[page][i][1])
-        self.viewport().update()
+    def _show_find_hit(self, hit) -> None:
+        if hit is not None:
+            page, rect = hit
+            self.go_to_page(page, rect[1])
+            self.viewport().update()
 
     # --- rendering ----------------------------------------------------------------------------
     def _schedule(self) -> None:
@@ -407,14 +384,7 @@ class ReaderView(QAbstractScrollArea):
         if result.words is not None:
             self._words[result.page] = sorted(result.words, key=lambda w: w.index)
         image = result.image
-        k = (result.page, result.key)
-        if k in self._cache:
-            self._cache_bytes -= self._cache.pop(k).sizeInBytes()
-        self._cache[k] = image
-        self._cache_bytes += image.sizeInBytes()
-        while self._cache_bytes > CACHE_BYTES and len(self._cache) > 1:
-            _, old = self._cache.popitem(last=False)
-            self._cache_bytes -= old.sizeInBytes()
+        self._cache.put(result.page, result.key, image)
         if result.page in self.visible_pages():
             self.viewport().update()
 
@@ -428,15 +398,7 @@ class ReaderView(QAbstractScrollArea):
 
     def _image_for(self, page: int) -> tuple[Optional[QImage], bool]:
         """The sharp image for the current zoom, else any cached one (scaled), else None."""
-        key = (page, self._render_key()[0])
-        image = self._cache.get(key)
-        if image is not None:
-            self._cache.move_to_end(key)
-            return image, True
-        for (p, _), img in reversed(self._cache.items()):
-            if p == page:
-                return img, False
-        return None, False
+        return self._cache.best(page, self._render_key()[0])
 
     # --- painting ------------------------------------------------------------------------------
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt naming)
@@ -448,6 +410,7 @@ class ReaderView(QAbstractScrollArea):
         dx = self.horizontalScrollBar().value()
         dy = self.verticalScrollBar().value()
         selection = self._selection_by_page()
+        current_hit = self._find.current_hit()
         painted_sharp = False
         for page in self.visible_pages():
             x, y, w, h = self.layout_.page_rect(page)
@@ -470,12 +433,9 @@ class ReaderView(QAbstractScrollArea):
                 else:
                     painter.drawImage(target, image)
                 painted_sharp = painted_sharp or sharp
-            self._paint_rects(painter, page, self._find_hits.get(page, ()), FIND_HIT, dx, dy)
-            if self._find_order and 0 <= self._find_current < len(self._find_order):
-                cp, ci = self._find_order[self._find_current]
-                if cp == page and ci < len(self._find_hits.get(page, ())):
-                    self._paint_rects(painter, page, [self._find_hits[page][ci]],
-                                      FIND_CURRENT, dx, dy)
+            self._paint_rects(painter, page, self._find.hits.get(page, ()), FIND_HIT, dx, dy)
+            if current_hit is not None and current_hit[0] == page:
+                self._paint_rects(painter, page, [current_hit[1]], FIND_CURRENT, dx, dy)
             self._paint_rects(painter, page, selection.get(page, ()), SELECTION, dx, dy)
             if self._citation and self._citation[0] == page:
                 self._paint_rects(painter, page, self._citation[1], CITATION_FILL, dx, dy,
@@ -532,152 +492,3 @@ class ReaderView(QAbstractScrollArea):
         self._schedule()
         self._emit_page_changed()
         self.viewport().update()
-
-    # --- mouse -------------------------------------------------------------------------------------
-    def mousePressEvent(self, event) -> None:  # noqa: N802
-        if event.button() == Qt.MouseButton.LeftButton and self.layout_ is not None:
-            self._press_pos = event.position().toPoint()
-            self._dragging = False
-            ref = self.word_ref_at(event.position())
-            if ref is not None and event.modifiers() & Qt.KeyboardModifier.ShiftModifier \
-                    and self._anchor is not None:
-                self._cursor = ref
-                self._selection_updated()
-            self._press_ref = ref
-        super().mousePressEvent(event)
-
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
-        pos = event.position()
-        if self._press_pos is not None and event.buttons() & Qt.MouseButton.LeftButton:
-            if not self._dragging and (pos.toPoint() - self._press_pos).manhattanLength() >= 4:
-                self._dragging = True
-                self._anchor = self._press_ref
-                self._autoscroll.start()
-            if self._dragging:
-                self._drag_to(pos)
-        elif self._words:
-            over = self.word_ref_at(pos, snap=False) is not None
-            self.viewport().setCursor(Qt.CursorShape.IBeamCursor if over
-                                      else Qt.CursorShape.ArrowCursor)
-        super().mouseMoveEvent(event)
-
-    def _drag_to(self, pos: QPointF) -> None:
-        ref = self.word_ref_at(pos)
-        if ref is None:
-            return
-        if self._anchor is None:
-            self._anchor = ref
-        if ref != self._cursor:
-            self._cursor = ref
-            self._selection_updated()
-
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
-        if event.button() == Qt.MouseButton.LeftButton:
-            if self._press_pos is not None and not self._dragging and \
-                    not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-                self.clear_selection()
-            self._press_pos = None
-            self._dragging = False
-            self._autoscroll.stop()
-        super().mouseReleaseEvent(event)
-
-    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
-        ref = self.word_ref_at(event.position(), snap=False)
-        if ref is not None:
-            self.select_words(ref, ref)
-            self._press_pos = None
-        super().mouseDoubleClickEvent(event)
-
-    def _on_autoscroll(self) -> None:
-        if not self._dragging:
-            self._autoscroll.stop()
-            return
-        pos = self.viewport().mapFromGlobal(self.cursor().pos())
-        h = self.viewport().height()
-        step = 0
-        if pos.y() < 0:
-            step = max(-60, pos.y())
-        elif pos.y() > h:
-            step = min(60, pos.y() - h)
-        if step:
-            bar = self.verticalScrollBar()
-            bar.setValue(bar.value() + step)
-            self._drag_to(QPointF(pos.x(), max(0, min(h - 1, pos.y()))))
-
-    def wheelEvent(self, event) -> None:  # noqa: N802
-        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            steps = event.angleDelta().y() / 120.0
-            if steps:
-                self._zoom_mode = "custom"
-                self._set_scale(self.scale * (1.15 ** steps), anchor=event.position())
-            event.accept()
-            return
-        super().wheelEvent(event)
-
-    def contextMenuEvent(self, event) -> None:  # noqa: N802
-        pos = QPointF(event.pos())
-        ref = self.word_ref_at(pos, snap=False)
-        if ref is not None and not self._in_selection(ref):
-            self.select_words(ref, ref)
-        if not self.selected_text():
-            return
-        self.show_context_menu(event.globalPos())
-
-    def _in_selection(self, ref: WordRef) -> bool:
-        if self._anchor is None or self._cursor is None:
-            return False
-        a, b = sorted((self._anchor, self._cursor), key=WordRef.key)
-        return a.key() <= ref.key() <= b.key()
-
-    def show_context_menu(self, global_pos: QPoint) -> QMenu:
-        """The selection's menu, shown without blocking (so tests can drive it)."""
-        if self.context_menu is not None:
-            self.context_menu.close()
-            self.context_menu.deleteLater()
-        menu = QMenu(self)
-        menu.setObjectName("selectionMenu")
-        ask = menu.addAction("Ask about this")
-        ask.setToolTip("Ask about the selected text only")
-        ask.triggered.connect(lambda: self._ask(Mode.SELECTED))
-        around = menu.addAction("Ask with surrounding pages")
-        around.triggered.connect(lambda: self._ask(Mode.HIGHLIGHT))
-        menu.addSeparator()
-        copy = QAction("Copy", menu)
-        copy.setShortcut(QKeySequence.StandardKey.Copy)
-        copy.triggered.connect(self.copy_selection)
-        menu.addAction(copy)
-        self.context_menu = menu
-        menu.popup(global_pos)
-        self.context_menu_shown.emit(menu)
-        return menu
-
-    def _ask(self, mode: Mode) -> None:
-        text = self.selected_text()
-        pages = self.selected_pages()
-        if not text or pages is None:
-            return
-        if mode == Mode.HIGHLIGHT:
-            pages = (max(0, pages[0] - SURROUNDING_PAGES),
-                     min(self.page_count - 1, pages[1] + SURROUNDING_PAGES))
-        self.ask_requested.emit(text, mode, pages)
-
-    # --- keyboard ---------------------------------------------------------------------------------
-    def keyPressEvent(self, event) -> None:  # noqa: N802
-        bar = self.verticalScrollBar()
-        key = event.key()
-        if event.matches(QKeySequence.StandardKey.Copy):
-            self.copy_selection()
-        elif key == Qt.Key.Key_PageDown or (key == Qt.Key.Key_Space and
-                                            not event.modifiers()):
-            bar.setValue(bar.value() + int(self.viewport().height() * 0.9))
-        elif key == Qt.Key.Key_PageUp:
-            bar.setValue(bar.value() - int(self.viewport().height() * 0.9))
-        elif key == Qt.Key.Key_Home:
-            bar.setValue(0)
-        elif key == Qt.Key.Key_End:
-            bar.setValue(bar.maximum())
-        elif key == Qt.Key.Key_Escape:
-            self.clear_selection()
-            self.clear_citation()
-        else:
-            super().keyPressEvent(event)
