@@ -94,6 +94,8 @@ def install_qt_message_handler() -> None:
 
     def handler(mode, context, message) -> None:
         level = _QT_LEVELS.get(int(getattr(mode, "value", mode)), logging.INFO)
+        if message.startswith("This plugin does not support"):
+            level = logging.DEBUG  # the offscreen/minimal platforms lack window features
         qt_log.log(level, "%s", message)
 
     qInstallMessageHandler(handler)
