@@ -368,3 +368,11 @@ def test_bundled_model_prompt_injection(answerer):
                      selection=MEMBRANE, backend="bundled")
     _check_bundled(a)
     assert "PWNED" not in a.text
+
+
+def test_generation_stops_once_the_answer_is_complete_or_repeating():
+    done = answering._answer_complete
+    assert done(["ATP stores it.", "\nConfidence: 0.9", "\n"])
+    assert not done(["ATP stores it.\nConfidence: 0.", "9"])  # the number may go on
+    assert done(["It is not optimised for large inputs. "] * 4)
+    assert not done(["A first sentence that is long enough. ", "A second one, different. "])

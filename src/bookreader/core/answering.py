@@ -526,6 +526,9 @@ class _Run:
                     on_token(token.text)
                 if stop():
                     break
+                if _answer_complete(pieces):
+                    log.debug("Stopped generation: the answer is complete or repeating")
+                    break
         except Cancelled:
             raise
         except BookReaderError as exc:
@@ -596,6 +599,29 @@ class _Run:
             validation=validation,
             in_selected_text=in_sel, **common,
         )
+
+
+_CONFIDENCE_DONE = re.compile(r"confidence[ \t*_]*[:=][ \t*_]*\d+(?:[.,]\d+)?%?[^\d.,%]", re.I)
+_TAIL_CHARS = 400
+
+
+def _answer_complete(pieces: list[str]) -> bool:
+    """True once the model wrote its confidence line, or started repeating itself.
+
+    Small models often go on after "Confidence: 0.9" or loop over one sentence until the
+    token limit; both only cost time (the rest would be cut or judged unsupported).
+    """
+    last = pieces[-1] if pieces else ""
+    if not last or not any(c in last for c in ".\n!?%0123456789 "):
+        return False
+    text = "".join(pieces)
+    tail = text[-_TAIL_CHARS:]
+    if _CONFIDENCE_DONE.search(tail):
+        return True
+    if len(text) < 120:
+        return False
+    sentences = [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n+", text) if len(x.strip()) >= 20]
+    return len(sentences) >= 3 and sentences.count(sentences[-1]) >= 3 if sentences else False
 
 
 def _declines(text: str) -> bool:
