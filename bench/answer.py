@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import string
 import sys
 import tempfile
