@@ -387,7 +387,7 @@ def _print_answer(answer, streamed: str) -> None:
 
 def cmd_gui(args: argparse.Namespace) -> int:
     try:
-        from bookreader import app
+        app = importlib.import_module("bookreader.app")
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith(("bookreader.app", "PySide6", "shiboken6")):
             raise
