@@ -190,7 +190,12 @@ class AuditDialog(QDialog):
     def _run(self, method: str, args: tuple, kwargs: dict, name: str, on_success) -> None:
         self._busy(True)
 
+        def succeeded(value) -> None:
+            self._busy(False)  # before on_success announces the result
+            on_success(value)
+
         def failed(exc: BaseException) -> None:
+            self._busy(False)
             message = exc.user_message if isinstance(exc, BookReaderError) else (
                 f"{name} failed unexpectedly: {exc}. The details are in the log file.")
             if not isinstance(exc, BookReaderError):
@@ -198,7 +203,7 @@ class AuditDialog(QDialog):
             self._set_status(message, "bad")
             self.failed.emit(message)
 
-        self.service.call(method, args, kwargs, name=name, on_success=on_success,
+        self.service.call(method, args, kwargs, name=name, on_success=succeeded,
                           on_failure=failed, on_end=lambda: self._busy(False))
 
     # --- actions ---------------------------------------------------------------------------------
