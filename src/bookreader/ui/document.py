@@ -55,25 +55,8 @@ class RenderedPage:
 
 
 def _page_sizes(book) -> tuple[tuple[float, float], ...]:
-    """Every page's displayed size in points, as cheaply as the PdfBook allows.
-
-    ``PdfBook.page(i)`` knows the size too, but extracts the page's text on the way (a
-    372-page book takes seconds), so the page tree is read directly when possible.
-    """
-    size = getattr(book, "page_size", None)
-    if callable(size):
-        return tuple((float(w), float(h)) for w, h in map(size, range(book.page_count)))
-    doc = getattr(book, "doc", None) or getattr(book, "_doc", None)
-    if doc is not None:
-        lock = getattr(book, "_lock", None)
-        if lock is not None:
-            with lock:
-                rects = [doc[i].rect for i in range(book.page_count)]
-        else:
-            rects = [doc[i].rect for i in range(book.page_count)]
-        return tuple((float(r.width), float(r.height)) for r in rects)
-    pages = (book.page(i) for i in range(book.page_count))
-    return tuple((float(p.width), float(p.height)) for p in pages)
+    """Every page's displayed size in points, read from the page tree (no text extraction)."""
+    return tuple((float(w), float(h)) for w, h in map(book.page_size, range(book.page_count)))
 
 
 def _open_book(path: str, password: Optional[str]):
