@@ -117,8 +117,19 @@ class Library:
         with self._lock:
             if self._answerer is None:
                 from bookreader.core.answering import Answerer
+                from bookreader.core.llm.registry import BackendRegistry, create_backend
 
-                self._answerer = Answerer(self.settings, embedder=self.embedder)
+                # The library owns its model cache: one load per backend per library,
+                # freed with it (no process-wide singleton).
+                backends = BackendRegistry()
+                embedder = self.embedder
+                self._answerer = Answerer(
+                    self.settings,
+                    embedder=embedder,
+                    backend_factory=lambda name: create_backend(
+                        name, self.settings, embedder=embedder, registry=backends
+                    ),
+                )
             return self._answerer
 
     # --- catalogue ------------------------------------------------------------------------
