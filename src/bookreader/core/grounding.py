@@ -88,7 +88,11 @@ PARAPHRASE_MIN_OVERLAP = 0.5
 #: Context sentences embedded per context at most (a 4,000-character selection plus
 #: five chunks is ~60 sentences; more would only cost time).
 MAX_WINDOWS = 120
-#: Contexts whose embeddings are kept (the same context is checked several times: the
+#: Context sentences embedded per answer sentence (the lexically closest ones).
+CANDIDATES_PER_SENTENCE = 6
+#: Sentence vectors kept between calls.
+VECTOR_CACHE = 4096
+#: Contexts whose word sets are kept (the same context is checked several times: the
 #: full answer, then the trimmed answer; a benchmark checks two answers per context).
 CONTEXT_CACHE = 8
 
@@ -114,8 +118,7 @@ class _Context:
     sentence_terms: list[set[str]]
     lower_words: set[str]
     numbers: set[str]
-    windows: list[str]
-    vectors: Optional[np.ndarray] = None  # (n_windows, dim), filled on first use
+    windows: list[str]  # the context sentences that may be embedded
 
 
 class GroundingValidator:
@@ -149,6 +152,7 @@ class GroundingValidator:
         self.paraphrase_similarity = paraphrase_similarity
         self.paraphrase_min_overlap = paraphrase_min_overlap
         self._cache: "OrderedDict[str, _Context]" = OrderedDict()
+        self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
     # --- the context ---------------------------------------------------------------------
     def _context(self, context_text: str) -> _Context:
@@ -196,21 +200,45 @@ class GroundingValidator:
             missing.append(w)
         return missing
 
+    def _similarities(
+        self, sentences: Sequence[str], answer_terms: list[list[str]], ctx: _Context
+    ) -> np.ndarray:
+        """Each sentence's best cosine against the context's sentences.
+
+        Only the context sentences that share most words with some answer sentence
+        (``CANDIDATES_PER_SENTENCE`` each) are embedded: the best cosine is practically
+        always among them, and a five-chunk context has about sixty sentences, which would
+        cost a second of MiniLM time per answer.  Vectors are cached per sentence text.
+        """
+        n_ctx = len(ctx.windows)
+        chosen: list[int] = []
+        if n_ctx <= CANDIDATES_PER_SENTENCE * max(1, len(sentences)):
+            chosen = list(range(n_ctx))
+        else:
+            for terms in answer_terms:
+                tset = set(terms)
+                ranked = sorted(range(n_ctx), key=lambda i: -len(tset & ctx.sentence_terms[i]))
+                chosen.extend(i for i in ranked[:CANDIDATES_PER_SENTENCE] if i not in chosen)
+        texts = [ctx.windows[i] for i in chosen]
+        missing = [t for t in dict.fromkeys(texts + list(sentences)) if t not in self._vectors]
+        if missing:
+            for text, vec in zip(missing, self.embedder.embed(missing)):
+                self._vectors[text] = vec
+            while len(self._vectors) > VECTOR_CACHE:
+                self._vectors.popitem(last=False)
+        answer_vecs = np.stack([self._vectors[t] for t in sentences])
+        ctx_vecs = np.stack([self._vectors[t] for t in texts])
+        return (answer_vecs @ ctx_vecs.T).max(axis=1)
+
     def score_sentences(self, sentences: Sequence[str], context_text: str) -> list[SentenceScore]:
         """Similarity, overlap and missing terms of each sentence against the context."""
         if not sentences:
             return []
         ctx = self._context(context_text)
-        if ctx.vectors is None:  # one forward pass for the context and the answer
-            vecs = self.embedder.embed(list(ctx.windows) + list(sentences))
-            ctx.vectors = vecs[: len(ctx.windows)]
-            answer_vecs = vecs[len(ctx.windows) :]
-        else:
-            answer_vecs = self.embedder.embed(list(sentences))
-        sims = (answer_vecs @ ctx.vectors.T).max(axis=1)
+        answer_terms = [content_terms(sent) for sent in sentences]
+        sims = self._similarities(sentences, answer_terms, ctx)
         out = []
-        for sent, sim in zip(sentences, sims):
-            terms = content_terms(sent)
+        for sent, terms, sim in zip(sentences, answer_terms, sims):
             overlap = local = 1.0
             if terms:
                 overlap = sum(1 for t in terms if t in ctx.terms) / len(terms)
