@@ -67,9 +67,11 @@ log = logging.getLogger(__name__)
 DEFAULT_GENERATION_CONFIDENCE = 0.80
 RETRIEVAL_WEIGHT = 0.6
 #: Context characters (excerpts, selection excluded) sent to each kind of backend.  The
-#: bundled 135M model reads about 250-500 prompt tokens a second on two cores, so five
-#: full chunks would spend its whole five-second budget before the first token.
-CONTEXT_CHARS = {"bundled": 2400, "gguf": 6000, "extractive": 20000, "claude": 20000}
+#: bundled 135M model reads about 150-500 prompt tokens a second on two (shared) cores:
+#: five chunks would spend its whole five-second budget before the first token, two
+#: still took 4.8 s (bench/answer.py on Think Java); one chunk (at least one is always
+#: kept) brings the first token to about 1.2 s.
+CONTEXT_CHARS = {"bundled": 1500, "gguf": 6000, "extractive": 20000, "claude": 20000}
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 
