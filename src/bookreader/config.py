@@ -94,7 +94,7 @@ class Settings:
         "prompt tokens and writes a few tokens a second, so allow a minute or more.",
     )
     generation_budget_claude_s: float = _d(60.0, "Time budget for a Claude API answer.")
-    claude_model: str = _d("claude-sonnet-4-5", "Claude model name.")
+    claude_model: str = _d("claude-sonnet-5-5", "Claude model name.")
     claude_base_url: str = _d("", "Override for the Anthropic API address (testing, proxies).")
     claude_timeout_s: float = _d(30.0, "Network timeout for one Claude API request.")
     claude_max_retries: int = _d(3, "Retries with backoff on rate limits and server errors.")

@@ -22,7 +22,7 @@ from bookreader.core.types import Answer, Mode
 
 log = logging.getLogger(__name__)
 
-BOOK_QUESTION = "How do I export the audit log?"
+BOOK_QUESTION = "How long are audit records kept?"
 SELECTED_QUESTION = "How much does the semantic score count for?"
 SELECTION_MARKER = "The semantic score counts for"
 HIGHLIGHT_QUESTION = "What does the hybrid search combine?"

@@ -376,3 +376,20 @@ def test_generation_stops_once_the_answer_is_complete_or_repeating():
     assert not done(["ATP stores it.\nConfidence: 0.", "9"])  # the number may go on
     assert done(["It is not optimised for large inputs. "] * 4)
     assert not done(["A first sentence that is long enough. ", "A second one, different. "])
+    # a token loop inside one unfinished sentence
+    assert done(["Use `audit-export-log --format csv"] + [" --mode csv"] * 6)
+    # a sentence repeated with its numbers counting up
+    assert done([f"4.{i} The hot window is set to 10 days. " for i in range(6, 10)])
+    assert not done(["Step 1 is to open the book. ", "Step 2 is to select a passage. "])
+
+
+def test_loops_and_repeated_sentences_are_cut_from_the_answer():
+    looped = "Records stay 365 days. Use the command `x --mode csv" + " --mode csv" * 8
+    assert answering._cut_loop(looped) == "Records stay 365 days."
+    assert answering._cut_loop("No loop here. At all.") == "No loop here. At all."
+    assert answering.loop_start("abcdefgh") is None
+    twice = ("The cell membrane controls what enters the cell. Proteins carry molecules "
+             "across it. The cell membrane controls what enters the cell.")
+    assert answering._dedupe_sentences(twice).count("controls what enters") == 1
+    once = "The membrane is thin.\n\nIt is made of lipids."
+    assert answering._dedupe_sentences(once) == once  # untouched, newlines kept

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.grounding import GroundingValidator, code_terms, supported_part
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 CONTEXT = (
@@ -43,6 +43,18 @@ def test_invented_name_or_number_fails_and_is_reported(validator):
     assert not v.passed and "Krakow" in v.missing_terms
     v = validator.validate("She received the Nobel Prize in Physics in 1905.", CONTEXT)
     assert not v.passed and "1905" in v.missing_terms
+
+
+def test_invented_code_or_command_fails(validator):
+    context = ("To export the log, run bookreader audit export --format csv --out week1.csv. "
+               "In Java, System.out.println prints a line.")
+    ok = validator.validate("Run `bookreader audit export --format csv` to export the log.", context)
+    assert ok.passed, ok
+    v = validator.validate("To export the log, run the command `audit-export-log`.", context)
+    assert not v.passed and "audit-export-log" in v.missing_terms
+    v = validator.validate("In Java, System.out.printline prints a line.", context)
+    assert not v.passed and "System.out.printline" in v.missing_terms
+    assert code_terms("It is self-contained, e.g. in the U.S.") == []
 
 
 def test_recombined_context_words_fail(validator):

@@ -81,6 +81,32 @@ def test_defaults_use_all_cores_a_4096_window_and_the_models_chat_template():
 
 
 @needs_bundled
+def test_primed_prefix_is_not_read_again():
+    """prime() evaluates the fixed rules once; the question then reuses those tokens."""
+    backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=1024, seed=1)
+    rules = [Message("system", "You answer questions about a book. " * 20)]
+    backend.prime(rules)
+    llm = backend._llm
+    primed = list(llm._input_ids)
+    assert len(primed) > 100
+    calls: list[int] = []
+    real_eval = llm.eval
+
+    def counting_eval(tokens):
+        calls.append(len(tokens))
+        return real_eval(tokens)
+
+    llm.eval = counting_eval
+    try:
+        tokens = list(backend.stream(rules + [Message("user", "What is a cell?")], max_tokens=3))
+    finally:
+        llm.eval = real_eval
+    assert tokens
+    # The first evaluation holds only the question's tokens, not the 100+ rule tokens.
+    assert calls and calls[0] < len(primed) // 2
+
+
+@needs_bundled
 def test_model_loads_once_when_threads_race(caplog):
     backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=256)
     caplog.set_level(logging.INFO, logger="bookreader.core.llm.llama_cpp")

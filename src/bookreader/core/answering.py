@@ -41,7 +41,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import prompts
-from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.citations import CitationSource, claim_units, verify_answer
 from bookreader.core.grounding import GroundingValidator, supported_part
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
@@ -407,7 +407,8 @@ class _Run:
             return self._failed(exc)
         self.model_name = getattr(backend, "model_name", "") or self.backend_name
         # Loading a model (or the embedder the extractive backend and the validator use)
-        # is a one-off cost, not part of an answer's time budget.
+        # and reading the mode's fixed instructions are one-off costs, not part of an
+        # answer's time budget.
         try:
             warm = getattr(self.owner.embedder, "warm_up", None)
             if warm is not None:
@@ -415,6 +416,11 @@ class _Run:
             warm = getattr(backend, "warm_up", None)
             if warm is not None:
                 warm()
+            # The rules and the worked example are the same for every question of a mode;
+            # a local model reads them once per session (like loading it), not per answer.
+            prime = getattr(backend, "prime", None)
+            if prime is not None and len(self.messages) > 1:
+                prime(self.messages[:-1])
         except BookReaderError as exc:
             return self._failed(exc)
 
@@ -484,8 +490,8 @@ class _Run:
     ) -> Answer:
         t = time.perf_counter()
         fallback_sentence = prompts.fallback_text(self.mode)
-        text, stated = prompts.split_confidence(raw)
-        text = _ANSWER_PREFIX.sub("", text).strip()
+        text, stated = prompts.split_confidence(_cut_loop(raw))
+        text = _dedupe_sentences(_ANSWER_PREFIX.sub("", text).strip())
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
@@ -543,10 +549,66 @@ def _answer_complete(pieces: list[str]) -> bool:
     tail = text[-_TAIL_CHARS:]
     if _CONFIDENCE_DONE.search(tail):
         return True
+    if loop_start(tail) is not None:
+        return True
     if len(text) < 120:
         return False
-    sentences = [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n+", text) if len(x.strip()) >= 20]
-    return len(sentences) >= 3 and sentences.count(sentences[-1]) >= 3 if sentences else False
+    # One sentence three times over, also with its numbers counting up ("4.8 The window
+    # is 10 days. 4.9 The window is 10 days. ...").
+    sentences = [
+        " ".join(re.sub(r"\d+(?:[.,]\d+)*", "#", x).lower().split())
+        for x in re.split(r"(?<=[.!?])\s+|\n+", text)
+        if len(x.strip()) >= 20
+    ]
+    return len(sentences) >= 3 and sentences.count(sentences[-1]) >= 3
+
+
+#: A text ending in one unit (2-80 characters) written this many times over is a loop.
+_LOOP_REPEATS = 4
+
+
+def loop_start(text: str) -> Optional[int]:
+    """Where a degenerate loop at the end of ``text`` begins, or None.
+
+    Small models fall into token loops ("--mode csv --mode csv --mode csv ..."); the
+    sentence-level check above does not see them because the sentence never ends.  A
+    tail that repeats with some period ``p`` at least ``_LOOP_REPEATS`` times is one.
+    """
+    n = len(text)
+    for p in range(2, 81):
+        span = p * _LOOP_REPEATS
+        if span > n:
+            break
+        k = 0
+        while k < n - p and text[n - 1 - k] == text[n - 1 - k - p]:
+            k += 1
+        if k + p >= span:
+            return n - k - p
+    return None
+
+
+def _cut_loop(text: str) -> str:
+    """``text`` without a trailing loop and the unfinished sentence it sits in."""
+    at = loop_start(text)
+    if at is None:
+        return text
+    head = text[:at]
+    end = max(head.rfind(". "), head.rfind(".\n"), head.rfind("] "), head.rfind("]\n"))
+    return head[: end + 1] if end >= 0 else ""
+
+
+def _dedupe_sentences(text: str) -> str:
+    """Drop sentences the model wrote twice (small models restate one claim in a loop)."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    units = claim_units(text)
+    for claim, full in units:
+        key = " ".join(claim.lower().split())
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(full)
+    return text if len(kept) == len(units) else " ".join(kept)
 
 
 def _declines(text: str) -> bool:

@@ -96,6 +96,34 @@ VECTOR_CACHE = 4096
 #: full answer, then the trimmed answer; a benchmark checks two answers per context).
 CONTEXT_CACHE = 8
 
+#: Code and command names: a span in backticks, or a token such as ``System.out.println``,
+#: ``report.html``, ``--format``, ``snake_case`` or ``main()``.  A textbook answer that
+#: names one must find it in the context (small models invent plausible commands).
+_BACKTICKS = re.compile(r"`([^`\n]{2,80})`")
+_CODE_TOKEN = re.compile(
+    r"(?<![\w-])(?:--?[A-Za-z][\w-]*|[A-Za-z_]\w*(?:(?:\.|::|_)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\))"
+)
+
+
+def code_terms(sentence: str) -> list[str]:
+    """The code-like terms of an answer sentence that must occur in the context."""
+    terms = [m.group(1).strip() for m in _BACKTICKS.finditer(sentence)]
+    rest = _BACKTICKS.sub(" ", sentence)
+    for m in _CODE_TOKEN.finditer(rest):
+        tok = m.group(0).rstrip(".")
+        parts = re.split(r"\.|::|_|\(\)|-", tok.strip("-"))
+        if sum(1 for x in parts if len(x) > 1) < 2 and not tok.startswith("-") and "(" not in tok:
+            continue  # "e.g", "U.S": abbreviations, not code
+        if tok.startswith("-") and len(tok) < 3:
+            continue
+        terms.append(tok)
+    return [t for t in dict.fromkeys(terms) if t]
+
+
+def _squash(text: str) -> str:
+    return "".join(text.lower().split())
+
+
 _CAPITALISED = re.compile(r"^[A-Z\u00c0-\u00de][\w'\u2019-]*$")
 
 
@@ -119,6 +147,7 @@ class _Context:
     lower_words: set[str]
     numbers: set[str]
     windows: list[str]  # the context sentences that may be embedded
+    squashed: str = ""  # lower-cased, whitespace-free text for code-term checks
 
 
 class GroundingValidator:
@@ -169,6 +198,7 @@ class GroundingValidator:
             lower_words=lower | {w[:-2] for w in lower if w.endswith("'s")},
             numbers=set(numbers(context_text)),
             windows=windows,
+            squashed=_squash(context_text),
         )
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
@@ -184,6 +214,9 @@ class GroundingValidator:
 
     def _missing_terms(self, sentence: str, ctx: _Context) -> list[str]:
         missing: list[str] = []
+        for term in code_terms(sentence):
+            if _squash(term) not in ctx.squashed:
+                missing.append(term)
         for n in numbers(sentence):
             if n not in ctx.numbers:
                 missing.append(n)

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 KEYRING_SERVICE = "BookReader"
 KEYRING_USERNAME = "anthropic_api_key"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 _OTHER_BACKEND = "or choose a local backend (bundled or extractive) in Settings."
 
@@ -96,7 +96,7 @@ class ClaudeBackend:
 
     Args:
         api_key: The key; ``None`` means ``ANTHROPIC_API_KEY``, then the system keyring.
-        model: The model id, e.g. ``"claude-sonnet-4-5"``.
+        model: The model id, e.g. ``"claude-sonnet-5-5"``.
         base_url: Another API address (a proxy, or the test server).
         timeout_s: Longest wait for a connection or for the next piece of a response.
         max_retries: Retries (with exponential backoff) on rate limits, server errors and
