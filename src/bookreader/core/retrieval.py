@@ -49,6 +49,19 @@ questions declined (per book, answered / own declined / other declined: Think Ja
 98.7 / 100 / 98.7, Py4E 98.8 / 100 / 94.9, Physical AI 98.7 / 100 / 91.5).  Raising the
 threshold trades answered questions for declines; ``confidence_threshold`` is the knob,
 and the grounding validator still checks every answer that gets through.
+
+THE HARD CASE, NEAR OUT-OF-SCOPE (``bench/calibrate.py``, results in
+``bench/results/calibration.json``): 53 questions from each book's own field that the book
+does not cover (Java lambdas, Python decorators, underwater robots; checked by the absence
+of their key terms from the whole book).  Pooled over the three books, threshold ->
+in-scope answered / near declined: 0.60 -> 99.2 % / 67.9 %; 0.70 -> 97.5 % / 75.5 %;
+0.75 -> 95.1 % / 83.0 %; 0.80 -> 92.6 % / 88.7 % (far out-of-scope: 100 % declined at
+every one of them).  We keep 0.60: refusing a question the book answers is the failure
+a student notices and cannot work around, while a near question that gets through still
+meets the prompt's not-covered rule and the grounding validator.  Instructors who prefer
+fewer answers and more declines set ``confidence_threshold`` to 0.75 in Settings.  What
+no threshold catches are near questions in the book's own words ("What are decorators in
+Python?" scores 0.93).
 """
 
 from __future__ import annotations
