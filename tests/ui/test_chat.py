@@ -63,6 +63,9 @@ def test_right_click_ask_about_this_streams_an_answer(opened, qtbot):
               if w.objectName() == "badge"]
     assert "Selected text" in badges
     assert any(t.endswith("confidence") for t in badges)
+    # Citations of the selection point at its page, so their chips can be followed.
+    assert answer.citations and all(c.page == 1 for c in answer.citations), answer.citations
+    assert all(chip.isEnabled() for chip in card.citation_chips())
 
 
 def test_citation_chip_scrolls_to_the_page_and_highlights(opened, qtbot):

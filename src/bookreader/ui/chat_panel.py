@@ -280,7 +280,9 @@ class ChatPanel(QWidget):
         self._task = self.service.ask(
             text, mode=mode, book=book,
             selection=self._selection if mode != Mode.BOOK else None,
-            pages=self._pages if mode == Mode.HIGHLIGHT else None,
+            # The selection's pages label and locate its citations (no retrieval in
+            # selected-text mode: the page range only says where the selection is).
+            pages=self._pages if mode != Mode.BOOK else None,
             on_token=self._on_token, on_success=self._on_answer,
             on_failure=self._on_failure, on_cancel=self._on_cancelled,
             on_end=lambda seq=self._seq: self._on_ended(seq))
