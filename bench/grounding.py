@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         kw["similarity_threshold"] = args.similarity
     if args.overlap is not None:
         kw["overlap_threshold"] = args.overlap
-    validator = GroundingValidator(MiniLMEmbedder(), **kw)
+    # The validator's own int8 copy of MiniLM, as the app uses (see MiniLMEmbedder.quantized_copy).
+    validator = GroundingValidator(MiniLMEmbedder().quantized_copy(), **kw)
     name = f"{args.pairs.stem}_{split}"
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     if args.tune:

@@ -89,6 +89,33 @@ def test_construction_is_instant_and_loading_happens_once(embedder, monkeypatch)
         np.testing.assert_allclose(r, results[0], atol=1e-6)
 
 
+def test_validator_copy_is_int8_and_close_to_the_index_model(embedder):
+    """The grounding validator's int8 MiniLM agrees with the full model it replaces."""
+    import torch
+
+    from bookreader.core.answering import Answerer
+
+    copy = embedder.quantized_copy()
+    texts = ["Mitochondria release energy from food.",
+             "The energy is stored in a molecule called ATP.",
+             "Recursion needs a base case to stop.",
+             "The French Revolution began in 1789."]
+    full, small = embedder.embed(texts), copy.embed(texts)
+    cosines = (np.asarray(full) * np.asarray(small)).sum(axis=1)
+    assert cosines.min() > 0.9, cosines
+    # It ranks like the full model: each sentence is closest to itself.
+    assert (np.asarray(small) @ np.asarray(full).T).argmax(axis=1).tolist() == [0, 1, 2, 3]
+    assert any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear)
+               for m in copy._ensure_model().modules())
+    assert not any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear)
+                   for m in embedder._ensure_model().modules())
+    from bookreader.config import Settings
+
+    answerer = Answerer(Settings(), embedder=embedder)
+    assert answerer.validator.embedder is not embedder
+    assert answerer.validator.embedder._quantized
+
+
 def test_missing_model_folder_gives_a_fix(tmp_path):
     broken = MiniLMEmbedder(tmp_path / "nothing-here")
     assert not broken.is_loaded  # constructing never fails

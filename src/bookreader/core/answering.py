@@ -147,7 +147,10 @@ class Answerer:
 
         self._backend_factory = backend_factory
         self._budget_fn = budget_fn
-        self.validator = validator or GroundingValidator(embedder)
+        if validator is None:
+            copy = getattr(embedder, "quantized_copy", None)
+            validator = GroundingValidator(copy() if copy is not None else embedder)
+        self.validator = validator
 
     # --- the one entry point --------------------------------------------------------------
     def ask(
@@ -410,9 +413,10 @@ class _Run:
         # and reading the mode's fixed instructions are one-off costs, not part of an
         # answer's time budget.
         try:
-            warm = getattr(self.owner.embedder, "warm_up", None)
-            if warm is not None:
-                warm()
+            for part in (self.owner.embedder, self.owner.validator.embedder):
+                warm = getattr(part, "warm_up", None)
+                if warm is not None:
+                    warm()
             warm = getattr(backend, "warm_up", None)
             if warm is not None:
                 warm()
