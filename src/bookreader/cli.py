@@ -23,12 +23,13 @@ import importlib.util
 import json
 import logging
 import logging.handlers
+import os
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TextIO
+from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
@@ -385,7 +386,40 @@ def _print_answer(answer, streamed: str) -> None:
     )
 
 
+def display_problem(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """Why Qt could not open a window here, or None when it should be able to.
+
+    Qt aborts the whole process (it does not raise) when no platform plugin can start, so
+    the usual causes on Linux are checked first: no display at all (a server, an SSH
+    session) and, for X11, the missing ``libxcb-cursor0`` that Qt 6.5+ needs.
+    """
+    env = os.environ if environ is None else environ
+    if env.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return None  # a platform chosen on purpose (offscreen, wayland ...), or not Linux
+    if env.get("WAYLAND_DISPLAY"):
+        return None
+    if not env.get("DISPLAY"):
+        return (
+            "There is no graphical display here (neither DISPLAY nor WAYLAND_DISPLAY is "
+            "set), so the reader window cannot open. Run it on a desktop session, or use "
+            "`xvfb-run bookreader gui` for a virtual screen."
+        )
+    import ctypes.util
+
+    if ctypes.util.find_library("xcb-cursor") is None:
+        return (
+            "The reader window needs the X11 library libxcb-cursor0, which is not "
+            "installed. Install it (Debian/Ubuntu: sudo apt-get install libxcb-cursor0) "
+            "and start BookReader again."
+        )
+    return None
+
+
 def cmd_gui(args: argparse.Namespace) -> int:
+    problem = display_problem()
+    if problem is not None:
+        print(f"{problem}\nShowing the command-line demo instead.\n", file=sys.stderr)
+        return _demo(args)
     try:
         app = importlib.import_module("bookreader.app")
     except ModuleNotFoundError as exc:

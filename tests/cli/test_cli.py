@@ -233,6 +233,31 @@ def test_gui_without_the_window_falls_back_to_a_demo(capsys, tmp_path, monkeypat
     assert "Search:" in out and "1. page" in out
 
 
+def test_gui_without_a_display_explains_and_shows_the_demo(capsys, tmp_path, monkeypatch,
+                                                           sample_pdf):
+    # Qt would abort the process here; BookReader must say why and still show something.
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = run(capsys, tmp_path / "data", "gui", str(sample_pdf))
+    assert code == 0
+    assert "no graphical display" in err and "xvfb-run" in err
+    assert "Search:" in out and "1. page" in out
+
+
+def test_display_problem_names_each_cause(monkeypatch):
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    assert cli.display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert cli.display_problem({"WAYLAND_DISPLAY": "wayland-0"}) is None
+    assert "no graphical display" in cli.display_problem({})
+    import ctypes.util
+
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    assert "libxcb-cursor0" in cli.display_problem({"DISPLAY": ":0"})
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: f"lib{name}.so.0")
+    assert cli.display_problem({"DISPLAY": ":0"}) is None
+
+
 def test_doctor_lists_folders_and_models(capsys, tmp_path):
     code, out, _ = run(capsys, tmp_path / "data", "doctor")
     assert str(tmp_path / "data") in out
