@@ -7,7 +7,13 @@ import itertools
 import fitz
 import pytest
 
-from bookreader.core.chunking import SPECIAL_TOKENS, Chunker, SentenceSplitter, chunk_id_for
+from bookreader.core.chunking import (
+    SPECIAL_TOKENS,
+    Chunker,
+    SentenceSplitter,
+    chunk_id_for,
+    join_segments,
+)
 from bookreader.core.types import Page
 
 TOPICS = ["loop", "variable", "method", "class", "object", "string", "array", "integer",
@@ -255,3 +261,26 @@ def test_sentence_splitter_leaves_code_numbers_and_initials_alone():
         "See Fig. 2 and Dr. Jones, as J. R. Smith wrote?", "Yes!", "\"Quoted.\"",
         "(A remark.)", "Last one",
     ]
+
+
+def test_a_heading_stays_its_own_sentence_inside_a_chunk():
+    from bookreader.core.sentences import split_sentences
+
+    text = join_segments(["The report is one page.", "4.6 Retention and archiving",
+                          "Records are kept for 365 days."])
+    assert text == ("The report is one page. 4.6 Retention and archiving\n\n"
+                    "Records are kept for 365 days.")
+    assert split_sentences(text) == ["The report is one page.", "4.6 Retention and archiving",
+                                     "Records are kept for 365 days."]
+
+
+def test_a_heading_at_the_foot_of_a_page_is_not_joined_to_the_next_page(chunker, sample_pdf):
+    from bookreader.core.pdf import PdfBook
+
+    book = PdfBook.open(sample_pdf)
+    pages = [book.page(i) for i in range(book.page_count)]
+    foot = [p for p in pages if p.text.rstrip().endswith("2.2 Asking about selected text")]
+    assert foot, "the sample book's layout moved the heading; pick another one"
+    text = "\n".join(c.text for c in chunker.chunks(pages, "b"))
+    assert "2.2 Asking about selected text\n\nSelect a passage" in text
+    assert "2.2 Asking about selected text Select" not in text

@@ -185,3 +185,24 @@ def test_nothing_to_check_against_drops_everything():
 def test_short_excerpt_alone_proves_nothing(sources):
     raw = RawCitation("Light", "41", "the", 0, 0, "Zebras run fast on the savannah.")
     assert CitationChecker(sources).check(raw) is None
+
+
+def test_citation_names_the_section_its_excerpt_is_in(sample_pdf):
+    """A chunk is named after its first section; a citation of a later sentence in it is
+    named after the section that sentence is really in (from the page's section starts)."""
+    book = PdfBook.open(sample_pdf)
+    index = next(i for i in range(book.page_count)
+                 if "Records are kept for 365 days" in book.page(i).text)
+    page = book.page(index)
+    at = page.text.index("Records are kept for 365 days")
+    chunk_start = max(0, at - 400)
+    chapter, earlier = page.section_at(chunk_start)
+    assert earlier != page.section_at(at)[1]  # the chunk starts in the section before
+    chunk = Chunk("c1", "b", 0, " ".join(page.text[chunk_start:at + 120].split()), index, index,
+                  page.label, page.label, chapter, earlier, chunk_start, at + 120)
+    answer = ('Records are kept a year. [Source: %s (Page %s) - "Records are kept for 365 days '
+              'by default"]' % (earlier, page.label))
+    _, citations = verify_answer(answer, [CitationSource.from_chunk(chunk)], book)
+    (cite,) = citations
+    assert cite.verified and cite.page == index
+    assert cite.section == page.section_at(at)[1] == "4.6 Retention and archiving"

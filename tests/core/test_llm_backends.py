@@ -391,6 +391,18 @@ def test_extractive_quotes_the_best_sentence_with_a_verifiable_citation():
     assert answer.rstrip().splitlines()[-1].startswith("Confidence: ")
 
 
+def test_extractive_never_quotes_a_heading_as_the_answer():
+    text = ("The report is one page.\n\n4.6 Retention and archiving of audit records\n\n"
+            "Records are kept for 365 days by default.")
+    # Only the heading matches this question: a heading answers nothing, so decline.
+    heading_only = build_messages(Mode.SELECTED, "What is retention and archiving?",
+                                  selection=text)
+    assert ExtractiveBackend().answer(heading_only) == NOT_IN_SELECTION
+    answer = ExtractiveBackend().answer(
+        build_messages(Mode.SELECTED, "How many days are audit records kept?", selection=text))
+    assert "365 days" in answer and "4.6" not in answer
+
+
 def test_extractive_declines_with_the_modes_fixed_sentence():
     book = build_messages(Mode.BOOK, "Who won the 1998 football world cup?", excerpts=[PHOTO])
     assert ExtractiveBackend().answer(book) == NOT_COVERED

@@ -29,7 +29,7 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from bookreader.core.types import Chunk, Page
 
@@ -75,6 +75,23 @@ class Segment:
     char_end: int  # into page_end's text, exclusive
     chapter: str
     section: str
+
+
+def join_segments(texts: Sequence[str]) -> str:
+    """A chunk's text: its sentences joined by spaces, with a paragraph break after a
+    segment that does not end a sentence (a heading such as "4.6 Retention and archiving").
+
+    Without the break the heading would read as the start of the next sentence, and every
+    later sentence split (citation excerpts, the extractive answer, the grounding check)
+    would quote "4.6 Retention and archiving Records are kept ...".  Whitespace is the
+    same to the tokenizers, so embeddings, BM25 and word-piece counts do not change.
+    """
+    out: list[str] = []
+    for i, t in enumerate(texts):
+        if i:
+            out.append(" " if _SENTENCE_END.search(texts[i - 1]) else "\n\n")
+        out.append(t)
+    return "".join(out)
 
 
 class SentenceSplitter:
@@ -194,6 +211,7 @@ class Chunker:
         for page in pages:
             starts = getattr(page, "section_starts", ())
             cuts = [start for start, _chapter, _section in starts]  # 0 included
+            cut_set = set(cuts)
             spans = self._splitter.spans(page.text, cuts) if page.text else []
             for i, (s, e) in enumerate(spans):
                 raw: Optional[str] = page.text[s:e]
@@ -219,7 +237,11 @@ class Chunker:
                     else:
                         yield from self._fit(*pending)
                     pending = None
-                if i == len(spans) - 1 and raw is not None and not _SENTENCE_END.search(raw):
+                # A section's heading at the foot of a page is not a sentence that the
+                # next page finishes (it would read "2.2 Asking about ... Select a ...").
+                heading = s in cut_set and len(seg.text.split()) <= 12
+                if (i == len(spans) - 1 and raw is not None and not heading
+                        and not _SENTENCE_END.search(raw)):
                     pending = (seg, raw)
                 else:
                     yield from self._fit(seg, raw)
@@ -294,7 +316,7 @@ class Chunker:
     # --- chunks ------------------------------------------------------------------------
     @staticmethod
     def _make_chunk(book_id: str, position: int, segs: list[Segment]) -> Chunk:
-        text = " ".join(s.text for s in segs)
+        text = join_segments([s.text for s in segs])
         first = segs[0]
         page_end = max(s.page_end for s in segs)
         end_seg = next(s for s in reversed(segs) if s.page_end == page_end)

@@ -206,6 +206,7 @@ class CitationChecker:
         self.pages = pages
         self._page_text: dict[int, str] = {}
         self._page_key: dict[int, tuple[str, list[int]]] = {}
+        self._last_offset: Optional[int] = None  # page offset of the last excerpt located
 
     # --- page access ------------------------------------------------------------------
     def _text_of_page(self, index: int) -> Optional[str]:
@@ -242,11 +243,30 @@ class CitationChecker:
         return out
 
     # --- locating an excerpt --------------------------------------------------------
+    def _section(self, src: CitationSource, page: int, original: str) -> str:
+        """The section the excerpt really sits in.
+
+        A chunk is named after its first section, but it may run on into the next one;
+        the page knows where each section starts, so the excerpt's own offset decides.
+        """
+        offset, self._last_offset = self._last_offset, None
+        if src.is_selection or self.pages is None or page < 0 or not original or offset is None:
+            return src.section
+        try:
+            section_at = getattr(self.pages.page(page), "section_at", None)
+            if section_at is None:
+                return src.section
+            chapter, section = section_at(offset)
+        except (IndexError, ValueError, KeyError, BookReaderError):
+            return src.section
+        return section or chapter or src.section
+
     def _locate(self, src: CitationSource, key: str, prefer_label: str) -> Optional[tuple[int, str, str]]:
         """Find ``key`` in ``src``: ``(page, label, text as on the page)`` or None.
 
         The page is -1 when the excerpt is in the source but its page cannot be told.
         """
+        self._last_offset = None
         if key not in key_only(src.text):
             return None
         pages = self._label_pages(src)
@@ -258,6 +278,7 @@ class CitationChecker:
                 if pos >= 0:
                     text = self._text_of_page(page) or ""
                     original = text[pindex[pos] : pindex[pos + len(key) - 1] + 1]
+                    self._last_offset = pindex[pos]
                     return page, label, original
             # Across a page break: the part on the first page is what can be highlighted.
             for page, label in pages[:-1] if len(pages) > 1 else []:
@@ -267,6 +288,7 @@ class CitationChecker:
                 pos = joined.find(key)
                 if 0 <= pos < len(pkey):
                     text = self._text_of_page(page) or ""
+                    self._last_offset = pindex[pos]
                     return page, label, text[pindex[pos] :]
         if pages:
             page, label = pages[0]
@@ -321,7 +343,7 @@ class CitationChecker:
                 moved = n > 0 and (label_hint and label != label_hint)
                 excerpt = " ".join((original or raw.excerpt).split())
                 return Citation(
-                    section=src.section,
+                    section=self._section(src, page, original),
                     page=page,
                     page_label=label,
                     excerpt=excerpt,
@@ -355,7 +377,7 @@ class CitationChecker:
         hit = self._locate(src, key_only(sent), raw.page_label.split("-")[0].strip())
         page, label, original = hit if hit else (src.page_start, src.label_start, "")
         return Citation(
-            section=src.section,
+            section=self._section(src, page, original),
             page=page,
             page_label=label,
             excerpt=" ".join(sent.split()),

@@ -219,6 +219,9 @@ class ExtractiveBackend:
             for s in split_sentences(block.text)
         ]
         candidates = [c for c in candidates if c.terms]
+        # A heading ("4.6 Retention and archiving") names a topic; it answers nothing.
+        sentences = [c for c in candidates if not _heading_like(c.sentence)]
+        candidates = sentences or candidates
         query = list(dict.fromkeys(content_terms(prompt.question)))
         if not candidates or not query:
             return []
@@ -290,6 +293,14 @@ class ExtractiveBackend:
         if any(b.kind == "selection" for b in prompt.blocks):
             return self.not_in_selection
         return self.not_covered
+
+
+_TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
+
+
+def _heading_like(sentence: str) -> bool:
+    """A short line without closing punctuation: a heading or a caption, not a claim."""
+    return len(sentence.split()) <= 10 and not _TERMINAL.search(sentence)
 
 
 def _render(c: _Candidate) -> str:
