@@ -119,8 +119,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 problems.append(entry["name"])
         rows.append((f"  {entry['name']}" + (" *" if entry.get("selected") else ""), line))
     qt = importlib.util.find_spec("PySide6") is not None
-    rows.append(("Reader window (Qt)", "available" if qt else
-                 "PySide6 is missing: pip install PySide6-Essentials"))
+    if not qt:
+        window = "PySide6 is missing: pip install PySide6-Essentials"
+    else:
+        from bookreader.cli import display_problem
+
+        # Not counted as a problem: the command line works without a screen.
+        problem = display_problem()
+        window = "available" if problem is None else f"cannot open here: {problem}"
+    rows.append(("Reader window (Qt)", window))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")

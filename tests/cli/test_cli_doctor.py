@@ -19,6 +19,19 @@ def test_doctor_reports_every_component_and_passes_on_a_working_install(capsys, 
     assert not any(p.name.startswith("doctor-") for p in (data_dir / "books").iterdir())
 
 
+def test_doctor_says_when_the_window_cannot_open_here(capsys, data_dir, monkeypatch):
+    import bookreader.cli as cli
+
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    rc = main(["doctor"])
+    out = capsys.readouterr().out
+    assert rc == 0, out  # the command line still works: not a failure
+    line = next(x for x in out.splitlines() if x.startswith("Reader window"))
+    assert "cannot open here" in line and "xvfb-run" in line
+
+
 def test_doctor_fails_with_a_fix_when_the_selected_model_is_missing(capsys, data_dir):
     (data_dir / "settings.json").write_text(
         json.dumps({"llm_backend": f"gguf:{data_dir / 'models' / 'absent.gguf'}"}))
