@@ -89,7 +89,7 @@ def summary(results: list[ProbeResult], timeout: float) -> dict:
 
 
 def print_table(results: list[ProbeResult], timeout: float) -> None:
-    print(f"| file | outcome | pages | message | seconds |")
+    print("| file | outcome | pages | message | seconds |")
     print("|---|---|---|---|---|")
     for r in results:
         msg = r.message.replace("|", "/")
