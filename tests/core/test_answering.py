@@ -393,3 +393,13 @@ def test_loops_and_repeated_sentences_are_cut_from_the_answer():
     assert answering._dedupe_sentences(twice).count("controls what enters") == 1
     once = "The membrane is thin.\n\nIt is made of lipids."
     assert answering._dedupe_sentences(once) == once  # untouched, newlines kept
+
+
+def test_bundled_answers_stop_after_three_claims_with_their_citations():
+    text = ('The cell is small. [Source: Cells (Page 1) - "The cell is small"] It has a '
+            'membrane. The membrane is thin. [Source: Cells (Page 1) - "thin"] It also')
+    assert answering.MAX_SENTENCES["bundled"] == 3
+    assert answering._enough_sentences([text], 3)
+    assert not answering._enough_sentences([text], None)  # other backends: no limit
+    assert not answering._enough_sentences(["The cell is small. It has a membrane."], 3)
+    assert answering._first_claims(text, 3) == text[: text.index(" It also")]

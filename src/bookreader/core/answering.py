@@ -43,6 +43,7 @@ from typing import Any, Callable, Optional, Sequence
 from bookreader.core import prompts
 from bookreader.core.citations import CitationSource, claim_units, verify_answer
 from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
     MAX_SELECTION_CHARS,
@@ -442,6 +443,7 @@ class _Run:
             return False
 
         pieces: list[str] = []
+        max_sentences = MAX_SENTENCES.get(_backend_kind(self.backend_name))
         logprobs: list[float] = []
         first_token_ms: Optional[float] = None
         try:
@@ -460,6 +462,10 @@ class _Run:
                 if on_token is not None and token.text:
                     on_token(token.text)
                 if stop():
+                    break
+                if _enough_sentences(pieces, max_sentences):
+                    log.debug("Stopped generation after %d sentences", max_sentences)
+                    pieces = [_first_claims("".join(pieces), max_sentences)]
                     break
                 if _answer_complete(pieces):
                     log.debug("Stopped generation: the answer is complete or repeating")
@@ -534,6 +540,41 @@ class _Run:
             validation=validation,
             in_selected_text=in_sel, **common,
         )
+
+
+#: Claims a backend may write before generation stops.  The bundled 135M model states
+#: the answer in its first sentences and then restates or drifts (each later sentence is
+#: mostly dropped by the grounding check, after costing ~1 s of the 5 s budget).
+MAX_SENTENCES = {"bundled": 3}
+
+
+def _enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:
+    """True once ``limit`` claims are complete (with their citations, if any follow)."""
+    if not limit:
+        return False
+    last = pieces[-1] if pieces else ""
+    if not last or not any(c in last for c in ".!?]\n"):
+        return False
+    text, _ = prompts.split_confidence("".join(pieces))
+    units = [c for c, _ in claim_units(text) if words(c)]
+    if len(units) <= limit:
+        return False
+    # The (limit+1)-th claim has begun, so the limit-th one and its citations are complete.
+    return True
+
+
+def _first_claims(text: str, limit: int) -> str:
+    """The first ``limit`` claims of ``text`` with their citations (the rest cut)."""
+    body, _ = prompts.split_confidence(text)
+    kept: list[str] = []
+    n = 0
+    for claim, full in claim_units(body):
+        if words(claim):
+            if n == limit:
+                break
+            n += 1
+        kept.append(full)
+    return " ".join(kept)
 
 
 _CONFIDENCE_DONE = re.compile(r"confidence[ \t*_]*[:=][ \t*_]*\d+(?:[.,]\d+)?%?[^\d.,%]", re.I)
