@@ -72,7 +72,12 @@ def setup_logging(settings: Settings) -> Path:
     path = settings.log_dir / LOG_FILE
     root = logging.getLogger()
     for h in list(root.handlers):
-        if getattr(h, "_bookreader", False):
+        # An earlier folder's handler, or the command line's handler on this same file
+        # (`bookreader gui`): one file, one handler, or every line is written twice.
+        same_file = isinstance(h, logging.FileHandler) and (
+            Path(h.baseFilename).resolve() == path.resolve()
+        )
+        if getattr(h, "_bookreader", False) or same_file:
             root.removeHandler(h)
             h.close()
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,

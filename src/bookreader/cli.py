@@ -407,11 +407,44 @@ def display_problem(environ: Optional[Mapping[str, str]] = None) -> Optional[str
     import ctypes.util
 
     if ctypes.util.find_library("xcb-cursor") is None:
+        missing = "libxcb-cursor.so.0"
+    else:
+        missing = _xcb_plugin_missing_library()
+    if missing:
         return (
-            "The reader window needs the X11 library libxcb-cursor0, which is not "
-            "installed. Install it (Debian/Ubuntu: sudo apt-get install libxcb-cursor0) "
-            "and start BookReader again."
+            f"The reader window needs X11 libraries that are not installed ({missing} is "
+            f"missing). Install them (Debian/Ubuntu: sudo apt-get install {XCB_PACKAGES}) "
+            f"and start BookReader again."
         )
+    return None
+
+
+#: Debian packages Qt's X11 plugin needs beyond a minimal system.
+XCB_PACKAGES = (
+    "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 "
+    "libxkbcommon-x11-0"
+)
+
+
+def _xcb_plugin_missing_library() -> Optional[str]:
+    """The shared library Qt's X11 platform plugin cannot find, or None.
+
+    Loading the plugin the way Qt will names exactly what is missing; Qt itself only says
+    "could not load the xcb plugin" and aborts.
+    """
+    import ctypes
+
+    try:
+        import PySide6
+    except ImportError:
+        return None
+    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    if not plugin.is_file():
+        return None
+    try:
+        ctypes.CDLL(str(plugin))
+    except OSError as exc:
+        return str(exc).split(":", 1)[0].strip() or str(exc)
     return None
 
 

@@ -253,9 +253,26 @@ def test_display_problem_names_each_cause(monkeypatch):
     import ctypes.util
 
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
-    assert "libxcb-cursor0" in cli.display_problem({"DISPLAY": ":0"})
+    assert "libxcb-cursor.so.0 is missing" in cli.display_problem({"DISPLAY": ":0"})
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: f"lib{name}.so.0")
+    monkeypatch.setattr(cli, "_xcb_plugin_missing_library", lambda: "libxcb-icccm.so.4")
+    message = cli.display_problem({"DISPLAY": ":0"})
+    assert "libxcb-icccm.so.4 is missing" in message and "libxcb-icccm4" in message
+    monkeypatch.setattr(cli, "_xcb_plugin_missing_library", lambda: None)
     assert cli.display_problem({"DISPLAY": ":0"}) is None
+
+
+def test_the_x11_plugin_check_names_what_the_loader_reports():
+    missing = cli._xcb_plugin_missing_library()
+    if missing is None:  # every library present: the plugin really loads
+        import ctypes
+
+        import PySide6
+
+        plugin = Path(PySide6.__file__).parent / "Qt/plugins/platforms/libqxcb.so"
+        ctypes.CDLL(str(plugin))
+    else:
+        assert missing.startswith("lib") and ".so" in missing
 
 
 def test_doctor_lists_folders_and_models(capsys, tmp_path):

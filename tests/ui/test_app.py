@@ -157,3 +157,29 @@ def test_changing_the_data_folder_switches_library_and_lock(make_app, ui_setting
     old.unlock()
     new = QLockFile(str(new_dir / "bookreader.lock"))
     assert not new.tryLock(0), "this window now holds the new data folder"
+
+
+def test_the_window_and_the_command_line_share_one_log_handler(tmp_path):
+    """`bookreader gui` sets up the command line's log file, then the app's: one handler."""
+    from bookreader import cli
+    from bookreader.app import setup_logging
+    from bookreader.config import Settings
+
+    settings = Settings(data_dir=tmp_path)
+    root = logging.getLogger()
+    before = list(root.handlers)
+    path, added = cli.setup_logging(settings)
+    try:
+        app_path = setup_logging(settings)
+        assert app_path == path
+        same = [h for h in root.handlers if isinstance(h, logging.FileHandler)
+                and os.path.samefile(h.baseFilename, path)]
+        assert len(same) == 1
+        logging.getLogger("bookreader.test").info("written once")
+        same[0].flush()
+        assert path.read_text(encoding="utf-8").count("written once") == 1
+    finally:
+        for h in list(root.handlers):
+            if h not in before:
+                root.removeHandler(h)
+                h.close()
