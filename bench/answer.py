@@ -23,7 +23,8 @@ then each question is asked in book mode.  Metrics: ``cited_gold_page`` (in-scop
 with a citation on a gold page), ``in_scope_declined``, ``out_of_scope_declined``, and
 p50/p95 of each stage: retrieval, prompt, first token, generation, validation, total.
 
-``--budget S`` overrides the backend's time budget (to measure quality apart from speed
+``--focus-chars N`` sets how many selection characters the backend is shown (0: all; see
+:mod:`bookreader.core.focus`).  ``--budget S`` overrides the backend's time budget (to measure quality apart from speed
 on a busy machine).  Results: a table, or JSON with ``--json``; also written to
 ``bench/results/answer_<mode>_<backend>.json``.
 """
@@ -119,7 +120,8 @@ def run_selected(args, settings, embedder) -> dict:
     una = [r for r in rows if not r["answerable"]]
     share = lambda rs, key: round(sum(r[key] for r in rs) / len(rs), 3) if rs else None  # noqa: E731
     return dict(
-        mode="selected", backend=args.backend, n=len(rows), n_answerable=len(ans),
+        mode="selected", backend=args.backend, n=len(rows),
+        focus_chars=_focus_chars(args.backend), n_answerable=len(ans),
         n_unanswerable=len(una),
         answerable_correct=share(ans, "correct"),
         unanswerable_fallback=share(una, "fallback"),
@@ -132,6 +134,12 @@ def run_selected(args, settings, embedder) -> dict:
         total_ms_p50=pct([r["total_ms"] for r in rows], 0.5),
         total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
     )
+
+
+def _focus_chars(backend: str):
+    from bookreader.core import answering
+
+    return answering.SELECTION_CHARS.get(answering._backend_kind(backend))
 
 
 def run_book(args, settings, embedder) -> dict:
@@ -191,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=RESULTS_DIR / "cache")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--budget", type=float, default=0.0, help="override the time budget (s)")
+    ap.add_argument("--focus-chars", type=int, default=None,
+                    help="selection characters shown to the backend (0: the whole selection); "
+                         "default: core.answering.SELECTION_CHARS")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -202,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(data_dir=data_dir)
     settings.ensure_dirs()
     embedder = MiniLMEmbedder()
+    if args.focus_chars is not None:
+        from bookreader.core import answering
+
+        kind = answering._backend_kind(args.backend)
+        answering.SELECTION_CHARS[kind] = args.focus_chars or None
     result = run_book(args, settings, embedder) if book_mode else run_selected(args, settings, embedder)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]

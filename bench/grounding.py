@@ -133,7 +133,8 @@ def tune(pairs: list[Pair], validator) -> list[dict]:
             bool(sents)
             and all(
                 validator.is_supported(
-                    s.similarity, s.overlap, s.missing, s.n_terms, s.local_overlap
+                    s.similarity, s.overlap, s.missing, s.n_terms, s.local_overlap,
+                    relation_unstated=s.relation_unstated,
                 )
                 for s in sents
             )

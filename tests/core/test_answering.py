@@ -395,11 +395,27 @@ def test_loops_and_repeated_sentences_are_cut_from_the_answer():
     assert answering._dedupe_sentences(once) == once  # untouched, newlines kept
 
 
-def test_bundled_answers_stop_after_three_claims_with_their_citations():
+def test_bundled_answers_stop_after_two_claims_with_their_citations():
     text = ('The cell is small. [Source: Cells (Page 1) - "The cell is small"] It has a '
             'membrane. The membrane is thin. [Source: Cells (Page 1) - "thin"] It also')
-    assert answering.MAX_SENTENCES["bundled"] == 3
+    assert answering.MAX_SENTENCES["bundled"] == 2
     assert answering._enough_sentences([text], 3)
+    assert answering._enough_sentences([text], 2)
     assert not answering._enough_sentences([text], None)  # other backends: no limit
     assert not answering._enough_sentences(["The cell is small. It has a membrane."], 3)
     assert answering._first_claims(text, 3) == text[: text.index(" It also")]
+
+
+def test_bundled_model_is_shown_the_relevant_part_of_a_long_selection(answerer):
+    selection = f"{FILLER * 6}{MITO} {FILLER * 4}".strip()
+    assert len(selection) > 2 * answering.SELECTION_CHARS["bundled"]
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.SELECTED,
+                     selection=selection, backend="bundled")
+    _check_bundled(a)
+    block = a.prompt[-1].content.split("<selection>")[1].split("</selection>")[0].strip()
+    assert "The energy is stored in a molecule called ATP." in block
+    assert len(block) <= answering.SELECTION_CHARS["bundled"]
+    # The extractive backend (instant) reads the whole selection.
+    b = answerer.ask("Which molecule stores the energy from food?", mode=Mode.SELECTED,
+                     selection=selection, backend="extractive")
+    assert selection in b.prompt[-1].content and "ATP" in b.text

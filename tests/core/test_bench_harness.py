@@ -183,3 +183,38 @@ def _load_questions_checker():
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+# --- bench/answerability.py --------------------------------------------------------------
+def test_answerability_auc_on_hand_made_scores():
+    mod = _load("answerability")
+    assert mod.auc([3, 4], [1, 2]) == 1.0
+    assert mod.auc([1, 2], [3, 4]) == 0.0
+    assert mod.auc([1, 3], [1, 3]) == 0.5
+
+
+def test_answerability_bench_runs_on_a_small_case_file(tmp_path, capsys):
+    mod = _load("answerability")
+    selection = ("The Eiffel Tower was completed in 1889 for the World's Fair in Paris. "
+                 "It is 330 metres tall. Gustave Eiffel's company designed and built it.")
+    cases = [
+        {"selection": selection, "question": "When was the Eiffel Tower completed?",
+         "answerable": True, "gold_answer": "1889"},
+        {"selection": selection, "question": "How tall is the Eiffel Tower?",
+         "answerable": True, "gold_answer": "330 metres"},
+        {"selection": selection, "question": "Which river flows past the tower?",
+         "answerable": False, "gold_answer": None},
+        {"selection": selection, "question": "Who painted the tower in 1968?",
+         "answerable": False, "gold_answer": None},
+    ]
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    assert mod.main(["--cases", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 4 and out["n_answerable"] == 2
+    assert out["ceiling_correct"] == 1.0  # both answers are quoted when nothing declines
+    assert set(out["auc"]) == {"coverage", "similarity", "question_words_missing"}
+    assert all(0.0 <= v <= 1.0 for v in out["auc"].values())
+    assert [f["fallback_at_least"] for f in out["frontier"]] == [0.5, 0.6, 0.7, 0.8, 0.9]
+    # Here the unanswerable questions share few words with the text: separable.
+    assert out["target_met"] is True

@@ -63,6 +63,35 @@ def test_recombined_context_words_fail(validator):
     assert not v.passed
 
 
+def test_names_related_by_no_context_sentence_fail(validator):
+    context = ("Stanford University is a private research university in California. "
+               "Boston College is a Jesuit university in Chestnut Hill, Massachusetts.")
+    v = validator.validate("Stanford University is located in Chestnut Hill.", context)
+    assert not v.passed and v.missing_terms == ()
+    assert validator.score_sentences(
+        ["Stanford University is located in Chestnut Hill."], context)[0].relation_unstated
+    ok = validator.validate("Boston College is located in Chestnut Hill.", context)
+    assert ok.passed, ok
+
+
+def test_a_pronoun_carries_the_names_of_the_sentence_before(validator):
+    # "She moved to Paris in 1891": "She" is Marie Curie, so Curie - Paris is stated ...
+    stated, unstated = validator.score_sentences(
+        ["Marie Curie moved to Paris in 1891.", "Pierre Curie moved to Paris in 1891."], CONTEXT)
+    assert not stated.relation_unstated
+    # ... but nothing relates Pierre Curie to Paris.
+    assert unstated.relation_unstated and not unstated.supported
+
+
+def test_a_comparison_the_context_does_not_state_fails(validator):
+    context = ("Luis Munoz Marin International Airport is 5 km from San Juan. "
+               "Mercedita Airport is 8 km from Ponce.")
+    v = validator.validate("Luis Munoz Marin International Airport is closer.", context)
+    assert not v.passed and "closer" in v.missing_terms
+    stated = context + " Of the two, Mercedita Airport is the smaller airport."
+    assert validator.validate("Mercedita Airport is the smaller airport.", stated).passed
+
+
 def test_unrelated_answer_fails(validator):
     v = validator.validate("The mitochondria is the powerhouse of the cell.", CONTEXT)
     assert not v.passed

@@ -29,23 +29,42 @@ The split: the first half of ``../shared/eval/grounding/halueval_qa.jsonl`` (250
   answers paraphrase ("originated" for "descended from"), so we keep one word in five
   free (0.8) and a paraphrase route: a sentence whose MiniLM similarity to its best
   context sentence is >= 0.9 passes with ``overlap >= 0.5``.  Cost on the tune half:
-  balanced accuracy 0.958 instead of 0.982.
+  balanced accuracy 0.958 instead of 0.982 (held-out: 0.948, false accepts 10.4%).
+* The false accepts left on the tune half were then read one by one.  Two kinds are
+  structural, not lexical, and each got a rule (2b and 2c below); both were chosen on the
+  tune half, then measured on the held-out half:
+  - *relations no sentence states*: "Stanford University is located in Chestnut Hill",
+    "Southwest Georgia Regional Airport is located in Tennessee": two or more names,
+    each in the context, never in one sentence together (3 of 21);
+  - *comparisons the context does not make*: "X ranks higher", "Y is closer" when the
+    context gives two figures and no comparison word (2 of 21).
+  With both: tune half 0.968 / 6.4%, held-out half **0.956 / 8.8%**, no false rejects
+  on either; RGB unchanged (0.983 / 2.5%).  Extending the one-sentence checks to a
+  sentence plus the one before it lets the relation errors back in (HotpotQA knowledge
+  is two paragraphs about two entities); only a sentence that opens with a pronoun
+  ("She", "It", "This") inherits its predecessor's names, for the relation check alone
+  (doing the same for local overlap raised held-out false accepts to 12.8%).
 
 The rule for one sentence (:meth:`GroundingValidator.is_supported`):
 
 1. no content word ("Yes.") -> supported (nothing checkable is claimed);
-2. a number or name missing from the context -> unsupported;
+2. a number, name or code term missing from the context -> unsupported;
+   (2b) two or more names (capitalised words, numbers) that no single context sentence
+   holds together -> unsupported; (2c) a comparative or superlative adjective
+   ("closer", "largest"; :data:`COMPARATIVES`) the context never uses -> unsupported;
 3. the design's condition, ``similarity >= similarity_threshold`` (0.7) or ``overlap >=
    overlap_threshold`` (0.5), is still required (the settings' two thresholds);
 4. ``local_overlap >= 0.8``, or ``similarity >= 0.9`` and ``overlap >= 0.5``.
 
-Measured (``bench/grounding.py``, defaults): HaluEval tune half balanced accuracy 0.958,
-false accepts 8.4%; held-out half 0.948 / 10.4%; RGB 0.982 / 2.5%; no false rejects on
-HaluEval, 1% on RGB; about 21 ms per answer on two cores with the validator's int8 copy of
-MiniLM (``MiniLMEmbedder.quantized_copy``: the same verdicts as the full model on all
-three sets, which took 32 ms).  The false accepts left are mostly comparisons and yes/no claims
-built from the context's words ("Pablo Trapero was born first."), which word-level
-signals cannot judge.
+Measured (``bench/grounding.py``, defaults): HaluEval tune half balanced accuracy 0.968,
+false accepts 6.4%; held-out half 0.956 / 8.8%; whole file 0.962 / 7.6%; RGB 0.983 /
+2.5%; no false rejects on HaluEval, 1% on RGB; about 10-21 ms per answer on two cores
+(the faster figure on a quiet machine) with the validator's int8 copy of MiniLM
+(``MiniLMEmbedder.quantized_copy``: the same verdicts as the full model, which took
+32 ms).  The false accepts left are answers that are just a name from the context
+("Neil Gaiman"), yes/no verdicts ("No, Joseph Roth was a journalist.") and relations
+stated with other words in one sentence: they need the question, which the benchmark's
+pairs do not carry.
 
 An answer passes when every sentence passes.  :meth:`GroundingValidator.validate`
 reports the weakest sentence's similarity and overlap, the unsupported sentences (the
@@ -107,6 +126,39 @@ _CODE_TOKEN = re.compile(
 )
 
 
+#: Comparative and superlative adjectives.  "X is closer", "Y ranks higher", "the largest
+#: mall": a comparison the context does not state in those words is an inference from
+#: figures the validator cannot check (or an invention), so the word must occur in the
+#: context.  The most common ones (more, most, less, first, last, best, better) are left
+#: out: textbooks use them everywhere ("more than one", "the first line").
+_COMPARABLE = """close high low large small big old young early late long short fast slow
+great near far wide narrow deep shallow heavy light strong weak rich poor tall hot cold warm
+cool new hard easy cheap busy wealthy""".split()
+
+
+def _degrees(adjective: str) -> tuple[str, str]:
+    base = adjective
+    if adjective.endswith("e"):
+        base = adjective[:-1]
+    elif adjective.endswith("y"):
+        base = adjective[:-1] + "i"
+    elif len(adjective) <= 4 and re.match(r".*[^aeiou][aeiou][bdgmnpt]$", adjective):
+        base = adjective + adjective[-1]  # big -> bigger, hot -> hottest
+    return base + "er", base + "est"
+
+
+COMPARATIVES = frozenset(
+    [form for adj in _COMPARABLE for form in _degrees(adj)]
+    + "fewer fewest worse worst elder eldest".split()
+)
+#: A context sentence that opens with one of these continues the sentence before it
+#: ("... Marta Olsen. She kept the lighthouse ..."): for the relation check it also holds
+#: the names of that sentence.
+_ANAPHORA = frozenset(
+    "he she it they his her its their this these that those such there".split()
+)
+
+
 def code_terms(sentence: str) -> list[str]:
     """The code-like terms of an answer sentence that must occur in the context."""
     terms = [m.group(1).strip() for m in _BACKTICKS.finditer(sentence)]
@@ -129,6 +181,36 @@ def _squash(text: str) -> str:
 _CAPITALISED = re.compile(r"^[A-Z\u00c0-\u00de][\w'\u2019-]*$")
 
 
+def _name_key(word: str) -> str:
+    """A word as names are compared: lower case, straight apostrophe, no possessive 's."""
+    w = word.lower().replace("\u2019", "'")
+    return w[:-2] if w.endswith("'s") else w
+
+
+def relation_names(sentence: str) -> set[str]:
+    """The names and numbers an answer sentence relates to each other.
+
+    Capitalised words that are not stop words, and numbers.  The sentence's first word
+    counts only when the next word is capitalised too ("Stanford University ..."), since
+    a capital there is usually just the start of the sentence ("Arrays are ...").
+    """
+    ws = words(sentence)
+    out: set[str] = set()
+    for i, w in enumerate(ws):
+        if w[0].isdigit():
+            out.add(w.lower())
+            continue
+        if not _CAPITALISED.match(w):
+            continue
+        if i == 0 and not (len(ws) > 1 and _CAPITALISED.match(ws[1])):
+            continue
+        key = _name_key(w)
+        if key in STOPWORDS or len(key) < 2:
+            continue
+        out.add(key)
+    return out
+
+
 @dataclass(frozen=True)
 class SentenceScore:
     """The signals for one answer sentence."""
@@ -140,6 +222,8 @@ class SentenceScore:
     missing: tuple[str, ...]
     n_terms: int
     supported: bool
+    #: The sentence relates names that no one context sentence relates (rule 2b).
+    relation_unstated: bool = False
 
 
 @dataclass
@@ -150,6 +234,9 @@ class _Context:
     numbers: set[str]
     windows: list[str]  # the context sentences that may be embedded
     squashed: str = ""  # lower-cased, whitespace-free text for code-term checks
+    #: Each context sentence's lower-cased words, plus the previous sentence's when it
+    #: opens with "It", "She", "This"... (the relation check, rule 2b).
+    sentence_words: list[set[str]] = None  # type: ignore[assignment]
 
 
 class GroundingValidator:
@@ -194,13 +281,22 @@ class GroundingValidator:
         sents = split_sentences(context_text)
         windows = sents[:MAX_WINDOWS] or [context_text[:2000]]
         lower = {w.lower().replace("\u2019", "'") for w in words(context_text)}
+        sentence_terms = [set(content_terms(x)) for x in sents]
+        sentence_words: list[set[str]] = []
+        for sent in sents:
+            ws = [_name_key(w) for w in words(sent)]
+            here = set(ws)
+            if ws and ws[0] in _ANAPHORA and sentence_words:
+                here |= sentence_words[-1]
+            sentence_words.append(here)
         ctx = _Context(
             terms=set(content_terms(context_text)),
-            sentence_terms=[set(content_terms(x)) for x in sents] or [set()],
+            sentence_terms=sentence_terms or [set()],
             lower_words=lower | {w[:-2] for w in lower if w.endswith("'s")},
             numbers=set(numbers(context_text)),
             windows=windows,
             squashed=_squash(context_text),
+            sentence_words=sentence_words or [set()],
         )
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
@@ -233,7 +329,24 @@ class GroundingValidator:
             if lw in ctx.lower_words or stem(lw) in ctx.terms:
                 continue
             missing.append(w)
+        for w in words(sentence):
+            lw = w.lower()
+            if lw in COMPARATIVES and lw not in ctx.lower_words and w not in missing:
+                missing.append(w)
         return missing
+
+    @staticmethod
+    def _relation_unstated(sentence: str, ctx: _Context) -> bool:
+        """True when the sentence's names all occur in the context but in no one sentence.
+
+        "Stanford University is located in Chestnut Hill" built from a sentence about
+        Stanford and another about Boston College: every word is in the context, the
+        relation is not.  Applies to sentences relating two or more names.
+        """
+        names = relation_names(sentence)
+        if len(names) < 2:
+            return False
+        return not any(names <= sw for sw in ctx.sentence_words)
 
     def _similarities(
         self, sentences: Sequence[str], answer_terms: list[list[str]], ctx: _Context
@@ -281,6 +394,7 @@ class GroundingValidator:
                     sum(1 for t in terms if t in st) for st in ctx.sentence_terms
                 ) / len(terms)
             missing = tuple(self._missing_terms(sent, ctx))
+            unstated = bool(not missing and self._relation_unstated(sent, ctx))
             out.append(
                 SentenceScore(
                     sentence=sent,
@@ -290,8 +404,10 @@ class GroundingValidator:
                     missing=missing,
                     n_terms=len(terms),
                     supported=self.is_supported(
-                        float(sim), float(overlap), missing, len(terms), float(local)
+                        float(sim), float(overlap), missing, len(terms), float(local),
+                        relation_unstated=unstated,
                     ),
+                    relation_unstated=unstated,
                 )
             )
         return out
@@ -303,11 +419,13 @@ class GroundingValidator:
         missing: Sequence[str],
         n_terms: int,
         local_overlap: float,
+        *,
+        relation_unstated: bool = False,
     ) -> bool:
         """The decision rule for one sentence (see TUNING in the module docstring)."""
         if n_terms == 0:
             return True
-        if missing:
+        if missing or relation_unstated:
             return False
         if similarity < self.similarity_threshold and overlap < self.overlap_threshold:
             return False  # the design's rule, kept as a necessary condition

@@ -1,0 +1,77 @@
+"""Focusing a long selection for a slow local model (core/focus.py), with the real MiniLM."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.core.focus import GAP, focus
+from bookreader.core.sentences import split_sentences
+
+FILLER = [
+    "The harbour was quiet in the early morning.",
+    "Fishing boats returned with their nets folded.",
+    "Gulls circled above the market where traders set out their stalls.",
+    "A bell rang twice from the old church on the hill.",
+    "Children ran along the sea wall towards the school.",
+    "The baker opened his shutters and the smell of bread filled the street.",
+    "Rain clouds gathered slowly over the western cliffs.",
+    "An old ferry waited at the pier for the first passengers.",
+]
+ANSWER = "The lighthouse keeper, Marta Olsen, lit the lamp every evening at six o'clock."
+BEFORE = "She had kept the lighthouse for thirty years."
+
+
+def _selection(position: int) -> str:
+    sents = [f"{s[:-1]} on day {i + 1}." for i, s in enumerate(FILLER * 2)]  # all distinct
+    sents.insert(position, ANSWER)
+    sents.insert(position, BEFORE)
+    return " ".join(sents)
+
+
+def test_a_selection_within_the_budget_is_unchanged():
+    text = " ".join(FILLER[:3])
+    assert focus(text, "When was the lamp lit?", 600) is text
+    assert focus(_selection(10), "When was the lamp lit?", None) == _selection(10)
+
+
+@pytest.mark.parametrize("position", [0, 7, 16])
+@pytest.mark.parametrize("with_embedder", [False, True])
+def test_the_answer_sentence_is_kept_wherever_it_is(position, with_embedder, embedder):
+    text = _selection(position)
+    assert len(text) > 900
+    shown = focus(text, "Who lit the lamp of the lighthouse, and when?", 400,
+                  embedder=embedder if with_embedder else None)
+    assert len(shown) <= 400
+    assert ANSWER in shown
+    # Its predecessor (who "she" is) comes with it, in the original order.
+    assert f"{BEFORE} {ANSWER}" in shown
+    # Every sentence shown is a sentence of the selection, in the selection's order.
+    kept = [s for part in shown.split(GAP.strip()) for s in split_sentences(part)]
+    positions = [text.index(s) for s in kept]
+    assert positions == sorted(positions) and len(kept) >= 3
+
+
+def test_gaps_are_marked():
+    text = _selection(8)
+    shown = focus(text, "Who lit the lamp of the lighthouse?", 300)
+    assert f"{GAP}{BEFORE} {ANSWER}{GAP.rstrip()}" in shown and shown.endswith("...")
+    first = focus(_selection(0), "Who lit the lamp of the lighthouse?", 300)
+    assert first.startswith(f"{BEFORE} {ANSWER}")  # nothing left out before it
+
+
+def test_one_sentence_longer_than_the_budget_is_cut():
+    long = "word " * 300
+    assert focus(long.strip(), "what?", 100) == long.strip()[:100]
+    text = ("Short one. " + "The answer is in this very long sentence " + "and more " * 80 + ".")
+    shown = focus(text, "Where is the answer in this long sentence?", 200)
+    assert len(shown) == 200 and shown.startswith("The answer is in this very long sentence")
+
+
+def test_an_embedder_that_fails_falls_back_to_keywords(caplog):
+    class Broken:
+        def embed(self, texts):
+            raise RuntimeError("no model")
+
+    shown = focus(_selection(12), "Who lit the lamp of the lighthouse?", 300, embedder=Broken())
+    assert ANSWER in shown
+    assert "ranking by keywords only" in caplog.text
