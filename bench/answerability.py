@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/answerability.py [--cases FILE.jsonl] [--json]
+    python bench/answerability.py [--cases FILE.jsonl] [--judge] [--json]
 
 The SQuAD 2.0 target of ``bench/answer.py`` (unanswerable -> fallback >= 80 % while
 answerable -> correct >= 60 %) needs a signal that separates the two kinds of question.
@@ -12,6 +12,9 @@ This bench measures every signal BookReader has offline, on the same 200 cases:
   words in the best sentence (its answer/fallback decision);
 * ``similarity``: MiniLM cosine between the question and the best sentence;
 * ``question_words_missing``: content words of the question absent from the selection;
+* ``bundled_judge`` (with ``--judge``): the bundled SmolLM2-135M asked "Does the text
+  answer the question? Reply Yes or No." over the selection as the answerer shows it
+  (focused to 600 characters), scored by log P(No) - log P(Yes) of its first token;
 
 and prints each one's ROC AUC for "unanswerable" (0.5 = chance), then sweeps the extractive
 backend's two thresholds and prints the operating points on the trade-off curve: the
@@ -48,9 +51,38 @@ def auc(scores_pos: list[float], scores_neg: list[float]) -> float:
     return wins / max(1, len(scores_pos) * len(scores_neg))
 
 
+def judge_scores(cases: list[dict]) -> list[float]:
+    """log P(No) - log P(Yes) of the bundled model's first answer token, per case."""
+    import llama_cpp
+
+    from bookreader.core.focus import focus
+    from bookreader.core.llm.registry import bundled_model_path
+
+    cores = os.cpu_count() or 1
+    llm = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=4096, n_threads=cores,
+                          n_threads_batch=cores, logits_all=True, verbose=False)
+    scores = []
+    for c in cases:
+        text = focus(c["selection"], c["question"], 600)
+        messages = [
+            {"role": "system", "content": "You check whether a text answers a question. "
+                                          "Reply Yes or No."},
+            {"role": "user", "content": f"Text: {text}\n\nQuestion: {c['question']}\n\n"
+                                        "Does the text answer the question? Reply Yes or No."},
+        ]
+        out = llm.create_chat_completion(messages, max_tokens=1, logprobs=True, top_logprobs=20,
+                                         temperature=0.0)
+        top = out["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        lp = {t["token"].strip().lower(): t["logprob"] for t in top}
+        scores.append(lp.get("no", -30.0) - lp.get("yes", -30.0))
+    return scores
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=Path, default=None)
+    ap.add_argument("--judge", action="store_true",
+                    help="also score with the bundled model as a yes/no judge (~1.5 min)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from answer import contains_gold
@@ -87,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             question_words_missing=len(q_terms - sel_terms),
             correct=bool(c["answerable"]) and bool(chosen) and contains_gold(text, golds),
         ))
+    if args.judge:
+        for r, score in zip(rows, judge_scores(cases)):
+            r["bundled_judge"] = score
     una = [r for r in rows if not r["answerable"]]
     ans = [r for r in rows if r["answerable"]]
     aucs = {
@@ -96,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         "question_words_missing": auc([r["question_words_missing"] for r in una],
                                       [r["question_words_missing"] for r in ans]),
     }
+    if args.judge:
+        aucs["bundled_judge"] = auc([r["bundled_judge"] for r in una],
+                                    [r["bundled_judge"] for r in ans])
     points = []
     grid = [x / 20 for x in range(0, 22)]  # 1.05: decline everything
     for cov_t in grid:

@@ -81,6 +81,8 @@ def jobs() -> list[Job]:
             [EVAL_DIR / "qa"], "answer_selected_extractive.json"),
         Job("answer:selected:bundled", "answer.py", ["--backend", "bundled"],
             [EVAL_DIR / "qa"], "answer_selected_bundled.json"),
+        Job("answerability", "answerability.py", ["--judge"], [EVAL_DIR / "qa"],
+            "answerability.json"),
         Job("answer:book:bundled", "answer.py",
             ["--backend", "bundled", "--book", str(tj),
              "--questions", str(QUESTIONS / "thinkjava2.jsonl")],
