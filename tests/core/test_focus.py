@@ -75,3 +75,14 @@ def test_an_embedder_that_fails_falls_back_to_keywords(caplog):
     shown = focus(_selection(12), "Who lit the lamp of the lighthouse?", 300, embedder=Broken())
     assert ANSWER in shown
     assert "ranking by keywords only" in caplog.text
+
+
+def test_a_code_listing_is_ranked_line_by_line():
+    lines = [f"    int counter{i} = {i};" for i in range(40)]
+    lines.insert(33, '    String greeting = "hello world";')
+    lines.insert(34, "    System.out.println(greeting);")
+    code = "public static void main(String[] args) {\n" + "\n".join(lines) + "\n}"
+    assert len(code) > 1000
+    shown = focus(code, "What does the program print with System.out.println?", 300)
+    assert len(shown) <= 300
+    assert '    String greeting = "hello world";\n    System.out.println(greeting);' in shown

@@ -16,7 +16,9 @@ extractive backend) and larger GGUF models get the whole selection.
 Scoring: the IDF-weighted share of the question's content words a sentence holds
 (rare words count most, as in the extractive backend), plus MiniLM cosine similarity to
 the question when an embedder is given.  The best sentence's predecessor is kept with it
-when there is room, since it usually holds what "it" or "this" refers to.
+when there is room, since it usually holds what "it" or "this" refers to.  A long
+stretch without sentence ends (a code listing, a list, a table) is ranked line by line,
+and kept lines keep their line breaks.
 """
 
 from __future__ import annotations
@@ -58,6 +60,25 @@ def _similarities(embedder: Any, sentences: Sequence[str], question: str) -> Opt
     return [float(x) for x in vectors[1:] @ vectors[0]]
 
 
+def _units(text: str, max_chars: int) -> tuple[list[str], list[str]]:
+    """Sentences, with a long multi-line one (code, a list, a table) split into its lines.
+
+    Returns the units and, for each, what joins it to the unit before when both are kept.
+    """
+    units: list[str] = []
+    joins: list[str] = []
+    for sentence in split_sentences(text):
+        lines = [ln.rstrip() for ln in sentence.split("\n") if ln.strip()]
+        if len(sentence) > max_chars // 2 and len(lines) > 1:
+            for k, line in enumerate(lines):
+                units.append(line)
+                joins.append(" " if k == 0 else "\n")
+        else:
+            units.append(sentence)
+            joins.append(" ")
+    return units, joins
+
+
 def focus(
     text: str,
     question: str,
@@ -80,7 +101,7 @@ def focus(
     """
     if max_chars is None or len(text) <= max_chars:
         return text
-    sentences = split_sentences(text)
+    sentences, joins = _units(text, max_chars)
     if len(sentences) <= 1:
         return text[:max_chars]
     scores = _keyword_scores(sentences, question)
@@ -107,7 +128,7 @@ def focus(
     prev = None
     for i in sorted(chosen):
         if prev is not None:
-            out.append(" " if i == prev + 1 else GAP)
+            out.append(joins[i] if i == prev + 1 else GAP)
         out.append(sentences[i])
         prev = i
     if sorted(chosen)[0] > 0:
