@@ -124,15 +124,12 @@ def focus(
             continue
         chosen.add(i)
         used += cost
-    out: list[str] = []
-    prev = None
-    for i in sorted(chosen):
+    kept = sorted(chosen)
+    out: list[str] = [GAP.lstrip()] if kept[0] > 0 else []
+    for prev, i in zip([None, *kept], kept):
         if prev is not None:
             out.append(joins[i] if i == prev + 1 else GAP)
         out.append(sentences[i])
-        prev = i
-    if sorted(chosen)[0] > 0:
-        out.insert(0, GAP.lstrip())
-    if sorted(chosen)[-1] < len(sentences) - 1:
+    if kept[-1] < len(sentences) - 1:
         out.append(GAP.rstrip())
     return "".join(out).strip()

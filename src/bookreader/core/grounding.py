@@ -281,7 +281,6 @@ class GroundingValidator:
         sents = split_sentences(context_text)
         windows = sents[:MAX_WINDOWS] or [context_text[:2000]]
         lower = {w.lower().replace("\u2019", "'") for w in words(context_text)}
-        sentence_terms = [set(content_terms(x)) for x in sents]
         sentence_words: list[set[str]] = []
         for sent in sents:
             ws = [_name_key(w) for w in words(sent)]
@@ -291,7 +290,7 @@ class GroundingValidator:
             sentence_words.append(here)
         ctx = _Context(
             terms=set(content_terms(context_text)),
-            sentence_terms=sentence_terms or [set()],
+            sentence_terms=[set(content_terms(x)) for x in sents] or [set()],
             lower_words=lower | {w[:-2] for w in lower if w.endswith("'s")},
             numbers=set(numbers(context_text)),
             windows=windows,
@@ -318,18 +317,17 @@ class GroundingValidator:
         for n in numbers(sentence):
             if n not in ctx.numbers:
                 missing.append(n)
-        for w in words(sentence):
+        ws = words(sentence)
+        for w in ws:
             if w[0].isdigit() or not _CAPITALISED.match(w):
                 continue
-            lw = w.lower().replace("\u2019", "'")
-            if lw.endswith("'s"):
-                lw = lw[:-2]
+            lw = _name_key(w)
             if lw in STOPWORDS or len(lw) < 2:
                 continue
             if lw in ctx.lower_words or stem(lw) in ctx.terms:
                 continue
             missing.append(w)
-        for w in words(sentence):
+        for w in ws:
             lw = w.lower()
             if lw in COMPARATIVES and lw not in ctx.lower_words and w not in missing:
                 missing.append(w)
