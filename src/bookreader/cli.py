@@ -559,6 +559,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_doctor.register(sub)
 
+    from bookreader import cli_serve
+
+    cli_serve.register(sub)
+
     if importlib.util.find_spec("bookreader.cli_audit") is not None:
         from bookreader import cli_audit
 

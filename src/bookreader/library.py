@@ -498,8 +498,13 @@ class Library:
         backend: Optional[str] = None,
         on_token: Optional[Callable[[str], None]] = None,
         cancel: CancelFn = never_cancel,
+        session_id: Optional[str] = None,
+        client_id: Optional[str] = None,
     ) -> Answer:
         """Answer a question in one of the three modes and record it in the audit log.
+
+        ``session_id`` (default: the library's own) and ``client_id`` (the API key's name
+        of a server request) go into the audit record.
 
         Never raises for a user error after validation starts: a failed or timed-out
         answer comes back as an Answer with ``error`` set and is audited too.
@@ -536,10 +541,35 @@ class Library:
             )
         except BookReaderError as exc:
             failed = _error_answer(question, mode, exc, info, selection, backend)
-            self.audit.record(failed, session_id=self.session_id)
+            self.audit.record(failed, session_id=session_id or self.session_id,
+                              client_id=client_id)
             raise
-        self.audit.record(answer, session_id=self.session_id)
+        self.audit.record(answer, session_id=session_id or self.session_id, client_id=client_id)
         return answer
+
+    def record_failure(
+        self,
+        question: str,
+        error: BookReaderError,
+        *,
+        mode: Mode = Mode.BOOK,
+        book: Optional[str] = None,
+        selection: Optional[str] = None,
+        backend: Optional[str] = None,
+        session_id: Optional[str] = None,
+        client_id: Optional[str] = None,
+    ) -> Answer:
+        """Audit a question that a front end stopped (the server's time budget) and
+        return the recorded Answer (its ``error`` is ``error.user_message``)."""
+        info: Optional[BookInfo] = None
+        if book is not None:
+            try:
+                info = self.book(book)
+            except BookReaderError:
+                info = None
+        failed = _error_answer(question, Mode(mode), error, info, selection, backend)
+        self.audit.record(failed, session_id=session_id or self.session_id, client_id=client_id)
+        return failed
 
     def _pdf_if_possible(self, info: BookInfo) -> Any:
         """The open PdfBook (to verify and locate citations), or None if it cannot open."""
