@@ -236,7 +236,7 @@ def join_parts(spec: BackendSpec, models_dir: Path,
                         out.write(block)
                         digest.update(block)
                         done += len(block)
-                        progress(done, total, f"Joining {part.parent.parent.name}")
+                        progress(done, total, "Joining parts")
         if total != model.size_bytes:
             raise _mismatch(dest, "size", f"{total:,} bytes", f"{model.size_bytes:,}")
         if digest.hexdigest() != model.sha256:
