@@ -222,6 +222,26 @@ def test_book_mode_answers_with_verified_citations(book, answerer):
     assert "Confidence:" not in a.text and a.query_id != a.answer_id
 
 
+def test_a_local_tier_reads_the_best_sentences_of_all_passages(book, answerer, monkeypatch):
+    # The spec table says how much context a backend reads and whether it is focused;
+    # answering takes both from there (here: the extractive backend as if it were a
+    # focused local tier with a 300-character budget).
+    import dataclasses
+
+    focused = dataclasses.replace(spec_for("extractive"), focus_context=True, context_chars=300)
+    monkeypatch.setattr(answering, "spec_for", lambda name: focused)
+    _, _, _, pdf = book
+    a = answerer.ask("Which molecule stores the energy released by mitochondria?",
+                     mode=Mode.BOOK, retriever=book[2], pages=pdf, backend="extractive")
+    shown = "".join(b.split("</excerpt>")[0] for b in a.prompt[-1].content.split("<excerpt")[1:])
+    assert "called ATP" in shown and len(shown) < 300 + 120 * len(a.retrieval.passages)
+    whole = sum(len(p.chunk.text) for p in a.retrieval.passages)
+    assert whole > 300 and "..." in shown
+    # Citations and grounding still see the whole passages.
+    assert not a.fallback and "ATP" in a.text
+    assert any(c.verified for c in a.citations)
+
+
 def test_book_mode_below_threshold_declines_without_the_model(book, embedder):
     a = Answerer(book[0], embedder=embedder, backend_factory=_no_backend)
     ans = a.ask("Who won the football world cup in 1998?", mode=Mode.BOOK, retriever=book[2])

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import http.server
 import json
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from bookreader.config import Settings
 from bookreader.core.llm import choose, models, registry, specs
 from bookreader.core.llm.gguf_meta import read_metadata, write_tiny_gguf
 from bookreader.errors import ModelError
+from fakes.file_server import FileServer as _Server
 
 
 # --- the spec table ---------------------------------------------------------------------
@@ -162,47 +161,6 @@ def test_a_truncated_header_is_refused(tmp_path):
 
 
 # --- the resumable download, against a real server on 127.0.0.1 -----------------------------
-class _Server:
-    """Serves one file with Range support; can drop the first response part-way."""
-
-    def __init__(self, data: bytes, drop_after: int = 0) -> None:
-        self.data = data
-        self.drop_after = drop_after
-        self.requests: list[str] = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):  # quiet
-                pass
-
-            def do_GET(self):
-                rng = self.headers.get("Range", "")
-                outer.requests.append(rng)
-                start = int(rng[6:].split("-")[0]) if rng.startswith("bytes=") else 0
-                body = outer.data[start:]
-                self.send_response(206 if start else 200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if outer.drop_after and len(outer.requests) == 1:
-                    self.wfile.write(body[:outer.drop_after])
-                    self.wfile.flush()
-                    self.connection.shutdown(2)  # the connection drops mid-file
-                    return
-                self.wfile.write(body)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/model.gguf"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def test_download_resumes_after_a_dropped_connection(tmp_path):
     data = write_tiny_gguf(tmp_path / "src.gguf", padding=300_000).read_bytes()
     progress = []
