@@ -122,6 +122,7 @@ class Library:
                 # The library owns its model cache: one load per backend per library,
                 # freed with it (no process-wide singleton).
                 backends = BackendRegistry()
+                self._choose_default_tier()
                 embedder = self.embedder
                 self._answerer = Answerer(
                     self.settings,
@@ -131,6 +132,23 @@ class Library:
                     ),
                 )
             return self._answerer
+
+    def _choose_default_tier(self) -> None:
+        """At first start with ``llm_backend`` auto: measure the installed tiers, once."""
+        s = self.settings
+        if (s.llm_backend or "").strip().lower() != "auto" or s.auto_tier:
+            return
+        from bookreader.core.llm.choose import choose_tier, installed_tiers
+
+        measured = len(installed_tiers(s)) > 1
+        name, reason, _ = choose_tier(s)
+        log.info("Default tier: %s. %s", name, reason)
+        s.auto_tier, s.auto_reason = name, reason
+        if measured:  # a lone tier is re-checked for free next time
+            try:
+                s.save()
+            except BookReaderError as exc:
+                log.warning("Cannot save the chosen tier: %s", exc.user_message)
 
     # --- catalogue ------------------------------------------------------------------------
     def _book_dir(self, book_id: str) -> Path:

@@ -42,7 +42,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import prompts
 from bookreader.core.citations import CitationSource, claim_units, verify_answer
-from bookreader.core.focus import focus
+from bookreader.core.focus import focus, focus_passages
+from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.grounding import GroundingValidator, supported_part
 from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
@@ -68,17 +69,8 @@ log = logging.getLogger(__name__)
 #: Generation confidence when the model states none and gives no token probabilities.
 DEFAULT_GENERATION_CONFIDENCE = 0.80
 RETRIEVAL_WEIGHT = 0.6
-#: Context characters (excerpts, selection excluded) sent to each kind of backend.  The
-#: bundled 135M model reads about 150-500 prompt tokens a second on two (shared) cores:
-#: five chunks would spend its whole five-second budget before the first token, two
-#: still took 4.8 s (bench/answer.py on Think Java); one chunk (at least one is always
-#: kept) brings the first token to about 1.2 s.
-CONTEXT_CHARS = {"bundled": 1500, "gguf": 6000, "extractive": 20000, "claude": 20000}
-#: Selection characters shown to each kind of backend (None: the whole selection, up to
-#: the 4,000-character limit).  The bundled model gets the selection's most relevant
-#: sentences (:mod:`bookreader.core.focus`); citations and grounding still use the whole
-#: selection.  Chosen with ``bench/answer.py --focus-chars`` on the SQuAD cases.
-SELECTION_CHARS: dict[str, Optional[int]] = {"bundled": 600}
+# Context and selection characters, claim caps and time budgets per backend come from
+# the spec table (core/llm/specs.py), not from here.
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 
@@ -108,13 +100,6 @@ def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) ->
     return DEFAULT_GENERATION_CONFIDENCE
 
 
-def _backend_kind(name: str) -> str:
-    low = name.lower()
-    if low.startswith("gguf:") or low.endswith(".gguf"):
-        return "gguf"
-    return low
-
-
 class Answerer:
     """Answers questions in the three modes.
 
@@ -123,8 +108,9 @@ class Answerer:
         embedder: The shared MiniLM (grounding, and the extractive backend's re-ranking).
         backend_factory: ``factory(name) -> LLMBackend``; by default
             :func:`bookreader.core.llm.registry.create_backend`.
-        budget_fn: ``budget(name) -> seconds``; by default
-            :func:`bookreader.core.llm.registry.budget_seconds`.
+        budget_fn: ``budget(name) -> (first-token seconds, total seconds)`` (None: no
+            such limit; a single number is a total budget); by default
+            :func:`bookreader.core.llm.registry.budget_for` (the spec table).
         validator: The grounding validator; built from ``embedder`` and the settings'
             thresholds when omitted.
     """
@@ -149,8 +135,8 @@ class Answerer:
         if budget_fn is None:
             from bookreader.core.llm import registry as _registry
 
-            def budget_fn(name: str) -> float:
-                return _registry.budget_seconds(name, settings)
+            def budget_fn(name: str) -> Any:
+                return _registry.budget_for(name, settings)
 
         self._backend_factory = backend_factory
         self._budget_fn = budget_fn
@@ -210,7 +196,9 @@ class Answerer:
                 "Highlight questions need the pages of the selection. Select text in the reader "
                 "(or give --pages A-B)."
             )
-        name = backend or self.settings.llm_backend
+        from bookreader.core.llm.registry import resolve_name
+
+        name = resolve_name(backend, self.settings)
         run = _Run(self, question, mode, name, t0, book_id, book_title, sel_text, warning)
         run.page_range = page_range
         run.pages = pages
@@ -239,6 +227,7 @@ class _Run:
         self.question = question
         self.mode = mode
         self.backend_name = backend_name
+        self.spec = spec_for(backend_name)
         self.t0 = t0
         self.book_id = book_id
         self.book_title = book_title
@@ -251,6 +240,8 @@ class _Run:
         self.messages: tuple[Message, ...] = ()
         self.model_name = ""
         self.chapter = ""
+        #: Passage (by id) -> the part of its text shown to the model, when focused.
+        self.shown: dict[int, str] = {}
 
     # --- helpers ----------------------------------------------------------------------
     def _ms(self) -> float:
@@ -368,7 +359,13 @@ class _Run:
 
     # --- prompt, generation, checks -------------------------------------------------------
     def _select_excerpts(self, passages: Sequence[Passage]) -> list[Passage]:
-        budget = CONTEXT_CHARS.get(_backend_kind(self.backend_name), 6000)
+        budget = self.spec.context_chars
+        if self.spec.focus_context and passages:
+            # A local tier reads the best sentences of all passages, not the first whole.
+            picked = focus_passages([p.chunk.text for p in passages], self.question, budget,
+                                    embedder=self.owner.validator.embedder)
+            self.shown = {id(passages[k]): text for k, text in picked}
+            return [passages[k] for k, _ in picked]
         chosen: list[Passage] = []
         used = 0
         for p in passages:
@@ -396,7 +393,8 @@ class _Run:
         t = time.perf_counter()
         passages = self._select_excerpts(passages)
         excerpts = [
-            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label, p.chunk.text)
+            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label,
+                            self.shown.get(id(p), p.chunk.text))
             for i, p in enumerate(passages)
         ]
         sel_label = ""
@@ -406,7 +404,7 @@ class _Run:
         if self.mode is not Mode.BOOK:
             shown = focus(
                 self.selection, self.question,
-                SELECTION_CHARS.get(_backend_kind(self.backend_name)),
+                self.spec.selection_chars,
                 embedder=self.owner.validator.embedder,
             )
             if len(shown) < len(self.selection):
@@ -422,7 +420,7 @@ class _Run:
 
         try:
             backend = self.owner._backend_factory(self.backend_name)
-            budget = float(self.owner._budget_fn(self.backend_name))
+            first_budget, total_budget = _budget_pair(self.owner._budget_fn(self.backend_name))
         except BookReaderError as exc:
             return self._failed(exc)
         self.model_name = getattr(backend, "model_name", "") or self.backend_name
@@ -446,27 +444,37 @@ class _Run:
             return self._failed(exc)
 
         g0 = time.perf_counter()
-        deadline = g0 + budget
-        timed_out = False
+        # A local model must start within its first-token budget; once tokens flow it
+        # streams to its token cap (the student can press Stop).  Claude has a total.
+        first_deadline = g0 + first_budget if first_budget is not None else math.inf
+        deadline = g0 + total_budget if total_budget is not None else math.inf
+        timed_out = ""
+        first_token_ms: Optional[float] = None
 
         def stop() -> bool:
             nonlocal timed_out
             if cancel():
                 return True
-            if time.perf_counter() > deadline:
-                timed_out = True
+            now = time.perf_counter()
+            if first_token_ms is None and now > first_deadline:
+                timed_out = "first_token"
+                return True
+            if now > deadline:
+                timed_out = "total"
                 return True
             return False
 
         pieces: list[str] = []
         cut: Optional[str] = None
-        max_sentences = MAX_SENTENCES.get(_backend_kind(self.backend_name))
+        max_sentences = self.spec.max_claims
         logprobs: list[float] = []
-        first_token_ms: Optional[float] = None
+        max_tokens = int(self.settings.max_new_tokens)
+        if self.spec.max_tokens:
+            max_tokens = min(max_tokens, self.spec.max_tokens)
         try:
             for token in backend.stream(
                 list(self.messages),
-                max_tokens=int(self.settings.max_new_tokens),
+                max_tokens=max_tokens,
                 temperature=float(self.settings.temperature),
                 cancel=stop,
             ):
@@ -498,11 +506,16 @@ class _Run:
         raw = "".join(pieces)
         if cancel():
             raise Cancelled()
-        if timed_out or time.perf_counter() > deadline:
-            log.warning("Generation over its %.1f s budget with %s", budget, self.backend_name)
+        # Only an answer that was cut off is a timeout: one that finished is kept,
+        # however long it took.
+        if timed_out:
+            seconds = first_budget if timed_out == "first_token" else total_budget
+            message = timeout_message(self.spec, timed_out, float(seconds or 0.0))
+            log.warning("Generation with %s over its %s budget of %.1f s",
+                        self.backend_name, timed_out, seconds)
             return self._answer(
-                prompts.TIMEOUT_MESSAGE, fallback=True, confidence=0.0,
-                error=prompts.TIMEOUT_MESSAGE, raw_output=raw,
+                message, fallback=True, confidence=0.0,
+                error=message, raw_output=raw,
                 first_token_ms=first_token_ms, generation_ms=generation_ms,
             )
         return self._finish(raw, passages, retrieval_conf, logprobs, first_token_ms, generation_ms,
@@ -563,13 +576,12 @@ class _Run:
         )
 
 
-#: Claims a backend may write before generation stops.  The bundled 135M model states
-#: the answer in its first sentences and then restates or drifts (each later sentence is
-#: mostly dropped by the grounding check, after costing ~1 s of the 5 s budget).
-#: ``bench/answer.py --backend bundled`` on the 200 SQuAD cases, selection focused to 600
-#: characters: three claims gave total p95 3.2 s (answerable correct 20 %), two give
-#: 2.9 s (17 %), inside the 3 s target.
-MAX_SENTENCES = {"bundled": 2}
+def _budget_pair(value: Any) -> tuple[Optional[float], Optional[float]]:
+    """(first-token, total) seconds from a budget function's result (a number: a total)."""
+    if isinstance(value, (int, float)):
+        return None, float(value)
+    first, total = value
+    return first, total
 
 
 def _enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import logging.handlers
 import threading
 import traceback
@@ -36,8 +35,9 @@ from bookreader.errors import BookReaderError, Cancelled
 log = logging.getLogger(__name__)
 
 LANES = ("library", "ingest")
-#: The library process yields the CPU to the window when both want it (Unix ``nice``).
-HOST_NICENESS = 10
+#: The library process runs at normal priority: with ``nice 10`` every answer of a local
+#: model timed out on a busy machine (issue 11), since answering is the work the student
+#: waits for.  The window stays responsive because it does no heavy work itself.
 
 
 def resolve(obj: Any, path: str) -> Callable:
@@ -220,11 +220,6 @@ def host_main(conn, settings: Settings, log_file: str | None) -> None:
         root = logging.getLogger()
         root.addHandler(handler)
         root.setLevel(logging.INFO)
-    if hasattr(os, "nice"):
-        try:
-            os.nice(HOST_NICENESS)
-        except OSError as exc:
-            log.info("Cannot lower the library process's priority: %s", exc)
     log.info("Library host started for %s", settings.data_dir)
     try:
         _Host(conn, settings).serve()
