@@ -319,6 +319,9 @@ _INTRODUCES_CODE = re.compile(
     r"\bfor\s+example\s*,?\s*$|\bas\s+follows\b)", re.IGNORECASE)
 
 
+_SECTION_NUMBER = re.compile(r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.])")
+
+
 def question_kind(question: str) -> str:
     """"definition", "procedure", "reason" or "other"."""
     if _DEFINITION_Q.search(question):
@@ -341,6 +344,8 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
     s = sentence.strip()
     if s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
         return -1.0
+    if len(_SECTION_NUMBER.findall(s)) >= 3:
+        return -1.0  # a table of contents or an index line lists topics, it answers nothing
     bonus = 0.0
     if kind == "definition":
         head = _GLOSSARY.match(s)
