@@ -231,7 +231,7 @@ def format_table(s: dict, title: str) -> str:
         f"in-scope answered correctly by the model: {s['answer_correct']:.1%} "
         f"({s['answers']} answers, {s['answers_correct_share'] or 0:.0%} of them correct)",
         f"false 'not covered' on in-scope: {s['false_not_covered']:.1%}",
-        f"out-of-scope declined: "
+        "out-of-scope declined: "
         + (f"{s['out_of_scope_declined']:.1%}" if s["out_of_scope_declined"] is not None else "-"),
         f"outcomes: {s['outcomes']}",
         f"accuracy per level (all): {lv(s['by_level'])}; ECE {s['ece']}",
