@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from bookreader.core.citations import CitationSource, format_citation
-from bookreader.core.sentences import content_terms, split_sentences, words
+from bookreader.core.llm.extractive import split_sentences
+from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
 

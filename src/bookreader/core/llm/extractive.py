@@ -109,13 +109,21 @@ def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
     return ParsedPrompt(tuple(blocks), " ".join(question.split()), fallback)
 
 
+#: Where a "sentence" of the shared splitter holds more than one unit: after a colon that
+#: ends a line (a lead-in to code or a list), and before a line that opens a glossary entry
+#: ("base case: A condition that ...").
+_UNIT_BREAK = re.compile(r"(?<=:)[ \t]*\n|\n(?=[ \t]*[A-Za-z][\w \-]{1,40}:[ \t]+[A-Z(])")
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (the splitter citations and grounding use), one line each."""
+    """Sentences of ``text`` (the splitter citations and grounding use), one line each;
+    a line ending in a colon and a glossary entry are units of their own."""
     out = []
     for sentence in _split(text):
-        sentence = " ".join(sentence.split())
-        if sentence:
-            out.append(sentence)
+        for unit in _UNIT_BREAK.split(sentence):
+            unit = " ".join(unit.split())
+            if unit:
+                out.append(unit)
     return out
 
 
@@ -202,7 +210,7 @@ class ExtractiveBackend:
         chosen = self.select(prompt)
         if not chosen:
             return fallback
-        confidence = max(c.score for c in chosen)
+        confidence = min(1.0, max(c.score for c in chosen))
         # Drop sentences from the end until the answer fits in max_tokens words.
         while chosen:
             text = "\n".join(_render(c) for c in chosen) + f"\nConfidence: {confidence:.2f}"
