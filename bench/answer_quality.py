@@ -262,13 +262,24 @@ def fit_logistic(xs: list[list[float]], ys: list[int], *, l2: float = 0.01,
     return w
 
 
+def _with_all_signals(r: dict) -> dict:
+    """A row whose signals include those added after it was recorded."""
+    from bookreader.core import confidence as calibration
+
+    sig = dict(r.get("signals") or {})
+    if sig and "coverage" not in sig:
+        sig["coverage"] = calibration.question_coverage(r["question"], r["answer"])
+    return {**r, "signals": sig}
+
+
 def run_fit(paths: Sequence[Path]) -> dict:
     from bookreader.core import confidence as calibration
 
     rows = []
     for p in paths:
         data = json.loads(Path(p).read_text(encoding="utf-8"))
-        rows.extend(r for r in data["rows"] if r["outcome"] == "answer" and r["signals"])
+        rows.extend(_with_all_signals(r) for r in data["rows"]
+                    if r["outcome"] == "answer" and r["signals"])
     feats = list(calibration.FEATURES)
     tune = [r for r in rows if r["split"] == "tune"]
     test = [r for r in rows if r["split"] == "test"]
@@ -287,6 +298,20 @@ def run_fit(paths: Sequence[Path]) -> dict:
     return out
 
 
+def rescore(rows: Sequence[dict]) -> list[dict]:
+    """Rows with each answer's confidence recomputed from its stored signals."""
+    from bookreader.core import confidence as calibration
+
+    out = []
+    for r in rows:
+        r = _with_all_signals(r)
+        if r["outcome"] == "answer" and r.get("signals"):
+            r["confidence"] = calibration.calibrated(r["signals"])
+            r["level"] = calibration.level(r["confidence"])
+        out.append(r)
+    return out
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--book", type=Path)
@@ -299,11 +324,21 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--fit", nargs="+", type=Path, default=None,
                     help="fit the confidence calibration on these result files")
+    ap.add_argument("--rescore", nargs="+", type=Path, default=None,
+                    help="print the figures of these result files again, with the confidence "
+                         "recomputed from the stored signals by the coefficients in code")
     args = ap.parse_args(argv)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     if args.fit:
         result = run_fit(args.fit)
         print(json.dumps(result, indent=2))
+        return 0
+    if args.rescore:
+        for path in args.rescore:
+            rows = rescore(json.loads(path.read_text(encoding="utf-8"))["rows"])
+            summary = summarise(rows)
+            print(json.dumps(summary, indent=2) if args.json
+                  else format_table(summary, f"{path.stem} (rescored)"))
         return 0
     if args.book is None or args.questions is None:
         ap.error("--book and --questions are required (or --fit FILES)")

@@ -685,6 +685,7 @@ class _Run:
             similarity=float(validation.similarity) if validation is not None else 0.0,
             overlap=float(validation.overlap) if validation is not None else 0.0,
             relevance=relevance,
+            coverage=calibration.question_coverage(self.question, text),
             generation=gen_conf,
             extractive=1.0 if _backend_kind(self.backend_name) == "extractive" else 0.0,
         )

@@ -11,6 +11,8 @@ card replaced by the grounding check all showed High.  Now the confidence of an
 * ``margin``: the top passage's hybrid score minus the second one's;
 * ``similarity`` / ``overlap``: the grounding check's weakest sentence;
 * ``relevance``: MiniLM cosine between the answer (citations removed) and the question;
+* ``coverage``: the share of the question's content words the answer contains
+  (:func:`question_coverage`);
 * ``generation``: the model's stated confidence, else its mean token probability, else
   0.80 (:data:`DEFAULT_GENERATION`);
 * ``extractive``: 1 for the extractive backend (its "stated confidence" is its own
@@ -44,6 +46,7 @@ COEFFICIENTS: dict[str, float] = {
     "similarity": 2.0,
     "overlap": 1.0,
     "relevance": 2.5,
+    "coverage": 0.0,
     "generation": 0.5,
     "extractive": 0.0,
 }
@@ -59,6 +62,7 @@ class Signals:
     similarity: float = 0.0
     overlap: float = 0.0
     relevance: float = 0.0
+    coverage: float = 0.0
     generation: float = DEFAULT_GENERATION
     extractive: float = 0.0
 
@@ -99,6 +103,17 @@ def calibrated(signals: Signals | Mapping[str, float],
 def cap_non_answer(confidence: float) -> float:
     """A non-answer outcome's confidence, never at the "medium" or "high" level."""
     return round(max(0.0, min(NON_ANSWER_CAP, confidence)), 4)
+
+
+def question_coverage(question: str, answer: str) -> float:
+    """Share of the question's content words (stemmed) that the answer contains."""
+    from bookreader.core.citations import strip_citations
+    from bookreader.core.sentences import content_terms
+
+    asked = set(content_terms(question))
+    if not asked:
+        return 0.0
+    return round(len(asked & set(content_terms(strip_citations(answer)))) / len(asked), 4)
 
 
 def margin_of(scores: Sequence[float]) -> float:
