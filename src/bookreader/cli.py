@@ -293,6 +293,7 @@ def _answer_json(answer) -> dict:
     return {
         "answer": answer.text,
         "mode": mode,
+        "outcome": getattr(answer.outcome, "value", answer.outcome),
         "fallback": bool(answer.fallback),
         "in_selected_text": answer.in_selected_text,
         "confidence": round(float(answer.confidence), 4),
