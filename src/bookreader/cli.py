@@ -33,11 +33,12 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
+from bookreader.core.types import answer_to_dict
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput
+from bookreader.logs import LOG_FILE, add_file_handler
 
 log = logging.getLogger(__name__)
 
-LOG_FILE = "bookreader.log"
 DEMO_QUESTION = "How do I ask a question about a selected passage?"
 
 
@@ -49,36 +50,38 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[Path], list]:
-    """Log to a rotating file in the data folder's ``logs``.
+    """Log to the rotating file in the data folder's ``logs`` (see :mod:`bookreader.logs`).
 
     Returns:
         The log file's path (None when it cannot be written) and the handlers added to
         the root logger, which :func:`main` removes again when the command ends.
     """
     root = logging.getLogger()
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    added: list[logging.Handler] = []
     path: Optional[Path] = settings.log_dir / LOG_FILE
-    try:
-        settings.log_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
-        )
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-        )
-        root.addHandler(handler)
-        added.append(handler)
-    except OSError as exc:
+    added: list[logging.Handler] = []
+    handler = add_file_handler(path, process="cli", replace=False)  # type: ignore[arg-type]
+    if handler is None:
         path = None
-        sys.stderr.write(f"bookreader: cannot write the log file in {settings.log_dir}: {exc}\n")
+    else:
+        added.append(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
     if verbose:
         console = logging.StreamHandler(sys.stderr)
         console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(console)
         added.append(console)
-    logging.captureWarnings(True)
     return path, added
+
+
+def report_crashes(settings: Settings) -> None:
+    """Say on stderr when an earlier run crashed in native code, then log this run's."""
+    from bookreader.crash import enable_crash_log, take_crash_reports
+
+    for report in take_crash_reports(settings.log_dir):
+        log.warning("%s", report.summary())
+        sys.stderr.write(f"bookreader: {report.summary()}\n"
+                         "  Please attach it when you report the problem.\n")
+    enable_crash_log(settings.log_dir, "cli")
 
 
 def open_library(settings: Settings):
@@ -287,36 +290,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answer_json(answer) -> dict:
-    v = answer.validation
-    mode = getattr(answer.mode, "value", answer.mode)
-    return {
-        "answer": answer.text,
-        "mode": mode,
-        "fallback": bool(answer.fallback),
-        "in_selected_text": answer.in_selected_text,
-        "confidence": round(float(answer.confidence), 4),
-        "confidence_level": answer.confidence_level,
-        "citations": [
-            {"page": c.page, "page_label": c.page_label, "section": c.section,
-             "excerpt": c.excerpt, "verified": bool(c.verified)}
-            for c in answer.citations
-        ],
-        "validation": (
-            {"similarity": round(float(v.similarity), 4), "overlap": round(float(v.overlap), 4),
-             "passed": bool(v.passed)}
-            if v is not None else None
-        ),
-        "truncation_warning": answer.truncation_warning,
-        "backend": answer.backend,
-        "model": answer.model,
-        "latency_ms": round(float(answer.latency_ms), 1),
-        "first_token_ms": (
-            round(float(answer.first_token_ms), 1) if answer.first_token_ms is not None else None
-        ),
-    }
-
-
 def cmd_ask(args: argparse.Namespace) -> int:
     from bookreader.core.types import Mode
 
@@ -354,7 +327,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if cancel():
         raise Cancelled()
     if args.json:
-        _print_json(_answer_json(answer))
+        _print_json(answer_to_dict(answer))
         return 2 if answer.error else 0
     _print_answer(answer, "".join(streamed))
     return 2 if answer.error else 0
@@ -583,7 +556,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     root = logging.getLogger()
     level = root.level
     try:
-        log_path, handlers = setup_logging(load_settings(args), args.verbose)
+        settings = load_settings(args)
+        log_path, handlers = setup_logging(settings, args.verbose)
+        report_crashes(settings)
         log.info("bookreader %s: %s", __version__, args.command)
         return int(func(args) or 0)
     except BookReaderError as exc:

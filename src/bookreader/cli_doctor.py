@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from bookreader import __version__
-from bookreader.cli import LOG_FILE, load_settings
+from bookreader.cli import load_settings
+from bookreader.logs import LOG_FILE
 from bookreader.config import DATA_DIR_ENV
 from bookreader.errors import BookReaderError
 

@@ -5,9 +5,9 @@ each book's store and lexical index on demand, and wires ingestion, search, answ
 the audit log together.  All slow methods are synchronous and take ``progress`` and
 ``cancel`` callbacks; the UI runs them in workers.
 
-Catalogue: ``<data>/books/<book_id>/book.json`` next to the book's shard and its saved
-BM25 token lists (``bm25.json.gz``).  ``state`` is "indexing" while an ingest runs (and
-after one was interrupted: ingesting again resumes it), "ready", or "failed".
+It implements :class:`bookreader.api.LibraryApi`.  The catalogue of books lives in
+:mod:`bookreader.catalogue`; a book's saved BM25 token lists sit next to its entry
+(``bm25.json.gz``).
 
 Ingestion reads and chunks every page first (fast: about a millisecond a page) so that the
 progress bar knows the number of chunks, then embeds and upserts the chunks the store
@@ -21,9 +21,7 @@ answerer and the stores are built on first use.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import os
 import shutil
 import threading
 import time
@@ -31,12 +29,15 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from bookreader.catalogue import Catalogue
 from bookreader.config import Settings
 from bookreader.core.types import (
     Answer,
     BookInfo,
+    BookState,
     CancelFn,
     Chunk,
+    ConfidenceLevel,
     Mode,
     ProgressFn,
     Retrieval,
@@ -60,12 +61,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BOOK_FILE = "book.json"
 LEXICAL_FILE = "bm25.json.gz"
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
 CHUNKER_VERSION = 2
-#: Shortest id prefix accepted as a book reference.
-MIN_PREFIX = 4
 
 
 class Library:
@@ -83,6 +81,7 @@ class Library:
     def __init__(self, settings: Settings, *, embedder=None, audit=None) -> None:
         self.settings = settings
         self.session_id = str(uuid.uuid4())
+        self.catalogue = Catalogue(settings.books_dir)
         self._embedder = embedder
         self._audit = audit
         self._answerer: Any = None
@@ -134,46 +133,7 @@ class Library:
 
     # --- catalogue ------------------------------------------------------------------------
     def _book_dir(self, book_id: str) -> Path:
-        return self.settings.books_dir / book_id
-
-    def _read_record(self, book_id: str) -> Optional[dict]:
-        path = self._book_dir(book_id) / BOOK_FILE
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            log.warning("Ignoring the unreadable catalogue entry %s: %s", path, exc)
-            return None
-
-    def _write_record(self, record: dict) -> None:
-        folder = self._book_dir(record["book_id"])
-        path = folder / BOOK_FILE
-        record["updated"] = time.time()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise StoreError(
-                f"Cannot write the library catalogue {path}: {exc.strerror or exc}. "
-                "Check that the data folder is writable and the disk is not full.",
-                details=repr(exc),
-            ) from exc
-
-    @staticmethod
-    def _info(record: dict) -> BookInfo:
-        return BookInfo(
-            book_id=record["book_id"],
-            title=record.get("title", ""),
-            path=record.get("path", ""),
-            page_count=int(record.get("page_count", 0)),
-            chunk_count=int(record.get("chunk_count", 0)),
-            state=record.get("state", "failed"),
-            message=record.get("message", ""),
-            pages_without_text=tuple(record.get("pages_without_text", ())),
-        )
+        return self.catalogue.folder(book_id)
 
     def _chunk_params(self) -> dict:
         return {
@@ -207,17 +167,17 @@ class Library:
             raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
         path = path.resolve()
         book_id = file_book_id(path)
-        record = self._read_record(book_id)
+        record = self.catalogue.read(book_id)
         if (
             record is not None
-            and record.get("state") == "ready"
+            and record.get("state") == BookState.READY
             and record.get("params") == self._chunk_params()
         ):
             if record.get("path") != str(path):  # the same book, moved or copied
                 record["path"] = str(path)
-                self._write_record(record)
+                self.catalogue.write(record)
             log.info("Book %s is already indexed; nothing to do", book_id)
-            return self._info(record)
+            return self.catalogue.info(record)
 
         self.settings.ensure_dirs()
         if record is not None and record.get("params") != self._chunk_params():
@@ -237,32 +197,32 @@ class Library:
             "path": str(path),
             "page_count": pdf.page_count,
             "chunk_count": 0,
-            "state": "indexing",
+            "state": BookState.INDEXING.value,
             "message": "Indexing was interrupted. Ingest the book again to finish it.",
             "pages_without_text": [],
             "params": self._chunk_params(),
             "created": (record or {}).get("created", time.time()),
         }
-        self._write_record(record)
+        self.catalogue.write(record)
         try:
             chunks = self._index(book_id, pdf, progress, cancel)
         except Cancelled:
             log.info("Ingest of %s cancelled; it resumes when ingested again", path)
             raise
         except BookReaderError as exc:
-            record.update(state="failed", message=exc.user_message)
-            self._write_record(record)
+            record.update(state=BookState.FAILED.value, message=exc.user_message)
+            self.catalogue.write(record)
             raise
         without = sorted(int(p) for p in pdf.pages_without_text())
         record.update(
-            state="ready",
+            state=BookState.READY.value,
             chunk_count=len(chunks),
             pages_without_text=without,
             message=pdf.text_layer_message() if without else "",
         )
-        self._write_record(record)
+        self.catalogue.write(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
-        return self._info(record)
+        return self.catalogue.info(record)
 
     def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn) -> list[Chunk]:
         """Chunk every page, embed and store the chunks not stored yet, build BM25."""
@@ -316,53 +276,11 @@ class Library:
 
     def books(self) -> list[BookInfo]:
         """Every book in the library, sorted by title."""
-        out: list[BookInfo] = []
-        root = self.settings.books_dir
-        if not root.is_dir():
-            return out
-        for folder in root.iterdir():
-            record = self._read_record(folder.name) if folder.is_dir() else None
-            if record is not None and record.get("book_id") == folder.name:
-                out.append(self._info(record))
-        out.sort(key=lambda b: (b.title.casefold(), b.book_id))
-        return out
+        return self.catalogue.books()
 
     def book(self, ref: str | Path) -> BookInfo:
         """A book by id, unique id prefix, or PDF path.  Raises BookNotFound."""
-        text = str(ref).strip()
-        if not text:
-            raise BookNotFound("No book was named. Give a book id or the PDF's path.")
-        record = self._read_record(text) if "/" not in text and "\\" not in text else None
-        if record is not None:
-            return self._info(record)
-        books = self.books()
-        candidate = Path(text).expanduser()
-        if candidate.is_file():
-            resolved = str(candidate.resolve())
-            for b in books:
-                if b.path == resolved:
-                    return b
-            from bookreader.core.pdf import file_book_id
-
-            record = self._read_record(file_book_id(candidate))
-            if record is not None:
-                return self._info(record)
-            raise BookNotFound(
-                f"{candidate} is not in the library yet. Run `bookreader ingest {candidate}` first."
-            )
-        if len(text) >= MIN_PREFIX:
-            matches = [b for b in books if b.book_id.startswith(text.lower())]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                raise BookNotFound(
-                    f"'{text}' matches {len(matches)} books. Give more of the book id "
-                    "(`bookreader books` lists them)."
-                )
-        raise BookNotFound(
-            f"No book in the library matches '{text}'. Give a book id from `bookreader books` "
-            "or the path of a PDF you have ingested."
-        )
+        return self.catalogue.find(ref)
 
     def remove(self, ref: str | Path) -> BookInfo:
         """Delete a book's index (not the PDF)."""
@@ -430,10 +348,10 @@ class Library:
         from bookreader.core.retrieval import HybridRetriever
 
         info = self.book(ref)
-        if info.state != "ready":
+        if info.state is not BookState.READY:
             raise BookReaderError(
-                f"'{info.title}' is not ready for questions ({info.state}). "
-                + ("Ingest it again to finish indexing." if info.state == "indexing"
+                f"'{info.title}' is not ready for questions ({info.state.value}). "
+                + ("Ingest it again to finish indexing." if info.state is BookState.INDEXING
                    else f"{info.message} Ingest it again after fixing the problem.")
             )
         with self._lock:
@@ -560,6 +478,42 @@ class Library:
         """Earlier answers about a book, oldest first (from the audit log)."""
         return self.audit.history(book_id, limit)
 
+    def check_selection(self, text: str) -> tuple[str, str]:
+        """The selection as it would be answered from, and the truncation notice if any."""
+        from bookreader.core.inputs import clean_selection
+
+        return clean_selection(text)
+
+    # --- the audit log and exports -----------------------------------------------------
+    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int:
+        """Write the matching audit records as csv/jsonl/json; returns how many."""
+        return self.audit.export(fmt, out, **filters)
+
+    def verify_audit(self, path: Optional[Path] = None) -> Any:
+        """Check the hash chain of the live log, or of an exported file."""
+        return self.audit.verify(path)
+
+    def audit_report(self, out: Path, **filters: Any) -> Path:
+        """Write the instructor's HTML report; returns its path."""
+        return self.audit.report(out, **filters)
+
+    def export_conversation(self, ref: str | Path, out: Path) -> Path:
+        """Write a book's questions and answers, with their citations, as Markdown."""
+        from bookreader.core.conversation import conversation_markdown
+
+        info = self.book(ref)
+        answers = self.history(info.book_id, limit=100_000)
+        out = Path(out).expanduser()
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(conversation_markdown(info.title, answers), encoding="utf-8")
+        except OSError as exc:
+            raise BookReaderError(
+                f"Cannot write the conversation to {out}: {exc.strerror or exc}. "
+                "Choose another folder.", details=repr(exc)) from exc
+        log.info("Exported %d answers about %s to %s", len(answers), info.book_id, out)
+        return out
+
     def close(self) -> None:
         """Close stores, open PDFs and the audit database."""
         with self._lock:
@@ -607,7 +561,7 @@ def _error_answer(
         fallback=True,
         in_selected_text=None,
         confidence=0.0,
-        confidence_level="low",
+        confidence_level=ConfidenceLevel.LOW,
         backend=backend or "",
         error=exc.user_message,
         book_id=info.book_id if info else "",

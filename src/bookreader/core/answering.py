@@ -156,7 +156,11 @@ class Answerer:
         self._budget_fn = budget_fn
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
-            validator = GroundingValidator(copy() if copy is not None else embedder)
+            validator = GroundingValidator(
+                copy() if copy is not None else embedder,
+                settings.grounding_similarity_threshold,
+                settings.grounding_overlap_threshold,
+            )
         self.validator = validator
 
     # --- the one entry point --------------------------------------------------------------

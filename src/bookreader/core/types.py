@@ -44,6 +44,22 @@ class Mode(str, Enum):
     HIGHLIGHT = "highlight"
 
 
+class BookState(str, Enum):
+    """Where a book's indexing stands."""
+
+    INDEXING = "indexing"  # running, or interrupted (ingesting again resumes it)
+    READY = "ready"
+    FAILED = "failed"
+
+
+class ConfidenceLevel(str, Enum):
+    """How sure an answer is, as the card shows it."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
 @dataclass(frozen=True)
 class Word:
     """One word of a page with its box, in reading order."""
@@ -107,7 +123,7 @@ class BookInfo:
     path: str
     page_count: int
     chunk_count: int = 0
-    state: str = "ready"  # "indexing", "ready", "failed"
+    state: BookState = BookState.READY
     message: str = ""  # e.g. the reason for "failed" or pages without text
     pages_without_text: tuple[int, ...] = ()
 
@@ -253,3 +269,33 @@ class Answer:
     chapter: str = ""
     selection_page: Optional[int] = None  # 0-based physical page where the selection starts
     created_at: str = ""  # UTC ISO-8601 time the audit log recorded it (set by history())
+
+
+def answer_to_dict(answer: Answer) -> dict:
+    """An answer as plain JSON data (the command line's ``--json``, the server, benches)."""
+    v = answer.validation
+    return {
+        "answer": answer.text,
+        "mode": Mode(answer.mode).value,
+        "fallback": bool(answer.fallback),
+        "in_selected_text": answer.in_selected_text,
+        "confidence": round(float(answer.confidence), 4),
+        "confidence_level": getattr(answer.confidence_level, "value", answer.confidence_level),
+        "citations": [
+            {"page": c.page, "page_label": c.page_label, "section": c.section,
+             "excerpt": c.excerpt, "verified": bool(c.verified)}
+            for c in answer.citations
+        ],
+        "validation": (
+            {"similarity": round(float(v.similarity), 4), "overlap": round(float(v.overlap), 4),
+             "passed": bool(v.passed)}
+            if v is not None else None
+        ),
+        "truncation_warning": answer.truncation_warning,
+        "backend": answer.backend,
+        "model": answer.model,
+        "latency_ms": round(float(answer.latency_ms), 1),
+        "first_token_ms": (
+            round(float(answer.first_token_ms), 1) if answer.first_token_ms is not None else None
+        ),
+    }

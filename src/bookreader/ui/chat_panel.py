@@ -224,9 +224,9 @@ class ChatPanel(QWidget):
                 self.truncation_label.setText(warning)
                 self.truncation_label.show()
 
-        self.service.call("bookreader.core.answering:clean_selection", (text,),
-                          name="check selection", on_success=checked,
-                          on_failure=lambda exc: log.info("Selection check failed: %s", exc))
+        self.service.check_selection(
+            text, on_success=checked,
+            on_failure=lambda exc: log.info("Selection check failed: %s", exc))
 
     def clear_selection(self) -> None:
         self._selection = ""

@@ -382,6 +382,7 @@ class MainWindow(QMainWindow):
     # --- dialogs ------------------------------------------------------------------------------------
     def show_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.settings, self)
+        dialog.api_key_in_memory.connect(self.service.use_api_key)
         dialog.settings_saved.connect(self.apply_settings)
         self._keep(dialog)
         dialog.open()  # window-modal but not blocking
