@@ -58,7 +58,7 @@ class LibraryApi(Protocol):
     def close(self) -> None: ...
 
 
-class Command(str, enum.Enum):
+class Command(enum.StrEnum):
     """Every call a client may send to the library (the pipe's closed vocabulary)."""
 
     BOOKS = "books"

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
-from bookreader.core.types import answer_to_dict
+from bookreader.core.types import BookState, answer_to_dict
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput
 from bookreader.logs import LOG_FILE, add_file_handler
 
@@ -231,7 +231,7 @@ def cmd_books(args: argparse.Namespace) -> int:
         print("The library is empty. Add a book with `bookreader ingest FILE.pdf`.")
         return 0
     for b in books:
-        state = "" if b.state == "ready" else f"  [{b.state}]"
+        state = "" if b.state is BookState.READY else f"  [{b.state.value}]"
         print(f"{b.book_id[:12]}  {b.title}  ({b.page_count} pages, {b.chunk_count} chunks){state}")
         print(f"{'':12}  {b.path}")
     return 0
@@ -359,69 +359,9 @@ def _print_answer(answer, streamed: str) -> None:
     )
 
 
-def display_problem(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """Why Qt could not open a window here, or None when it should be able to.
-
-    Qt aborts the whole process (it does not raise) when no platform plugin can start, so
-    the usual causes on Linux are checked first: no display at all (a server, an SSH
-    session) and, for X11, the missing ``libxcb-cursor0`` that Qt 6.5+ needs.
-    """
-    env = os.environ if environ is None else environ
-    if env.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
-        return None  # a platform chosen on purpose (offscreen, wayland ...), or not Linux
-    if env.get("WAYLAND_DISPLAY"):
-        return None
-    if not env.get("DISPLAY"):
-        return (
-            "There is no graphical display here (neither DISPLAY nor WAYLAND_DISPLAY is "
-            "set), so the reader window cannot open. Run it on a desktop session, or use "
-            "`xvfb-run bookreader gui` for a virtual screen."
-        )
-    import ctypes.util
-
-    if ctypes.util.find_library("xcb-cursor") is None:
-        missing = "libxcb-cursor.so.0"
-    else:
-        missing = _xcb_plugin_missing_library()
-    if missing:
-        return (
-            f"The reader window needs X11 libraries that are not installed ({missing} is "
-            f"missing). Install them (Debian/Ubuntu: sudo apt-get install {XCB_PACKAGES}) "
-            f"and start BookReader again."
-        )
-    return None
-
-
-#: Debian packages Qt's X11 plugin needs beyond a minimal system.
-XCB_PACKAGES = (
-    "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 "
-    "libxkbcommon-x11-0"
-)
-
-
-def _xcb_plugin_missing_library() -> Optional[str]:
-    """The shared library Qt's X11 platform plugin cannot find, or None.
-
-    Loading the plugin the way Qt will names exactly what is missing; Qt itself only says
-    "could not load the xcb plugin" and aborts.
-    """
-    import ctypes
-
-    try:
-        import PySide6
-    except ImportError:
-        return None
-    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
-    if not plugin.is_file():
-        return None
-    try:
-        ctypes.CDLL(str(plugin))
-    except OSError as exc:
-        return str(exc).split(":", 1)[0].strip() or str(exc)
-    return None
-
-
 def cmd_gui(args: argparse.Namespace) -> int:
+    from bookreader.qt_platform import display_problem
+
     problem = display_problem()
     if problem is not None:
         print(f"{problem}\nShowing the command-line demo instead.\n", file=sys.stderr)
@@ -532,10 +472,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_doctor.register(sub)
 
-    if importlib.util.find_spec("bookreader.cli_audit") is not None:
-        from bookreader import cli_audit
+    from bookreader import cli_audit, cli_history
 
-        cli_audit.register(sub)
+    cli_audit.register(sub)
+    cli_history.register(sub)
     return parser
 
 

@@ -123,7 +123,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not qt:
         window = "PySide6 is missing: pip install PySide6-Essentials"
     else:
-        from bookreader.cli import display_problem
+        from bookreader.qt_platform import display_problem
 
         # Not counted as a problem: the command line works without a screen.
         problem = display_problem()

@@ -88,6 +88,8 @@ class Library:
         self._stores: dict[str, "VectorStore"] = {}
         self._retrievers: dict[str, "HybridRetriever"] = {}
         self._pdfs: dict[str, Any] = {}
+        # Read-only copies of shards another process holds: book id -> (store, folder).
+        self._copies: dict[str, tuple["VectorStore", Path]] = {}
         self._lock = threading.RLock()
 
     # --- lazily built services -----------------------------------------------------------
@@ -342,6 +344,41 @@ class Library:
                 self._stores[book_id] = store
             return store
 
+    def _reading_store(self, book_id: str) -> "VectorStore":
+        """The book's store for reading: its own, or, while another BookReader process
+        (an open window) holds it, a private copy of the ready shard.
+
+        Reading commands (``ask``, ``search``) then work beside the window; writes
+        (ingest, remove) still need the book's lock and say who holds it.
+        """
+        try:
+            return self._store(book_id)
+        except BookLocked:
+            if self.settings.store_backend != "edge":
+                raise
+        import tempfile
+
+        from bookreader.core.store.edge import EdgeStore
+
+        with self._lock:
+            cached = self._copies.get(book_id)
+            if cached is not None:
+                return cached[0]
+            tmp = Path(tempfile.mkdtemp(prefix="bookreader-read-"))
+            try:
+                shutil.copytree(self._book_dir(book_id) / "shard", tmp / "shard")
+            except OSError as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise StoreError(
+                    f"Cannot read book {book_id} while another BookReader process uses it: "
+                    f"copying its index failed ({exc.strerror or exc}). Try again, or close "
+                    "the BookReader window that has it open.", details=repr(exc)) from exc
+            store = EdgeStore(tmp / "shard", book_id, dimension=self.embedder.dimension)
+            self._copies[book_id] = (store, tmp)
+        log.info("Book %s is open in another BookReader process; reading a copy of its index",
+                 book_id)
+        return store
+
     def retriever(self, ref: str | Path) -> "HybridRetriever":
         """The hybrid retriever of a ready book (built once, then cached)."""
         from bookreader.core.lexical import LexicalIndex
@@ -358,7 +395,7 @@ class Library:
             cached = self._retrievers.get(info.book_id)
             if cached is not None:
                 return cached
-            store = self._store(info.book_id)
+            store = self._reading_store(info.book_id)
             chunks = list(store.chunks())
             path = self._book_dir(info.book_id) / LEXICAL_FILE
             lexical = LexicalIndex.load(path, chunks)
@@ -521,6 +558,8 @@ class Library:
             pdfs, self._pdfs = list(self._pdfs.values()), {}
             self._retrievers.clear()
             audit = self._audit
+            copies, self._copies = list(self._copies.values()), {}
+            stores += [store for store, _ in copies]
         for store in stores:
             try:
                 store.close()
@@ -534,6 +573,8 @@ class Library:
                     log.exception("Closing a PDF failed")
         if audit is not None and hasattr(audit, "close"):
             audit.close()
+        for _, folder in copies:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> "Library":
         return self

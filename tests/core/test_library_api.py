@@ -71,3 +71,40 @@ def test_conversation_exports_as_markdown(tmp_path, embedder):
     assert answer.citations
     label = answer.citations[0].page_label
     assert f"page {label}" in text and "Sources:" in text
+
+
+def test_reading_works_beside_a_window_that_holds_the_book(tmp_path, embedder, monkeypatch):
+    """A window's library process keeps the book's store open; `bookreader ask/search`
+    (another Library on the same data folder) read a private copy, and a write says truly
+    who holds the book."""
+    import multiprocessing
+
+    from pdf_factory import planted_fact_pdf
+
+    from bookreader.errors import BookLocked
+
+    fact = "The lighthouse keeper Marguerite Okonkwo counted exactly 4127 gulls on Tuesday."
+    pdf = planted_fact_pdf(tmp_path / "fact.pdf", fact, fact_page=5)
+    settings = Settings(data_dir=tmp_path / "data")
+    monkeypatch.setattr(multiprocessing.current_process(), "name", "library")
+    window = Library(settings, embedder=embedder)
+    info = window.ingest(pdf)  # holds the store (and its lock) from now on
+    monkeypatch.setattr(multiprocessing.current_process(), "name", "cli")
+    cli = Library(settings, embedder=embedder)
+    try:
+        hits = cli.search(info.book_id, "How many gulls were counted?", top_k=3)
+        assert any("4127" in p.chunk.text for p in hits.passages)
+        answer = cli.ask("How many gulls were counted?", book=info.book_id,
+                         backend="extractive")
+        assert "4127" in answer.text and not answer.error
+        with pytest.raises(BookLocked) as err:
+            cli.remove(info.book_id)
+        message = err.value.user_message
+        assert "an open BookReader window" in message and "close that window" in message
+        assert "finish indexing" not in message
+        copy = cli._copies[info.book_id][1]
+        assert copy.is_dir()
+    finally:
+        cli.close()
+        window.close()
+    assert not copy.exists()  # the private copy goes with the command

@@ -8,7 +8,7 @@ page coordinates (origin top-left): ``(x0, y0, x1, y1)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Callable, Optional
 
 Rect = tuple[float, float, float, float]
@@ -44,7 +44,7 @@ class Mode(str, Enum):
     HIGHLIGHT = "highlight"
 
 
-class BookState(str, Enum):
+class BookState(StrEnum):
     """Where a book's indexing stands."""
 
     INDEXING = "indexing"  # running, or interrupted (ingesting again resumes it)
@@ -52,7 +52,7 @@ class BookState(str, Enum):
     FAILED = "failed"
 
 
-class ConfidenceLevel(str, Enum):
+class ConfidenceLevel(StrEnum):
     """How sure an answer is, as the card shows it."""
 
     HIGH = "high"
@@ -245,7 +245,7 @@ class Answer:
     fallback: bool
     in_selected_text: Optional[bool]  # selected/highlight modes; None in book mode
     confidence: float
-    confidence_level: str  # "high", "medium", "low"
+    confidence_level: ConfidenceLevel | str  # a ConfidenceLevel; "" in old audit rows
     citations: tuple[Citation, ...] = ()
     validation: Optional[Validation] = None
     truncation_warning: str = ""

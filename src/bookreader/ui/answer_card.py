@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from bookreader.core.types import Answer, Citation, Mode
+from bookreader.core.types import Answer, Citation, ConfidenceLevel, Mode
 from bookreader.ui.widgets import FlowLayout, badge, elide_middle, wrapped_label
 
 MODE_NAMES = {
@@ -18,9 +18,9 @@ MODE_NAMES = {
     Mode.HIGHLIGHT: ("Selection + pages", "Answered from the selection and the pages around it"),
 }
 CONFIDENCE = {
-    "high": ("High confidence", "good"),
-    "medium": ("Medium confidence", "warn"),
-    "low": ("Low confidence", "bad"),
+    ConfidenceLevel.HIGH: ("High confidence", "good"),
+    ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
+    ConfidenceLevel.LOW: ("Low confidence", "bad"),
 }
 
 
@@ -108,9 +108,6 @@ class AnswerCard(QFrame):
         lay.addLayout(footer)
 
     # --- streaming --------------------------------------------------------------------------
-    @property
-    def streamed_text(self) -> str:
-        return self._text
 
     def append_tokens(self, text: str) -> None:
         """Add streamed text (the panel batches tokens so the label updates ~30 times/s)."""
