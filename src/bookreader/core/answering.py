@@ -57,16 +57,18 @@ from bookreader.core.citations import (
 from bookreader.core.focus import focus, focus_passages
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.retrieval import is_covered
+from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
     MAX_SELECTION_CHARS,
     clean_question,
     clean_selection,
 )
-from bookreader.core.sentences import words
 from bookreader.core.types import (
     Answer,
     CancelFn,
+    ConfidenceLevel,
     Message,
     Mode,
     Outcome,
@@ -89,13 +91,13 @@ _ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 
 
 # --- confidence ------------------------------------------------------------------------
-def confidence_level(confidence: float) -> str:
+def confidence_level(confidence: float) -> ConfidenceLevel:
     """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
     if confidence > 0.85:
-        return "high"
+        return ConfidenceLevel.HIGH
     if confidence >= 0.70:
-        return "medium"
-    return "low"
+        return ConfidenceLevel.MEDIUM
+    return ConfidenceLevel.LOW
 
 
 def combine_confidence(retrieval: float, generation: float) -> float:
@@ -151,7 +153,11 @@ class Answerer:
         self._budget_fn = budget_fn
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
-            validator = GroundingValidator(copy() if copy is not None else embedder)
+            validator = GroundingValidator(
+                copy() if copy is not None else embedder,
+                settings.grounding_similarity_threshold,
+                settings.grounding_overlap_threshold,
+            )
         self.validator = validator
 
     # --- the one entry point --------------------------------------------------------------
@@ -316,8 +322,8 @@ class _Run:
         if cancel():
             raise Cancelled()
         retrieval_conf = 1.0 if self.mode is not Mode.BOOK else (self.retrieval.confidence if self.retrieval else 0.0)
-        if self.mode is Mode.BOOK and (
-            not passages or retrieval_conf < self.settings.confidence_threshold
+        if self.mode is Mode.BOOK and not (
+            passages and is_covered(self.retrieval, self.settings.confidence_threshold)
         ):
             log.info("Not covered: retrieval confidence %.2f", retrieval_conf)
             self.chapter = passages[0].chunk.chapter if passages else ""
@@ -350,11 +356,9 @@ class _Run:
                 log.error("Retriever returned %d passages outside the filter; dropped",
                           len(retrieval.passages) - len(kept))
                 retrieval = replace(retrieval, passages=kept)
-        elapsed = time.perf_counter() - t
-        self.stage_ms["retrieval"] = elapsed * 1000.0
+        # The retriever enforces the retrieval budget (QueryTimeout) stage by stage.
+        self.stage_ms["retrieval"] = (time.perf_counter() - t) * 1000.0
         self.retrieval = retrieval
-        if elapsed > self.settings.retrieval_timeout_s:
-            raise QueryTimeout(prompts.TIMEOUT_MESSAGE, details=f"retrieval took {elapsed:.2f} s")
         if self.mode is Mode.BOOK and retrieval.passages:
             self.chapter = retrieval.passages[0].chunk.chapter
         return list(retrieval.passages)
@@ -450,13 +454,9 @@ class _Run:
         # and reading the mode's fixed instructions are one-off costs, not part of an
         # answer's time budget.
         try:
-            for part in (self.owner.embedder, self.owner.validator.embedder):
-                warm = getattr(part, "warm_up", None)
-                if warm is not None:
-                    warm()
-            warm = getattr(backend, "warm_up", None)
-            if warm is not None:
-                warm()
+            self.owner.embedder.warm_up()
+            self.owner.validator.embedder.warm_up()
+            backend.warm_up()
             # The rules and the worked example are the same for every question of a mode;
             # a local model reads them once per session (like loading it), not per answer.
             prime = getattr(backend, "prime", None)
