@@ -23,13 +23,12 @@ import importlib.util
 import json
 import logging
 import logging.handlers
-import os
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings

@@ -149,7 +149,7 @@ class AnswerCard(QFrame):
                 f"Not found in the {where}", "warn",
                 f"The {where} does not seem to cover this; no answer was made up"))
         level = (answer.confidence_level or "low").lower()
-        text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
+        text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))  # pyright: ignore[reportArgumentType]
         if marks:  # the mark is the message; the confidence is secondary
             kind = "neutral"
         marks.append(badge(text, kind, f"How sure BookReader is of this answer "
@@ -176,7 +176,7 @@ class AnswerCard(QFrame):
         self.copy_button.setEnabled(bool(answer.text))
 
     def citation_chips(self) -> list[CitationChip]:
-        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]
+        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]  # pyright: ignore[reportOptionalMemberAccess]
 
     def copy_answer(self) -> str:
         """Copy the answer with its citations as plain text."""
