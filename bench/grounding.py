@@ -129,8 +129,9 @@ def inject(context: str, instruction: str) -> str:
     from bookreader.core.sentences import split_sentences
 
     sents = split_sentences(context)
-    mid = len(sents) // 2
-    return " ".join(sents[:mid] + [instruction] + sents[mid:])
+    anchor = sents[max(0, len(sents) // 2 - 1)]
+    at = context.find(anchor) + len(anchor)
+    return f"{context[:at]}\n\n{instruction}\n\n{context[at:].lstrip()}"
 
 
 def textbook_split(rows: list[dict], split: str) -> list[dict]:
@@ -222,6 +223,7 @@ GRID = {
     "local_overlap_threshold": (0.6, 0.7, 0.75, 0.8, 0.9, 1.0),
     "paraphrase_similarity": (0.7, 0.75, 0.8, 0.85, 0.9, 1.01),
     "paraphrase_min_overlap": (0.0, 0.3, 0.4, 0.5, 0.6),
+    "contradiction_similarity": (0.65, 0.7, 0.75, 0.8, 1.01),
 }
 
 
@@ -302,13 +304,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps(results[:20], indent=1))
             return 0
-        print("| local overlap | para. similarity | para. overlap | HaluEval BA / FA / FR "
+        print("| local overlap | para. similarity | para. overlap | contradiction | HaluEval BA / FA / FR "
               "| textbook BA / FA / FR / para. FR |")
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         for m in results[:15]:
             h, t = m["halueval"], m["textbook"]
             print(f"| {m['local_overlap_threshold']} | {m['paraphrase_similarity']} | "
-                  f"{m['paraphrase_min_overlap']} | {h['balanced_accuracy']:.3f} / "
+                  f"{m['paraphrase_min_overlap']} | {m['contradiction_similarity']} | "
+                  f"{h['balanced_accuracy']:.3f} / "
                   f"{h['false_accept_rate']:.3f} / {h['false_reject_rate']:.3f} | "
                   f"{t['balanced_accuracy']:.3f} / {t['false_accept_rate']:.3f} / "
                   f"{t['false_reject_rate']:.3f} / {t.get('paraphrase_false_reject_rate', 0):.3f} |")

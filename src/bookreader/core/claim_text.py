@@ -8,25 +8,45 @@ in microseconds.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from bookreader.core.sentences import STOPWORDS, content_terms, numbers, stem, words
 
 # --- negation ------------------------------------------------------------------------------
-#: Words that turn a statement around.  "optional", "unnecessary" and friends count: "the
-#: default block is optional" says the same as "you do not have to include a default".
+#: Words that turn a statement around.
 NEGATION_WORDS = frozenset(
-    """not no never none nothing nobody nowhere neither nor cannot without
-    optional unnecessary needless""".split()
+    ["not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "cannot",
+     "without"]
 )
+#: "Not required": "the default block is optional" says what "you do not have to include
+#: a default case" says, and neither says what "there is no default case" says.
+_OPTIONAL = re.compile(
+    r"\b(?:optional|unnecessary|needless|needn['\u2019]t"
+    r"|(?:not|n['\u2019]t)\s+(?:have\s+to|need(?:\s+to)?|required|necessary|mandatory|obligatory))\b",
+    re.IGNORECASE,
+)
+#: Phrases that deny the alternative ("a framework rather than an operating system").
+_CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of)\b", re.IGNORECASE)
 #: "n't" contractions ("don't", "can't", "isn't"), straight or curly apostrophe.
 _NT = re.compile(r"n['\u2019]t$", re.IGNORECASE)
 #: A yes/no word that opens an answer ("No, ...") is the verdict, not a negated claim;
 #: the rest of the sentence carries the claim.
 _VERDICT = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b[\s,.;:!-]*",
                       re.IGNORECASE)
-#: Content words within this many tokens of a negation word are its scope.
-NEGATION_SCOPE = 3
+_SEGMENT = re.compile(r"[,;:()\u2014]")
+#: Content words after a negation that form its scope ("is *not greater* than 0").
+NEGATION_SCOPE = 2
+#: Opposites a paraphrase must not swap (besides un-/in-/im-/non- prefixes).
+_ANTONYMS = {
+    "open": "closed", "true": "false", "synchronous": "asynchronous", "public": "private",
+    "required": "optional", "mandatory": "optional", "increase": "decrease",
+    "increases": "decreases", "maximum": "minimum", "success": "failure", "enable": "disable",
+    "enabled": "disabled", "static": "dynamic", "before": "after", "inside": "outside",
+    "allowed": "forbidden", "always": "never", "all": "none",
+}
+_ANTONYMS.update({v: k for k, v in list(_ANTONYMS.items())})
+#: ("non" words are negations: see :func:`negation_cues`.)
+_NEG_PREFIXES = ("un", "in", "im", "il", "ir", "dis")
 
 
 def strip_verdict(sentence: str) -> str:
@@ -43,36 +63,126 @@ def is_negation(word: str) -> bool:
     return lw in NEGATION_WORDS or bool(_NT.search(lw))
 
 
-def negation_scopes(sentence: str) -> list[set[str]]:
-    """For each negation word of ``sentence``, the stems of the content words around it.
+def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
+    scope: set[str] = set()
+    for direction, count in ((-1, before), (1, after)):
+        j, taken = i + direction, 0
+        while 0 <= j < len(ws) and taken < count:
+            lw = ws[j].lower().replace("\u2019", "'")
+            if not is_negation(lw) and lw not in STOPWORDS and len(lw) > 1:
+                scope.add(stem(lw))
+                taken += 1
+            j += direction
+    return scope
 
-    "x is not greater than 0" -> one scope, {"greater"} (plus "x" were it longer than a
-    letter).  A context sentence's negation matters for an answer only when the answer
-    talks about its scope.
+
+def negation_cues(sentence: str) -> list[tuple[str, set[str]]]:
+    """The negations of ``sentence`` as ``(kind, scope)``: kind "not" or "optional".
+
+    The scope is the stems of the content words a negation bears on, within its clause
+    (commas, colons and brackets end a scope): the two after a "not" ("x is not
+    *greater* than 0"), one before and after an "optional" (the thing that is optional)
+    plus the phrase's own words ("not *necessary*").  "neither ... nor" counts once;
+    "rather than" and "instead of" count as "not"; so does a "non" word ("nonnegative").
     """
-    ws = words(sentence)
-    scopes: list[set[str]] = []
-    for i, w in enumerate(ws):
-        if not is_negation(w):
-            continue
-        scope: set[str] = set()
-        for direction in (-1, 1):
-            j, taken = i + direction, 0
-            while 0 <= j < len(ws) and taken < NEGATION_SCOPE:
-                lw = ws[j].lower().replace("\u2019", "'")
-                if not is_negation(lw) and lw not in STOPWORDS and len(lw) > 1:
-                    scope.add(stem(lw))
-                    taken += 1
-                j += direction
-        if w.lower() in ("optional", "unnecessary", "needless"):
-            scope.add(stem(w.lower()))
-        scopes.append(scope)
-    return scopes
+    cues: list[tuple[str, set[str]]] = []
+    for segment in _SEGMENT.split(sentence):
+        text = segment
+        for m in _OPTIONAL.finditer(text):
+            ws_before = words(text[: m.start()])
+            ws = ws_before + ["optional"] + words(text[m.end():])
+            own = {stem(w.lower()) for w in words(m.group(0)) if w.lower() not in STOPWORDS
+                   and not is_negation(w) and w.lower() not in ("have", "need", "needn't")}
+            cues.append(("optional", _scope(ws, len(ws_before), 1, 1) | own | {"option"}))
+        text = _OPTIONAL.sub(" ", text)
+        for m in _CONTRAST.finditer(text):
+            ws = words(text[m.end():])
+            cues.append(("not", _scope(["not"] + ws, 0, 0, NEGATION_SCOPE)))
+        text = _CONTRAST.sub(" ", text)
+        ws = words(text)
+        for i, w in enumerate(ws):
+            lw = w.lower()
+            if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
+                cues.append(("not", {stem(lw[3:])}))  # "nonnegative" = "not negative"
+            elif is_negation(w):
+                cues.append(("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+            elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
+                cues.append(("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+    return cues
+
+
+def claim_kinds(sentence: str) -> frozenset[str]:
+    """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
+    return frozenset(kind for kind, _ in negation_cues(strip_verdict(sentence)))
 
 
 def negated(sentence: str) -> bool:
     """True when the claim of ``sentence`` (an opening Yes/No removed) holds a negation."""
-    return any(is_negation(w) for w in words(strip_verdict(sentence)))
+    return bool(claim_kinds(sentence))
+
+
+#: A piece with fewer content words is not a claim of its own ("but it is common").
+MIN_CLAUSE_TERMS = 3
+_CLAUSE = re.compile(
+    r"\s*;\s+|,\s+(?=(?:and|but|while|whereas|so|therefore|thus|hence|which\s+means)\b)",
+    re.IGNORECASE,
+)
+
+
+def clauses(sentence: str) -> list[str]:
+    """``sentence`` cut into the claims it joins ("A, so B", "A; B", "A, while B").
+
+    A piece with fewer than two content words stays with the one before it (", and
+    encryption" ends a list, it is not a claim).
+    """
+    out: list[str] = []
+    for piece in _CLAUSE.split(sentence):
+        if out and len(content_terms(piece)) < MIN_CLAUSE_TERMS:
+            out[-1] = f"{out[-1]}, {piece}"
+        elif piece.strip():
+            out.append(piece.strip())
+    if len(out) > 1 and len(content_terms(out[0])) < MIN_CLAUSE_TERMS:
+        out[:2] = [f"{out[0]}, {out[1]}"]
+    return out or [sentence]
+
+
+def claim_terms(text: str) -> list[str]:
+    """:func:`content_terms`, plus the base of a "non" word ("nonnegative" -> "negat")."""
+    out = content_terms(text)
+    for w in words(text):
+        lw = w.lower()
+        if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
+            out.append(stem(lw[3:]))
+    return out
+
+
+def _lower_words(text: str) -> set[str]:
+    return {w.lower().replace("\u2019", "'") for w in words(text)}
+
+
+def opposite_words(sentence: str, window_sentence: str) -> bool:
+    """True when ``window_sentence`` says the opposite of a word of ``sentence``.
+
+    "closed-source" against "open-source", "immutable" against "mutable", "false"
+    against "true": the window holds the opposite and not the word itself, and the
+    sentence does not hold the opposite.
+    """
+    mine = _lower_words(sentence)
+    theirs = _lower_words(window_sentence)
+    for w in mine:
+        if w in theirs:
+            continue
+        opposites = set()
+        if w in _ANTONYMS:
+            opposites.add(_ANTONYMS[w])
+        for p in _NEG_PREFIXES:
+            if w.startswith(p) and len(w) - len(p) >= 5:
+                opposites.add(w[len(p):])
+            elif len(w) >= 5:
+                opposites.add(p + w)
+        if any(o in theirs and o not in mine for o in opposites):
+            return True
+    return False
 
 
 # --- numbers -------------------------------------------------------------------------------
@@ -119,6 +229,16 @@ _PAYLOAD = re.compile(
     r"(?:with\s+|that\s+|saying\s+)?(.+)$",
     re.IGNORECASE,
 )
+
+
+def instruction_start(sentence: str) -> int | None:
+    """Where an instruction to the model begins in ``sentence`` (None when there is none)."""
+    m = _INSTRUCTION.search(sentence)
+    if m is None:
+        return None
+    # Back up to the start of the clause the match is in ("... and ignore your rules").
+    cut = max(sentence.rfind(x, 0, m.start()) for x in (". ", "; ", ": ", "\n"))
+    return 0 if cut < 0 else cut + 1
 
 
 def is_instruction(sentence: str) -> bool:

@@ -57,15 +57,18 @@ from bookreader.core.citations import claim_units
 from bookreader.core.claim_text import (
     carries_out,
     instruction_payload,
-    is_instruction,
+    instruction_start,
     is_tautology,
-    negated,
-    negation_scopes,
+    claim_kinds,
+    claim_terms,
+    clauses,
+    negation_cues,
     number_terms,
+    opposite_words,
     strip_verdict,
 )
 from bookreader.core.prompts import split_confidence
-from bookreader.core.sentences import STOPWORDS, content_terms, split_sentences, stem, words
+from bookreader.core.sentences import STOPWORDS, split_sentences, stem, words
 from bookreader.core.types import Validation
 
 if TYPE_CHECKING:
@@ -87,6 +90,13 @@ MAX_WINDOWS = 120
 CANDIDATES_PER_SENTENCE = 6
 #: Of those, the best few are also tried in pairs (plus their neighbours).
 PAIR_CANDIDATES = 4
+#: Pairs of sentences are neighbours only (True) or any two of the best candidates.
+ADJACENT_PAIRS_ONLY = True
+#: The context sentence closest to an answer sentence (at least this cosine) decides its
+#: polarity: if it says the opposite, no other window can support the sentence.
+CONTRADICTION_SIMILARITY = 0.75
+#: Sentences after a line ending in ":" that inherit its names (the items of a list).
+HEADER_REACH = 8
 #: Sentence vectors kept between calls.
 VECTOR_CACHE = 4096
 #: Contexts whose word sets are kept (the same context is checked several times: the
@@ -135,10 +145,16 @@ _ANAPHORA = frozenset(
 )
 
 
+#: Operators written with two symbols ("==", "&&", "//"): "use == to compare strings"
+#: and "use equals" differ in nothing else.
+_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=)(?![=&|/*])")
+
+
 def code_terms(sentence: str) -> list[str]:
     """The code-like terms of an answer sentence that must occur in the context."""
     terms = [m.group(1).strip() for m in _BACKTICKS.finditer(sentence)]
     rest = _BACKTICKS.sub(" ", sentence)
+    terms += [m.group(0) for m in _OPERATOR.finditer(rest)]
     for m in _CODE_TOKEN.finditer(rest):
         tok = m.group(0).rstrip(".")
         parts = re.split(r"\.|::|_|\(\)|-", tok.strip("-"))
@@ -211,7 +227,9 @@ class SentenceScore:
     supported: bool
     #: The sentence relates names that no one context sentence relates.
     relation_unstated: bool = False
-    windows: tuple[WindowScore, ...] = ()
+    #: Per clause of the sentence ("A, so B" has two), its windows, best first; every
+    #: clause needs one window that supports it.
+    clauses: tuple[tuple[WindowScore, ...], ...] = ()
     #: The sentence says what an instruction planted in the context asks for.
     obeys_instruction: bool = False
     #: The sentence only restates the question (checked when the question is given).
@@ -231,7 +249,8 @@ class _Context:
     sentence_words: list[set[str]]
     sentence_numbers: list[set[str]]
     sentence_squashed: list[str]
-    negation_scopes: list[list[set[str]]]
+    negation_cues: list[list[tuple[str, set[str]]]]
+    continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
     payloads: list[str]  # what planted instructions ask the model to say
 
 
@@ -265,6 +284,8 @@ class GroundingValidator:
         self.local_overlap_threshold = local_overlap_threshold
         self.paraphrase_similarity = paraphrase_similarity
         self.paraphrase_min_overlap = paraphrase_min_overlap
+        self.contradiction_similarity = CONTRADICTION_SIMILARITY
+        self.adjacent_pairs_only = ADJACENT_PAIRS_ONLY
         self._cache: "OrderedDict[str, _Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -277,31 +298,42 @@ class GroundingValidator:
         support: list[str] = []
         payloads: list[str] = []
         for sent in split_sentences(context_text):
-            if is_instruction(sent):
-                payloads.append(instruction_payload(sent))
-            else:
+            start = instruction_start(sent)
+            if start is None:
                 support.append(sent)
+                continue
+            payloads.append(instruction_payload(sent))
+            if len(words(sent[:start])) >= 3:
+                support.append(sent[:start].strip())  # the text before the instruction
         support = support[:MAX_WINDOWS]
         text = " ".join(support)
         lower = {_name_key(w) for w in words(text)}
         sentence_words: list[set[str]] = []
+        header: set[str] = set()
+        since_header = HEADER_REACH
         for sent in support:
             ws = [_name_key(w) for w in words(sent)]
             here = set(ws)
             if ws and ws[0] in _ANAPHORA and sentence_words:
                 here |= sentence_words[-1]
+            since_header += 1
+            if since_header <= HEADER_REACH:
+                here |= header  # an item of a list introduced by "... include:"
+            if sent.rstrip().endswith(":"):
+                header, since_header = set(ws), 0
             sentence_words.append(here)
         ctx = _Context(
-            terms=set(content_terms(text)),
+            terms=set(claim_terms(text)),
             lower_words=lower,
             numbers=number_terms(text),
             squashed=_squash(text),
             windows=support,
-            sentence_terms=[set(content_terms(x)) for x in support],
+            sentence_terms=[set(claim_terms(x)) for x in support],
             sentence_words=sentence_words,
             sentence_numbers=[number_terms(x) for x in support],
             sentence_squashed=[_squash(x) for x in support],
-            negation_scopes=[negation_scopes(x) for x in support],
+            negation_cues=[negation_cues(x) for x in support],
+            continues=[bool(words(x)) and words(x)[0].lower() in _ANAPHORA for x in support],
             payloads=[p for p in payloads if p],
         )
         self._cache[context_text] = ctx
@@ -366,20 +398,21 @@ class GroundingValidator:
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
 
-    def _windows(self, sentence: str, terms: list[str], ctx: _Context) -> list[WindowScore]:
+    def _windows(self, sentence: str, ctx: _Context) -> list[WindowScore]:
         """The sentence scored against its candidate windows (best first)."""
         n_ctx = len(ctx.windows)
-        if not n_ctx:
+        tset = set(claim_terms(sentence))
+        if not n_ctx or not tset:
             return []
-        tset = set(terms)
         ranked = sorted(range(n_ctx), key=lambda i: -len(tset & ctx.sentence_terms[i]))
         chosen = ranked[:CANDIDATES_PER_SENTENCE]
         self._embed([sentence] + [ctx.windows[i] for i in chosen])
         vec = self._vectors[sentence]
         sims = {i: float(vec @ self._vectors[ctx.windows[i]]) for i in chosen}
         codes, nums, names = self._exact_terms(sentence)
-        s_neg = negated(sentence)
-        claim_terms = set(content_terms(strip_verdict(sentence)))
+        claim = strip_verdict(sentence)
+        s_kinds = claim_kinds(sentence)
+        cterms = set(claim_terms(claim))
 
         def score(idx: tuple[int, ...]) -> WindowScore:
             wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
@@ -390,19 +423,24 @@ class GroundingValidator:
                 and nums <= set().union(*(ctx.sentence_numbers[i] for i in idx))
                 and all(n in wwords or stem(n) in wterms for n in names)
             )
-            scopes = [s for i in idx for s in ctx.negation_scopes[i]]
-            if s_neg:
-                polarity = bool(scopes)
-            else:
-                polarity = not any(s & claim_terms for s in scopes)
+            # A sentence that goes on "It has no effect ..." negates its predecessor.
+            near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
+            # The sentence's negations need one of the same kind in the window; the
+            # window's negations that bear on the sentence's words need one in it.
+            all_kinds = {kind for i in near for kind, _ in ctx.negation_cues[i]}
+            bearing = {kind for i in near for kind, scope in ctx.negation_cues[i]
+                       if scope & cterms}
+            polarity = s_kinds <= all_kinds and bearing <= s_kinds and not any(
+                opposite_words(claim, ctx.windows[i]) for i in idx)
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity)
 
         singles = [score((i,)) for i in chosen]
         best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
                                                / max(1, len(tset))))[:PAIR_CANDIDATES]
         pairs: set[tuple[int, ...]] = set()
-        for a, b in itertools.combinations(best, 2):
-            pairs.add((min(a, b), max(a, b)))
+        if not self.adjacent_pairs_only:
+            for a, b in itertools.combinations(best, 2):
+                pairs.add((min(a, b), max(a, b)))
         for i in best[:2]:
             for j in (i - 1, i + 1):
                 if 0 <= j < n_ctx:
@@ -423,21 +461,24 @@ class GroundingValidator:
         ctx = self._context(context_text)
         out = []
         for sent in sentences:
-            terms = content_terms(sent)
-            windows = self._windows(sent, terms, ctx) if terms else []
+            terms = claim_terms(sent)
+            parts = tuple(tuple(self._windows(c, ctx)) for c in clauses(sent)) if terms else ()
             overlap = 1.0
             if terms:
                 overlap = sum(1 for t in terms if t in ctx.terms) / len(terms)
-            sim = max((w.similarity for w in windows if len(w.sentences) == 1), default=0.0)
-            local = max((w.coverage for w in windows), default=0.0 if terms else 1.0)
+            sim = min((max((w.similarity for w in ws if len(w.sentences) == 1), default=0.0)
+                       for ws in parts), default=0.0)
+            local = min((max((w.coverage for w in ws), default=0.0) for ws in parts),
+                        default=1.0)
             missing = tuple(self._missing_terms(sent, ctx))
-            unstated = bool(not missing and self._relation_unstated(sent, ctx))
+            unstated = bool(not missing and any(
+                self._relation_unstated(c, ctx) for c in clauses(sent)))
             obeys = carries_out(sent, ctx.payloads)
             taut = bool(question) and is_tautology(sent, question)
             partial = SentenceScore(
                 sentence=sent, similarity=sim, overlap=float(overlap), local_overlap=local,
                 missing=missing, n_terms=len(terms), supported=False,
-                relation_unstated=unstated, windows=tuple(windows),
+                relation_unstated=unstated, clauses=parts,
                 obeys_instruction=obeys, tautology=taut,
             )
             out.append(dataclasses.replace(partial, supported=self.decide(partial)))
@@ -462,7 +503,15 @@ class GroundingValidator:
             return False
         if s.similarity < self.similarity_threshold and s.overlap < self.overlap_threshold:
             return False  # the design's rule, kept as a necessary condition
-        return any(self.window_supports(w) for w in s.windows)
+        return all(self._clause_supported(ws) for ws in s.clauses)
+
+    def _clause_supported(self, windows: Sequence[WindowScore]) -> bool:
+        singles = [w for w in windows if len(w.sentences) == 1]
+        if singles:
+            closest = max(singles, key=lambda w: w.similarity)
+            if closest.similarity >= self.contradiction_similarity and not closest.polarity_ok:
+                return False  # the closest sentence says the opposite
+        return any(self.window_supports(w) for w in windows)
 
     def validate(self, answer_text: str, context_text: str, question: str = "") -> Validation:
         """Score an answer against its context.
