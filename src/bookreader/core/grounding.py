@@ -80,9 +80,9 @@ log = logging.getLogger(__name__)
 SIMILARITY_THRESHOLD = 0.7
 OVERLAP_THRESHOLD = 0.5
 #: Chosen on the tune halves (see TUNING_NOTES).
-LOCAL_OVERLAP_THRESHOLD = 0.8
-PARAPHRASE_SIMILARITY = 0.8
-PARAPHRASE_MIN_OVERLAP = 0.4
+LOCAL_OVERLAP_THRESHOLD = 0.9
+PARAPHRASE_SIMILARITY = 0.75
+PARAPHRASE_MIN_OVERLAP = 0.3
 #: Context sentences kept per context at most (a 4,000-character selection plus five
 #: chunks is ~60 sentences; more would only cost time).
 MAX_WINDOWS = 120
@@ -94,7 +94,13 @@ PAIR_CANDIDATES = 4
 ADJACENT_PAIRS_ONLY = True
 #: The context sentence closest to an answer sentence (at least this cosine) decides its
 #: polarity: if it says the opposite, no other window can support the sentence.
-CONTRADICTION_SIMILARITY = 0.75
+CONTRADICTION_SIMILARITY = 0.7
+#: Stems that share this many first letters count as one word family.
+PREFIX_MATCH = 5
+#: A pair of sentences supports only a sentence this close (cosine) to one of them: a
+#: short answer ("Elmhurst College was founded in 1874") assembled from two sentences
+#: is how relations get invented.
+PAIR_MIN_SIMILARITY = 0.5
 #: Sentences after a line ending in ":" that inherit its names (the items of a list).
 HEADER_REACH = 8
 #: Sentence vectors kept between calls.
@@ -203,6 +209,20 @@ def relation_names(sentence: str) -> set[str]:
     return out
 
 
+def _covered(term: str, terms: set[str]) -> bool:
+    """``term`` is in ``terms``, or shares its first five letters with one of them.
+
+    Stems of one word family differ after that point ("generalis"/"general",
+    "initialis"/"initi"); the exact checks for names, numbers and code are elsewhere.
+    """
+    if term in terms:
+        return True
+    if len(term) < PREFIX_MATCH:
+        return False
+    head = term[:PREFIX_MATCH]
+    return any(t.startswith(head) for t in terms if len(t) >= PREFIX_MATCH)
+
+
 @dataclass(frozen=True)
 class WindowScore:
     """How well one context sentence, or pair of sentences, supports an answer sentence."""
@@ -286,6 +306,7 @@ class GroundingValidator:
         self.paraphrase_min_overlap = paraphrase_min_overlap
         self.contradiction_similarity = CONTRADICTION_SIMILARITY
         self.adjacent_pairs_only = ADJACENT_PAIRS_ONLY
+        self.pair_min_similarity = PAIR_MIN_SIMILARITY
         self._cache: "OrderedDict[str, _Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -416,7 +437,7 @@ class GroundingValidator:
 
         def score(idx: tuple[int, ...]) -> WindowScore:
             wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
-            cov = len(tset & wterms) / len(tset) if tset else 1.0
+            cov = sum(1 for t in tset if _covered(t, wterms)) / len(tset) if tset else 1.0
             wwords = set().union(*(ctx.sentence_words[i] for i in idx))
             exact = (
                 all(any(_squash(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
@@ -487,6 +508,8 @@ class GroundingValidator:
     def window_supports(self, w: WindowScore) -> bool:
         """One window's verdict (the thresholds are this validator's)."""
         if not (w.exact_ok and w.polarity_ok):
+            return False
+        if len(w.sentences) > 1 and w.similarity < self.pair_min_similarity:
             return False
         if w.coverage >= self.local_overlap_threshold:
             return True
