@@ -220,11 +220,11 @@ def run(pairs: list[Pair], validator) -> tuple[dict, list[bool]]:
 
 
 GRID = {
-    "local_overlap_threshold": (0.6, 0.7, 0.75, 0.8, 0.9, 1.0),
-    "paraphrase_similarity": (0.7, 0.75, 0.8, 0.85, 0.9, 1.01),
-    "paraphrase_min_overlap": (0.0, 0.3, 0.4, 0.5, 0.6),
+    "local_overlap_threshold": (0.7, 0.8, 0.9, 1.0),
+    "paraphrase_similarity": (0.75, 0.8, 0.85, 0.9, 1.01),
+    "paraphrase_min_overlap": (0.3, 0.5, 0.6),
     "contradiction_similarity": (0.7, 0.75, 0.8),
-    "pair_min_similarity": (0.0, 0.5, 0.6),
+    "pair_min_similarity": (0.5, 0.6, 0.7, 1.01),
 }
 
 

@@ -95,6 +95,8 @@ ADJACENT_PAIRS_ONLY = True
 #: The context sentence closest to an answer sentence (at least this cosine) decides its
 #: polarity: if it says the opposite, no other window can support the sentence.
 CONTRADICTION_SIMILARITY = 0.7
+#: ... when it also holds this share of the sentence's words (it is about the same thing).
+CONTRADICTION_COVERAGE = 0.6
 #: Stems that share this many first letters count as one word family.
 PREFIX_MATCH = 5
 #: A pair of sentences supports only a sentence this close (cosine) to one of them: a
@@ -156,11 +158,16 @@ _ANAPHORA = frozenset(
 _OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=)(?![=&|/*])")
 
 
+#: camelCase identifiers ("toUpperCase", "compareTo", "iPhone" too: a name either way).
+_CAMEL = re.compile(r"(?<![\w.])[a-z]+[A-Z][A-Za-z0-9]*(?![\w(])")
+
+
 def code_terms(sentence: str) -> list[str]:
     """The code-like terms of an answer sentence that must occur in the context."""
     terms = [m.group(1).strip() for m in _BACKTICKS.finditer(sentence)]
     rest = _BACKTICKS.sub(" ", sentence)
     terms += [m.group(0) for m in _OPERATOR.finditer(rest)]
+    terms += [m.group(0) for m in _CAMEL.finditer(rest)]
     for m in _CODE_TOKEN.finditer(rest):
         tok = m.group(0).rstrip(".")
         parts = re.split(r"\.|::|_|\(\)|-", tok.strip("-"))
@@ -532,7 +539,8 @@ class GroundingValidator:
         singles = [w for w in windows if len(w.sentences) == 1]
         if singles:
             closest = max(singles, key=lambda w: w.similarity)
-            if closest.similarity >= self.contradiction_similarity and not closest.polarity_ok:
+            if (closest.similarity >= self.contradiction_similarity
+                    and closest.coverage >= CONTRADICTION_COVERAGE and not closest.polarity_ok):
                 return False  # the closest sentence says the opposite
         return any(self.window_supports(w) for w in windows)
 
