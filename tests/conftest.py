@@ -17,6 +17,9 @@ import pytest  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
+# Test helpers in tools/ (audit_samples ...) for the subprocesses that tests start: pytest's
+# own ``pythonpath`` setting reaches only this process.
+os.environ["BOOKREADER_TEST_TOOLS"] = str(REPO_ROOT / "tools")
 
 
 @pytest.fixture(autouse=True)

@@ -282,6 +282,7 @@ def test_deleting_a_row_is_detected(audit, audit_url):
 
 
 WRITER = r"""
+import sys; sys.path.insert(0, __import__("os").environ["BOOKREADER_TEST_TOOLS"])
 import sys
 from bookreader.core.audit import AuditLog
 from audit_samples import make_answer

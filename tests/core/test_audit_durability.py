@@ -15,6 +15,7 @@ from bookreader.core.audit import AuditLog
 # Records answers forever, printing each record id only after record() has returned, the
 # way the UI reports an answer complete only after it is logged.
 WRITER = r"""
+import sys; sys.path.insert(0, __import__("os").environ["BOOKREADER_TEST_TOOLS"])
 import random, sys
 from bookreader.core.audit import AuditLog
 from audit_samples import make_answer
