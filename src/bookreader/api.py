@@ -15,7 +15,10 @@ import enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_checkable
 
+from bookreader.core.conversation import conversation_file_name
 from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
+
+__all__ = ["Command", "LibraryApi", "conversation_file_name", "run_command"]
 
 if TYPE_CHECKING:
     from bookreader.core.types import Retrieval, SearchFilter

@@ -51,3 +51,11 @@ def conversation_markdown(title: str, answers: Iterable[Answer]) -> str:
                 out.append(f"{i}. {where}{check}: \u201c{c.excerpt.strip()}\u201d")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def conversation_file_name(title: str) -> str:
+    """``questions-<title>.md`` with only safe characters (the export's default name)."""
+    safe = "".join(ch if ch.isalnum() else "-" for ch in title.casefold()).strip("-")
+    while "--" in safe:
+        safe = safe.replace("--", "-")
+    return f"questions-{safe[:60] or 'book'}.md"
