@@ -515,8 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pages", metavar="A-B",
                    help="pages of the selection: printed page numbers (129-131, xii), or PDF "
                    "page numbers with pdf: (pdf:6-8)")
-    p.add_argument("--backend", help="bundled, extractive, claude or gguf:PATH "
-                   "(default: the settings' llm_backend)")
+    p.add_argument("--backend", help="auto, tiny, small, better, extractive, claude or "
+                   "gguf:PATH (default: the settings' llm_backend)")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     p.set_defaults(func=cmd_ask)
 
@@ -524,9 +524,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pdf", nargs="?", help="a PDF to open (default: the bundled sample book)")
     p.set_defaults(func=cmd_gui)
 
-    from bookreader import cli_doctor
+    from bookreader import cli_doctor, cli_models
 
     cli_doctor.register(sub)
+    cli_models.register(sub)
+
+    from bookreader import cli_serve
+
+    cli_serve.register(sub)
 
     from bookreader import cli_audit, cli_history
 

@@ -123,6 +123,7 @@ class Library:
                 # The library owns its model cache: one load per backend per library,
                 # freed with it (no process-wide singleton).
                 backends = BackendRegistry()
+                self._choose_default_tier()
                 embedder = self.embedder
                 self._answerer = Answerer(
                     self.settings,
@@ -132,6 +133,23 @@ class Library:
                     ),
                 )
             return self._answerer
+
+    def _choose_default_tier(self) -> None:
+        """At first start with ``llm_backend`` auto: measure the installed tiers, once."""
+        s = self.settings
+        if (s.llm_backend or "").strip().lower() != "auto" or s.auto_tier:
+            return
+        from bookreader.core.llm.choose import choose_tier, installed_tiers
+
+        measured = len(installed_tiers(s)) > 1
+        name, reason, _ = choose_tier(s)
+        log.info("Default tier: %s. %s", name, reason)
+        s.auto_tier, s.auto_reason = name, reason
+        if measured:  # a lone tier is re-checked for free next time
+            try:
+                s.save()
+            except BookReaderError as exc:
+                log.warning("Cannot save the chosen tier: %s", exc.user_message)
 
     # --- catalogue ------------------------------------------------------------------------
     def _book_dir(self, book_id: str) -> Path:
@@ -453,8 +471,13 @@ class Library:
         backend: Optional[str] = None,
         on_token: Optional[Callable[[str], None]] = None,
         cancel: CancelFn = never_cancel,
+        session_id: Optional[str] = None,
+        client_id: Optional[str] = None,
     ) -> Answer:
         """Answer a question in one of the three modes and record it in the audit log.
+
+        ``session_id`` (default: the library's own) and ``client_id`` (the API key's name
+        of a server request) go into the audit record.
 
         Never raises for a user error after validation starts: a failed or timed-out
         answer comes back as an Answer with ``error`` set and is audited too.
@@ -491,10 +514,35 @@ class Library:
             )
         except BookReaderError as exc:
             failed = _error_answer(question, mode, exc, info, selection, backend)
-            self.audit.record(failed, session_id=self.session_id)
+            self.audit.record(failed, session_id=session_id or self.session_id,
+                              client_id=client_id)
             raise
-        self.audit.record(answer, session_id=self.session_id)
+        self.audit.record(answer, session_id=session_id or self.session_id, client_id=client_id)
         return answer
+
+    def record_failure(
+        self,
+        question: str,
+        error: BookReaderError,
+        *,
+        mode: Mode = Mode.BOOK,
+        book: Optional[str] = None,
+        selection: Optional[str] = None,
+        backend: Optional[str] = None,
+        session_id: Optional[str] = None,
+        client_id: Optional[str] = None,
+    ) -> Answer:
+        """Audit a question that a front end stopped (the server's time budget) and
+        return the recorded Answer (its ``error`` is ``error.user_message``)."""
+        info: Optional[BookInfo] = None
+        if book is not None:
+            try:
+                info = self.book(book)
+            except BookReaderError:
+                info = None
+        failed = _error_answer(question, Mode(mode), error, info, selection, backend)
+        self.audit.record(failed, session_id=session_id or self.session_id, client_id=client_id)
+        return failed
 
     def _pdf_if_possible(self, info: BookInfo) -> Any:
         """The open PdfBook (to verify and locate citations), or None if it cannot open."""

@@ -23,7 +23,7 @@ from bookreader.library import Library
 FACT = "The observatory in Tromsø recorded exactly 8812 auroras during the winter of 2019."
 SEARCH_KEYS = {"chunk_id", "page_start", "page_end", "page_label", "chapter", "section",
                "score", "dense_score", "bm25_score", "text"}
-ASK_KEYS = {"answer", "mode", "fallback", "in_selected_text", "confidence", "confidence_level",
+ASK_KEYS = {"answer", "mode", "outcome", "fallback", "in_selected_text", "confidence", "confidence_level",
             "citations", "validation", "truncation_warning", "backend", "model", "latency_ms",
             "first_token_ms"}
 
@@ -215,6 +215,7 @@ def test_ask_book_mode_streams_and_declines_out_of_scope(capsys, data_root, inge
     assert code == 0
     answer = json.loads(out)
     assert answer["fallback"] is True and answer["in_selected_text"] is None
+    assert answer["outcome"] == "not_covered"
     assert answer["citations"] == []
 
 

@@ -16,7 +16,7 @@ def _answer(mode: Mode) -> Answer:
     return Answer(
         query_id=str(uuid.uuid4()), answer_id=str(uuid.uuid4()),
         question="Where is the energy of sunlight stored by plants, and in which molecules?",
-        mode=mode, text="Plants store this energy in glucose molecules.", fallback=True,
+        mode=mode, text="Plants store this energy in glucose molecules.", fallback=False,
         in_selected_text=False, confidence=0.93, confidence_level=ConfidenceLevel.HIGH,
         citations=tuple(Citation(f"1.{i} A rather long section title about light", i, str(i),
                                  "Plants store this energy in glucose molecules.", True)

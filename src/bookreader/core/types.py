@@ -44,6 +44,28 @@ class Mode(str, Enum):
     HIGHLIGHT = "highlight"
 
 
+class Outcome(str, Enum):
+    """How a question ended.  ``fallback`` is true for every outcome but ``ANSWER``.
+
+    * ``ANSWER``: a verified answer (every sentence passed the grounding check).
+    * ``QUOTES``: no verified answer could be written although the book (or the selection's
+      pages) covers the question: the one to three sentences that best address it, each
+      with a verified citation.
+    * ``NOT_COVERED``: whole-book retrieval found nothing above the threshold.
+    * ``NOT_IN_SELECTION``: the selection (and, in highlight mode, its pages) does not
+      answer the question.
+    * ``TIMEOUT``: a time budget ran out before anything could be shown.
+    * ``ERROR``: something failed (model missing, network, ...); ``Answer.error`` says what.
+    """
+
+    ANSWER = "answer"
+    QUOTES = "quotes"
+    NOT_COVERED = "not_covered"
+    NOT_IN_SELECTION = "not_in_selection"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
 class BookState(StrEnum):
     """Where a book's indexing stands."""
 
@@ -269,6 +291,36 @@ class Answer:
     chapter: str = ""
     selection_page: Optional[int] = None  # 0-based physical page where the selection starts
     created_at: str = ""  # UTC ISO-8601 time the audit log recorded it (set by history())
+    #: How the question ended; derived from ``fallback``/``error``/``mode`` when not given
+    #: (records written before outcomes existed, hand-built answers).
+    outcome: Optional[Outcome] = None
+    #: The signals the calibrated confidence was computed from (core.confidence.Signals).
+    confidence_signals: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", derive_outcome(self))
+        elif not isinstance(self.outcome, Outcome):
+            object.__setattr__(self, "outcome", Outcome(self.outcome))
+
+
+#: The timeout messages (core.prompts.TIMEOUT_MESSAGE and older wordings) start with this.
+_TIMEOUT_PREFIXES = ("query processing timed out", "the answer took too long",
+                     "no answer within")
+
+
+def derive_outcome(answer: "Answer") -> Outcome:
+    """The outcome of an answer that does not say (see :class:`Outcome`)."""
+    if answer.error:
+        low = answer.error.strip().lower()
+        if any(low.startswith(p) for p in _TIMEOUT_PREFIXES) or "timed out" in low:
+            return Outcome.TIMEOUT
+        return Outcome.ERROR
+    if not answer.fallback:
+        return Outcome.ANSWER
+    return Outcome.NOT_COVERED if Mode(answer.mode) is Mode.BOOK else Outcome.NOT_IN_SELECTION
+
+
 
 
 def answer_to_dict(answer: Answer) -> dict:
@@ -277,6 +329,7 @@ def answer_to_dict(answer: Answer) -> dict:
     return {
         "answer": answer.text,
         "mode": Mode(answer.mode).value,
+        "outcome": Outcome(answer.outcome).value if answer.outcome is not None else None,
         "fallback": bool(answer.fallback),
         "in_selected_text": answer.in_selected_text,
         "confidence": round(float(answer.confidence), 4),

@@ -254,13 +254,13 @@ class ChatPanel(QWidget):
             return max(0, a - NEARBY_PAGES), b + NEARBY_PAGES
         return a, b
 
-    def ask(self, question: Optional[str] = None) -> Optional[Task]:
-        """Send the question in the box (or ``question``) in the current mode."""
+    def ask(self, question: Optional[str] = None, mode: Optional[Mode] = None) -> Optional[Task]:
+        """Send the question in the box (or ``question``) in the current mode (or ``mode``)."""
         if self._task is not None:
             return None
         text = (question if isinstance(question, str) else
                 self.question_edit.toPlainText()).strip()
-        mode = self.current_mode()
+        mode = self.current_mode() if mode is None else Mode(mode)
         if not text:
             self.status_label.setText("Type a question first.")
             return None
@@ -280,9 +280,11 @@ class ChatPanel(QWidget):
         # asked about without its id (the selection carries everything).
         card = AnswerCard(text, mode, self._selection if mode != Mode.BOOK else "")
         card.citation_clicked.connect(self.citation_clicked)
+        card.search_book_requested.connect(self.ask_whole_book)
         self._add_card(card)
         self._card = card
-        self.question_edit.clear()
+        if not isinstance(question, str):
+            self.question_edit.clear()
         self._seq += 1
         self._task = self.service.ask(
             text, mode=mode, book=book,
@@ -297,6 +299,14 @@ class ChatPanel(QWidget):
         self._update_state()
         self.answer_started.emit()
         return self._task
+
+    def ask_whole_book(self, question: str) -> Optional[Task]:
+        """"Search the whole book" on a selected-text card: the same question, asked anew in
+        whole-book mode (its own card and its own audit record; the selection is not sent)."""
+        if self._task is not None:
+            self.status_label.setText("Wait for the current answer, then search the whole book.")
+            return None
+        return self.ask(question, mode=Mode.BOOK)
 
     def stop(self) -> None:
         """The Stop button: cancel the running answer."""
@@ -389,6 +399,7 @@ class ChatPanel(QWidget):
             for answer in answers:
                 card = AnswerCard(answer.question, Mode(answer.mode), answer.selection)
                 card.citation_clicked.connect(self.citation_clicked)
+                card.search_book_requested.connect(self.ask_whole_book)
                 card.set_answer(answer)
                 self._add_card(card)
             self.history_loaded.emit(len(answers))

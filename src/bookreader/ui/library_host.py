@@ -40,8 +40,9 @@ from bookreader.logs import HOST_LOG_FILE, add_file_handler
 log = logging.getLogger(__name__)
 
 LANES = ("library", "ingest")
-#: The library process yields the CPU to the window when both want it (Unix ``nice``).
-HOST_NICENESS = 10
+#: The library process runs at normal priority: with ``nice 10`` every answer of a local
+#: model timed out on a busy machine (issue 11), since answering is the work the student
+#: waits for.  The window stays responsive because it does no heavy work itself.
 #: At quit, how long running calls get to notice their cancel before the process exits.
 STOP_GRACE_S = 2.0
 
@@ -244,11 +245,6 @@ def host_main(conn, settings: Settings, log_file: str | None = None) -> None:
     from bookreader.crash import enable_crash_log
 
     enable_crash_log(settings.log_dir, "library")
-    if hasattr(os, "nice"):
-        try:
-            os.nice(HOST_NICENESS)
-        except OSError as exc:
-            log.info("Cannot lower the library process's priority: %s", exc)
     log.info("Library host started for %s", settings.data_dir)
     try:
         _Host(conn, settings).serve()
