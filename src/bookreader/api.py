@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 class LibraryApi(Protocol):
     """Books, search, answers and the audit log of one data folder."""
 
+    #: Recorded with every answer in the audit log: one run of the program.
+    session_id: str
+
     def books(self) -> list[BookInfo]: ...
 
     def book(self, ref: str | Path) -> BookInfo: ...

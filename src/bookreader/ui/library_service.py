@@ -21,6 +21,7 @@ import itertools
 import logging
 import multiprocessing
 import threading
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -59,6 +60,7 @@ class _ThreadLanes:
         self.library_obj: Optional[LibraryApi] = None
         self.lock = threading.Lock()
         self.pending: Optional[Settings] = None
+        self.session_id = str(uuid.uuid4())
 
     def library(self) -> LibraryApi:
         with self.lock:
@@ -66,6 +68,8 @@ class _ThreadLanes:
                 log.info("Opening the library in %s", self.settings.data_dir)
                 preload_core()
                 self.library_obj = self.factory(self.settings)
+                # One session per window, however often Settings rebuild the library.
+                self.library_obj.session_id = self.session_id
             return self.library_obj
 
     def submit(self, lane: str, command: Command, args: tuple, kwargs: dict, inject: tuple,
