@@ -45,7 +45,7 @@ LANES = ("library", "ingest")
 #: model timed out on a busy machine (issue 11), since answering is the work the student
 #: waits for.  The window stays responsive because it does no heavy work itself.
 #: At quit, how long running calls get to notice their cancel before the process exits.
-STOP_GRACE_S = 2.0
+STOP_GRACE_S = 1.0
 
 
 def use_api_key(key: str) -> None:

@@ -40,7 +40,9 @@ log = logging.getLogger(__name__)
 
 LibraryFactory = Callable[[Settings], LibraryApi]
 #: How long the window waits for the library process to stop at quit before ending it.
-STOP_TIMEOUT_S = 5.0
+#: A process busy in native code (loading torch or a model) cannot read "stop" sooner; its
+#: work is safe to abandon (ingests resume, answers are audited atomically), so it is ended.
+STOP_TIMEOUT_S = 2.0
 
 
 def default_library_factory(settings: Settings) -> LibraryApi:
@@ -233,9 +235,14 @@ class _ProcessLanes:
         self._send(("stop",))
         self.proc.join(timeout_s)
         if self.proc.is_alive():
-            log.warning("The library process did not stop in %.0f s; terminating it", timeout_s)
+            log.info("The library process is busy in native code (loading or indexing); "
+                     "ending it now rather than waiting (an ingest resumes next time)")
             self.proc.terminate()
             self.proc.join(5)
+            if self.proc.is_alive():
+                log.warning("The library process ignored SIGTERM; killing it")
+                self.proc.kill()
+                self.proc.join(5)
         if self.conn is not None:
             self.conn.close()
         if self.reader is not None:
