@@ -15,7 +15,10 @@ import enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_checkable
 
+from bookreader.core.conversation import conversation_file_name
 from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
+
+__all__ = ["Command", "LibraryApi", "conversation_file_name", "run_command"]
 
 if TYPE_CHECKING:
     from bookreader.core.types import Retrieval, SearchFilter
@@ -24,6 +27,9 @@ if TYPE_CHECKING:
 @runtime_checkable
 class LibraryApi(Protocol):
     """Books, search, answers and the audit log of one data folder."""
+
+    #: Recorded with every answer in the audit log: one run of the program.
+    session_id: str
 
     def books(self) -> list[BookInfo]: ...
 

@@ -90,28 +90,67 @@ def open_library(settings: Settings):
     return Library(settings)
 
 
-def parse_pages(text: Optional[str]) -> Optional[tuple[int, int]]:
-    """``"A-B"`` or ``"A"`` -> ``(A, B)``, 0-based physical pages, inclusive."""
+#: ``--pages pdf:6-8``: 1-based page numbers as a PDF viewer counts them.
+PDF_PAGES_PREFIX = "pdf:"
+
+
+def parse_pages(text: Optional[str], find_label: Optional[Callable[[str], Optional[int]]] = None,
+                page_count: Optional[int] = None) -> Optional[tuple[int, int]]:
+    """``--pages`` -> 0-based physical pages ``(first, last)``, inclusive.
+
+    ``"129-131"``, ``"xii"``: printed page labels, as the window shows them (``find_label``
+    maps a label to its page).  ``"pdf:6-8"``: 1-based page numbers as a PDF viewer counts
+    them, whatever is printed on the pages.
+    """
     if text is None:
         return None
-    parts = text.replace("\u2013", "-").split("-")
-    try:
-        if len(parts) == 1:
-            a = b = int(parts[0])
-        elif len(parts) == 2:
-            a, b = int(parts[0]), int(parts[1])
-        else:
-            raise ValueError(text)
-    except ValueError:
+    raw = text.strip().replace("\u2013", "-")
+    physical = raw.lower().startswith(PDF_PAGES_PREFIX)
+    body = raw[len(PDF_PAGES_PREFIX):].strip() if physical else raw
+    parts = [p.strip() for p in body.split("-")]
+    if not body or len(parts) > 2 or not all(parts):
         raise InvalidInput(
-            f"'{text}' is not a page range. Write it as A-B with 0-based page numbers, e.g. 10-24."
-        ) from None
-    if a < 0 or b < a:
-        raise InvalidInput(
-            f"'{text}' is not a page range: pages start at 0 and the first must not be after "
-            "the last."
+            f"'{text}' is not a page range. Give printed page numbers as the book shows them "
+            "(129-131, xii), or PDF page numbers with pdf: (pdf:6-8)."
         )
-    return a, b
+    if physical:
+        try:
+            a, b = (int(p) - 1 for p in (parts[0], parts[-1]))
+        except ValueError:
+            raise InvalidInput(
+                f"'{text}' is not a PDF page range: after pdf: give numbers, e.g. pdf:6-8."
+            ) from None
+    else:
+        if find_label is None:
+            raise InvalidInput(
+                f"Printed page numbers ('{text}') need the book: add --book BOOK, or give PDF "
+                "page numbers with pdf: (pdf:6-8)."
+            )
+        found = [find_label(p) for p in (parts[0], parts[-1])]
+        missing = [p for p, f in zip((parts[0], parts[-1]), found) if f is None]
+        if missing:
+            raise InvalidInput(
+                f"The book has no page printed as '{missing[0]}'. Give printed page numbers as "
+                "the window shows them, or PDF page numbers with pdf: (pdf:6-8)."
+            )
+        a, b = found  # type: ignore[misc]
+    if a < 0 or b < a or (page_count is not None and b >= page_count):  # type: ignore[operator]
+        pages = f" (the book has {page_count} pages)" if page_count else ""
+        raise InvalidInput(
+            f"'{text}' is not a page range of this book{pages}: pages start at 1 and the "
+            "first must not be after the last."
+        )
+    return a, b  # type: ignore[return-value]
+
+
+def book_pages(lib, book: Optional[str], text: Optional[str]) -> Optional[tuple[int, int]]:
+    """``--pages`` of a command, read against the book's printed labels when there is one."""
+    if text is None:
+        return None
+    if not book:
+        return parse_pages(text)
+    pdf = lib.open_pdf(book)
+    return parse_pages(text, pdf.find_label, pdf.page_count)
 
 
 # --- progress and cancel --------------------------------------------------------------
@@ -246,8 +285,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from bookreader.core.types import SearchFilter
 
-    pages = parse_pages(args.pages)
     with open_library(load_settings(args)) as lib:
+        pages = book_pages(lib, args.book, args.pages)
         chapters: tuple[str, ...] = ()
         if args.chapter:
             chapters = tuple(lib.match_chapters(args.book, args.chapter))
@@ -309,40 +348,55 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"The {mode.value} mode needs the selected text: add --selection TEXT or "
             "--selection-file FILE."
         )
-    pages = parse_pages(args.pages)
-    streamed: list[str] = []
+    # The model's raw output is not shown: only the checked answer is printed, once (the
+    # raw text may still carry its own "Confidence: 0.92" line or claims grounding removed).
+    waiting = WaitingDots(enabled=not args.json)
 
     def on_token(text: str) -> None:
-        streamed.append(text)
-        if not args.json:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+        waiting.tick()
 
     with open_library(load_settings(args)) as lib, CancelOnInterrupt() as cancel:
+        pages = book_pages(lib, args.book, args.pages)
         answer = lib.ask(
             args.question, mode=mode, book=args.book, selection=selection, pages=pages,
             backend=args.backend, on_token=on_token, cancel=cancel,
         )
+    waiting.finish()
     if cancel():
         raise Cancelled()
     if args.json:
         _print_json(answer_to_dict(answer))
         return 2 if answer.error else 0
-    _print_answer(answer, "".join(streamed))
+    print_answer(answer)
     return 2 if answer.error else 0
 
 
-def _print_answer(answer, streamed: str) -> None:
-    if not streamed.strip():
-        print(answer.text)
-    elif streamed.strip() != answer.text.strip():
-        note = (
-            "The answer above was not supported by the text and was replaced:"
-            if answer.replaced_by_validator else "Checked answer:"
-        )
-        print(f"\n\n{note}\n{answer.text}")
-    else:
-        print()
+class WaitingDots:
+    """A dot on stderr every few streamed tokens, so a terminal shows work is going on."""
+
+    def __init__(self, enabled: bool = True, every: int = 8) -> None:
+        self.enabled = enabled and sys.stderr is not None and sys.stderr.isatty()
+        self.every = every
+        self.count = 0
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.enabled and self.count % self.every == 1:
+            sys.stderr.write("." if self.count > 1 else "Answering.")
+            sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled and self.count:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def print_answer(answer) -> None:
+    """The checked answer, its sources and its confidence, each once."""
+    if answer.replaced_by_validator:
+        print("(The model's answer was not supported by the text; this is what the text "
+              "supports.)")
+    print(answer.text)
     if answer.truncation_warning:
         print(f"\nNote: {answer.truncation_warning}")
     if answer.citations:
@@ -441,7 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("book", help="book id, unique id prefix, or the PDF's path")
     p.add_argument("query", help="what to look for")
     p.add_argument("--top-k", type=int, default=5, help="passages to show (default 5)")
-    p.add_argument("--pages", metavar="A-B", help="only pages A..B (0-based physical, inclusive)")
+    p.add_argument("--pages", metavar="A-B", help="only pages A to B: printed page numbers as "
+                   "the book shows them (129-131, xii-xv), or PDF page numbers with pdf: "
+                   "(pdf:6-8)")
     p.add_argument("--chapter", help="only this chapter (its title, or a unique part of it)")
     p.add_argument("--json", action="store_true",
                    help='print {"confidence", "covered", "results": [...]} as JSON')
@@ -457,7 +513,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--selection", help="the selected text")
     sel.add_argument("--selection-file", metavar="F", help="read the selected text from F")
     p.add_argument("--pages", metavar="A-B",
-                   help="pages of the selection (0-based physical, inclusive)")
+                   help="pages of the selection: printed page numbers (129-131, xii), or PDF "
+                   "page numbers with pdf: (pdf:6-8)")
     p.add_argument("--backend", help="auto, tiny, small, better, extractive, claude or "
                    "gguf:PATH (default: the settings' llm_backend)")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")

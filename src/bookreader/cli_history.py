@@ -13,23 +13,16 @@ from pathlib import Path
 
 def cmd_history_export(args: argparse.Namespace) -> int:
     from bookreader.cli import load_settings, open_library
+    from bookreader.core.conversation import conversation_file_name
 
     with open_library(load_settings(args)) as lib:
         info = lib.book(args.book)
-        out = Path(args.out) if args.out else Path.cwd() / default_file_name(info.title)
+        out = Path(args.out) if args.out else Path.cwd() / conversation_file_name(info.title)
         path = lib.export_conversation(info.book_id, out)
         count = len(lib.history(info.book_id, limit=100_000))
     sys.stderr.write(f"Exported {count} question{'s' if count != 1 else ''} about "
                      f"'{info.title}' to {path}.\n")
     return 0
-
-
-def default_file_name(title: str) -> str:
-    """``questions-<title>.md`` with only safe characters."""
-    safe = "".join(c if c.isalnum() else "-" for c in title.casefold()).strip("-")
-    while "--" in safe:
-        safe = safe.replace("--", "-")
-    return f"questions-{safe[:60] or 'book'}.md"
 
 
 def register(sub) -> None:

@@ -78,9 +78,12 @@ class Library:
     #: Chunks embedded and upserted per step of an ingest (also the cancel granularity).
     ingest_batch = 32
 
-    def __init__(self, settings: Settings, *, embedder=None, audit=None) -> None:
+    def __init__(self, settings: Settings, *, embedder=None, audit=None,
+                 session_id: Optional[str] = None) -> None:
         self.settings = settings
-        self.session_id = str(uuid.uuid4())
+        # One session per run of the program: a library rebuilt after a Settings change
+        # is handed the same id (the report counts sessions, not Settings saves).
+        self.session_id = session_id or str(uuid.uuid4())
         self.catalogue = Catalogue(settings.books_dir)
         self._embedder = embedder
         self._audit = audit

@@ -10,7 +10,7 @@ def test_doctor_reports_every_component_and_passes_on_a_working_install(capsys, 
     out = capsys.readouterr().out
     assert rc == 0, out
     for label in ("Data folder", "Embedding model", "Vector store", "Audit database",
-                  "bundled", "extractive", "claude"):
+                  "tiny", "extractive", "claude"):
         assert label in out
     assert str(data_dir) in out
     # Claude has no key in tests: reported as unavailable with the fix, not as a failure.

@@ -103,3 +103,34 @@ def test_timeouts_and_quotes_are_not_counted_as_not_in_the_book(log, tmp_path):
         "25%</b><span>answered 'not in the book'" in page
     assert "50%</b><span>timed out" in page
     assert "25%</b><span>got quotes" in page
+
+
+def test_most_asked_pages_use_printed_labels_and_sessions_count_runs(log, tmp_path, embedder):
+    """Printed page 129 is physical page 150: the chart says "p. 129", never "p. 151"; a
+    page without a known label is called a PDF page; a library rebuilt by a Settings change
+    keeps its session."""
+    from bookreader.config import Settings
+    from bookreader.core.types import Citation
+    from bookreader.library import Library
+
+    rng = random.Random(9)
+    on_129 = replace(make_answer(rng, mode=Mode.SELECTED, passage_chars=100), selection_page=150,
+                     citations=(Citation("1.2 Loops", 150, "129", "A loop repeats.", True),))
+    on_130 = replace(make_answer(rng, mode=Mode.SELECTED, passage_chars=100), selection_page=151,
+                     citations=(Citation("1.2 Loops", 151, "130", "It stops.", True),),
+                     book_id=on_129.book_id, book_title=on_129.book_title)
+    unlabelled = replace(make_answer(rng, mode=Mode.SELECTED, passage_chars=100),
+                         selection_page=129, citations=(), retrieval=None,
+                         book_id=on_129.book_id, book_title=on_129.book_title)
+    log.record_many([on_129, on_129, on_130, unlabelled], session_id="s")
+    page = log.report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "p. 129" in page and "p. 130" in page and "PDF page 130" in page
+    assert "p. 151" not in page and "p. 152" not in page
+    assert "answers the grounding check looked at" in page
+
+    settings = Settings(data_dir=tmp_path / "data")
+    first = Library(settings, embedder=embedder)
+    again = Library(settings.updated(confidence_threshold=0.5), embedder=embedder,
+                    session_id=first.session_id)
+    assert again.session_id == first.session_id
+    assert Library(settings, embedder=embedder).session_id != first.session_id

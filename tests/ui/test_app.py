@@ -77,6 +77,7 @@ def test_unexpected_worker_error_reaches_crash_dialog_and_log(make_app, ui_setti
 def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot):
     ctx = make_app(ui_settings)
     win = ctx.window
+    session = ctx.service._lanes.library().session_id
     dialog = win.show_settings()
     # The dialog lists what the spec table holds: auto, each tier, extractive, claude, a file.
     assert list(dialog.backend_buttons) == ["auto", "tiny", "small", "better", "extractive",
@@ -93,8 +94,14 @@ def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot
     assert saved["budgets"] == {"tiny": {"first_token_s": 7.5}}
     assert saved["grounding_similarity_threshold"] == 0.55
     assert win.settings.budgets["tiny"]["first_token_s"] == 7.5
-    # The library is rebuilt with the new settings once its workers are idle.
+    # The library is rebuilt with the new settings once its workers are idle, in the same
+    # session (the instructor report counts runs, not Settings saves), and its grounding
+    # validator uses the new threshold.
     qtbot.waitUntil(lambda: ctx.service.settings.budgets.get("tiny") == {"first_token_s": 7.5})
+    qtbot.waitUntil(lambda: ctx.service._lanes.library_obj is None, timeout=10000)
+    rebuilt = ctx.service._lanes.library()
+    assert rebuilt.session_id == session
+    assert rebuilt.answerer.validator.similarity_threshold == 0.55
     # The key went to the keyring or process memory, never to a file in the data folder.
     for path in ui_settings.data_dir.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".ini", ".log", ".txt"):

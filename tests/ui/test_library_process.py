@@ -101,3 +101,47 @@ def test_a_key_typed_without_a_keyring_reaches_the_library_process(qtbot, ui_set
     for path in log_dir.rglob("*"):
         if path.is_file():
             assert key not in path.read_text(errors="ignore"), path
+
+
+def test_quit_stops_the_library_process_promptly(qtbot, ui_settings, book_pdf):
+    """Quit while the library process is busy loading models and indexing: the process
+    ends at once: asked to stop, and ended if native code keeps it from listening, never
+    left to linger."""
+    import logging
+    import sys
+    import threading
+
+    from bookreader.app import build_app
+    from bookreader.ui.messages import RecordingSink
+
+    hooks = (sys.excepthook, threading.excepthook)
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    keep = Keep(level=logging.WARNING)
+    logging.getLogger("bookreader").addHandler(keep)
+    ctx = build_app(["test"], settings=ui_settings, sink=RecordingSink())
+    try:
+        qtbot.addWidget(ctx.window)
+        with qtbot.waitSignal(ctx.service.ingest_queued, timeout=30000):
+            ctx.window.open_book(book_pdf)  # the child starts and loads torch to index
+        proc = ctx.service._lanes.proc
+        assert proc is not None and proc.is_alive()
+        import time
+
+        t0 = time.perf_counter()
+        ctx.window.close()
+        print(f"quit took {time.perf_counter() - t0:.1f} s")  # a figure, not an assertion
+        assert not proc.is_alive()
+        assert ctx.service._lanes.proc is None
+        assert not records, records  # no warning: nothing ignored the stop
+    finally:
+        logging.getLogger("bookreader").removeHandler(keep)
+        ctx.lock.unlock()
+        sys.excepthook, threading.excepthook = hooks
+        import faulthandler
+
+        faulthandler.enable(file=sys.__stderr__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bookreader.core.types import Answer, Mode
+from bookreader.core.types import Answer, Mode, Outcome
 
 _MODE_NAMES = {
     Mode.BOOK: "whole book",
@@ -38,7 +38,7 @@ def conversation_markdown(title: str, answers: Iterable[Answer]) -> str:
         out += [a.text.strip() or "(no answer)", ""]
         if a.error:
             out += [f"*This question failed: {a.error}*", ""]
-        elif a.confidence_level:
+        elif a.confidence_level and a.outcome in (None, Outcome.ANSWER):
             level = getattr(a.confidence_level, "value", a.confidence_level)
             out += [f"Confidence: {level} ({a.confidence:.2f})", ""]
         if a.citations:
@@ -51,3 +51,11 @@ def conversation_markdown(title: str, answers: Iterable[Answer]) -> str:
                 out.append(f"{i}. {where}{check}: \u201c{c.excerpt.strip()}\u201d")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def conversation_file_name(title: str) -> str:
+    """``questions-<title>.md`` with only safe characters (the export's default name)."""
+    safe = "".join(ch if ch.isalnum() else "-" for ch in title.casefold()).strip("-")
+    while "--" in safe:
+        safe = safe.replace("--", "-")
+    return f"questions-{safe[:60] or 'book'}.md"

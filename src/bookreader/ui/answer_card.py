@@ -7,15 +7,22 @@ from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from bookreader.core.types import Answer, Citation, ConfidenceLevel, Mode, Outcome
 from bookreader.ui.widgets import FlowLayout, badge, elide_middle, wrapped_label
 
+#: Pages on each side of a selection that highlight mode also searches (same chapter).
+NEARBY_PAGES = 1
+NEARBY_ACTION = "Ask with nearby pages"
+NEARBY_TIP = ("Ask about the selection, helped by passages from its pages and one page "
+              "either side, within its chapter")
 MODE_NAMES = {
     Mode.BOOK: ("Whole book", "Answered from passages retrieved from the whole book"),
     Mode.SELECTED: ("Selected text", "Answered from the selected text only"),
-    Mode.HIGHLIGHT: ("Selection + pages", "Answered from the selection and the pages around it"),
+    Mode.HIGHLIGHT: ("Selection + nearby pages",
+                     "Answered from the selection and passages from its pages and one page "
+                     "either side, within its chapter"),
 }
 #: The mark a card shows for each outcome but ``answer``: (text, kind, tooltip).
 OUTCOME_MARKS = {
@@ -96,12 +103,12 @@ class AnswerCard(QFrame):
         self.warning_label.hide()
         lay.addWidget(self.warning_label)
 
-        self.badges = QHBoxLayout()
-        self.badges.setSpacing(6)
+        # Badges and chips wrap onto new rows: a card is never wider than the chat panel.
+        self.badges_host = QWidget()
+        self.badges = FlowLayout(self.badges_host)
         name, tip = MODE_NAMES.get(mode, (str(mode), ""))
         self.badges.addWidget(badge(name, "mode", tip))
-        self.badges.addStretch(1)
-        lay.addLayout(self.badges)
+        lay.addWidget(self.badges_host)
 
         self.chips_host = QWidget()
         self.chips = FlowLayout(self.chips_host)
@@ -119,8 +126,7 @@ class AnswerCard(QFrame):
         lay.addWidget(self.search_book_button, 0, Qt.AlignmentFlag.AlignLeft)
 
         footer = QHBoxLayout()
-        self.meta_label = QLabel("")
-        self.meta_label.setObjectName("metaText")
+        self.meta_label = wrapped_label("", "metaText")
         footer.addWidget(self.meta_label, 1)
         self.copy_button = QPushButton("Copy answer")
         self.copy_button.setObjectName("linkButton")
@@ -176,9 +182,8 @@ class AnswerCard(QFrame):
         # searches the book, so the student asks again, as a separate whole-book question.
         self.search_book_button.setVisible(
             outcome is Outcome.NOT_IN_SELECTION and Mode(answer.mode) is Mode.SELECTED)
-        insert_at = self.badges.count() - 1  # before the stretch
-        for i, mark in enumerate(marks):
-            self.badges.insertWidget(insert_at + i, mark)
+        for mark in marks:
+            self.badges.addWidget(mark)
         warnings = [w for w in (answer.truncation_warning,) if w]
         if warnings:
             self.warning_label.setText("\n".join(warnings))

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QPlain
 
 from bookreader.core.types import Answer, BookState, Mode
 from bookreader.errors import BookReaderError
-from bookreader.ui.answer_card import AnswerCard
+from bookreader.ui.answer_card import NEARBY_PAGES, NEARBY_TIP, AnswerCard
 from bookreader.ui.library_service import LibraryService
 from bookreader.ui.messages import Reporter
 from bookreader.ui.widgets import elide_middle, wrapped_label
@@ -128,8 +128,9 @@ class ChatPanel(QWidget):
         modes.setSpacing(0)
         self.mode_group = QButtonGroup(self)
         self.only_button = QPushButton("This text only", objectName="segment", checkable=True)
-        self.around_button = QPushButton("With surrounding pages", objectName="segment",
+        self.around_button = QPushButton("With nearby pages", objectName="segment",
                                          checkable=True)
+        self.around_button.setToolTip(NEARBY_TIP)
         for i, b in enumerate((self.only_button, self.around_button)):
             self.mode_group.addButton(b, i)
             modes.addWidget(b)
@@ -201,9 +202,7 @@ class ChatPanel(QWidget):
             return
         self._selection = text
         self._pages = pages
-        where = ""
-        if pages is not None:
-            where = f" (pages {pages[0] + 1}–{pages[1] + 1})" if mode == Mode.HIGHLIGHT else ""
+        where = " and its nearby pages" if mode == Mode.HIGHLIGHT else ""
         self.quote_title.setText(f"Asking about the selected text{where}")
         self.quote_label.setText(f"“{elide_middle(text, 420)}”")
         (self.around_button if mode == Mode.HIGHLIGHT else self.only_button).setChecked(True)
@@ -245,6 +244,16 @@ class ChatPanel(QWidget):
 
     # --- asking -----------------------------------------------------------------------------------
 
+    def _pages_for(self, mode: Mode) -> Optional[tuple[int, int]]:
+        """The page range sent with a question: the selection's own pages, and in highlight
+        mode one page either side as well (the answerer keeps to the selection's chapter)."""
+        if mode == Mode.BOOK or self._pages is None:
+            return None
+        a, b = self._pages
+        if mode == Mode.HIGHLIGHT:
+            return max(0, a - NEARBY_PAGES), b + NEARBY_PAGES
+        return a, b
+
     def ask(self, question: Optional[str] = None, mode: Optional[Mode] = None) -> Optional[Task]:
         """Send the question in the box (or ``question``) in the current mode (or ``mode``)."""
         if self._task is not None:
@@ -282,7 +291,7 @@ class ChatPanel(QWidget):
             selection=self._selection if mode != Mode.BOOK else None,
             # The selection's pages label and locate its citations (no retrieval in
             # selected-text mode: the page range only says where the selection is).
-            pages=self._pages if mode != Mode.BOOK else None,
+            pages=self._pages_for(mode),
             on_token=self._on_token, on_success=self._on_answer,
             on_failure=self._on_failure, on_cancel=self._on_cancelled,
             on_end=lambda seq=self._seq: self._on_ended(seq))

@@ -29,6 +29,7 @@ import os
 import threading
 import time
 import traceback
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -44,7 +45,7 @@ LANES = ("library", "ingest")
 #: model timed out on a busy machine (issue 11), since answering is the work the student
 #: waits for.  The window stays responsive because it does no heavy work itself.
 #: At quit, how long running calls get to notice their cancel before the process exits.
-STOP_GRACE_S = 2.0
+STOP_GRACE_S = 1.0
 
 
 def use_api_key(key: str) -> None:
@@ -120,6 +121,7 @@ class _Host:
         self.settings = settings
         self.pending_settings: Settings | None = None
         self.library: LibraryApi | None = None
+        self.session_id = str(uuid.uuid4())  # the window's session, across Settings changes
         self.lock = threading.Lock()  # guards the library and the pipe's send side
         self.send_lock = threading.Lock()
         self.lanes = {lane: ThreadPoolExecutor(1, thread_name_prefix=f"host-{lane}")
@@ -138,7 +140,7 @@ class _Host:
 
                 log.info("Opening the library in %s", self.settings.data_dir)
                 preload_core()
-                self.library = Library(self.settings)
+                self.library = Library(self.settings, session_id=self.session_id)
             return self.library
 
     def maybe_apply_settings(self) -> None:
@@ -155,7 +157,8 @@ class _Host:
                 from bookreader.library import Library
 
                 with self.lock:
-                    self.library = Library(settings, embedder=embedder)
+                    self.library = Library(settings, embedder=embedder,
+                                           session_id=self.session_id)
         log.info("Library host: settings applied")
 
     def run_call(self, call_id: int, command: Command, args: tuple, kwargs: dict,

@@ -21,6 +21,7 @@ import itertools
 import logging
 import multiprocessing
 import threading
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -39,7 +40,9 @@ log = logging.getLogger(__name__)
 
 LibraryFactory = Callable[[Settings], LibraryApi]
 #: How long the window waits for the library process to stop at quit before ending it.
-STOP_TIMEOUT_S = 5.0
+#: A process busy in native code (loading torch or a model) cannot read "stop" sooner; its
+#: work is safe to abandon (ingests resume, answers are audited atomically), so it is ended.
+STOP_TIMEOUT_S = 2.0
 
 
 def default_library_factory(settings: Settings) -> LibraryApi:
@@ -59,6 +62,7 @@ class _ThreadLanes:
         self.library_obj: Optional[LibraryApi] = None
         self.lock = threading.Lock()
         self.pending: Optional[Settings] = None
+        self.session_id = str(uuid.uuid4())
 
     def library(self) -> LibraryApi:
         with self.lock:
@@ -66,6 +70,8 @@ class _ThreadLanes:
                 log.info("Opening the library in %s", self.settings.data_dir)
                 preload_core()
                 self.library_obj = self.factory(self.settings)
+                # One session per window, however often Settings rebuild the library.
+                self.library_obj.session_id = self.session_id
             return self.library_obj
 
     def submit(self, lane: str, command: Command, args: tuple, kwargs: dict, inject: tuple,
@@ -229,9 +235,14 @@ class _ProcessLanes:
         self._send(("stop",))
         self.proc.join(timeout_s)
         if self.proc.is_alive():
-            log.warning("The library process did not stop in %.0f s; terminating it", timeout_s)
+            log.info("The library process is busy in native code (loading or indexing); "
+                     "ending it now rather than waiting (an ingest resumes next time)")
             self.proc.terminate()
             self.proc.join(5)
+            if self.proc.is_alive():
+                log.warning("The library process ignored SIGTERM; killing it")
+                self.proc.kill()
+                self.proc.join(5)
         if self.conn is not None:
             self.conn.close()
         if self.reader is not None:

@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
 
     book_opened = Signal(object)  # DocumentMeta
     settings_applied = Signal(object)  # Settings
+    conversation_exported = Signal(str)  # path of the Markdown file
 
     def __init__(self, settings: Settings, runner: TaskRunner, service: LibraryService,
                  sink: MessageSink, reporter: Reporter,
@@ -191,12 +192,16 @@ class MainWindow(QMainWindow):
         self.audit_action = A("Audit log…", self.show_audit, tip="Instructors: export, verify "
                               "and report on the audit log")
         quit_action = A("Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.goto_action = A("Go to page…", lambda: self.page_edit.setFocus(), "Ctrl+G")
+        self.goto_action = A("Go to page…", self.focus_page_box, "Ctrl+G")
+        self.export_conversation_action = A(
+            "Export conversation…", self.export_conversation,
+            tip="Save this book's questions and answers, with their citations, as Markdown")
 
         menu = self.menuBar().addMenu("&File")
         menu.addAction(self.open_action)
         self.recent_menu = menu.addMenu("Open recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        menu.addAction(self.export_conversation_action)
         menu.addSeparator()
         menu.addAction(quit_action)
         menu = self.menuBar().addMenu("&View")
@@ -293,6 +298,9 @@ class MainWindow(QMainWindow):
         if info is None or info.state is not BookState.READY:
             self.service.ingest(path, meta.password)
         self.statusBar().showMessage(f"Opened {meta.title} ({meta.page_count} pages)", 4000)
+        last = self.last_page(path)
+        if 0 < last < meta.page_count:  # reopen where the student left it
+            self.reader.go_to_page(last)
         self.reader.setFocus()
         self.book_opened.emit(meta)
 
@@ -349,7 +357,22 @@ class MainWindow(QMainWindow):
         self.service.remove(book_id, on_failure=lambda e: self.reporter.report_error(e))
 
     # --- reading ------------------------------------------------------------------------------------
+    def focus_page_box(self) -> None:
+        """Ctrl+G: the page box, its text selected so typing replaces it."""
+        self.page_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.page_edit.selectAll()
+
+    def last_page(self, path: str) -> int:
+        """The page a book was left at (0 when never opened)."""
+        value = self.ui_state.value(_last_page_key(path), 0)
+        try:
+            return int(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return 0
+
     def on_page_changed(self, page: int, label: str) -> None:
+        if self.current_path is not None:
+            self.ui_state.setValue(_last_page_key(self.current_path), page)
         if not self.page_edit.hasFocus():
             self.page_edit.setText(label)
         self.toc_panel.set_current_page(page)
@@ -368,7 +391,34 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(
                 f"No page is printed as '{text}'; showing physical page {text}.", 5000)
         else:
-            self.statusBar().showMessage(f"This book has no page '{text}'.", 5000)
+            labels = self.reader.meta.labels
+            span = f" Its pages run from {labels[0]} to {labels[-1]}." if labels else ""
+            self.statusBar().showMessage(f"This book has no page '{text}'.{span}", 8000)
+            self.page_edit.selectAll()
+
+    def export_conversation(self, out: Optional[str | Path] = None) -> None:
+        """File > Export conversation: the open book's questions and answers as Markdown."""
+        info = self.service.book_for_path(self.current_path) if self.current_path else None
+        if info is None:
+            self.sink.info("Export conversation", "Open a book that has been indexed first: "
+                           "its questions and answers are what gets exported.")
+            return
+        if out is None:
+            from bookreader.api import conversation_file_name
+
+            start = str(Path(self.current_path or Path.home()).parent /
+                        conversation_file_name(info.title))
+            chosen, _ = QFileDialog.getSaveFileName(self, "Export conversation", start,
+                                                    "Markdown (*.md)")
+            if not chosen:
+                return
+            out = chosen
+        self.service.export_conversation(
+            info.book_id, Path(out),
+            on_success=lambda path: (self.statusBar().showMessage(
+                f"Conversation exported to {path}", 8000), self.conversation_exported.emit(
+                str(path))),
+            on_failure=self.reporter.report_error)
 
     def on_ask_requested(self, text: str, mode: Mode, pages) -> None:
         self.chat_dock.show()
@@ -485,3 +535,10 @@ class MainWindow(QMainWindow):
         self.runner.shutdown()
         self.service.close()
         super().closeEvent(event)
+
+
+def _last_page_key(path: str) -> str:
+    """The ui.ini key of a book's last page (a hash: paths hold slashes)."""
+    import hashlib
+
+    return "last_page/" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]

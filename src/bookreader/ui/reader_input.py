@@ -12,9 +12,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from bookreader.core.types import Mode
+from bookreader.ui.answer_card import NEARBY_ACTION, NEARBY_TIP
 from bookreader.ui.page_layout import WordRef
 
-SURROUNDING_PAGES = 1  # pages on each side of a selection for "Ask with surrounding pages"
 
 
 class ReaderInputMixin:
@@ -126,7 +126,8 @@ class ReaderInputMixin:
         ask = menu.addAction("Ask about this")
         ask.setToolTip("Ask about the selected text only")
         ask.triggered.connect(lambda: self._ask(Mode.SELECTED))
-        around = menu.addAction("Ask with surrounding pages")
+        around = menu.addAction(NEARBY_ACTION)
+        around.setToolTip(NEARBY_TIP)
         around.triggered.connect(lambda: self._ask(Mode.HIGHLIGHT))
         menu.addSeparator()
         copy = QAction("Copy", menu)
@@ -143,9 +144,6 @@ class ReaderInputMixin:
         pages = self.selected_pages()
         if not text or pages is None:
             return
-        if mode == Mode.HIGHLIGHT:
-            pages = (max(0, pages[0] - SURROUNDING_PAGES),
-                     min(self.page_count - 1, pages[1] + SURROUNDING_PAGES))
         self.ask_requested.emit(text, mode, pages)
 
     # --- keyboard ---------------------------------------------------------------------------------

@@ -342,15 +342,27 @@ def _outcome(value: Any) -> Optional[Outcome]:
 def iter_pages(row: dict[str, Any]) -> Iterable[tuple[int, str]]:
     """The (0-based page, label) a question was about, for the most-asked-pages chart: the
     selection's page, else the cited pages, else the top passage's first page."""
-    if row.get("selection_page") is not None:
-        yield row["selection_page"], str(row["selection_page"] + 1)
-        return
-    cited = [(c["page"], c.get("page_label") or str(c["page"] + 1))
+    cited = [(c["page"], c.get("page_label") or _pdf_page(c["page"]))
              for c in row.get("citations") or () if c.get("page", -1) >= 0]
+    if row.get("selection_page") is not None:
+        page = row["selection_page"]
+        # The printed label, as the window shows it: a citation or passage on that page
+        # knows it; else the PDF page, said as such (never a number that looks printed).
+        label = next((lab for p, lab in cited if p == page), None) or next(
+            (str(c.get("page_label") or "").split("-")[0] for c in row.get("chunks") or ()
+             if c.get("page_start") == page and c.get("page_label")), None)
+        yield page, label or _pdf_page(page)
+        return
     if cited:
         yield from dict(cited).items()
         return
     chunks = row.get("chunks") or ()
     if chunks:
         c = chunks[0]
-        yield c["page_start"], str(c.get("page_label") or c["page_start"] + 1).split("-")[0]
+        yield c["page_start"], (str(c.get("page_label") or "").split("-")[0]
+                                or _pdf_page(c["page_start"]))
+
+
+def _pdf_page(page: int) -> str:
+    """A page without a known printed label, named by its place in the PDF."""
+    return f"PDF page {page + 1}"

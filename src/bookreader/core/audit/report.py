@@ -67,7 +67,8 @@ class Stats:
     last: str = ""
     modes: Counter = field(default_factory=Counter)
     chapters: Counter = field(default_factory=Counter)
-    pages: Counter = field(default_factory=Counter)
+    pages: Counter = field(default_factory=Counter)  # (book title, 0-based page)
+    page_labels: dict = field(default_factory=dict)  # (book title, page) -> printed label
     days: Counter = field(default_factory=Counter)
     books: Counter = field(default_factory=Counter)
     sessions: set = field(default_factory=set)
@@ -100,7 +101,10 @@ class Stats:
         )
         self.chapters[chapter or "(chapter unknown)"] += 1
         for page, label in iter_pages(row):
-            self.pages[(title, page, label)] += 1
+            self.pages[(title, page)] += 1
+            known = self.page_labels.get((title, page), "")
+            if not known or known.startswith("PDF page"):  # a printed label wins
+                self.page_labels[(title, page)] = label
         outcome = row_outcome(row)
         self.outcomes[outcome] += 1
         # Only a retrieval or selection that truly does not answer counts as "not in the
@@ -375,9 +379,13 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
             rates.append((f"{name}: failed check", r, fmt_pct(r), "#d64545"))
     chapters = [(ch, c, f"{c:,}", ACCENT) for ch, c in s.chapters.most_common(12)]
     one_book = len(s.books) == 1
-    pages = [(f"p. {label}" if one_book else f"p. {label} · {_short(title, 18)}", c, f"{c:,}",
-              "#2f8f9d")
-             for (title, _page, label), c in s.pages.most_common(10)]
+    def page_name(title: str, page: int) -> str:
+        label = s.page_labels.get((title, page), "")
+        name = label if label.startswith("PDF page") else f"p. {label}"
+        return name if one_book else f"{name} · {_short(title, 18)}"
+
+    pages = [(page_name(title, page), c, f"{c:,}", "#2f8f9d")
+             for (title, page), c in s.pages.most_common(10)]
     clients = [(name, c, f"{c:,}", "#2f8f9d") for name, c in s.clients.most_common(12)]
     clients_card = (
         '<div class="card"><h2>Questions per server client</h2><p class="sub">The API keys '
@@ -395,6 +403,8 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
                                                    if shown_filters else ''}</p></header>
 <main>
 <section class="kpis">{kpi_html}</section>
+<p class="sub">Shares are of all {s.n:,} questions, except "failed validation": of the
+{validated:,} answers the grounding check looked at. A session is one run of BookReader.</p>
 <section class="grid">
 <div class="card"><h2>Questions per mode</h2><p class="sub">How students asked</p>
 {hbars(modes, title="Questions per mode")}</div>
