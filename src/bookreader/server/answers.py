@@ -141,6 +141,9 @@ class _Question:
                     backend=state.backend, session_id=self.session_id, client_id=self.client,
                 )
                 return "timeout", failed
+            # Counted here: a streamed request's reader is gone by now.
+            state.counters.add("cancelled")
+            log.info("Answer for %s stopped: the client disconnected", self.client)
             return "cancelled", None
         return "answer", answer
 
@@ -170,7 +173,6 @@ class _Question:
         """(status, JSON body, headers) for a finished job."""
         counters = self.state.counters
         if kind == "cancelled":
-            counters.add("cancelled")
             return 499, {"error": "The client went away; the answer was stopped.",
                          "code": "cancelled"}, {}
         if kind == "timeout" or (kind == "answer" and value.error == TIMEOUT_MESSAGE):
