@@ -20,7 +20,7 @@ def bundled_server(tmp_path_factory, prepared_data):
     data = copy_data(root, tmp_path_factory.mktemp("serve-bundled") / "data",
                      settings={"generation_budget_bundled_s": 60.0})
     token = add_key(data, "adr-tests")
-    server = ServerProcess(data, "--backend", "bundled")
+    server = ServerProcess(data, "--backend", "bundled", "--queue-wait", "300")
     try:
         server.wait_ready()
         server.token, server.book = token, info

@@ -27,7 +27,9 @@ def test_two_servers_share_one_postgres_audit_log(tmp_path, prepared_data, pg_cl
         for i in range(2):
             data = copy_data(root, tmp_path / f"data{i}", settings={"audit_url": url})
             tokens.append(add_key(data, f"server{i}-class"))
-            servers.append(ServerProcess(data, "--backend", "extractive"))
+            # Generous budgets: this test is about the records, not the speed of a busy machine.
+            servers.append(ServerProcess(data, "--backend", "extractive", "--timeout", "300",
+                                         "--queue-wait", "300"))
         for s in servers:
             s.wait_ready()
 
