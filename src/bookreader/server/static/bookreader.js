@@ -252,6 +252,7 @@
           (data.latency_ms / 1000).toFixed(1) + ' s' +
           (data.truncation_warning ? ' \u00b7 ' + data.truncation_warning : '');
       }).catch(function (e) {
+        answer.textContent = '';  // the streamed text was never checked: show only the error
         error.textContent = e.message;
       }).then(function () { askBtn.disabled = false; });
     }
