@@ -51,9 +51,9 @@ def _outcome(answer: Any) -> str:
 def answer_payload(answer: Any, session_id: str) -> dict[str, Any]:
     """The ``ask --json`` fields plus ADR-003's ``response``/``in_selected_text``/
     ``session_id``, and each citation's page rectangles and highlighted page image URL."""
-    from bookreader.cli import _answer_json
+    from bookreader.core.types import answer_to_dict
 
-    data = _answer_json(answer)
+    data = answer_to_dict(answer)
     citations = []
     for c, base in zip(answer.citations, data["citations"]):
         rects = [[round(float(x), 2) for x in r] for r in c.rects]

@@ -17,6 +17,8 @@ log = logging.getLogger(__name__)
 
 #: Backends that answer several questions at once (the others get one worker).
 CONCURRENT_BACKENDS = ("extractive", "claude")
+#: Seconds a local model may stream after its first token before a request is answered 504.
+LOCAL_STREAM_S = 60.0
 DEFAULT_MAX_BODY = 64 * 1024
 
 
@@ -79,7 +81,8 @@ class ServerState:
 
     def __init__(self, settings: Settings, config: ServeConfig, library: Any = None,
                  keys: Optional[KeyStore] = None) -> None:
-        from bookreader.core.llm.registry import backend_kind, budget_seconds
+        from bookreader.core.llm.registry import budget_for, resolve_name
+        from bookreader.core.llm.specs import spec_for
 
         self.settings = settings
         self.config = config
@@ -90,14 +93,18 @@ class ServerState:
         self.library = library
         self.keys = keys or KeyStore(settings.data_dir)
         self.backend = config.backend or settings.llm_backend
-        kind = backend_kind(self.backend)
+        kind = spec_for(resolve_name(self.backend, settings)).kind
         limit, window = parse_rate(config.rate_limit)
         self.limiter = RateLimiter(limit, window)
         workers = config.workers or (4 if kind in CONCURRENT_BACKENDS else 1)
         self.pool = AnswerPool(workers, config.max_queue if config.max_queue is not None
                                else 4 * workers)
+        first_s, total_s = budget_for(self.backend, settings)
+        # A local model has a first-token budget and then streams to its token cap; a
+        # server still needs one limit per request, so allow it a minute to stream.
+        answer_s = total_s if total_s is not None else (first_s or 0.0) + LOCAL_STREAM_S
         self.timeout_s = float(config.timeout_s or (
-            budget_seconds(self.backend, settings) + float(settings.retrieval_timeout_s)))
+            answer_s + float(settings.retrieval_timeout_s)))
         self.queue_wait_s = float(config.queue_wait_s or self.timeout_s)
         self.counters = Counters()
         self.books: dict[str, Any] = {}  # book_id -> BookInfo, the books served

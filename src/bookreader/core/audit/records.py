@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 from bookreader.core.audit.schema import COLUMN_KINDS, COLUMNS
-from bookreader.core.types import Answer, Citation, Message, Mode, Validation
+from bookreader.core.types import Answer, Citation, Message, Mode, Outcome, Validation
 
 #: ``prev_hash`` of the very first record.
 GENESIS_HASH = "0" * 64
@@ -250,6 +250,7 @@ def answer_to_row(
         "chapter": chapter or None,
         "selection_page": answer.selection_page,
         "client_id": client_id or None,
+        "outcome": getattr(answer.outcome, "value", answer.outcome) or None,
     }
     keep_raw = {"record_id", "selection_sha256"}
     return {k: (v if k in keep_raw else scrub_value(v)) for k, v in row.items()}
@@ -324,7 +325,18 @@ def row_to_answer(row: dict[str, Any]) -> Answer:
         chapter=row["chapter"] or "",
         selection_page=row["selection_page"],
         created_at=row["created_at"] or "",
+        outcome=_outcome(row.get("outcome")),
     )
+
+
+def _outcome(value: Any) -> Optional[Outcome]:
+    """The stored outcome, or None (derived from fallback/error) for older records."""
+    if not value:
+        return None
+    try:
+        return Outcome(value)
+    except ValueError:
+        return None
 
 
 def iter_pages(row: dict[str, Any]) -> Iterable[tuple[int, str]]:

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from bookreader.core.audit.records import iter_pages, normalise, parse_timestamp, utc_timestamp
 from bookreader.errors import BookReaderError
@@ -72,7 +72,8 @@ class Stats:
     books: Counter = field(default_factory=Counter)
     sessions: set = field(default_factory=set)
     clients: Counter = field(default_factory=Counter)  # API key names (bookreader serve)
-    fallback: Counter = field(default_factory=Counter)  # per mode
+    fallback: Counter = field(default_factory=Counter)  # per mode: "not in the book/selection"
+    outcomes: Counter = field(default_factory=Counter)  # core.types.Outcome values
     validated: Counter = field(default_factory=Counter)  # per mode
     failed_validation: Counter = field(default_factory=Counter)  # per mode
     errors: Counter = field(default_factory=Counter)  # per mode
@@ -100,7 +101,11 @@ class Stats:
         self.chapters[chapter or "(chapter unknown)"] += 1
         for page, label in iter_pages(row):
             self.pages[(title, page, label)] += 1
-        if row["fallback"]:
+        outcome = row_outcome(row)
+        self.outcomes[outcome] += 1
+        # Only a retrieval or selection that truly does not answer counts as "not in the
+        # book": timeouts, errors and quotes are counted apart.
+        if outcome in ("not_covered", "not_in_selection"):
             self.fallback[mode] += 1
         if row["validation_passed"] is not None:
             self.validated[mode] += 1
@@ -131,7 +136,7 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def hbars(items: list[tuple[str, float, str, str]], *, width: int = 560, label_w: int = 190,
+def hbars(items: Sequence[tuple[Any, float, str, str]], *, width: int = 560, label_w: int = 190,
           vmax: Optional[float] = None, title: str = "") -> str:
     """Horizontal bars: (label, value, shown value text, colour) per row."""
     if not items:
@@ -326,6 +331,18 @@ def _per_day(s: Stats) -> tuple[list[tuple[str, float]], int, str]:
     return out, max(1, len(out) // 12), unit
 
 
+def row_outcome(row: dict[str, Any]) -> str:
+    """The record's outcome; derived for records written before outcomes were stored."""
+    if row.get("outcome"):
+        return str(row["outcome"])
+    if not row.get("success", True):
+        msg = (row.get("error_message") or "").lower()
+        return "timeout" if "timed out" in msg else "error"
+    if not row.get("fallback"):
+        return "answer"
+    return "not_covered" if row.get("mode") == "book" else "not_in_selection"
+
+
 def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
     span, days = _span_text(s)
     validated = sum(s.validated.values())
@@ -336,6 +353,8 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
         (f"{len(s.sessions):,}", "sessions", False),
         (f"{len(s.books):,}", "books", False),
         (fmt_pct(sum(s.fallback.values()) / n), "answered 'not in the book'", False),
+        (fmt_pct(s.outcomes["quotes"] / n), "got quotes, no verified answer", False),
+        (fmt_pct(s.outcomes["timeout"] / n), "timed out", s.outcomes["timeout"] > 0),
         (fmt_pct(failed / validated) if validated else "–", "failed validation", failed > 0),
         (fmt_pct(sum(s.errors.values()) / n), "ended in an error", sum(s.errors.values()) > 0),
     ]
