@@ -1,7 +1,7 @@
 """Answers from the real bundled model through a real server: ADR-003's integration
 tests, a streamed answer, and a disconnect that stops the generation.
 
-The answer budget is raised to 60 s in these servers' settings: the tests are about what
+The first-token budget is raised to 120 s in these servers' settings: the tests are about what
 the answer says, and the machine may be busy (speed is measured by bench/serve_load.py).
 """
 
@@ -18,7 +18,7 @@ from serve_support import ServerProcess, add_key, copy_data
 def bundled_server(tmp_path_factory, prepared_data):
     root, info = prepared_data
     data = copy_data(root, tmp_path_factory.mktemp("serve-bundled") / "data",
-                     settings={"generation_budget_bundled_s": 60.0})
+                     settings={"budgets": {"tiny": {"first_token_s": 120.0}}})
     token = add_key(data, "adr-tests")
     server = ServerProcess(data, "--backend", "bundled", "--queue-wait", "300")
     try:

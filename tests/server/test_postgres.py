@@ -25,7 +25,8 @@ def test_two_servers_share_one_postgres_audit_log(tmp_path, prepared_data, pg_cl
     servers, tokens = [], []
     try:
         for i in range(2):
-            data = copy_data(root, tmp_path / f"data{i}", settings={"audit_url": url})
+            data = copy_data(root, tmp_path / f"data{i}", settings={"audit_url": url,
+                                  "budgets": {"extractive": {"total_s": 300.0}}})
             tokens.append(add_key(data, f"server{i}-class"))
             # Generous budgets: this test is about the records, not the speed of a busy machine.
             servers.append(ServerProcess(data, "--backend", "extractive", "--timeout", "300",
