@@ -84,7 +84,7 @@ def test_whole_book_answer_cites_a_page_and_the_page_png_highlights_it(extractiv
                    json={"question": "How do I export the audit log?", "mode": "book"})
         assert r.status_code == 200, r.text
         data = r.json()
-        assert data["mode"] == "book" and data["outcome"] == "answered"
+        assert data["mode"] == "book" and data["outcome"] == "answer"
         assert data["citations"], data
         cite = data["citations"][0]
         assert cite["verified"] and cite["rects"] and cite["label"]
