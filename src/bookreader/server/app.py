@@ -120,12 +120,12 @@ async def read_json(request: Request) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ApiError(422, "invalid_json",
                        "The request body is not UTF-8 text. Send JSON.") from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ApiError(
             422, "invalid_json",
             f"The request body is not valid JSON ({exc.msg} at position {exc.pos}). Send a "
             "JSON object such as {\"query\": \"...\", \"selected_text\": \"...\"}.",
-        ) from None
+        ) from exc
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_json", "The request body must be a JSON object.")
     return data
