@@ -23,9 +23,13 @@ def prepared_data(tmp_path_factory, sample_pdf, embedder):
 def extractive_server(tmp_path_factory, prepared_data):
     """A server with the extractive backend and keys ``alice`` and ``bob``."""
     root, info = prepared_data
-    data = copy_data(root, tmp_path_factory.mktemp("serve-extractive") / "data")
+    data = copy_data(root, tmp_path_factory.mktemp("serve-extractive") / "data",
+                     settings={"budgets": {"extractive": {"total_s": 300.0}}})
     tokens = {name: add_key(data, name) for name in ("alice", "bob", "carol")}
-    server = ServerProcess(data, "--backend", "extractive", "--rate-limit", "1000/minute")
+    # Generous budgets: the tests check answers and errors, not the speed of a busy machine
+    # (bench/serve_load.py measures that).
+    server = ServerProcess(data, "--backend", "extractive", "--rate-limit", "1000/minute",
+                           "--timeout", "300", "--queue-wait", "300")
     try:
         server.wait_ready()
         server.tokens = tokens

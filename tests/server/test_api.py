@@ -84,7 +84,7 @@ def test_whole_book_answer_cites_a_page_and_the_page_png_highlights_it(extractiv
                    json={"question": "How do I export the audit log?", "mode": "book"})
         assert r.status_code == 200, r.text
         data = r.json()
-        assert data["mode"] == "book" and data["outcome"] == "answered"
+        assert data["mode"] == "book" and data["outcome"] == "answer"
         assert data["citations"], data
         cite = data["citations"][0]
         assert cite["verified"] and cite["rects"] and cite["label"]
@@ -253,7 +253,8 @@ def strict_server(tmp_path_factory, prepared_data):
     data = copy_data(root, tmp_path_factory.mktemp("serve-strict") / "data")
     tokens = {name: add_key(data, name) for name in ("dave", "erin")}
     server = ServerProcess(data, "--backend", "extractive", "--rate-limit", "3/minute",
-                           "--timeout", "0.001", "--queue-wait", "30")
+                           "--timeout", "0.001", "--queue-wait", "30",
+                           env={"BOOKREADER_API_KEYS": "deploy:s3cret-token-1"})
     try:
         server.wait_ready()
         server.tokens, server.book = tokens, info
@@ -288,16 +289,21 @@ def test_over_budget_is_504_and_audited(strict_server):
     assert strict_server.health()["counters"]["timed_out"] >= 1
 
 
-def test_env_keys_and_cors_off_by_default(tmp_path, prepared_data):
-    root, _ = prepared_data
-    data = copy_data(root, tmp_path / "data")
-    with ServerProcess(data, "--backend", "extractive",
-                       env={"BOOKREADER_API_KEYS": "deploy:s3cret-token-1"}) as server:
-        server.wait_ready()
-        with server.client("s3cret-token-1") as c:
-            r = c.get("/v1/books", headers={"Origin": "https://textbook.example"})
-        assert r.status_code == 200
-        assert "access-control-allow-origin" not in r.headers
-        add_key(data, "later")  # the file's keys and the environment's work together
-        with server.client("s3cret-token-2") as c:
-            assert c.get("/v1/books").status_code == 401
+def test_env_keys_work_beside_the_file_keys(strict_server):
+    with strict_server.client("s3cret-token-1") as c:
+        assert c.get("/v1/books").status_code == 200
+    with strict_server.client("s3cret-token-2") as c:
+        assert c.get("/v1/books").status_code == 401
+    later = add_key(strict_server.data_dir, "later")  # a key added while the server runs
+    with strict_server.client(later) as c:
+        assert c.get("/v1/books").status_code == 200
+
+
+def test_cors_is_off_by_default(extractive_server):
+    with extractive_server.client(extractive_server.tokens["alice"]) as c:
+        r = c.get("/v1/books", headers={"Origin": "https://textbook.example"})
+        pre = c.options("/v1/books", headers={"Origin": "https://textbook.example",
+                                              "Access-Control-Request-Method": "GET"})
+    assert r.status_code == 200
+    assert "access-control-allow-origin" not in r.headers
+    assert "access-control-allow-origin" not in pre.headers

@@ -48,6 +48,11 @@ def _outcome(answer: Any) -> str:
     return "not_answered" if answer.fallback else "answered"
 
 
+def _timed_out(answer: Any) -> bool:
+    """The library stopped this answer at its own time budget."""
+    return _outcome(answer) == "timeout" or answer.error == TIMEOUT_MESSAGE
+
+
 def answer_payload(answer: Any, session_id: str) -> dict[str, Any]:
     """The ``ask --json`` fields plus ADR-003's ``response``/``in_selected_text``/
     ``session_id``, and each citation's page rectangles and highlighted page image URL."""
@@ -141,6 +146,9 @@ class _Question:
                     backend=state.backend, session_id=self.session_id, client_id=self.client,
                 )
                 return "timeout", failed
+            # Counted here: a streamed request's reader is gone by now.
+            state.counters.add("cancelled")
+            log.info("Answer for %s stopped: the client disconnected", self.client)
             return "cancelled", None
         return "answer", answer
 
@@ -170,13 +178,14 @@ class _Question:
         """(status, JSON body, headers) for a finished job."""
         counters = self.state.counters
         if kind == "cancelled":
-            counters.add("cancelled")
             return 499, {"error": "The client went away; the answer was stopped.",
                          "code": "cancelled"}, {}
-        if kind == "timeout" or (kind == "answer" and value.error == TIMEOUT_MESSAGE):
+        if kind == "timeout" or (kind == "answer" and _timed_out(value)):
             counters.add("timed_out")
-            return 504, {"error": TIMEOUT_MESSAGE, "code": "timeout",
-                         "session_id": self.session_id}, {}
+            body = {"error": TIMEOUT_MESSAGE, "code": "timeout", "session_id": self.session_id}
+            if kind == "answer" and value.error and value.error != TIMEOUT_MESSAGE:
+                body["detail"] = value.error  # the library's own words on which budget ran out
+            return 504, body, {}
         if value.error:
             counters.add("failed")
             return 502, {"error": value.error, "code": "answer_failed",

@@ -98,7 +98,8 @@ class AnswerPool:
         self.workers = max(1, int(workers))
         self.max_queue = max(0, int(max_queue))
         self._queue: "queue.Queue[Optional[Job]]" = queue.Queue()
-        self._waiting = 0
+        self._waiting = 0  # queued, not taken by a worker yet
+        self._running = 0
         self._lock = threading.Lock()
         self._durations: collections.deque = collections.deque(maxlen=50)
         self._threads = [
@@ -119,7 +120,8 @@ class AnswerPool:
     def submit(self, fn: Callable[[], Any]) -> Job:
         """Queue ``fn``; raises Busy when the queue is full."""
         with self._lock:
-            if self._waiting >= self.max_queue + self.workers:
+            idle = self.workers - self._running
+            if self._waiting >= self.max_queue + max(0, idle):
                 full = True
             else:
                 full = False
@@ -133,10 +135,11 @@ class AnswerPool:
 
     def abandon(self, job: Job) -> bool:
         """Drop ``job`` if it has not started; returns True when it was dropped."""
-        with job.lock:
-            if job.started.is_set():
-                return False
+        with job.lock, self._lock:
+            if job.started.is_set() or job.abandoned:
+                return not job.started.is_set()
             job.abandoned = True
+            self._waiting -= 1  # its place in the queue is free at once
         return True
 
     def _run(self) -> None:
@@ -144,12 +147,12 @@ class AnswerPool:
             job = self._queue.get()
             if job is None:
                 return
-            with self._lock:
-                self._waiting -= 1
-            with job.lock:
+            with job.lock, self._lock:
                 if job.abandoned:
                     continue
+                self._waiting -= 1
                 job.started.set()
+                self._running += 1
             t0 = time.monotonic()
             try:
                 result = job.fn()
@@ -157,6 +160,9 @@ class AnswerPool:
                 job.future.set_exception(exc)
             else:
                 job.future.set_result(result)
+            finally:
+                with self._lock:
+                    self._running -= 1
             self._durations.append(time.monotonic() - t0)
 
     def close(self) -> None:

@@ -133,7 +133,8 @@
       if (!response.ok || type.indexOf('text/event-stream') < 0) {
         return response.json().then(function (data) {
           var wait = response.headers.get('Retry-After');
-          throw new Error((data && data.error) || ('Request failed (' + response.status + ').') +
+          throw new Error(((data && data.error) || ('Request failed (' + response.status + ').')) +
+                          (data && data.detail ? ' ' + data.detail : '') +
                           (wait ? ' Try again in ' + wait + ' s.' : ''));
         });
       }
@@ -143,7 +144,9 @@
         else if (name === 'answer') { final = data; }
         else if (name === 'error') { failure = data; }
       }).then(function () {
-        if (failure) { throw new Error(failure.error); }
+        if (failure) {
+          throw new Error(failure.error + (failure.detail ? ' ' + failure.detail : ''));
+        }
         if (!final) { throw new Error('The answer stream ended early. Ask again.'); }
         return final;
       });
@@ -252,6 +255,7 @@
           (data.latency_ms / 1000).toFixed(1) + ' s' +
           (data.truncation_warning ? ' \u00b7 ' + data.truncation_warning : '');
       }).catch(function (e) {
+        answer.textContent = '';  // the streamed text was never checked: show only the error
         error.textContent = e.message;
       }).then(function () { askBtn.disabled = false; });
     }

@@ -1,0 +1,182 @@
+"""Load on ``bookreader serve``: N concurrent clients on 127.0.0.1 for a bounded time.
+
+Usage::
+
+    python bench/serve_load.py [--clients 50] [--seconds 20] [--backend extractive]
+                               [--backend bundled --clients 8] [--json]
+
+For each ``--backend`` (default: ``extractive`` with 50 clients, then ``bundled``, the
+default local tier, with 8): a fresh data folder with the sample book, one real server
+process on a free loopback port, one API key per client (as a class has), and clients
+that ask in a loop (selected-text and whole-book questions in turn) until the time is up.
+Prints requests/s, p50/p95/p99 latency of answered requests, counts per status (429 are
+the rate limit, 503 the bounded queue, each with ``Retry-After``), whether every 429/503
+carried ``Retry-After``, and checks that the audit log holds exactly one record per
+request the server answered (200, and 504 which is audited too).  Writes
+``bench/results/serve_load.json``.  Nothing leaves the machine: the server binds
+127.0.0.1 and the clients call only it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the server-process helper the tests use
+
+from serve_support import ServerProcess, add_key  # noqa: E402
+
+RESULTS_DIR = ROOT / "bench" / "results"
+SELECTION = ("The grounding check compares every sentence of an answer with the context. "
+             "An answer whose sentences are not supported is replaced by a fallback. "
+             "Every question and answer is written to the audit log.")
+SELECTED_QUESTIONS = ["What replaces an unsupported answer?",
+                      "What does the grounding check compare?",
+                      "Where is every question written?"]
+BOOK_QUESTIONS = ["How do I export the audit log?",
+                  "How many characters may a selection hold?",
+                  "What is highlight mode?"]
+
+
+def percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    k = (len(values) - 1) * pct / 100.0
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def prepare(data: Path) -> str:
+    from bookreader.config import Settings
+    from bookreader.core.samplebook import sample_book_path
+    from bookreader.library import Library
+
+    with Library(Settings(data_dir=data)) as lib:
+        return lib.ingest(sample_book_path(data)).book_id
+
+
+async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
+                      results: list) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as c:
+        n = 0
+        while time.monotonic() < until:
+            n += 1
+            if (i + n) % 2:
+                path = "/query-selected-text"
+                body = {"query": SELECTED_QUESTIONS[n % 3], "selected_text": SELECTION,
+                        "session_id": f"load-{i}"}
+            else:
+                path = f"/v1/books/{book_id}/query"
+                body = {"question": BOOK_QUESTIONS[n % 3], "session_id": f"load-{i}"}
+            t0 = time.perf_counter()
+            try:
+                r = await c.post(path, json=body)
+                status, retry = r.status_code, r.headers.get("Retry-After")
+            except httpx.HTTPError as exc:
+                status, retry = f"{type(exc).__name__}", None
+            results.append((status, (time.perf_counter() - t0) * 1000.0, retry))
+            if status in (429, 503) and retry:
+                await asyncio.sleep(min(float(retry), max(0.0, until - time.monotonic())))
+
+
+def run_one(backend: str, clients: int, seconds: float, rate: str) -> dict:
+    from bookreader.core.audit import AuditLog
+
+    data = Path(tempfile.mkdtemp(prefix=f"serve-load-{backend}-"))
+    book_id = prepare(data)
+    tokens = [add_key(data, f"student{i:02d}") for i in range(clients)]
+    server = ServerProcess(data, "--backend", backend, "--rate-limit", rate)
+    try:
+        server.wait_ready()
+        health = server.health()
+        results: list = []
+        until = time.monotonic() + seconds
+        t0 = time.monotonic()
+
+        async def main() -> None:
+            await asyncio.gather(*(client_loop(i, server.url, tokens[i], book_id, until,
+                                               results) for i in range(clients)))
+
+        asyncio.run(main())
+        elapsed = time.monotonic() - t0
+        counters = server.health()["counters"]
+    finally:
+        server.stop()
+    statuses = Counter(str(s) for s, _, _ in results)
+    ok = [ms for s, ms, _ in results if s == 200]
+    audited_expected = statuses.get("200", 0) + statuses.get("504", 0) + statuses.get("502", 0)
+    with AuditLog(f"sqlite:///{data / 'audit.sqlite3'}") as log:
+        n_records = log.count()
+        verified = log.verify().ok
+    missing_retry = sum(1 for s, _, r in results if s in (429, 503) and not r)
+    errors = sum(c for s, c in statuses.items() if s not in ("200", "429", "503"))
+    return {
+        "backend": backend, "clients": clients, "seconds": round(elapsed, 1),
+        "requests": len(results), "requests_per_s": round(len(results) / elapsed, 1),
+        "answered_per_s": round(len(ok) / elapsed, 1),
+        "p50_ms": round(percentile(ok, 50), 1), "p95_ms": round(percentile(ok, 95), 1),
+        "p99_ms": round(percentile(ok, 99), 1), "statuses": dict(statuses),
+        "errors_other_than_429_503": errors, "retry_after_missing": missing_retry,
+        "audit_records": n_records, "audit_expected": audited_expected,
+        "audit_lost_or_extra": n_records - audited_expected, "audit_chain_ok": verified,
+        "budget_s": health["timeout_s"], "workers": health["workers"],
+        "max_queue": health["max_queue"], "server_counters": counters,
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", action="append",
+                        help="backend to load (repeatable; default extractive and bundled)")
+    parser.add_argument("--clients", type=int, action="append",
+                        help="concurrent clients per backend, in the same order "
+                        "(default 50 for extractive, 8 otherwise)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="load time per backend")
+    parser.add_argument("--rate-limit", default="100/minute", help="per-key limit of the server")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    backends = args.backend or ["extractive", "bundled"]
+    clients = args.clients or []
+    runs = []
+    for i, backend in enumerate(backends):
+        n = clients[i] if i < len(clients) else (50 if backend == "extractive" else 8)
+        runs.append(run_one(backend, n, args.seconds, args.rate_limit))
+    load = os.getloadavg()
+    out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                       "loadavg": [round(x, 2) for x in load]}, "runs": runs}
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "serve_load.json").write_text(json.dumps(out, indent=2))
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"bookreader serve under load, 127.0.0.1, {os.cpu_count()} CPUs, "
+          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print("| backend | clients | s | req/s | answered/s | p50 ms | p95 ms | p99 ms | budget s "
+          "| statuses | other errors | Retry-After missing | audit records / expected |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        st = " ".join(f"{k}:{v}" for k, v in sorted(r["statuses"].items()))
+        print(f"| {r['backend']} | {r['clients']} | {r['seconds']} | {r['requests_per_s']} | "
+              f"{r['answered_per_s']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | "
+              f"{r['budget_s']} | {st} | {r['errors_other_than_429_503']} | "
+              f"{r['retry_after_missing']} | {r['audit_records']} / {r['audit_expected']}"
+              f"{' (chain ok)' if r['audit_chain_ok'] else ' (CHAIN BROKEN)'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
