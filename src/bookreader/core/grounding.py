@@ -55,13 +55,14 @@ import numpy as np
 
 from bookreader.core.citations import claim_units
 from bookreader.core.claim_text import (
+    Cue,
     carries_out,
-    instruction_payload,
-    instruction_start,
-    is_tautology,
     claim_kinds,
     claim_terms,
     clauses,
+    instruction_payload,
+    instruction_start,
+    is_tautology,
     negation_cues,
     number_terms,
     opposite_words,
@@ -276,7 +277,7 @@ class _Context:
     sentence_words: list[set[str]]
     sentence_numbers: list[set[str]]
     sentence_squashed: list[str]
-    negation_cues: list[list[tuple[str, set[str]]]]
+    negation_cues: list[list[Cue]]
     continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
     payloads: list[str]  # what planted instructions ask the model to say
 
@@ -455,9 +456,8 @@ class GroundingValidator:
             near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
             # The sentence's negations need one of the same kind in the window; the
             # window's negations that bear on the sentence's words need one in it.
-            all_kinds = {kind for i in near for kind, _ in ctx.negation_cues[i]}
-            bearing = {kind for i in near for kind, scope in ctx.negation_cues[i]
-                       if scope & cterms}
+            all_kinds = {c.kind for i in near for c in ctx.negation_cues[i]}
+            bearing = {c.kind for i in near for c in ctx.negation_cues[i] if c.bears_on(cterms)}
             polarity = s_kinds <= all_kinds and bearing <= s_kinds and not any(
                 opposite_words(claim, ctx.windows[i]) for i in idx)
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity)
