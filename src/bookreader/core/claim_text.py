@@ -36,7 +36,7 @@ _VERDICT = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b[
                       re.IGNORECASE)
 _SEGMENT = re.compile(r"[,;:()\u2014]")
 #: Content words after a negation that form its scope ("is *not greater* than 0").
-NEGATION_SCOPE = 2
+NEGATION_SCOPE = 3
 #: Opposites a paraphrase must not swap (besides un-/in-/im-/non- prefixes).
 _ANTONYMS = {
     "open": "closed", "true": "false", "synchronous": "asynchronous", "public": "private",
@@ -86,17 +86,24 @@ class Cue(NamedTuple):
     whole: bool = False
 
     def bears_on(self, terms: set[str]) -> bool:
-        return self.scope <= terms if self.whole else bool(self.scope & terms)
+        if self.whole:
+            return self.scope <= terms
+        if self.kind == "not" and len(self.scope) >= 2:
+            # "only if none of the cases apply" does not bear on "include a default case"
+            return 2 * len(self.scope & terms) > len(self.scope)
+        return bool(self.scope & terms)
 
 
 def negation_cues(sentence: str) -> list[Cue]:
-    """The negations of ``sentence`` as ``(kind, scope)``: kind "not" or "optional".
+    """The negations of ``sentence`` as :class:`Cue` (kind "not" or "optional", scope).
 
     The scope is the stems of the content words a negation bears on, within its clause
-    (commas, colons and brackets end a scope): the two after a "not" ("x is not
-    *greater* than 0"), one before and after an "optional" (the thing that is optional)
-    plus the phrase's own words ("not *necessary*").  "neither ... nor" counts once;
-    "rather than" and "instead of" count as "not"; so does a "non" word ("nonnegative").
+    (commas, colons and brackets end a scope): the three after a "not" ("x is not
+    *greater* than 0"; another sentence is concerned when it holds most of them), or the
+    three before it when nothing follows ("Python 3 does not."; all of them); three
+    before and one after an "optional" (the thing that is optional) plus the phrase's own
+    words ("not *necessary*").  "neither ... nor" counts once; "rather than" and
+    "instead of" count as "not"; so does a "non" word ("nonnegative").
     """
     cues: list[Cue] = []
     for segment in _SEGMENT.split(sentence):
