@@ -276,7 +276,7 @@ def _print_result(name: str, split: str, result: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--pairs", type=Path, default=None)
     ap.add_argument("--textbook", action="store_true", help="the textbook set (%s)" % TEXTBOOK_PAIRS.name)
     ap.add_argument("--split", choices=("all", "tune", "test"), default="all")

@@ -75,8 +75,10 @@ def jobs() -> list[Job]:
     out += [
         Job("robustness", "robustness.py", [], [EVAL_DIR / "pdfs"], "robustness.json"),
         Job("store", "store.py", [], [], "store.json"),
-        Job("grounding", "grounding.py", [], [EVAL_DIR / "grounding" / "halueval_qa.jsonl"],
-            "grounding_halueval_qa.json"),
+        Job("grounding", "grounding.py", ["--split", "test", "--json"],
+            [EVAL_DIR / "grounding" / "halueval_qa.jsonl"], "grounding_halueval_qa_test.json"),
+        Job("grounding:textbook", "grounding.py", ["--textbook", "--split", "test", "--json"],
+            [BOOKS], "grounding_grounding_textbook_test.json"),
         Job("answer:selected:extractive", "answer.py", ["--backend", "extractive"],
             [EVAL_DIR / "qa"], "answer_selected_extractive.json"),
         Job("answer:selected:bundled", "answer.py", ["--backend", "bundled"],

@@ -169,7 +169,7 @@ LESSON = (
                                      "array of 5 integers."),
         ("short term", "NullPointerException"),
         ("short term", "Zero."),
-        ("short yes/no", "No, you do not have to write an else clause."),
+        ("short yes/no", "No, you do not need an else clause."),
         ("short yes/no", "Yes, the else clause is optional."),
     ],
 )
@@ -198,6 +198,13 @@ def test_wrong_answers_of_every_kind_fail(validator, kind, answer):
     assert not v.passed, (kind, answer, v)
 
 
+def test_not_required_matches_optional(validator):
+    """Issue 11's case: the passage says "optional", the answer "you do not have to"."""
+    context = "A switch statement holds case blocks. Including a default block is optional."
+    assert validator.validate("No, you do not have to include a default block.", context).passed
+    assert not validator.validate("Yes, you must include a default block.", context).passed
+
+
 def test_negation_must_match_in_both_directions(validator):
     context = "If x is not greater than 0, the method returns -1."
     assert validator.validate("If x is not greater than 0, the method returns -1.", context).passed
@@ -215,7 +222,11 @@ def test_negation_helpers():
     assert claim_kinds("No, you do not have to include it.") == {"optional"}
     assert claim_kinds("It is not greater than zero.") == {"not"}
     assert claim_kinds("Yes, it is greater than zero.") == frozenset()
-    assert negation_cues("The value is nonnegative.") == [("not", {"negat"})]
+    assert [(c.kind, c.scope) for c in negation_cues("The value is nonnegative.")] == [
+        ("not", {"negat"})]
+    (cue,) = negation_cues("Python 3 does not.")
+    assert cue.whole and cue.bears_on({"python", "3", "truncat"})
+    assert not cue.bears_on({"python", "2", "truncat"})
     assert opposite_words("Gazebo is closed-source.", "Gazebo is open-source.")
     assert opposite_words("Points are immutable.", "Points are mutable.")
     assert not opposite_words("Points are mutable.", "Points are mutable, strings immutable.")
@@ -229,8 +240,9 @@ def test_numbers_are_exact_and_words_count_as_numbers(validator):
     assert validator.validate("It runs at 1000 Hz.", context).passed
     v = validator.validate("It runs at 100 Hz.", context)
     assert not v.passed and "100" in v.missing_terms
-    # Both numbers occur, but no sentence relates "Python 2" to what Python 3 does.
-    assert not validator.validate("Python 2 does not truncate division.", context).passed
+    # Both numbers occur; what the sentence says of Python 2, it denies of Python 3.
+    assert validator.validate("Python 2 truncated division.", context).passed
+    assert not validator.validate("Python 3 truncated division.", context).passed
 
 
 def test_an_instruction_in_the_context_is_never_support(validator):

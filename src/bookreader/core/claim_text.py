@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from bookreader.core.sentences import STOPWORDS, content_terms, numbers, stem, words
 
@@ -35,11 +36,11 @@ _VERDICT = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b[
                       re.IGNORECASE)
 _SEGMENT = re.compile(r"[,;:()\u2014]")
 #: Content words after a negation that form its scope ("is *not greater* than 0").
-NEGATION_SCOPE = 2
+NEGATION_SCOPE = 3
 #: Opposites a paraphrase must not swap (besides un-/in-/im-/non- prefixes).
 _ANTONYMS = {
     "open": "closed", "true": "false", "synchronous": "asynchronous", "public": "private",
-    "required": "optional", "mandatory": "optional", "increase": "decrease",
+    "increase": "decrease",
     "increases": "decreases", "maximum": "minimum", "success": "failure", "enable": "disable",
     "enabled": "disabled", "static": "dynamic", "before": "after", "inside": "outside",
     "allowed": "forbidden", "always": "never", "all": "none",
@@ -69,23 +70,42 @@ def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
         j, taken = i + direction, 0
         while 0 <= j < len(ws) and taken < count:
             lw = ws[j].lower().replace("\u2019", "'")
-            if not is_negation(lw) and lw not in STOPWORDS and len(lw) > 1:
+            if not is_negation(lw) and lw not in STOPWORDS and (len(lw) > 1 or lw.isdigit()):
                 scope.add(stem(lw))
                 taken += 1
             j += direction
     return scope
 
 
-def negation_cues(sentence: str) -> list[tuple[str, set[str]]]:
-    """The negations of ``sentence`` as ``(kind, scope)``: kind "not" or "optional".
+class Cue(NamedTuple):
+    """One negation: its kind ("not" or "optional") and the stems it bears on."""
+
+    kind: str
+    scope: set[str]
+    #: The negation bears on a sentence only if the sentence has all of the scope.
+    whole: bool = False
+
+    def bears_on(self, terms: set[str]) -> bool:
+        if self.whole:
+            return self.scope <= terms
+        if self.kind == "not" and len(self.scope) >= 2:
+            # "only if none of the cases apply" does not bear on "include a default case"
+            return 2 * len(self.scope & terms) > len(self.scope)
+        return bool(self.scope & terms)
+
+
+def negation_cues(sentence: str) -> list[Cue]:
+    """The negations of ``sentence`` as :class:`Cue` (kind "not" or "optional", scope).
 
     The scope is the stems of the content words a negation bears on, within its clause
-    (commas, colons and brackets end a scope): the two after a "not" ("x is not
-    *greater* than 0"), one before and after an "optional" (the thing that is optional)
-    plus the phrase's own words ("not *necessary*").  "neither ... nor" counts once;
-    "rather than" and "instead of" count as "not"; so does a "non" word ("nonnegative").
+    (commas, colons and brackets end a scope): the three after a "not" ("x is not
+    *greater* than 0"; another sentence is concerned when it holds most of them), or the
+    three before it when nothing follows ("Python 3 does not."; all of them); three
+    before and one after an "optional" (the thing that is optional) plus the phrase's own
+    words ("not *necessary*").  "neither ... nor" counts once; "rather than" and
+    "instead of" count as "not"; so does a "non" word ("nonnegative").
     """
-    cues: list[tuple[str, set[str]]] = []
+    cues: list[Cue] = []
     for segment in _SEGMENT.split(sentence):
         text = segment
         for m in _OPTIONAL.finditer(text):
@@ -93,27 +113,31 @@ def negation_cues(sentence: str) -> list[tuple[str, set[str]]]:
             ws = ws_before + ["optional"] + words(text[m.end():])
             own = {stem(w.lower()) for w in words(m.group(0)) if w.lower() not in STOPWORDS
                    and not is_negation(w) and w.lower() not in ("have", "need", "needn't")}
-            cues.append(("optional", _scope(ws, len(ws_before), 1, 1) | own | {"option"}))
+            cues.append(Cue("optional", _scope(ws, len(ws_before), 3, 1) | own | {"option"}))
         text = _OPTIONAL.sub(" ", text)
         for m in _CONTRAST.finditer(text):
             ws = words(text[m.end():])
-            cues.append(("not", _scope(["not"] + ws, 0, 0, NEGATION_SCOPE)))
+            cues.append(Cue("not", _scope(["not"] + ws, 0, 0, NEGATION_SCOPE)))
         text = _CONTRAST.sub(" ", text)
         ws = words(text)
         for i, w in enumerate(ws):
             lw = w.lower()
             if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
-                cues.append(("not", {stem(lw[3:])}))  # "nonnegative" = "not negative"
+                cues.append(Cue("not", {stem(lw[3:])}))  # "nonnegative" = "not negative"
             elif is_negation(w):
-                cues.append(("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+                scope = _scope(ws, i, 0, NEGATION_SCOPE)
+                if scope:
+                    cues.append(Cue("not", scope))
+                else:  # "Python 3 does not.": it bears on its subject, all of it
+                    cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
-                cues.append(("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+                cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
     return cues
 
 
 def claim_kinds(sentence: str) -> frozenset[str]:
     """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
-    return frozenset(kind for kind, _ in negation_cues(strip_verdict(sentence)))
+    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence)))
 
 
 def negated(sentence: str) -> bool:
@@ -146,9 +170,15 @@ def clauses(sentence: str) -> list[str]:
     return out or [sentence]
 
 
+#: Words of "not required", "not needed" that "optional" does not share; the negation check compares
+#: them (see :func:`negation_cues`), so coverage leaves them out.
+_MODAL = frozenset(stem(w) for w in ("required", "necessary", "mandatory", "obligatory", "need"))
+
+
 def claim_terms(text: str) -> list[str]:
-    """:func:`content_terms`, plus the base of a "non" word ("nonnegative" -> "negat")."""
-    out = content_terms(text)
+    """:func:`content_terms` less :data:`_MODAL`, plus the base of a "non" word
+    ("nonnegative" -> "negat")."""
+    out = [t for t in content_terms(text) if t not in _MODAL]
     for w in words(text):
         lw = w.lower()
         if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
