@@ -29,15 +29,19 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from bookreader.config import Settings
+from bookreader.core import sandbox
+from bookreader.core.pdf_layout import missing_text_message
+from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.types import (
     Answer,
     BookInfo,
     CancelFn,
     Chunk,
     Mode,
+    Page,
     ProgressFn,
     Retrieval,
     SearchFilter,
@@ -50,6 +54,7 @@ from bookreader.errors import (
     BookNotFound,
     BookReaderError,
     Cancelled,
+    PasswordRequired,
     PdfError,
     StoreError,
 )
@@ -223,7 +228,16 @@ class Library:
         if record is not None and record.get("params") != self._chunk_params():
             log.info("Re-indexing book %s: chunking settings changed", book_id)
             self._drop_index(book_id)
-        pdf = PdfBook.open(path, password)
+        # A file this library has not read yet is opened first in a capped child process.
+        limits = SandboxLimits.from_settings(self.settings)
+        try:
+            scan = sandbox.scan_pdf(path, password, limits=limits, cancel=cancel)
+        except PasswordRequired:
+            raise
+        except PdfError as exc:
+            self._write_failed(book_id, path, record, exc)
+            raise
+        pdf = PdfBook.open(path, password, blocked=scan.flagged, max_page_chars=limits.max_page_chars)
         with self._lock:
             old, self._pdfs[book_id] = self._pdfs.get(book_id), pdf
         if old is not None and old is not pdf:
@@ -242,10 +256,25 @@ class Library:
             "pages_without_text": [],
             "params": self._chunk_params(),
             "created": (record or {}).get("created", time.time()),
+            "sandbox": sandbox.SANDBOX_VERSION,
+            "blocked_pages": {str(k): v for k, v in scan.flagged.items()},
         }
         self._write_record(record)
+        extraction = sandbox.Extraction()
+        pages = sandbox.extract_pages(
+            path, password, scan.flagged, pdf.page_count, limits=limits, into=extraction,
+            progress=lambda d, t, m: progress(d, t, "Reading pages"), cancel=cancel,
+        )
+        without: list[int] = []
+
+        def collected(stream):
+            for page in stream:
+                if not page.has_text_layer:
+                    without.append(page.index)
+                yield page
+
         try:
-            chunks = self._index(book_id, pdf, progress, cancel)
+            chunks = self._index(book_id, pdf, progress, cancel, pages=collected(pages))
         except Cancelled:
             log.info("Ingest of %s cancelled; it resumes when ingested again", path)
             raise
@@ -253,19 +282,43 @@ class Library:
             record.update(state="failed", message=exc.user_message)
             self._write_record(record)
             raise
-        without = sorted(int(p) for p in pdf.pages_without_text())
+        pdf.blocked.update(extraction.flagged)
+        messages = []
+        if without:
+            scanned = bool(extraction.image_pages & set(without))
+            messages.append(missing_text_message(path.name, without, pdf.page_count, scanned))
+        messages += sandbox.describe_flagged(extraction.flagged) + extraction.notes
         record.update(
             state="ready",
             chunk_count=len(chunks),
-            pages_without_text=without,
-            message=pdf.text_layer_message() if without else "",
+            pages_without_text=sorted(without),
+            message=" ".join(messages),
+            blocked_pages={str(k): v for k, v in extraction.flagged.items()},
+            notes=extraction.notes,
         )
         self._write_record(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
         return self._info(record)
 
-    def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn) -> list[Chunk]:
-        """Chunk every page, embed and store the chunks not stored yet, build BM25."""
+    def _write_failed(self, book_id: str, path: Path, record: Optional[dict],
+                      exc: BookReaderError) -> None:
+        """Mark a book whose file cannot be read safely as failed in the catalogue."""
+        failed = dict(record or {})
+        failed.update(
+            book_id=book_id, title=failed.get("title") or path.stem, path=str(path),
+            page_count=int(failed.get("page_count", 0)), chunk_count=0, state="failed",
+            message=exc.user_message, params=self._chunk_params(),
+            created=failed.get("created", time.time()),
+        )
+        try:
+            self._write_record(failed)
+        except StoreError as write_error:
+            log.warning("Cannot mark %s as failed: %s", book_id, write_error.user_message)
+
+    def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn,
+               pages: Optional[Iterable[Page]] = None) -> list[Chunk]:
+        """Chunk every page (``pages``, else read from ``pdf`` here), embed and store the
+        chunks not stored yet, build BM25."""
         from bookreader.core.chunking import Chunker
         from bookreader.core.lexical import LexicalIndex
 
@@ -280,7 +333,9 @@ class Library:
         def page_progress(done: int, total: int, message: str) -> None:
             progress(done, total or total_pages, "Reading pages")
 
-        chunks = list(chunker.chunks(pdf.iter_pages(page_progress, cancel), book_id))
+        if pages is None:
+            pages = pdf.iter_pages(page_progress, cancel)
+        chunks = list(chunker.chunks(pages, book_id))
         progress(total_pages, total_pages, "Reading pages")
         check_cancel(cancel)
 
@@ -408,7 +463,15 @@ class Library:
             pdf = self._pdfs.get(info.book_id)
         if pdf is not None and password is None:
             return pdf
-        pdf = PdfBook.open(info.path, password)
+        record = self._read_record(info.book_id) or {}
+        limits = SandboxLimits.from_settings(self.settings)
+        if record.get("sandbox") != sandbox.SANDBOX_VERSION:
+            # Not read by this library's sandbox yet (indexed by an older version).
+            scan = sandbox.scan_pdf(info.path, password, limits=limits)
+            blocked = scan.flagged
+        else:
+            blocked = {int(k): v for k, v in (record.get("blocked_pages") or {}).items()}
+        pdf = PdfBook.open(info.path, password, blocked=blocked, max_page_chars=limits.max_page_chars)
         with self._lock:
             self._pdfs[info.book_id] = pdf
         return pdf

@@ -121,6 +121,9 @@ class MainWindow(QMainWindow):
         self.on_switch_data_dir = on_switch_data_dir
         self.ui_state = QSettings(str(settings.data_dir / "ui.ini"), QSettings.Format.IniFormat)
         self.document = DocumentService(runner, self)
+        from bookreader.core.sandbox import SandboxLimits
+
+        self.document.sandbox_limits = SandboxLimits.from_settings(settings)
         self.current_path: Optional[str] = None
         self._passwords: dict[str, Optional[str]] = {}
         self._dialogs: list = []
