@@ -573,6 +573,17 @@ class Library:
         """
         mode = Mode(mode)
         info: Optional[BookInfo] = None
+        pending: list = []  # the write-ahead record, once the model is about to start
+
+        def started(provisional: Answer) -> None:
+            pending.append(self.audit.begin_answer(provisional, session_id=self.session_id))
+
+        def token(text: str) -> None:
+            if pending:
+                pending[0].add(text)
+            if on_token is not None:
+                on_token(text)
+
         try:
             if book is not None:
                 info = self.book(book)
@@ -592,17 +603,31 @@ class Library:
                 selection=selection,
                 page_range=pages,
                 backend=backend,
-                on_token=on_token,
+                on_token=token,
                 cancel=cancel,
                 book_id=info.book_id if info else "",
                 book_title=info.title if info else "",
+                on_start=started,
             )
         except BookReaderError as exc:
             failed = _error_answer(question, mode, exc, info, selection, backend)
-            self.audit.record(failed, session_id=self.session_id)
+            self._record(failed, pending)
             raise
-        self.audit.record(answer, session_id=self.session_id)
+        except Cancelled:
+            if pending:
+                pending[0].flush()
+                self.audit.complete_answer(pending[0], _cancelled_answer(question, mode, info,
+                                                                         selection, backend,
+                                                                         pending[0].text))
+            raise
+        self._record(answer, pending)
         return answer
+
+    def _record(self, answer: Answer, pending: list) -> None:
+        if pending:
+            self.audit.complete_answer(pending[0], answer)
+        else:
+            self.audit.record(answer, session_id=self.session_id)
 
     def _pdf_if_possible(self, info: BookInfo) -> Any:
         """The open PdfBook (to verify and locate citations), or None if it cannot open."""
@@ -649,6 +674,16 @@ class Library:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cancelled_answer(question: str, mode: Mode, info: Optional[BookInfo],
+                      selection: Optional[str], backend: Optional[str], shown: str) -> Answer:
+    """The completion record of an answer the student stopped while it streamed."""
+    from bookreader.errors import BookReaderError as _E
+
+    answer = _error_answer(question, mode, _E("The answer was stopped by the user."), info,
+                           selection, backend)
+    return dataclasses.replace(answer, text=shown or answer.text)
 
 
 def _error_answer(

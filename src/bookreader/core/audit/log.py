@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -172,6 +173,7 @@ class AuditLog:
             ) from exc
         if applied:
             log.info("Audit log %s: applied migrations %s", self.location, ", ".join(applied))
+        self.recover_interrupted()
 
     @classmethod
     def from_settings(cls, settings) -> "AuditLog":
@@ -284,21 +286,38 @@ class AuditLog:
             answer_to_row(a, session_id=session_id, excerpt_only=self.excerpt_only)
             for a in answers
         ]
+        return self._append(rows)
+
+    def _append(self, rows: list[dict[str, Any]], *, after: Optional[Callable] = None,
+                unless_completed: Optional[str] = None) -> list[str]:
+        """Seal ``rows`` onto the chain in one write transaction; ``after(conn, last_sealed)``
+        runs in the same transaction.  With ``unless_completed``, nothing is appended when a
+        record completing that pending record already exists."""
         if not rows:
             return []
         last_error: Optional[Exception] = None
         for attempt in range(_APPEND_RETRIES):
             try:
                 with self._write() as conn:
+                    if unless_completed is not None and conn.execute(
+                        sa.select(records_t.c.seq).where(records_t.c.completes == unless_completed)
+                    ).first() is not None:
+                        return []
                     seq, prev = self._head(conn)
                     sealed = []
                     for row in rows:
                         seq += 1
                         now = utc_timestamp(self._clock())
+                        row = dict(row)
+                        if not row.get("record_id"):
+                            row["record_id"] = str(uuid.uuid4())
                         s = seal(row, seq=seq, prev_hash=prev, created_at=now)
                         prev = s["record_hash"]
                         sealed.append(s)
                     conn.execute(records_t.insert(), sealed)
+                    if after is not None:
+                        after(conn, sealed[-1])
+                self._note_head(seq, prev)
                 return [s["record_id"] for s in sealed]
             except IntegrityError as exc:  # another writer took our seq: read the head again
                 log.warning("Audit append collided (attempt %d): %s", attempt + 1, exc)
@@ -317,6 +336,29 @@ class AuditLog:
             "BookReader windows that use the same log and try again."
         )
 
+    def _note_head(self, seq: int, head: str) -> None:
+        """Hook for the head file kept beside the database (see anchors)."""
+
+    # --- write-ahead records (see journal.py) -------------------------------------------
+    def begin_answer(self, provisional: Answer, *, session_id: str):
+        """Append the pending record of a question about to be answered; returns the
+        :class:`~bookreader.core.audit.journal.AnswerJournal` that streamed text goes to."""
+        from bookreader.core.audit import journal
+
+        return journal.begin(self, provisional, session_id=session_id)
+
+    def complete_answer(self, pending, answer: Answer) -> str:
+        """Append the completion record of ``pending`` (an AnswerJournal)."""
+        from bookreader.core.audit import journal
+
+        return journal.complete(pending, answer)
+
+    def recover_interrupted(self) -> int:
+        """Record every answer whose process died mid-stream as ``interrupted``."""
+        from bookreader.core.audit import journal
+
+        return journal.recover_interrupted(self)
+
     # --- reading --------------------------------------------------------------------------
     def history(self, book_id: str, limit: int = 200) -> list[Answer]:
         """The last ``limit`` answers about ``book_id``, oldest first, for the chat panel."""
@@ -324,6 +366,7 @@ class AuditLog:
             rows = conn.execute(
                 sa.select(records_t)
                 .where(records_t.c.book_id == book_id)
+                .where(sa.or_(records_t.c.status.is_(None), records_t.c.status != "pending"))
                 .order_by(records_t.c.seq.desc())
                 .limit(limit)
             ).mappings().all()
@@ -388,7 +431,8 @@ class AuditLog:
         """Write the instructor's one-page HTML report of the matching records to ``out``."""
         from bookreader.core.audit.report import write_report
 
-        return write_report(self.iter_rows(**filters), Path(out), filters=filters,
+        answers = (r for r in self.iter_rows(**filters) if r.get("status") != "pending")
+        return write_report(answers, Path(out), filters=filters,
                             source=self.location)
 
     def prune(self, *, dry_run: bool = False, now: Optional[datetime] = None) -> PruneResult:

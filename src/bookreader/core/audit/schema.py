@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 RECORDS_TABLE = "audit_records"
 ANCHORS_TABLE = "audit_anchors"
 VERSION_TABLE = "schema_version"
+STREAM_TABLE = "audit_stream"
 
 
 class Base(DeclarativeBase):
@@ -90,6 +91,11 @@ class AuditRecord(Base):
     validation_details: Mapped[Optional[dict]] = mapped_column(JSON)
     chapter: Mapped[Optional[str]] = mapped_column(Text)
     selection_page: Mapped[Optional[int]] = mapped_column(Integer)
+    # --- 0004_write_ahead: a question is recorded before its answer streams ---------------
+    #: NULL (a record written whole), "pending" (written when the question was accepted),
+    #: "complete" or "interrupted" (the completion of the pending record in ``completes``).
+    status: Mapped[Optional[str]] = mapped_column(String(16))
+    completes: Mapped[Optional[str]] = mapped_column(String(36), index=True)
 
 
 class AuditAnchor(Base):
@@ -105,6 +111,21 @@ class AuditAnchor(Base):
     n_archived: Mapped[int] = mapped_column(Integer)
     n_expired: Mapped[int] = mapped_column(Integer)
     archive_file: Mapped[Optional[str]] = mapped_column(Text)
+
+
+class AuditStream(Base):
+    """The text a pending record's answer has streamed so far (flushed about every second
+    and at every sentence end).  Outside the hash chain: it is a journal, copied into the
+    chained completion record when the answer ends, or by the recovery of an interrupted
+    one, and then deleted."""
+
+    __tablename__ = STREAM_TABLE
+
+    record_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    pid: Mapped[int] = mapped_column(Integer)
+    host: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[str] = mapped_column(String(32))
 
 
 #: Column name -> python type used to normalise values before hashing (see records.py).
@@ -208,11 +229,30 @@ def _m0003_create_audit_anchors(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _m0004_write_ahead(conn: Connection) -> None:
+    _add_columns(conn, RECORDS_TABLE, [("status", String(16)), ("completes", String(36))])
+    conn.execute(sa.text(
+        f"CREATE INDEX IF NOT EXISTS ix_{RECORDS_TABLE}_completes ON {RECORDS_TABLE} (completes)"
+    ))
+    md = sa.MetaData()
+    sa.Table(
+        STREAM_TABLE,
+        md,
+        sa.Column("record_id", String(36), primary_key=True),
+        sa.Column("text", Text, nullable=False),
+        sa.Column("pid", Integer, nullable=False),
+        sa.Column("host", String(255), nullable=False),
+        sa.Column("updated_at", String(32), nullable=False),
+    )
+    md.create_all(conn)
+
+
 #: The migrations, in the order they apply.  Append only; never rename or reorder.
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("0001_create_audit_records", _m0001_create_audit_records),
     ("0002_answer_details", _m0002_answer_details),
     ("0003_create_audit_anchors", _m0003_create_audit_anchors),
+    ("0004_write_ahead", _m0004_write_ahead),
 ]
 
 _version_md = sa.MetaData()
