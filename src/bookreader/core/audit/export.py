@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
+from bookreader.core.audit.anchors import TRAILER_KEY, TrailerCounter
 from bookreader.core.audit.records import normalise, utc_timestamp
 from bookreader.core.audit.schema import COLUMN_KINDS, COLUMNS
 from bookreader.errors import BookReaderError, InvalidInput
@@ -101,26 +102,33 @@ def write_csv(rows: Iterable[dict[str, Any]], fh: BinaryIO) -> int:
         text.detach()  # leave ``fh`` open: its owner closes it
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], fh: BinaryIO) -> int:
-    n = 0
+def write_jsonl(rows: Iterable[dict[str, Any]], fh: BinaryIO,
+                filters: Optional[dict[str, Any]] = None) -> int:
+    """One record a line, then the trailer line (count and head hash, see anchors.py)."""
+    counter = TrailerCounter()
     for row in rows:
-        fh.write(_dumps(normalise(row)).encode("utf-8") + b"\n")
-        n += 1
-    return n
+        row = normalise(row)
+        fh.write(_dumps(row).encode("utf-8") + b"\n")
+        counter.add(row)
+    fh.write(_dumps({TRAILER_KEY: counter.trailer(filters)}).encode("utf-8") + b"\n")
+    return counter.n
 
 
 def write_json(rows: Iterable[dict[str, Any]], fh: BinaryIO, meta: dict[str, Any]) -> int:
     """``{"export": meta, "records": [...]}``, streamed (the records are not held in memory);
     ``meta["n_records"]`` comes after the records, once known."""
     fh.write(b'{"export":' + _dumps(meta).encode("utf-8") + b',"records":[\n')
-    n = 0
+    counter = TrailerCounter()
     for row in rows:
-        if n:
+        if counter.n:
             fh.write(b",\n")
-        fh.write(_dumps(normalise(row)).encode("utf-8"))
-        n += 1
-    fh.write(b'\n],"n_records":' + str(n).encode() + b"}\n")
-    return n
+        row = normalise(row)
+        fh.write(_dumps(row).encode("utf-8"))
+        counter.add(row)
+    trailer = _dumps(counter.trailer(meta.get("filters")))
+    fh.write(b'\n],"n_records":' + str(counter.n).encode() + b',"trailer":'
+             + trailer.encode("utf-8") + b"}\n")
+    return counter.n
 
 
 def export_records(
@@ -139,7 +147,7 @@ def export_records(
         if fmt == "csv":
             n = write_csv(rows, fh)
         elif fmt == "jsonl":
-            n = write_jsonl(rows, fh)
+            n = write_jsonl(rows, fh, filters)
         else:
             meta = {
                 "format": "bookreader-audit",

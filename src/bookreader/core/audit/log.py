@@ -173,6 +173,7 @@ class AuditLog:
             ) from exc
         if applied:
             log.info("Audit log %s: applied migrations %s", self.location, ", ".join(applied))
+        self.head_file = self._make_head_file()
         self.recover_interrupted()
 
     @classmethod
@@ -336,8 +337,28 @@ class AuditLog:
             "BookReader windows that use the same log and try again."
         )
 
+    def _make_head_file(self):
+        """The head file beside a SQLite database (see anchors.py); None for a server.
+
+        A database without one (older versions) gets one holding its current head.
+        """
+        from bookreader.core.audit.anchors import HeadFile
+
+        u = self._engine.url
+        if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+            return None
+        head = HeadFile(Path(u.database + ".head"))
+        if head.read() is None:
+            with self._read() as conn:
+                seq, last = self._head(conn)
+            if seq:
+                head.advance(seq, last)
+        return head
+
     def _note_head(self, seq: int, head: str) -> None:
-        """Hook for the head file kept beside the database (see anchors)."""
+        """Keep the head file beside the database in step with the chain."""
+        if getattr(self, "head_file", None) is not None:
+            self.head_file.advance(seq, head)
 
     # --- write-ahead records (see journal.py) -------------------------------------------
     def begin_answer(self, provisional: Answer, *, session_id: str):
@@ -416,16 +437,23 @@ class AuditLog:
         return export_records(self.iter_rows(**filters), fmt, out, filters=filters,
                               source=self.location)
 
-    def verify(self, path: Optional[Path] = None) -> VerifyResult:
-        """Check the hash chain of the live database (and its archives), or of an exported
-        or archived JSONL/JSON file when ``path`` is given."""
+    def verify(self, path: Optional[Path] = None, *, extends: Optional[Path] = None,
+               expect_head: Optional[str] = None) -> VerifyResult:
+        """Check the hash chain of the live database (its archives and manifest, and its
+        head file), or of an exported or archived JSONL/JSON file when ``path`` is given.
+
+        ``extends``: an earlier export whose records must all be present, unchanged.
+        ``expect_head``: a record hash noted earlier that the chain must pass through.
+        """
         from bookreader.core.audit.verify import verify_file, verify_live
 
         if path is not None:
-            return verify_file(Path(path))
+            return verify_file(Path(path), extends=extends, expect_head=expect_head)
         with self._read() as conn:
             anchor = self._anchor(conn)
-        return verify_live(self.iter_rows(), anchor, self.archive_dir)
+        head = self.head_file.read() if self.head_file is not None else None
+        return verify_live(self.iter_rows(), anchor, self.archive_dir, head=head,
+                           extends=extends, expect_head=expect_head)
 
     def report(self, out: Path, **filters: Any) -> Path:
         """Write the instructor's one-page HTML report of the matching records to ``out``."""
