@@ -20,6 +20,7 @@ from typing import Callable, Optional
 import platformdirs
 
 from bookreader.config import APP_NAME, DATA_DIR_ENV, Settings, default_data_dir
+from bookreader.core.storage import QuietRotatingFileHandler
 from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def setup_logging(settings: Settings) -> Path:
         if getattr(h, "_bookreader", False) or same_file:
             root.removeHandler(h)
             h.close()
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
+    handler = QuietRotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
                                                    encoding="utf-8")
     handler.setFormatter(logging.Formatter(
         "%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s"))

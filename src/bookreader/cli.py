@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
+from bookreader.core.storage import QuietRotatingFileHandler
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[P
     path: Optional[Path] = settings.log_dir / LOG_FILE
     try:
         settings.log_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+        handler: logging.Handler = QuietRotatingFileHandler(
             path, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
         )
         handler.setFormatter(

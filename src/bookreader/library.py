@@ -35,6 +35,12 @@ from bookreader.config import Settings
 from bookreader.core import sandbox
 from bookreader.core.pdf_layout import missing_text_message
 from bookreader.core.sandbox import SandboxLimits
+from bookreader.core.storage import (
+    MIN_FREE_TO_OPEN,
+    index_damage,
+    ingest_estimate,
+    require_free,
+)
 from bookreader.core.types import (
     Answer,
     BookInfo,
@@ -161,22 +167,37 @@ class Library:
             tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
+            path.with_suffix(".tmp").unlink(missing_ok=True)
             raise StoreError(
                 f"Cannot write the library catalogue {path}: {exc.strerror or exc}. "
                 "Check that the data folder is writable and the disk is not full.",
                 details=repr(exc),
             ) from exc
 
-    @staticmethod
-    def _info(record: dict) -> BookInfo:
+    def _damage(self, record: dict) -> str:
+        """Why a ready book's index is unusable (a part missing or unreadable), or ""."""
+        if record.get("state") != "ready":
+            return ""
+        return index_damage(self._book_dir(record["book_id"]), lexical_file=LEXICAL_FILE,
+                            edge=self.settings.store_backend == "edge")
+
+    def _info(self, record: dict) -> BookInfo:
+        state = record.get("state", "failed")
+        message = record.get("message", "")
+        damage = self._damage(record)
+        if damage:
+            state = "damaged"
+            message = (f"Damaged: re-index. {damage[0].upper()}{damage[1:]}. Ingest the book "
+                       "again (Retry in the library panel, or `bookreader ingest` with its "
+                       "PDF) to rebuild it.")
         return BookInfo(
             book_id=record["book_id"],
             title=record.get("title", ""),
             path=record.get("path", ""),
             page_count=int(record.get("page_count", 0)),
             chunk_count=int(record.get("chunk_count", 0)),
-            state=record.get("state", "failed"),
-            message=record.get("message", ""),
+            state=state,
+            message=message,
             pages_without_text=tuple(record.get("pages_without_text", ())),
         )
 
@@ -213,8 +234,19 @@ class Library:
         path = path.resolve()
         book_id = file_book_id(path)
         record = self._read_record(book_id)
+        damaged = record is not None and bool(self._damage(record))
+        if damaged:
+            log.warning("Book %s is damaged (%s); re-indexing it", book_id, self._damage(record))
+            with self._lock:
+                store = self._stores.pop(book_id, None)
+                self._retrievers.pop(book_id, None)
+            if store is not None:
+                store.close()
+            shutil.rmtree(self._book_dir(book_id) / "shard", ignore_errors=True)
+            (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
         if (
             record is not None
+            and not damaged
             and record.get("state") == "ready"
             and record.get("params") == self._chunk_params()
         ):
@@ -237,6 +269,9 @@ class Library:
         except PdfError as exc:
             self._write_failed(book_id, path, record, exc)
             raise
+        # Check the room an index of this size needs before anything is written.
+        require_free(self.settings.books_dir, ingest_estimate(scan.page_count),
+                     f"index '{path.name}' ({scan.page_count} pages)")
         pdf = PdfBook.open(path, password, blocked=scan.flagged, max_page_chars=limits.max_page_chars)
         with self._lock:
             old, self._pdfs[book_id] = self._pdfs.get(book_id), pdf
@@ -483,6 +518,10 @@ class Library:
         with self._lock:
             store = self._stores.get(book_id)
             if store is None:
+                if self.settings.store_backend == "edge":
+                    # Its segments are memory-mapped: a full disk would be a SIGBUS.
+                    require_free(self.settings.books_dir, MIN_FREE_TO_OPEN,
+                                 "open the book's index safely")
                 store = open_store(self.settings, book_id, dimension=self.embedder.dimension)
                 self._stores[book_id] = store
             return store
@@ -493,6 +532,9 @@ class Library:
         from bookreader.core.retrieval import HybridRetriever
 
         info = self.book(ref)
+        if info.state == "damaged":
+            raise StoreError(f"'{info.title}' cannot answer questions: its index is damaged. "
+                             f"{info.message}")
         if info.state != "ready":
             raise BookReaderError(
                 f"'{info.title}' is not ready for questions ({info.state}). "

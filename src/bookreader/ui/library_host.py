@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import logging.handlers
+import os
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from bookreader.config import Settings
+from bookreader.core.storage import QuietRotatingFileHandler
 from bookreader.errors import BookReaderError, Cancelled
 
 log = logging.getLogger(__name__)
@@ -213,7 +214,7 @@ class _Host:
 def host_main(conn, settings: Settings, log_file: str | None) -> None:
     """Entry point of the child process."""
     if log_file:
-        handler = logging.handlers.RotatingFileHandler(
+        handler = QuietRotatingFileHandler(
             log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
         handler.setFormatter(logging.Formatter(
             "%(asctime)s %(levelname)-7s [library] %(threadName)s %(name)s: %(message)s"))

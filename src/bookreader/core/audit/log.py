@@ -167,8 +167,9 @@ class AuditLog:
             self._engine.dispose()
             raise StoreError(
                 f"Cannot open the audit log at {self.location}: {exc.__class__.__name__}: "
-                f"{getattr(exc, 'orig', exc)}. Check that the folder is writable and the file "
-                "is a BookReader audit database, or set another audit_url in the settings.",
+                f"{getattr(exc, 'orig', exc)}. Check free disk space, that the folder is writable "
+                "and that the file is a BookReader audit database, or set another audit_url "
+                "in the settings.",
                 details=str(exc),
             ) from exc
         if applied:
