@@ -29,41 +29,34 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from bookreader.config import Settings
 from bookreader.core import sandbox
-from bookreader.core.pdf_layout import missing_text_message
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import (
     MIN_FREE_TO_OPEN,
     index_damage,
-    ingest_estimate,
     require_free,
 )
 from bookreader.core.types import (
     Answer,
     BookInfo,
     CancelFn,
-    Chunk,
     Mode,
-    Page,
-    ProgressFn,
     Retrieval,
     SearchFilter,
-    check_cancel,
     never_cancel,
-    no_progress,
 )
 from bookreader.errors import (
     BookLocked,
     BookNotFound,
     BookReaderError,
     Cancelled,
-    PasswordRequired,
     PdfError,
     StoreError,
 )
+from bookreader.ingest import LEXICAL_FILE, IngestMixin
 
 if TYPE_CHECKING:
     from bookreader.core.retrieval import HybridRetriever
@@ -72,14 +65,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BOOK_FILE = "book.json"
-LEXICAL_FILE = "bm25.json.gz"
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
 CHUNKER_VERSION = 2
 #: Shortest id prefix accepted as a book reference.
 MIN_PREFIX = 4
 
 
-class Library:
+class Library(IngestMixin):
     """Books, search and answers for one data folder.
 
     Args:
@@ -209,201 +201,6 @@ class Library:
         }
 
     # --- books ----------------------------------------------------------------------------
-    def ingest(
-        self,
-        path: str | Path,
-        *,
-        password: Optional[str] = None,
-        progress: ProgressFn = no_progress,
-        cancel: CancelFn = never_cancel,
-    ) -> BookInfo:
-        """Index a PDF.  Idempotent; resumes an interrupted ingest without duplicates.
-
-        Progress goes over the pages ("Reading pages") and then the chunks ("Embedding").
-
-        Raises:
-            PdfError: the file cannot be read (PasswordRequired for a missing password).
-            BookLocked: the book is being indexed or read by another BookReader process.
-            Cancelled: ``cancel()`` turned true; ingesting again resumes.
-        """
-        from bookreader.core.pdf import PdfBook, file_book_id
-
-        path = Path(path).expanduser()
-        if not path.is_file():
-            raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
-        path = path.resolve()
-        book_id = file_book_id(path)
-        record = self._read_record(book_id)
-        damaged = record is not None and bool(self._damage(record))
-        if damaged:
-            log.warning("Book %s is damaged (%s); re-indexing it", book_id, self._damage(record))
-            with self._lock:
-                store = self._stores.pop(book_id, None)
-                self._retrievers.pop(book_id, None)
-            if store is not None:
-                store.close()
-            shutil.rmtree(self._book_dir(book_id) / "shard", ignore_errors=True)
-            (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
-        if (
-            record is not None
-            and not damaged
-            and record.get("state") == "ready"
-            and record.get("params") == self._chunk_params()
-        ):
-            if record.get("path") != str(path):  # the same book, moved or copied
-                record["path"] = str(path)
-                self._write_record(record)
-            log.info("Book %s is already indexed; nothing to do", book_id)
-            return self._info(record)
-
-        self.settings.ensure_dirs()
-        if record is not None and record.get("params") != self._chunk_params():
-            log.info("Re-indexing book %s: chunking settings changed", book_id)
-            self._drop_index(book_id)
-        # A file this library has not read yet is opened first in a capped child process.
-        limits = SandboxLimits.from_settings(self.settings)
-        try:
-            scan = sandbox.scan_pdf(path, password, limits=limits, cancel=cancel)
-        except PasswordRequired:
-            raise
-        except PdfError as exc:
-            self._write_failed(book_id, path, record, exc)
-            raise
-        # Check the room an index of this size needs before anything is written.
-        require_free(self.settings.books_dir, ingest_estimate(scan.page_count),
-                     f"index '{path.name}' ({scan.page_count} pages)")
-        pdf = PdfBook.open(path, password, blocked=scan.flagged, max_page_chars=limits.max_page_chars)
-        with self._lock:
-            old, self._pdfs[book_id] = self._pdfs.get(book_id), pdf
-        if old is not None and old is not pdf:
-            old.close()
-        # Take the book's store (and its inter-process lock) before touching the catalogue:
-        # a book being indexed by another window stays as that window records it.
-        self._store(book_id)
-        record = {
-            "book_id": book_id,
-            "title": pdf.title or path.stem,
-            "path": str(path),
-            "page_count": pdf.page_count,
-            "chunk_count": 0,
-            "state": "indexing",
-            "message": "Indexing was interrupted. Ingest the book again to finish it.",
-            "pages_without_text": [],
-            "params": self._chunk_params(),
-            "created": (record or {}).get("created", time.time()),
-            "sandbox": sandbox.SANDBOX_VERSION,
-            "blocked_pages": {str(k): v for k, v in scan.flagged.items()},
-        }
-        self._write_record(record)
-        extraction = sandbox.Extraction()
-        pages = sandbox.extract_pages(
-            path, password, scan.flagged, pdf.page_count, limits=limits, into=extraction,
-            progress=lambda d, t, m: progress(d, t, "Reading pages"), cancel=cancel,
-        )
-        without: list[int] = []
-
-        def collected(stream):
-            for page in stream:
-                if not page.has_text_layer:
-                    without.append(page.index)
-                yield page
-
-        try:
-            chunks = self._index(book_id, pdf, progress, cancel, pages=collected(pages))
-        except Cancelled:
-            log.info("Ingest of %s cancelled; it resumes when ingested again", path)
-            raise
-        except BookReaderError as exc:
-            record.update(state="failed", message=exc.user_message)
-            self._write_record(record)
-            raise
-        pdf.blocked.update(extraction.flagged)
-        messages = []
-        if without:
-            scanned = bool(extraction.image_pages & set(without))
-            messages.append(missing_text_message(path.name, without, pdf.page_count, scanned))
-        messages += sandbox.describe_flagged(extraction.flagged) + extraction.notes
-        record.update(
-            state="ready",
-            chunk_count=len(chunks),
-            pages_without_text=sorted(without),
-            message=" ".join(messages),
-            blocked_pages={str(k): v for k, v in extraction.flagged.items()},
-            notes=extraction.notes,
-        )
-        self._write_record(record)
-        log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
-        return self._info(record)
-
-    def _write_failed(self, book_id: str, path: Path, record: Optional[dict],
-                      exc: BookReaderError) -> None:
-        """Mark a book whose file cannot be read safely as failed in the catalogue."""
-        failed = dict(record or {})
-        failed.update(
-            book_id=book_id, title=failed.get("title") or path.stem, path=str(path),
-            page_count=int(failed.get("page_count", 0)), chunk_count=0, state="failed",
-            message=exc.user_message, params=self._chunk_params(),
-            created=failed.get("created", time.time()),
-        )
-        try:
-            self._write_record(failed)
-        except StoreError as write_error:
-            log.warning("Cannot mark %s as failed: %s", book_id, write_error.user_message)
-
-    def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn,
-               pages: Optional[Iterable[Page]] = None) -> list[Chunk]:
-        """Chunk every page (``pages``, else read from ``pdf`` here), embed and store the
-        chunks not stored yet, build BM25."""
-        from bookreader.core.chunking import Chunker
-        from bookreader.core.lexical import LexicalIndex
-
-        embedder = self.embedder
-        chunker = Chunker(
-            embedder.count_tokens,
-            max_tokens=self.settings.chunk_max_tokens,
-            overlap=self.settings.chunk_overlap,
-        )
-        total_pages = pdf.page_count
-
-        def page_progress(done: int, total: int, message: str) -> None:
-            progress(done, total or total_pages, "Reading pages")
-
-        if pages is None:
-            pages = pdf.iter_pages(page_progress, cancel)
-        chunks = list(chunker.chunks(pages, book_id))
-        progress(total_pages, total_pages, "Reading pages")
-        check_cancel(cancel)
-
-        store = self._store(book_id)
-        with self._lock:
-            self._retrievers.pop(book_id, None)  # its BM25 no longer matches
-        stored: set[str] = set()
-        ids = [c.chunk_id for c in chunks]
-        for i in range(0, len(ids), 1000):
-            stored |= store.existing_ids(ids[i : i + 1000])
-        todo = [c for c in chunks if c.chunk_id not in stored]
-        done = len(chunks) - len(todo)
-        if stored:
-            log.info("Resuming book %s: %d of %d chunks already stored", book_id, done, len(chunks))
-        progress(done, len(chunks), "Embedding")
-        batch = max(1, int(self.ingest_batch))
-        for i in range(0, len(todo), batch):
-            check_cancel(cancel)
-            part = todo[i : i + batch]
-            vectors = embedder.embed([c.text for c in part])
-            store.upsert(part, vectors)
-            done += len(part)
-            progress(done, len(chunks), "Embedding")
-        check_cancel(cancel)
-        if store.count() != len(chunks):
-            log.warning(
-                "Book %s: the store holds %d chunks, the book has %d", book_id, store.count(),
-                len(chunks),
-            )
-        lexical = LexicalIndex.build(chunks)
-        lexical.save(self._book_dir(book_id) / LEXICAL_FILE)
-        return chunks
-
     def books(self) -> list[BookInfo]:
         """Every book in the library, sorted by title."""
         out: list[BookInfo] = []
