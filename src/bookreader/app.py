@@ -20,7 +20,7 @@ from typing import Callable, Optional
 import platformdirs
 
 from bookreader.config import APP_NAME, DATA_DIR_ENV, Settings, default_data_dir
-from bookreader.core.storage import QuietRotatingFileHandler
+from bookreader.core.storage import QuietRotatingFileHandler, quiet_sdk_loggers
 from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,7 @@ def setup_logging(settings: Settings) -> Path:
         "%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s"))
     handler._bookreader = True  # type: ignore[attr-defined]
     root.addHandler(handler)
+    quiet_sdk_loggers()
     if root.level == logging.NOTSET or root.level > logging.INFO:
         root.setLevel(logging.INFO)
     return path

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
-from bookreader.core.storage import QuietRotatingFileHandler
+from bookreader.core.storage import QuietRotatingFileHandler, quiet_sdk_loggers
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[P
     """
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    quiet_sdk_loggers()
     added: list[logging.Handler] = []
     path: Optional[Path] = settings.log_dir / LOG_FILE
     try:

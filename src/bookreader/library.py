@@ -538,7 +538,7 @@ def _error_answer(
     values: dict[str, Any] = dict(
         query_id=str(uuid.uuid4()),
         answer_id=str(uuid.uuid4()),
-        question=question if isinstance(question, str) else repr(question),
+        question=capped_input(question if isinstance(question, str) else repr(question)),
         mode=mode,
         text=exc.user_message,
         fallback=True,
@@ -549,6 +549,25 @@ def _error_answer(
         error=exc.user_message,
         book_id=info.book_id if info else "",
         book_title=info.title if info else "",
-        selection=selection or "",
+        selection=capped_input(selection if isinstance(selection, str) else repr(selection or "")),
     )
     return Answer(**{k: v for k, v in values.items() if k in fields})
+
+
+#: A rejected question or selection keeps this many characters in the audit log.
+REJECTED_KEEP_CHARS = 2000
+
+
+def capped_input(text: str) -> str:
+    """A rejected input as the audit log keeps it: valid Unicode, and beyond
+    :data:`REJECTED_KEEP_CHARS` its start, its length and the SHA-256 of the whole."""
+    import hashlib
+
+    from bookreader.core.storage import valid_text
+
+    text = valid_text(text or "")
+    if len(text) <= REJECTED_KEEP_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return (f"{text[:REJECTED_KEEP_CHARS]} [... cut by BookReader: {len(text):,} characters in "
+            f"all, SHA-256 {digest}]")

@@ -79,7 +79,12 @@ def file_book_id(path: str | Path) -> str:
 
 
 def route_mupdf_messages() -> None:
-    """Send MuPDF's errors and warnings to logging instead of stderr (idempotent)."""
+    """Send MuPDF's errors and warnings to logging instead of stderr (idempotent); bad
+    bytes in them become U+FFFD."""
+    from bookreader.core.storage import ValidTextFilter
+
+    if not any(isinstance(f, ValidTextFilter) for f in mupdf_log.filters):
+        mupdf_log.addFilter(ValidTextFilter())
     fitz.TOOLS.mupdf_display_errors(False)
     fitz.TOOLS.mupdf_display_warnings(False)
     fitz.set_messages(pylogging=True, pylogging_name=mupdf_log.name, pylogging_level=logging.INFO)

@@ -95,3 +95,35 @@ class QuietRotatingFileHandler(logging.handlers.RotatingFileHandler):
                                  f"({exc}); logging to it stops.\n")
             except OSError:
                 pass
+
+
+#: Third-party loggers that would write request bodies (questions, pasted text) at DEBUG.
+SDK_LOGGERS = ("anthropic", "httpx", "httpcore", "urllib3")
+
+
+def quiet_sdk_loggers() -> None:
+    """Keep the HTTP/SDK loggers at INFO even with ``-v``: their DEBUG lines carry whole
+    requests, so a question (and anything pasted into it) would reach the log file."""
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO)
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: undecodable bytes (lone surrogates, as Python decodes bad
+    bytes from C libraries and the command line) become U+FFFD."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class ValidTextFilter(logging.Filter):
+    """Makes a record's message and arguments valid Unicode before any handler writes it
+    (a MuPDF warning quoting bad bytes from a PDF must not become a logging traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = valid_text(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(valid_text(a) if isinstance(a, str) else a for a in record.args)
+        return True

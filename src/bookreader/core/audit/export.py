@@ -38,12 +38,18 @@ from bookreader.errors import BookReaderError, InvalidInput
 log = logging.getLogger(__name__)
 
 FORMATS = ("csv", "jsonl", "json")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+#: Skipped before looking for a formula sign: spreadsheets ignore them too.
+_LEADING_NOISE = " \t\r\n\u00a0\u200b\u200c\u200d\u2060\ufeff\u3000"
 
 
 def neutralise(text: str) -> str:
-    """``text`` made safe for a spreadsheet cell (see the module docstring)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """``text`` made safe for a spreadsheet cell (see the module docstring): a formula sign
+    (also full-width ``＝＋－＠``) after any leading spaces, line breaks or zero-width
+    characters gets an apostrophe in front of the whole cell."""
+    if text.startswith(_FORMULA_START) or text.lstrip(_LEADING_NOISE).startswith(_FORMULA_START):
+        return "'" + text
+    return text
 
 
 def csv_cell(name: str, value: Any) -> Any:
@@ -73,6 +79,7 @@ def _binary_out(out: Optional[Path]) -> Iterator[BinaryIO]:
         sys.stdout.buffer.flush()
         return
     out = Path(out)
+    refuse_special_file(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".part")
@@ -84,6 +91,30 @@ def _binary_out(out: Optional[Path]) -> Iterator[BinaryIO]:
             f"Cannot write the export to {out}: {exc.strerror or exc}. "
             "Choose another file or folder with --out."
         ) from exc
+
+
+def refuse_special_file(out: Path) -> None:
+    """Refuse to replace anything but a regular file (a FIFO, a device, a symlink...)."""
+    import stat
+
+    try:
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BookReaderError(f"Cannot check {out}: {exc.strerror or exc}. Choose another file.") from exc
+    if stat.S_ISLNK(st.st_mode):
+        what = "a symbolic link"
+    elif stat.S_ISDIR(st.st_mode):
+        what = "a folder"
+    elif not stat.S_ISREG(st.st_mode):
+        what = "a device, pipe or socket"
+    else:
+        return
+    raise BookReaderError(
+        f"{out} is {what}, not a regular file: BookReader does not write exports over it. "
+        "Give a new file name or an existing regular file with --out."
+    )
 
 
 def write_csv(rows: Iterable[dict[str, Any]], fh: BinaryIO) -> int:
