@@ -35,11 +35,11 @@ import os
 import re
 import socket
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from bookreader.core.audit.records import answer_to_row, normalise, scrub, seal, utc_timestamp
+from bookreader.core.audit.records import answer_to_row, normalise, scrub, utc_timestamp
 from bookreader.core.audit.schema import AuditRecord, AuditStream
 from bookreader.core.types import Answer
 from bookreader.errors import StoreError
@@ -207,8 +207,3 @@ def _epoch(stamp: str) -> float:
         return parse_timestamp(stamp).timestamp()
     except ValueError:
         return 0.0
-
-
-def interrupted_text(row: dict[str, Any]) -> Optional[str]:
-    """The text an interrupted record says the student saw, or None for other records."""
-    return row.get("answer_text") if row.get("status") == "interrupted" else None
