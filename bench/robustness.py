@@ -45,18 +45,20 @@ HOSTILE_MAX_SECONDS = 60.0
 HOSTILE_MAX_RSS_MB = 2048.0
 
 
-def sandboxed(path: Path, password: str | None = None) -> dict:
+def sandboxed(path: Path, password: str | None = None, limits=None, label: str = "") -> dict:
     """Read ``path`` as ingestion does (sandbox scan, then capped page-by-page extraction)."""
     from bookreader.core import sandbox
     from bookreader.errors import BookReaderError
 
+    limits = limits or sandbox.SandboxLimits()
     start = time.perf_counter()
-    row = {"file": path.name, "outcome": "", "pages": 0, "flagged": 0, "message": "",
+    row = {"file": path.name + label, "outcome": "", "pages": 0, "flagged": 0, "message": "",
            "seconds": 0.0, "peak_child_rss_mb": 0.0}
     try:
-        scan = sandbox.scan_pdf(path, password)
+        scan = sandbox.scan_pdf(path, password, limits=limits)
         got = sandbox.Extraction()
-        pages = list(sandbox.extract_pages(path, password, scan.flagged, scan.page_count, into=got))
+        pages = list(sandbox.extract_pages(path, password, scan.flagged, scan.page_count,
+                                           into=got, limits=limits))
         row.update(outcome="ok", pages=len(pages), flagged=len(got.flagged),
                    peak_child_rss_mb=max(scan.peak_rss_mb, got.peak_rss_mb),
                    message=" ".join(sandbox.describe_flagged(got.flagged) + got.notes)[:200])
@@ -77,10 +79,16 @@ def run_hostile(folder: Path) -> list[dict]:
     sys.path.insert(0, str(REPO / "tests" / "faults"))
     from hostile_pdfs import build_hostile_set
 
+    from bookreader.core.sandbox import GB, SandboxLimits
+
     rows = []
-    for name, path in build_hostile_set(folder).items():
+    files = build_hostile_set(folder)
+    for name, path in files.items():
         rows.append(sandboxed(path))
         print(f"  {name}: {rows[-1]['outcome']} in {rows[-1]['seconds']} s", file=sys.stderr)
+    # The same bomb with the content-size check switched off: the 2 GB memory cap stops it.
+    rows.append(sandboxed(files["bomb-300mb.pdf"], limits=SandboxLimits(page_content_bytes=64 * GB),
+                          label=" (size check off)"))
     return rows
 
 
