@@ -72,10 +72,10 @@ class IngestMixin:
             raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
         path = path.resolve()
         book_id = file_book_id(path)
-        record = self._read_record(book_id)
-        damaged = record is not None and bool(self._damage(record))
+        record = self.catalogue.read(book_id)
+        damaged = record is not None and bool(self.catalogue.damage(record))
         if damaged:
-            log.warning("Book %s is damaged (%s); re-indexing it", book_id, self._damage(record))
+            log.warning("Book %s is damaged (%s); re-indexing it", book_id, self.catalogue.damage(record))
             with self._lock:
                 store = self._stores.pop(book_id, None)
                 self._retrievers.pop(book_id, None)
@@ -91,9 +91,9 @@ class IngestMixin:
         ):
             if record.get("path") != str(path):  # the same book, moved or copied
                 record["path"] = str(path)
-                self._write_record(record)
+                self.catalogue.write(record)
             log.info("Book %s is already indexed; nothing to do", book_id)
-            return self._info(record)
+            return self.catalogue.info(record)
 
         self.settings.ensure_dirs()
         if record is not None and record.get("params") != self._chunk_params():
@@ -133,7 +133,7 @@ class IngestMixin:
             "sandbox": sandbox.SANDBOX_VERSION,
             "blocked_pages": {str(k): v for k, v in scan.flagged.items()},
         }
-        self._write_record(record)
+        self.catalogue.write(record)
         extraction = sandbox.Extraction()
         pages = sandbox.extract_pages(
             path, password, scan.flagged, pdf.page_count, limits=limits, into=extraction,
@@ -154,7 +154,7 @@ class IngestMixin:
             raise
         except BookReaderError as exc:
             record.update(state="failed", message=exc.user_message)
-            self._write_record(record)
+            self.catalogue.write(record)
             raise
         pdf.blocked.update(extraction.flagged)
         messages = []
@@ -170,9 +170,9 @@ class IngestMixin:
             blocked_pages={str(k): v for k, v in extraction.flagged.items()},
             notes=extraction.notes,
         )
-        self._write_record(record)
+        self.catalogue.write(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
-        return self._info(record)
+        return self.catalogue.info(record)
 
     def _write_failed(self, book_id: str, path: Path, record: Optional[dict],
                       exc: BookReaderError) -> None:
@@ -185,7 +185,7 @@ class IngestMixin:
             created=failed.get("created", time.time()),
         )
         try:
-            self._write_record(failed)
+            self.catalogue.write(failed)
         except StoreError as write_error:
             log.warning("Cannot mark %s as failed: %s", book_id, write_error.user_message)
 

@@ -17,7 +17,8 @@ from pdf_factory import book_pdf, encrypted_pdf, filler, planted_fact_pdf, scann
 from bookreader.config import Settings
 from bookreader.core.types import SearchFilter
 from bookreader.errors import BookNotFound, Cancelled, PasswordRequired
-from bookreader.library import BOOK_FILE, Library
+from bookreader.catalogue import BOOK_FILE
+from bookreader.library import Library
 
 FACT = "The lighthouse keeper Marguerite Okonkwo counted exactly 4127 gulls on Tuesday."
 REPO = Path(__file__).resolve().parents[2]
@@ -362,7 +363,7 @@ def test_a_book_busy_in_another_library_is_left_as_that_one_records_it(tmp_path,
                          cancel=lambda: bool(progress.phase("Embedding")[1:]))
         with pytest.raises(BookLocked) as err:
             second.ingest(pdfs["fact"])
-        assert "another BookReader window" in err.value.user_message
+        assert "in use by" in err.value.user_message
         assert [b.state for b in second.books()] == ["indexing"]
         with pytest.raises(BookLocked):
             second.remove(pdfs["fact"])

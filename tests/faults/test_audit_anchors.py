@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from bookreader.cli import main as cli_main
 from bookreader.core.audit import AuditLog
 from bookreader.core.audit.records import GENESIS_HASH, seal
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from bookreader.config import Settings
 from bookreader.core.audit import AuditLog
 from bookreader.core.audit.export import neutralise
 from bookreader.core.audit.records import REDACTED, answer_to_row
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 from bookreader.core.types import Mode, Validation
 from bookreader.errors import InvalidInput
 from bookreader.library import REJECTED_KEEP_CHARS, Library

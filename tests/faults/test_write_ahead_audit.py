@@ -112,7 +112,7 @@ def test_a_completed_answer_is_a_pending_and_a_completion_record(settings, embed
 
 def test_a_live_writers_pending_record_is_left_alone(settings, embedder):
     from bookreader.core.audit.journal import begin
-    from bookreader.core.audit.samples import make_answer
+    from audit_samples import make_answer
 
     import random
 

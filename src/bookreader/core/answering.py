@@ -18,12 +18,18 @@ Errors after that (a model that fails to load, a broken network, a slow retrieva
 back as an Answer with ``error`` set instead of raising, so the caller can record them;
 only the user's Stop raises :class:`~bookreader.errors.Cancelled`.
 
-Confidence = 0.6 x retrieval confidence + 0.4 x generation confidence.  The generation
-part is the model's stated "Confidence: x", else the mean token probability where the
-backend reports log-probabilities, else 0.80.  In selected-text and highlight modes the
-retrieval part is 1.0: the user chose the context, so there is no doubt that it is the
-right passage, only whether it holds the answer, and that is what the model's part and the
-grounding check judge.  Levels: high > 0.85, medium 0.70-0.85, low < 0.70.
+Every answer carries an :class:`~bookreader.core.types.Outcome`.  "Not covered" is said
+only when whole-book retrieval finds nothing above the threshold; when retrieval is
+confident but no verified answer can be written (the model declined, the grounding check
+removed every sentence, the time budget ran out) the outcome is ``quotes``: the one to
+three sentences of the retrieved passages that best address the question, each with a
+verified citation (:mod:`bookreader.core.quotes`).  Requests about the selection itself
+("Explain this", "Summarize this") always get a grounded explanation of a non-empty
+selection.  A sentence that only restates the question is treated as unsupported.
+
+Confidence of an ``answer`` is a calibrated estimate of being correct
+(:mod:`bookreader.core.confidence`); every other outcome is capped below "medium".
+Levels: high > 0.85, medium 0.70-0.85, low < 0.70.
 
 Timing: ``first_token_ms`` counts from the call (what the user waits for);
 ``stage_ms`` holds ``retrieval``, ``prompt``, ``first_token`` (from the start of
@@ -40,10 +46,18 @@ import uuid
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
-from bookreader.core import prompts
-from bookreader.core.citations import CitationSource, claim_units, verify_answer
-from bookreader.core.focus import focus
+from bookreader.core import confidence as calibration
+from bookreader.core import prompts, quotes
+from bookreader.core.citations import (
+    CitationSource,
+    claim_units,
+    strip_citations,
+    verify_answer,
+)
+from bookreader.core.focus import focus, focus_passages
+from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.retrieval import is_covered
 from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
@@ -54,8 +68,10 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 from bookreader.core.types import (
     Answer,
     CancelFn,
+    ConfidenceLevel,
     Message,
     Mode,
+    Outcome,
     Passage,
     Retrieval,
     SearchFilter,
@@ -68,29 +84,20 @@ log = logging.getLogger(__name__)
 #: Generation confidence when the model states none and gives no token probabilities.
 DEFAULT_GENERATION_CONFIDENCE = 0.80
 RETRIEVAL_WEIGHT = 0.6
-#: Context characters (excerpts, selection excluded) sent to each kind of backend.  The
-#: bundled 135M model reads about 150-500 prompt tokens a second on two (shared) cores:
-#: five chunks would spend its whole five-second budget before the first token, two
-#: still took 4.8 s (bench/answer.py on Think Java); one chunk (at least one is always
-#: kept) brings the first token to about 1.2 s.
-CONTEXT_CHARS = {"bundled": 1500, "gguf": 6000, "extractive": 20000, "claude": 20000}
-#: Selection characters shown to each kind of backend (None: the whole selection, up to
-#: the 4,000-character limit).  The bundled model gets the selection's most relevant
-#: sentences (:mod:`bookreader.core.focus`); citations and grounding still use the whole
-#: selection.  Chosen with ``bench/answer.py --focus-chars`` on the SQuAD cases.
-SELECTION_CHARS: dict[str, Optional[int]] = {"bundled": 600}
+# Context and selection characters, claim caps and time budgets per backend come from
+# the spec table (core/llm/specs.py), not from here.
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 
 
 # --- confidence ------------------------------------------------------------------------
-def confidence_level(confidence: float) -> str:
+def confidence_level(confidence: float) -> ConfidenceLevel:
     """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
     if confidence > 0.85:
-        return "high"
+        return ConfidenceLevel.HIGH
     if confidence >= 0.70:
-        return "medium"
-    return "low"
+        return ConfidenceLevel.MEDIUM
+    return ConfidenceLevel.LOW
 
 
 def combine_confidence(retrieval: float, generation: float) -> float:
@@ -101,18 +108,7 @@ def combine_confidence(retrieval: float, generation: float) -> float:
 
 def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) -> float:
     """The model's stated confidence, else its mean token probability, else 0.80."""
-    if stated is not None:
-        return stated
-    if logprobs:
-        return float(math.exp(sum(logprobs) / len(logprobs)))
-    return DEFAULT_GENERATION_CONFIDENCE
-
-
-def _backend_kind(name: str) -> str:
-    low = name.lower()
-    if low.startswith("gguf:") or low.endswith(".gguf"):
-        return "gguf"
-    return low
+    return calibration.generation_confidence(stated, logprobs)
 
 
 class Answerer:
@@ -123,8 +119,9 @@ class Answerer:
         embedder: The shared MiniLM (grounding, and the extractive backend's re-ranking).
         backend_factory: ``factory(name) -> LLMBackend``; by default
             :func:`bookreader.core.llm.registry.create_backend`.
-        budget_fn: ``budget(name) -> seconds``; by default
-            :func:`bookreader.core.llm.registry.budget_seconds`.
+        budget_fn: ``budget(name) -> (first-token seconds, total seconds)`` (None: no
+            such limit; a single number is a total budget); by default
+            :func:`bookreader.core.llm.registry.budget_for` (the spec table).
         validator: The grounding validator; built from ``embedder`` and the settings'
             thresholds when omitted.
     """
@@ -134,8 +131,8 @@ class Answerer:
         settings: Any,
         *,
         embedder: Any,
-        backend_factory: Optional[Callable[[str], Any]] = None,
-        budget_fn: Optional[Callable[[str], float]] = None,
+        backend_factory: Optional[Callable[[str], Any]] = None,  # pyright: ignore[reportRedeclaration]
+        budget_fn: Optional[Callable[[str], float]] = None,  # pyright: ignore[reportRedeclaration]
         validator: Optional[GroundingValidator] = None,
     ) -> None:
         self.settings = settings
@@ -149,14 +146,18 @@ class Answerer:
         if budget_fn is None:
             from bookreader.core.llm import registry as _registry
 
-            def budget_fn(name: str) -> float:
-                return _registry.budget_seconds(name, settings)
+            def budget_fn(name: str) -> Any:
+                return _registry.budget_for(name, settings)
 
         self._backend_factory = backend_factory
         self._budget_fn = budget_fn
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
-            validator = GroundingValidator(copy() if copy is not None else embedder)
+            validator = GroundingValidator(
+                copy() if copy is not None else embedder,
+                settings.grounding_similarity_threshold,
+                settings.grounding_overlap_threshold,
+            )
         self.validator = validator
 
     # --- the one entry point --------------------------------------------------------------
@@ -214,7 +215,9 @@ class Answerer:
                 "Highlight questions need the pages of the selection. Select text in the reader "
                 "(or give --pages A-B)."
             )
-        name = backend or self.settings.llm_backend
+        from bookreader.core.llm.registry import resolve_name
+
+        name = resolve_name(backend, self.settings)
         run = _Run(self, question, mode, name, t0, book_id, book_title, sel_text, warning)
         run.page_range = page_range
         run.pages = pages
@@ -244,6 +247,7 @@ class _Run:
         self.question = question
         self.mode = mode
         self.backend_name = backend_name
+        self.spec = spec_for(backend_name)
         self.t0 = t0
         self.book_id = book_id
         self.book_title = book_title
@@ -256,6 +260,8 @@ class _Run:
         self.messages: tuple[Message, ...] = ()
         self.model_name = ""
         self.chapter = ""
+        #: Passage (by id) -> the part of its text shown to the model, when focused.
+        self.shown: dict[int, str] = {}
         self.on_start: Optional[Callable[[Answer], None]] = None
 
     # --- helpers ----------------------------------------------------------------------
@@ -264,6 +270,15 @@ class _Run:
 
     def _answer(self, text: str, *, fallback: bool, confidence: float, **kw: Any) -> Answer:
         in_sel = kw.pop("in_selected_text", None)
+        outcome = kw.pop("outcome", None)
+        if outcome is None:
+            outcome = Outcome.ANSWER if not fallback else (
+                Outcome.ERROR if kw.get("error") else
+                Outcome.NOT_COVERED if self.mode is Mode.BOOK else Outcome.NOT_IN_SELECTION
+            )
+        if outcome is not Outcome.ANSWER:
+            fallback = True
+            confidence = calibration.cap_non_answer(confidence)
         if self.mode is not Mode.BOOK and in_sel is None:
             in_sel = not fallback
         return Answer(
@@ -288,13 +303,16 @@ class _Run:
             stage_ms=dict(self.stage_ms),
             chapter=self.chapter,
             selection_page=self.page_range[0] if self.page_range and self.mode is not Mode.BOOK else None,
+            outcome=outcome,
             **kw,
         )
 
     def _failed(self, exc: BookReaderError) -> Answer:
         log.warning("Answering failed: %s", exc.user_message)
+        outcome = Outcome.TIMEOUT if isinstance(exc, QueryTimeout) else Outcome.ERROR
         return self._answer(
-            exc.user_message, fallback=True, confidence=0.0, error=exc.user_message
+            exc.user_message, fallback=True, confidence=0.0, error=exc.user_message,
+            outcome=outcome,
         )
 
     # --- the chain ----------------------------------------------------------------------
@@ -310,15 +328,17 @@ class _Run:
         if cancel():
             raise Cancelled()
         retrieval_conf = 1.0 if self.mode is not Mode.BOOK else (self.retrieval.confidence if self.retrieval else 0.0)
-        if self.mode is Mode.BOOK and (
-            not passages or retrieval_conf < self.settings.confidence_threshold
+        if self.mode is Mode.BOOK and not (
+            passages and self.retrieval is not None
+            and is_covered(self.retrieval, self.settings.confidence_threshold)
         ):
             log.info("Not covered: retrieval confidence %.2f", retrieval_conf)
             self.chapter = passages[0].chunk.chapter if passages else ""
             return self._answer(
                 prompts.NOT_COVERED,
                 fallback=True,
-                confidence=combine_confidence(retrieval_conf, DEFAULT_GENERATION_CONFIDENCE),
+                confidence=1.0 - retrieval_conf,
+                outcome=Outcome.NOT_COVERED,
             )
         return self._generate(passages, retrieval_conf, on_token, cancel)
 
@@ -343,11 +363,9 @@ class _Run:
                 log.error("Retriever returned %d passages outside the filter; dropped",
                           len(retrieval.passages) - len(kept))
                 retrieval = replace(retrieval, passages=kept)
-        elapsed = time.perf_counter() - t
-        self.stage_ms["retrieval"] = elapsed * 1000.0
+        # The retriever enforces the retrieval budget (QueryTimeout) stage by stage.
+        self.stage_ms["retrieval"] = (time.perf_counter() - t) * 1000.0
         self.retrieval = retrieval
-        if elapsed > self.settings.retrieval_timeout_s:
-            raise QueryTimeout(prompts.TIMEOUT_MESSAGE, details=f"retrieval took {elapsed:.2f} s")
         if self.mode is Mode.BOOK and retrieval.passages:
             self.chapter = retrieval.passages[0].chunk.chapter
         return list(retrieval.passages)
@@ -374,7 +392,13 @@ class _Run:
 
     # --- prompt, generation, checks -------------------------------------------------------
     def _select_excerpts(self, passages: Sequence[Passage]) -> list[Passage]:
-        budget = CONTEXT_CHARS.get(_backend_kind(self.backend_name), 6000)
+        budget = self.spec.context_chars
+        if self.spec.focus_context and passages:
+            # A local tier reads the best sentences of all passages, not the first whole.
+            picked = focus_passages([p.chunk.text for p in passages], self.question, budget,
+                                    embedder=self.owner.validator.embedder)
+            self.shown = {id(passages[k]): text for k, text in picked}
+            return [passages[k] for k, _ in picked]
         chosen: list[Passage] = []
         used = 0
         for p in passages:
@@ -402,7 +426,8 @@ class _Run:
         t = time.perf_counter()
         passages = self._select_excerpts(passages)
         excerpts = [
-            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label, p.chunk.text)
+            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label,
+                            self.shown.get(id(p), p.chunk.text))
             for i, p in enumerate(passages)
         ]
         sel_label = ""
@@ -412,7 +437,7 @@ class _Run:
         if self.mode is not Mode.BOOK:
             shown = focus(
                 self.selection, self.question,
-                SELECTION_CHARS.get(_backend_kind(self.backend_name)),
+                self.spec.selection_chars,
                 embedder=self.owner.validator.embedder,
             )
             if len(shown) < len(self.selection):
@@ -428,7 +453,7 @@ class _Run:
 
         try:
             backend = self.owner._backend_factory(self.backend_name)
-            budget = float(self.owner._budget_fn(self.backend_name))
+            first_budget, total_budget = _budget_pair(self.owner._budget_fn(self.backend_name))
         except BookReaderError as exc:
             return self._failed(exc)
         self.model_name = getattr(backend, "model_name", "") or self.backend_name
@@ -436,13 +461,9 @@ class _Run:
         # and reading the mode's fixed instructions are one-off costs, not part of an
         # answer's time budget.
         try:
-            for part in (self.owner.embedder, self.owner.validator.embedder):
-                warm = getattr(part, "warm_up", None)
-                if warm is not None:
-                    warm()
-            warm = getattr(backend, "warm_up", None)
-            if warm is not None:
-                warm()
+            self.owner.embedder.warm_up()
+            self.owner.validator.embedder.warm_up()
+            backend.warm_up()
             # The rules and the worked example are the same for every question of a mode;
             # a local model reads them once per session (like loading it), not per answer.
             prime = getattr(backend, "prime", None)
@@ -454,27 +475,37 @@ class _Run:
         if self.on_start is not None:
             self.on_start(self._answer("", fallback=False, confidence=0.0))
         g0 = time.perf_counter()
-        deadline = g0 + budget
-        timed_out = False
+        # A local model must start within its first-token budget; once tokens flow it
+        # streams to its token cap (the student can press Stop).  Claude has a total.
+        first_deadline = g0 + first_budget if first_budget is not None else math.inf
+        deadline = g0 + total_budget if total_budget is not None else math.inf
+        timed_out = ""
+        first_token_ms: Optional[float] = None
 
         def stop() -> bool:
             nonlocal timed_out
             if cancel():
                 return True
-            if time.perf_counter() > deadline:
-                timed_out = True
+            now = time.perf_counter()
+            if first_token_ms is None and now > first_deadline:
+                timed_out = "first_token"
+                return True
+            if now > deadline:
+                timed_out = "total"
                 return True
             return False
 
         pieces: list[str] = []
         cut: Optional[str] = None
-        max_sentences = MAX_SENTENCES.get(_backend_kind(self.backend_name))
+        max_sentences = self.spec.max_claims
         logprobs: list[float] = []
-        first_token_ms: Optional[float] = None
+        max_tokens = int(self.settings.max_new_tokens)
+        if self.spec.max_tokens:
+            max_tokens = min(max_tokens, self.spec.max_tokens)
         try:
             for token in backend.stream(
                 list(self.messages),
-                max_tokens=int(self.settings.max_new_tokens),
+                max_tokens=max_tokens,
                 temperature=float(self.settings.temperature),
                 cancel=stop,
             ):
@@ -491,7 +522,7 @@ class _Run:
                 if _enough_sentences(pieces, max_sentences):
                     log.debug("Stopped generation after %d sentences", max_sentences)
                     # The answer keeps the first claims; raw_output keeps all that streamed.
-                    cut = _first_claims("".join(pieces), max_sentences)
+                    cut = _first_claims("".join(pieces), max_sentences)  # pyright: ignore[reportArgumentType]
                     break
                 if _answer_complete(pieces):
                     log.debug("Stopped generation: the answer is complete or repeating")
@@ -506,12 +537,22 @@ class _Run:
         raw = "".join(pieces)
         if cancel():
             raise Cancelled()
-        if timed_out or time.perf_counter() > deadline:
-            log.warning("Generation over its %.1f s budget with %s", budget, self.backend_name)
+        # Only an answer that was cut off is a timeout: one that finished is kept,
+        # however long it took.  A cut-off answer with confident retrieval still leaves
+        # the student with quotes of the pages to read.
+        if timed_out:
+            seconds = first_budget if timed_out == "first_token" else total_budget
+            message = timeout_message(self.spec, timed_out, float(seconds or 0.0))
+            log.warning("Generation with %s over its %s budget of %.1f s",
+                        self.backend_name, timed_out, seconds)
+            common = dict(raw_output=raw, first_token_ms=first_token_ms,
+                          generation_ms=generation_ms)
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout")
+            if rescued is not None:
+                return rescued
             return self._answer(
-                prompts.TIMEOUT_MESSAGE, fallback=True, confidence=0.0,
-                error=prompts.TIMEOUT_MESSAGE, raw_output=raw,
-                first_token_ms=first_token_ms, generation_ms=generation_ms,
+                message, fallback=True, confidence=0.0,
+                error=message, outcome=Outcome.TIMEOUT, **common,
             )
         return self._finish(raw, passages, retrieval_conf, logprobs, first_token_ms, generation_ms,
                             answer_source=cut)
@@ -530,6 +571,7 @@ class _Run:
         fallback_sentence = prompts.fallback_text(self.mode)
         source = raw if answer_source is None else answer_source
         text, stated = prompts.split_confidence(_cut_loop(source))
+        text = drop_unclosed_citations(text)
         text = _dedupe_sentences(_ANSWER_PREFIX.sub("", text).strip())
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
@@ -537,12 +579,16 @@ class _Run:
 
         if not text or _declines(text):
             self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="declined")
+            if rescued is not None:
+                return rescued
             return self._answer(fallback_sentence, fallback=True, confidence=confidence, **common)
 
         sources = self._sources(passages)
         context = "\n\n".join(s.text for s in sources)
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
         validation = self.owner.validator.validate(text, context)
+        validation = self._mark_tautologies(text, validation)
         replaced = False
         if not validation.passed:
             kept = supported_part(text, validation)
@@ -553,6 +599,10 @@ class _Run:
                 text = kept
         if replaced:
             self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="rejected",
+                                      validation=validation)
+            if rescued is not None:
+                return rescued
             return self._answer(
                 fallback_sentence, fallback=True, confidence=confidence,
                 validation=validation, replaced_by_validator=True, **common,
@@ -563,21 +613,114 @@ class _Run:
             in_sel = True
         elif self.mode is Mode.HIGHLIGHT:
             in_sel = self.owner.validator.validate(text, self.selection).passed
+        signals = self._signals(text, validation, retrieval_conf, gen_conf)
+        confidence = calibration.calibrated(signals)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
             text, fallback=False, confidence=confidence, citations=citations,
-            validation=validation,
-            in_selected_text=in_sel, **common,
+            validation=validation, confidence_signals=signals.as_dict(),
+            in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
+        )
+
+    # --- better ways to fail (core/quotes.py) ---------------------------------------------
+    def _mark_tautologies(self, text: str, validation: Any) -> Any:
+        """``validation`` with the sentences that only restate the question unsupported."""
+        sentences = self.owner.validator.answer_sentences(text)
+        tautologies = tuple(
+            s for s in sentences
+            if s not in validation.unsupported_sentences
+            and quotes.is_tautology(s, self.question, self.selection)
+        )
+        if not tautologies:
+            return validation
+        log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
+        return replace(
+            validation, passed=False,
+            unsupported_sentences=tuple(validation.unsupported_sentences) + tautologies,
+        )
+
+    def _no_answer(
+        self,
+        passages: Sequence[Passage],
+        retrieval_conf: float,
+        common: dict,
+        *,
+        reason: str,
+        validation: Any = None,
+    ) -> Optional[Answer]:
+        """What to show instead of a dead end, or None for the mode's fixed fallback.
+
+        A request about the selection gets the selection's own sentences; a whole-book
+        question whose retrieval was confident gets quotes; a highlight question gets
+        quotes only when a sentence clearly addresses it.  Selected-text look-ups keep
+        "The selected text does not contain the answer."
+        """
+        embedder = self.owner.validator.embedder
+        if self.mode is not Mode.BOOK and self.selection.strip():
+            kind = quotes.task_kind(self.question)
+            if kind is not None:
+                sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
+                text = quotes.explain_selection(kind, self.question, sel, embedder)
+                if text:
+                    text, citations = verify_answer(text, [sel], self.pages, add_missing=False)
+                    signals = calibration.Signals(retrieval=1.0, similarity=1.0, overlap=1.0,
+                                                  relevance=0.5, generation=0.8)
+                    return self._answer(
+                        text, fallback=False, confidence=calibration.calibrated(signals),
+                        citations=citations, in_selected_text=True,
+                        confidence_signals=signals.as_dict(), outcome=Outcome.ANSWER,
+                        **common,
+                    )
+        if self.mode is Mode.SELECTED or not passages:
+            return None
+        sources = self._sources(passages)
+        min_score = 0.0 if self.mode is Mode.BOOK else 0.45
+        text = quotes.build_quotes(self.question, sources, embedder, min_score=min_score,
+                                   selection_mode=self.mode is Mode.HIGHLIGHT)
+        if not text:
+            return None
+        text, citations = verify_answer(text, sources, self.pages, add_missing=False)
+        if not citations:
+            return None
+        log.info("No verified answer (%s): %d quote(s) instead", reason, len(citations))
+        return self._answer(
+            text, fallback=True, confidence=retrieval_conf, citations=citations,
+            validation=validation, replaced_by_validator=reason == "rejected",
+            outcome=Outcome.QUOTES, in_selected_text=False if self.mode is not Mode.BOOK else None,
+            **common,
+        )
+
+    def _signals(self, text: str, validation: Any, retrieval_conf: float,
+                 gen_conf: float) -> calibration.Signals:
+        """The inputs of the calibrated confidence for a verified answer."""
+        margin = 0.0
+        if self.mode is Mode.BOOK and self.retrieval is not None:
+            margin = calibration.margin_of([p.score for p in self.retrieval.passages[:2]])
+        relevance = 0.0
+        plain = strip_citations(text)
+        try:
+            v = self.owner.validator.embedder.embed([self.question, plain])
+            relevance = float(sum(a * b for a, b in zip(v[0], v[1])))
+        except Exception:  # the other signals still stand; the log says why
+            log.exception("Relevance for the confidence could not be computed")
+        return calibration.Signals(
+            retrieval=retrieval_conf,
+            margin=margin,
+            similarity=float(validation.similarity) if validation is not None else 0.0,
+            overlap=float(validation.overlap) if validation is not None else 0.0,
+            relevance=relevance,
+            coverage=calibration.question_coverage(self.question, text),
+            generation=gen_conf,
+            extractive=1.0 if self.spec.kind == "extractive" else 0.0,
         )
 
 
-#: Claims a backend may write before generation stops.  The bundled 135M model states
-#: the answer in its first sentences and then restates or drifts (each later sentence is
-#: mostly dropped by the grounding check, after costing ~1 s of the 5 s budget).
-#: ``bench/answer.py --backend bundled`` on the 200 SQuAD cases, selection focused to 600
-#: characters: three claims gave total p95 3.2 s (answerable correct 20 %), two give
-#: 2.9 s (17 %), inside the 3 s target.
-MAX_SENTENCES = {"bundled": 2}
+def _budget_pair(value: Any) -> tuple[Optional[float], Optional[float]]:
+    """(first-token, total) seconds from a budget function's result (a number: a total)."""
+    if isinstance(value, (int, float)):
+        return None, float(value)
+    first, total = value
+    return first, total
 
 
 def _enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:
@@ -686,6 +829,38 @@ def _dedupe_sentences(text: str) -> str:
         seen.add(key)
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
+
+
+_CITE_OPEN = re.compile(r"\[\s*Source\s*:", re.I)
+#: A citation longer than this (characters) is a copied paragraph, not a pointer.
+MAX_CITATION_CHARS = 400
+
+
+def drop_unclosed_citations(text: str) -> str:
+    """``text`` without citations that never close or run past ``MAX_CITATION_CHARS``.
+
+    A model that copies a paragraph into its citation and stops before the ``]`` would
+    otherwise have that copied text shown as its answer (once, the whole selection with an
+    injected instruction in it).
+    """
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _CITE_OPEN.search(text, pos)
+        if m is None:
+            out.append(text[pos:])
+            break
+        out.append(text[pos : m.start()])
+        close = text.find("]", m.end())
+        if close < 0:
+            break  # unclosed: everything from here on is dropped
+        if close - m.start() > MAX_CITATION_CHARS:
+            log.info("Dropped an over-long citation (%d characters)", close - m.start())
+            pos = close + 1
+            continue
+        out.append(text[m.start() : close + 1])
+        pos = close + 1
+    return "".join(out).strip()
 
 
 def _declines(text: str) -> bool:

@@ -55,15 +55,19 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int:
         """Length of every vector."""
+        ...
 
     def warm_up(self) -> None:
         """Load the model now instead of on first use."""
+        ...
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """A ``(len(texts), dimension)`` float32 array of unit vectors."""
+        ...
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` without the model's special tokens."""
+        ...
 
 
 def find_model_dir() -> Path:
@@ -208,9 +212,7 @@ class MiniLMEmbedder:
                 f"({type(exc).__name__}). {_REINSTALL}",
                 details=repr(exc),
             ) from exc
-        get_dim = getattr(model, "get_embedding_dimension", None) or getattr(
-            model, "get_sentence_embedding_dimension"
-        )
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dim = get_dim()
         if dim != MINILM_DIMENSION:
             raise ModelError(

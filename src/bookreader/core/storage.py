@@ -1,4 +1,4 @@
-"""Free disk space, damaged indexes, and log files that survive a full disk.
+"""Free disk space, damaged indexes, and log records that survive bad bytes.
 
 Qdrant Edge memory-maps its segments (32 MB each): a write through such a map on a full
 disk is a ``SIGBUS`` that kills the process without a message.  So nothing opens or grows
@@ -13,9 +13,7 @@ empty index that says "not covered" to every question.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import shutil
-import sys
 from pathlib import Path
 
 from bookreader.errors import StoreError
@@ -78,34 +76,6 @@ def index_damage(book_dir: Path, *, edge: bool, lexical_file: str) -> str:
     except OSError as exc:
         return f"its keyword index cannot be read ({exc.strerror or exc})"
     return ""
-
-
-class QuietRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A log file that, when it cannot be written (a full disk), says so once on stderr
-    and then drops records instead of printing a traceback for every one."""
-
-    _failed = False
-
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
-        if not self._failed:
-            self._failed = True
-            exc = sys.exc_info()[1]
-            try:
-                sys.stderr.write(f"bookreader: cannot write the log file {self.baseFilename} "
-                                 f"({exc}); logging to it stops.\n")
-            except OSError:
-                pass
-
-
-#: Third-party loggers that would write request bodies (questions, pasted text) at DEBUG.
-SDK_LOGGERS = ("anthropic", "httpx", "httpcore", "urllib3")
-
-
-def quiet_sdk_loggers() -> None:
-    """Keep the HTTP/SDK loggers at INFO even with ``-v``: their DEBUG lines carry whole
-    requests, so a question (and anything pasted into it) would reach the log file."""
-    for name in SDK_LOGGERS:
-        logging.getLogger(name).setLevel(logging.INFO)
 
 
 def valid_text(text: str) -> str:

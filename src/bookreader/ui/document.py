@@ -59,7 +59,7 @@ def _page_sizes(book) -> tuple[tuple[float, float], ...]:
     return tuple((float(w), float(h)) for w, h in map(book.page_size, range(book.page_count)))
 
 
-def _open_book(path: str, password: Optional[str], limits=None):
+def _open_book(path: str, password: Optional[str], settings=None):
     """Open a PDF only after the sandbox has read it in a capped child process.
 
     A file that crashes or exhausts the child raises a clear PdfError here (the window
@@ -69,7 +69,7 @@ def _open_book(path: str, password: Optional[str], limits=None):
     from bookreader.core import sandbox  # PyMuPDF is imported on the worker only
     from bookreader.core.pdf import PdfBook
 
-    limits = limits or sandbox.SandboxLimits()
+    limits = sandbox.SandboxLimits.from_settings(settings) if settings else sandbox.SandboxLimits()
     scan = sandbox.scan_pdf(path, password, limits=limits)
     return PdfBook.open(path, password=password, blocked=scan.flagged,
                         max_page_chars=limits.max_page_chars)
@@ -96,8 +96,8 @@ class DocumentService(QObject):
         self._in_flight: Optional[tuple[int, int]] = None
         self._have_words: set[int] = set()
         self._find_task: Optional[Task] = None
-        #: Caps of the sandbox that reads a file before this process opens it.
-        self.sandbox_limits = None
+        #: Settings holding the caps of the sandbox that reads a file before it is opened.
+        self.settings = None
 
     # --- open and close -------------------------------------------------------------------
     def open(self, path: str | Path, password: Optional[str] = None) -> Task:
@@ -112,7 +112,7 @@ class DocumentService(QObject):
 
         def work(ctl: TaskControl) -> DocumentMeta:
             self._close_book()
-            book = _open_book(path, password, self.sandbox_limits)
+            book = _open_book(path, password, self.settings)
             try:
                 n = book.page_count
                 sizes = _page_sizes(book)
@@ -169,7 +169,7 @@ class DocumentService(QObject):
             book = self._book
             if book is None or gen != self._generation:
                 return None
-            data, w, h, stride = book.render(page, zoom)
+            data, w, h, stride = book.render(page, zoom)  # pyright: ignore[reportGeneralTypeIssues]
             # RGB32 is what the raster painter draws fastest; convert here, off the GUI thread.
             image = QImage(data, w, h, stride, QImage.Format.Format_RGB888).convertToFormat(
                 QImage.Format.Format_RGB32)
@@ -214,7 +214,7 @@ class DocumentService(QObject):
             for page in order:
                 if ctl.cancel() or gen != self._generation or self._book is None:
                     raise Cancelled()
-                rects = [tuple(r) for r in self._book.search_rects(page, query)]
+                rects = [tuple(r) for r in self._book.search_rects(page, query)]  # pyright: ignore[reportGeneralTypeIssues]
                 if rects:
                     hits += len(rects)
                     ctl.emit((page, rects))
@@ -252,7 +252,7 @@ class DocumentService(QObject):
                     continue
                 rects = self._book.search_rects(page, " ".join(words[:n]))
                 if rects:
-                    return [tuple(r) for r in rects]
+                    return [tuple(r) for r in rects]  # pyright: ignore[reportGeneralTypeIssues]
             return []
 
         def done(rects: list[Rect]) -> None:

@@ -75,10 +75,12 @@ def _alive(pid: int) -> bool:
 class AnswerJournal:
     """The pending record of one answer and the text streamed into it so far."""
 
-    def __init__(self, audit: "AuditLog", record_id: str, session_id: str) -> None:
+    def __init__(self, audit: "AuditLog", record_id: str, session_id: str,
+                 client_id: str | None = None) -> None:
         self.audit = audit
         self.record_id = record_id
         self.session_id = session_id
+        self.client_id = client_id
         self._parts: list[str] = []
         self._flushed_len = 0
         self._last_flush = time.monotonic()
@@ -115,9 +117,11 @@ class AnswerJournal:
         self.flushes += 1
 
 
-def begin(audit: "AuditLog", provisional: Answer, *, session_id: str) -> AnswerJournal:
+def begin(audit: "AuditLog", provisional: Answer, *, session_id: str,
+          client_id: str | None = None) -> AnswerJournal:
     """Append the pending record of ``provisional`` (no answer text yet) and its journal."""
-    row = answer_to_row(provisional, session_id=session_id, excerpt_only=audit.excerpt_only)
+    row = answer_to_row(provisional, session_id=session_id, excerpt_only=audit.excerpt_only,
+                        client_id=client_id)
     row.update(status="pending", answer_text=None, raw_output=None, citations=[],
                success=True, error_message=None, validation_details=None,
                validation_passed=None, validation_similarity=None, validation_overlap=None)
@@ -128,13 +132,14 @@ def begin(audit: "AuditLog", provisional: Answer, *, session_id: str) -> AnswerJ
             record_id=sealed["record_id"], text="", pid=os.getpid(), host=_HOST, updated_at=now))
 
     [record_id] = audit._append([row], after=journal_row)
-    return AnswerJournal(audit, record_id, session_id)
+    return AnswerJournal(audit, record_id, session_id, client_id)
 
 
 def complete(journal: AnswerJournal, answer: Answer) -> str:
     """Append the completion record of ``journal``'s pending record; drop its journal row."""
     audit = journal.audit
-    row = answer_to_row(answer, session_id=journal.session_id, excerpt_only=audit.excerpt_only)
+    row = answer_to_row(answer, session_id=journal.session_id, excerpt_only=audit.excerpt_only,
+                        client_id=journal.client_id)
     row.update(status="complete", completes=journal.record_id)
 
     def drop(conn, _sealed) -> None:

@@ -216,7 +216,7 @@ class AuditLog:
                 ) from exc
         in_memory = not u.database or u.database == ":memory:"
         if not in_memory:
-            Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)  # pyright: ignore[reportArgumentType]
         engine = sa.create_engine(u, poolclass=StaticPool) if in_memory else sa.create_engine(u)
 
         @event.listens_for(engine, "connect")
@@ -274,18 +274,25 @@ class AuditLog:
         ).first()
         return (row[0], row[1]) if row is not None else None
 
-    def record(self, answer: Answer, *, session_id: str) -> str:
+    def record(
+        self, answer: Answer, *, session_id: str, client_id: Optional[str] = None
+    ) -> str:
         """Append ``answer`` to the log; returns its record id once it is committed.
+
+        ``client_id`` is the name of the API key a server request came with.
 
         Raises:
             StoreError: The database cannot be written (disk full, permissions, server down).
         """
-        return self.record_many([answer], session_id=session_id)[0]
+        return self.record_many([answer], session_id=session_id, client_id=client_id)[0]
 
-    def record_many(self, answers: Sequence[Answer], *, session_id: str) -> list[str]:
+    def record_many(
+        self, answers: Sequence[Answer], *, session_id: str, client_id: Optional[str] = None
+    ) -> list[str]:
         """Append several answers in one transaction (imports, benchmarks)."""
         rows = [
-            answer_to_row(a, session_id=session_id, excerpt_only=self.excerpt_only)
+            answer_to_row(a, session_id=session_id, excerpt_only=self.excerpt_only,
+                          client_id=client_id)
             for a in answers
         ]
         return self._append(rows)
@@ -362,12 +369,13 @@ class AuditLog:
             self.head_file.advance(seq, head)
 
     # --- write-ahead records (see journal.py) -------------------------------------------
-    def begin_answer(self, provisional: Answer, *, session_id: str):
+    def begin_answer(self, provisional: Answer, *, session_id: str,
+                     client_id: Optional[str] = None):
         """Append the pending record of a question about to be answered; returns the
         :class:`~bookreader.core.audit.journal.AnswerJournal` that streamed text goes to."""
         from bookreader.core.audit import journal
 
-        return journal.begin(self, provisional, session_id=session_id)
+        return journal.begin(self, provisional, session_id=session_id, client_id=client_id)
 
     def complete_answer(self, pending, answer: Answer) -> str:
         """Append the completion record of ``pending`` (an AnswerJournal)."""
@@ -392,6 +400,18 @@ class AuditLog:
                 .order_by(records_t.c.seq.desc())
                 .limit(limit)
             ).mappings().all()
+        return [row_to_answer(dict(r)) for r in reversed(rows)]
+
+    def session(
+        self, session_id: str, *, client_id: Optional[str] = None, limit: int = 200
+    ) -> list[Answer]:
+        """The last ``limit`` answers of one session, oldest first (the server's history);
+        with ``client_id``, only that client's records of it."""
+        q = sa.select(records_t).where(records_t.c.session_id == session_id)
+        if client_id is not None:
+            q = q.where(records_t.c.client_id == client_id)
+        with self._read() as conn:
+            rows = conn.execute(q.order_by(records_t.c.seq.desc()).limit(limit)).mappings().all()
         return [row_to_answer(dict(r)) for r in reversed(rows)]
 
     def count(self) -> int:
