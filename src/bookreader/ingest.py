@@ -15,7 +15,7 @@ import logging
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from bookreader.core import sandbox
 from bookreader.core.pdf_layout import missing_text_message
@@ -47,6 +47,20 @@ LEXICAL_FILE = "bm25.json.gz"
 
 class IngestMixin:
     """``Library.ingest`` and its helpers (the Library provides the catalogue and stores)."""
+
+    # Provided by Library (declared here for the type checker).
+    settings: Any
+    catalogue: Any
+    embedder: Any
+    ingest_batch: int
+    _lock: Any
+    _pdfs: dict
+    _stores: dict
+    _retrievers: dict
+    _store: Callable[[str], Any]
+    _chunk_params: Callable[[], dict]
+    _book_dir: Callable[[str], Path]
+    _drop_index: Callable[[str], None]
 
     def ingest(
         self,
@@ -207,9 +221,8 @@ class IngestMixin:
         def page_progress(done: int, total: int, message: str) -> None:
             progress(done, total or total_pages, "Reading pages")
 
-        if pages is None:
-            pages = pdf.iter_pages(page_progress, cancel)
-        chunks = list(chunker.chunks(pages, book_id))
+        source: Iterable[Page] = pages if pages is not None else pdf.iter_pages(page_progress, cancel)
+        chunks = list(chunker.chunks(source, book_id))
         progress(total_pages, total_pages, "Reading pages")
         check_cancel(cancel)
 

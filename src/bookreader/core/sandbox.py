@@ -335,14 +335,16 @@ def _run_child(target: str, args: list, limits: SandboxLimits,
     run = _Run()
     job = {"target": target, "args": args, "limits": dataclasses.asdict(limits)}
     buffer = b""
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None  # both are pipes
     try:
         try:
-            proc.stdin.write((json.dumps(job) + "\n").encode("utf-8"))
-            proc.stdin.close()
+            stdin.write((json.dumps(job) + "\n").encode("utf-8"))
+            stdin.close()
         except OSError:
             pass
         deadline = time.monotonic() + limits.wall_seconds
-        fd = proc.stdout.fileno()
+        fd = stdout.fileno()
         while not run.ended:
             if cancel():
                 raise Cancelled()
@@ -381,7 +383,7 @@ def _run_child(target: str, args: list, limits: SandboxLimits,
             proc.kill()
         run.peak_rss_mb = round(max(run.peak_rss_mb, _rss_mb(str(proc.pid))), 1)
         run.exitcode = proc.wait()
-        proc.stdout.close()
+        stdout.close()
     return run
 
 

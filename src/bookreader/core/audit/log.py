@@ -365,8 +365,9 @@ class AuditLog:
 
     def _note_head(self, seq: int, head: str) -> None:
         """Keep the head file beside the database in step with the chain."""
-        if getattr(self, "head_file", None) is not None:
-            self.head_file.advance(seq, head)
+        head_file = getattr(self, "head_file", None)
+        if head_file is not None:
+            head_file.advance(seq, head)
 
     # --- write-ahead records (see journal.py) -------------------------------------------
     def begin_answer(self, provisional: Answer, *, session_id: str,
