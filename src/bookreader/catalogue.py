@@ -27,8 +27,12 @@ MIN_PREFIX = 4
 class Catalogue:
     """Reads and writes the catalogue entries under ``books_dir``."""
 
-    def __init__(self, books_dir: Path) -> None:
+    def __init__(self, books_dir: Path, *, edge: bool = True,
+                 lexical_file: str = "bm25.json.gz") -> None:
         self.books_dir = books_dir
+        #: Check for a shard folder (the Edge store keeps one per book).
+        self.edge = edge
+        self.lexical_file = lexical_file
 
     def folder(self, book_id: str) -> Path:
         return self.books_dir / book_id
@@ -53,18 +57,34 @@ class Catalogue:
             tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
+            path.with_suffix(".tmp").unlink(missing_ok=True)
             raise StoreError(
                 f"Cannot write the library catalogue {path}: {exc.strerror or exc}. "
                 "Check that the data folder is writable and the disk is not full.",
                 details=repr(exc),
             ) from exc
 
-    @staticmethod
-    def info(record: dict) -> BookInfo:
+    def damage(self, record: dict) -> str:
+        """Why a ready book's index is unusable (a part missing or unreadable), or ""."""
+        if record.get("state") != BookState.READY:
+            return ""
+        from bookreader.core.storage import index_damage
+
+        return index_damage(self.folder(record["book_id"]), edge=self.edge,
+                            lexical_file=self.lexical_file)
+
+    def info(self, record: dict) -> BookInfo:
         try:
             state = BookState(record.get("state", BookState.FAILED))
         except ValueError:
             state = BookState.FAILED
+        message = record.get("message", "")
+        damage = self.damage(record)
+        if damage:
+            state = BookState.DAMAGED
+            message = (f"Damaged: re-index. {damage[0].upper()}{damage[1:]}. Ingest the book "
+                       "again (Index again in the library panel, or `bookreader ingest` with "
+                       "its PDF) to rebuild it.")
         return BookInfo(
             book_id=record["book_id"],
             title=record.get("title", ""),
@@ -72,7 +92,7 @@ class Catalogue:
             page_count=int(record.get("page_count", 0)),
             chunk_count=int(record.get("chunk_count", 0)),
             state=state,
-            message=record.get("message", ""),
+            message=message,
             pages_without_text=tuple(record.get("pages_without_text", ())),
         )
 

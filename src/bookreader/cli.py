@@ -34,7 +34,7 @@ from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
 from bookreader.core.types import BookState, answer_to_dict
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput
-from bookreader.logs import LOG_FILE, add_file_handler
+from bookreader.logs import LOG_FILE, add_file_handler, quiet_sdk_loggers
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[P
     else:
         added.append(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    quiet_sdk_loggers()
     if verbose:
         console = logging.StreamHandler(sys.stderr)
         console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))

@@ -67,13 +67,14 @@ def cmd_export(args: argparse.Namespace, settings) -> int:
 @_guarded
 def cmd_verify(args: argparse.Namespace, settings) -> int:
     """Check the hash chain of the live log or of an exported file."""
+    extra = {"extends": args.extends, "expect_head": args.expect_head}
     if args.file is not None:
         from bookreader.core.audit.verify import verify_file
 
-        result = verify_file(args.file)  # a file needs no database
+        result = verify_file(args.file, **extra)  # a file needs no database
     else:
         with _open(settings) as audit:
-            result = audit.verify()
+            result = audit.verify(**extra)
     print(result.message)
     if not result.ok:
         if result.first_bad_record_id:
@@ -132,6 +133,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="check the hash chain; exit 1 naming the first bad record")
     p.add_argument("file", nargs="?", type=Path, metavar="FILE",
                    help="an exported .jsonl/.json file or archive (default: the live log)")
+    p.add_argument("--extends", type=Path, metavar="EARLIER",
+                   help="an earlier export: every record of it must be here, unchanged")
+    p.add_argument("--expect-head", metavar="HASH",
+                   help="a head hash noted earlier: the chain must pass through it")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("report", help="write a one-page HTML report with charts")

@@ -159,6 +159,26 @@ class Settings:
     grounding_overlap_threshold: float = _d(
         0.5, "Answer sentences whose content words are at least this share in the context pass."
     )
+    # --- reading untrusted PDFs -----------------------------------------------------------
+    sandbox_memory_mb: int = _d(
+        2048,
+        "Memory cap (address space, MB) of the child process that first opens a PDF and "
+        "reads its text; a page that needs more is skipped instead of exhausting the laptop.",
+    )
+    sandbox_cpu_s: float = _d(
+        60.0, "Processor seconds the sandboxed PDF reader may spend opening a file or on one page."
+    )
+    sandbox_wall_s: float = _d(
+        60.0, "Seconds the sandboxed PDF reader may go without progress before it is stopped."
+    )
+    sandbox_page_content_mb: int = _d(
+        64,
+        "A page whose drawing instructions inflate beyond this (MB) is not parsed: it is "
+        "shown as a placeholder and its text is skipped (a decompression bomb).",
+    )
+    max_page_chars: int = _d(
+        200_000, "Page text beyond this many characters is cut, with a note in the book's message."
+    )
     # --- audit ---------------------------------------------------------------------------
     audit_url: str = _d(
         "",

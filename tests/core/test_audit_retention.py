@@ -105,12 +105,14 @@ def test_tampered_archive_is_detected(aged, tmp_path):
     assert log.verify(archive).first_bad_record_id == middle[2]
 
 
-def test_a_missing_archive_still_leaves_the_live_log_verifiable(aged, tmp_path):
+def test_a_missing_archive_is_detected_by_the_manifest(aged, tmp_path):
     log, _, _ = aged
     (archive,) = log.prune(now=NOW).archive_files
+    assert log.verify().ok
     archive.unlink()
     check = log.verify()
-    assert check.ok and "starts after record #11" in check.message
+    assert not check.ok and "is listed in the manifest but missing" in check.message
+    assert archive.name in check.message
 
 
 def test_tampering_the_first_live_record_after_a_cut_is_detected(aged, audit_url):

@@ -175,8 +175,12 @@ class Answerer:
         cancel: CancelFn = never_cancel,
         book_id: str = "",
         book_title: str = "",
+        on_start: Optional[Callable[[Answer], None]] = None,
     ) -> Answer:
         """Answer ``question`` in ``mode``.
+
+        ``on_start`` gets a provisional Answer (question, selection, retrieval, prompt; no
+        text) just before the model starts: the audit log's write-ahead record.
 
         Raises:
             InvalidInput: a bad question or selection, or a mode without what it needs
@@ -217,6 +221,7 @@ class Answerer:
         run = _Run(self, question, mode, name, t0, book_id, book_title, sel_text, warning)
         run.page_range = page_range
         run.pages = pages
+        run.on_start = on_start
         if cancel():
             raise Cancelled()
         return run.execute(retriever, on_token, cancel)
@@ -257,6 +262,7 @@ class _Run:
         self.chapter = ""
         #: Passage (by id) -> the part of its text shown to the model, when focused.
         self.shown: dict[int, str] = {}
+        self.on_start: Optional[Callable[[Answer], None]] = None
 
     # --- helpers ----------------------------------------------------------------------
     def _ms(self) -> float:
@@ -466,6 +472,8 @@ class _Run:
         except BookReaderError as exc:
             return self._failed(exc)
 
+        if self.on_start is not None:
+            self.on_start(self._answer("", fallback=False, confidence=0.0))
         g0 = time.perf_counter()
         # A local model must start within its first-token budget; once tokens flow it
         # streams to its token cap (the student can press Stop).  Claude has a total.

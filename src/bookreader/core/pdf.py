@@ -79,7 +79,12 @@ def file_book_id(path: str | Path) -> str:
 
 
 def route_mupdf_messages() -> None:
-    """Send MuPDF's errors and warnings to logging instead of stderr (idempotent)."""
+    """Send MuPDF's errors and warnings to logging instead of stderr (idempotent); bad
+    bytes in them become U+FFFD."""
+    from bookreader.core.storage import ValidTextFilter
+
+    if not any(isinstance(f, ValidTextFilter) for f in mupdf_log.filters):
+        mupdf_log.addFilter(ValidTextFilter())
     fitz.TOOLS.mupdf_display_errors(False)
     fitz.TOOLS.mupdf_display_warnings(False)
     fitz.set_messages(pylogging=True, pylogging_name=mupdf_log.name, pylogging_level=logging.INFO)
@@ -105,8 +110,14 @@ class _Extracted:
 class PdfBook:
     """An open PDF.  Use :meth:`open`; also a context manager that closes the file."""
 
-    def __init__(self, doc: fitz.Document, path: Path, book_id: str) -> None:
+    def __init__(self, doc: fitz.Document, path: Path, book_id: str, *,
+                 blocked: Optional[dict[int, str]] = None,
+                 max_page_chars: Optional[int] = None) -> None:
         self._doc = doc
+        #: Pages never parsed in this process (the sandbox found them dangerous): why.
+        self.blocked: dict[int, str] = dict(blocked or {})
+        self.max_page_chars = max_page_chars
+        self._notes: dict[int, str] = {}
         self._lock = threading.RLock()
         self.path = path
         self.book_id = book_id
@@ -128,8 +139,14 @@ class PdfBook:
 
     # --- opening --------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, password: Optional[str] = None) -> "PdfBook":
+    def open(cls, path: str | Path, password: Optional[str] = None, *,
+             blocked: Optional[dict[int, str]] = None,
+             max_page_chars: Optional[int] = None) -> "PdfBook":
         """Open a PDF, authenticating with ``password`` when the file is encrypted.
+
+        ``blocked`` pages (0-based, with the reason) are never parsed: they read as pages
+        without text and render as an error naming the reason.  Page text longer than
+        ``max_page_chars`` is cut, with a note in :meth:`page_notes`.
 
         Raises:
             PasswordRequired: encrypted and no password, or a wrong one, was given.
@@ -144,8 +161,10 @@ class PdfBook:
         book_id = file_book_id(path)
         if path.stat().st_size == 0:
             raise PdfError(f"'{name}' is empty (0 bytes). Choose another copy of the book.")
-        with open(path, "rb") as fh:
-            looks_like_pdf = b"%PDF" in fh.read(1024)
+        from bookreader.core.sandbox import check_file_type
+
+        check_file_type(path)
+        looks_like_pdf = True
         try:
             doc = fitz.open(str(path), filetype="pdf")
         except Exception as exc:  # MuPDF raises several types; all mean "cannot open"
@@ -194,7 +213,7 @@ class PdfBook:
                 f"'{name}' declares {count:,} pages, more than any real book; its page tree "
                 "is broken. Save a new copy from another PDF viewer and try again."
             )
-        return cls(doc, path, book_id)
+        return cls(doc, path, book_id, blocked=blocked, max_page_chars=max_page_chars)
 
     @staticmethod
     def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> None:
@@ -336,6 +355,8 @@ class PdfBook:
                 self._extracted.move_to_end(index)
                 return cached
             self._check_index(index)
+            if index in self.blocked:
+                return _Extracted([], 0.0, 792.0, 612.0, damaged=self.blocked[index])
             try:
                 ex = self._extract_uncached(index)
             except Exception as exc:  # a damaged page must not take the book down
@@ -466,10 +487,18 @@ class PdfBook:
         offsets: list[int] = []  # where each kept line starts in the text
         length = 0
         prev_block = None
+        limit = self.max_page_chars
         for b, line_words in zip(block_of_line, word_lines):
             if not line_words:
                 offsets.append(length)
                 continue
+            if limit and length + sum(len(w.text) + 1 for w in line_words) > limit:
+                self._notes[index] = (
+                    f"Page {index + 1}: text cut at {limit:,} characters (the page holds more "
+                    "text than a printed page can); the rest of the page is not searched."
+                )
+                offsets.extend([length] * (len(word_lines) - len(offsets)))
+                break
             if prev_block is not None:
                 sep = "\n\n" if b != prev_block else "\n"
                 parts.append(sep)
@@ -557,6 +586,10 @@ class PdfBook:
                 self.page(i)
         return [i for i in range(self.page_count) if not self._has_text[i]]
 
+    def page_notes(self) -> dict[int, str]:
+        """Pages read so far whose text was cut at ``max_page_chars``, with a note."""
+        return dict(self._notes)
+
     def damaged_pages(self) -> dict[int, str]:
         """Pages read so far that MuPDF could not read, with the reason."""
         return dict(self._damaged)
@@ -579,6 +612,8 @@ class PdfBook:
         located separately.
         """
         self._check_index(index)
+        if index in self.blocked:
+            return []
         rects: list[Rect] = []
         for piece in lay.excerpt_pieces(text):
             found = self._search_mupdf(index, piece)
@@ -606,6 +641,11 @@ class PdfBook:
         :data:`MAX_RENDER_PIXELS`.
         """
         self._check_index(index)
+        if index in self.blocked:
+            raise PdfError(
+                f"Page {index + 1} of '{self.path.name}' is not shown: {self.blocked[index]}. "
+                "The other pages can still be read."
+            )
         with self._lock:
             try:
                 page = self._doc.load_page(index)

@@ -72,6 +72,7 @@ class BookState(StrEnum):
     INDEXING = "indexing"  # running, or interrupted (ingesting again resumes it)
     READY = "ready"
     FAILED = "failed"
+    DAMAGED = "damaged"  # ready once, but its shard or BM25 file is missing or unreadable
 
 
 class ConfidenceLevel(StrEnum):

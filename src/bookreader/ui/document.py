@@ -59,10 +59,20 @@ def _page_sizes(book) -> tuple[tuple[float, float], ...]:
     return tuple((float(w), float(h)) for w, h in map(book.page_size, range(book.page_count)))
 
 
-def _open_book(path: str, password: Optional[str]):
-    from bookreader.core.pdf import PdfBook  # PyMuPDF is imported on the worker only
+def _open_book(path: str, password: Optional[str], settings=None):
+    """Open a PDF only after the sandbox has read it in a capped child process.
 
-    return PdfBook.open(path, password=password)
+    A file that crashes or exhausts the child raises a clear PdfError here (the window
+    stays up); pages the sandbox flagged are never parsed in this process and show a
+    placeholder saying why.
+    """
+    from bookreader.core import sandbox  # PyMuPDF is imported on the worker only
+    from bookreader.core.pdf import PdfBook
+
+    limits = sandbox.SandboxLimits.from_settings(settings) if settings else sandbox.SandboxLimits()
+    scan = sandbox.scan_pdf(path, password, limits=limits)
+    return PdfBook.open(path, password=password, blocked=scan.flagged,
+                        max_page_chars=limits.max_page_chars)
 
 
 class DocumentService(QObject):
@@ -86,6 +96,8 @@ class DocumentService(QObject):
         self._in_flight: Optional[tuple[int, int]] = None
         self._have_words: set[int] = set()
         self._find_task: Optional[Task] = None
+        #: Settings holding the caps of the sandbox that reads a file before it is opened.
+        self.settings = None
 
     # --- open and close -------------------------------------------------------------------
     def open(self, path: str | Path, password: Optional[str] = None) -> Task:
@@ -100,7 +112,7 @@ class DocumentService(QObject):
 
         def work(ctl: TaskControl) -> DocumentMeta:
             self._close_book()
-            book = _open_book(path, password)
+            book = _open_book(path, password, self.settings)
             try:
                 n = book.page_count
                 sizes = _page_sizes(book)

@@ -26,7 +26,7 @@ class BookEntry:
     title: str
     book_id: str = ""
     page_count: int = 0
-    state: str = "ready"  # "queued", "indexing", "ready", "failed", "cancelled"
+    state: str = "ready"  # "queued", "indexing", "ready", "failed", "cancelled", "damaged"
     message: str = ""
     done: int = 0
     total: int = 0
@@ -89,7 +89,7 @@ class BookRow(QFrame):
         indexing = entry.state in ("queued", "indexing")
         self.progress.setVisible(indexing)
         self.cancel.setVisible(indexing)
-        self.retry.setVisible(entry.state in ("failed", "cancelled"))
+        self.retry.setVisible(entry.state in ("failed", "cancelled", "damaged"))
         if entry.state == "queued":
             text = f"{pages}Waiting to be indexed…"
             self.progress.setRange(0, 0)
@@ -106,6 +106,8 @@ class BookRow(QFrame):
             text = f"Could not be indexed: {entry.message}"
         elif entry.state == "cancelled":
             text = f"{pages}Indexing cancelled; you can still read it."
+        elif entry.state == "damaged":
+            text = f"{pages}{entry.message or 'Damaged: re-index.'}"
         else:
             text = f"{pages}Ready for questions"
             if entry.message:

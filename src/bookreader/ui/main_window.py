@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         self.on_switch_data_dir = on_switch_data_dir
         self.ui_state = QSettings(str(settings.data_dir / "ui.ini"), QSettings.Format.IniFormat)
         self.document = DocumentService(runner, self)
+        self.document.settings = settings  # the sandbox's caps (see document._open_book)
         self.current_path: Optional[str] = None
         self._passwords: dict[str, Optional[str]] = {}
         self._dialogs: list = []

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
+from bookreader.core.audit.anchors import TRAILER_KEY, TrailerCounter
 from bookreader.core.audit.records import normalise, utc_timestamp
 from bookreader.core.audit.schema import COLUMN_KINDS, COLUMNS
 from bookreader.errors import BookReaderError, InvalidInput
@@ -37,12 +38,18 @@ from bookreader.errors import BookReaderError, InvalidInput
 log = logging.getLogger(__name__)
 
 FORMATS = ("csv", "jsonl", "json")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+#: Skipped before looking for a formula sign: spreadsheets ignore them too.
+_LEADING_NOISE = " \t\r\n\u00a0\u200b\u200c\u200d\u2060\ufeff\u3000"
 
 
 def neutralise(text: str) -> str:
-    """``text`` made safe for a spreadsheet cell (see the module docstring)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """``text`` made safe for a spreadsheet cell (see the module docstring): a formula sign
+    (also full-width ``＝＋－＠``) after any leading spaces, line breaks or zero-width
+    characters gets an apostrophe in front of the whole cell."""
+    if text.startswith(_FORMULA_START) or text.lstrip(_LEADING_NOISE).startswith(_FORMULA_START):
+        return "'" + text
+    return text
 
 
 def csv_cell(name: str, value: Any) -> Any:
@@ -72,6 +79,7 @@ def _binary_out(out: Optional[Path]) -> Iterator[BinaryIO]:
         sys.stdout.buffer.flush()
         return
     out = Path(out)
+    refuse_special_file(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".part")
@@ -83,6 +91,30 @@ def _binary_out(out: Optional[Path]) -> Iterator[BinaryIO]:
             f"Cannot write the export to {out}: {exc.strerror or exc}. "
             "Choose another file or folder with --out."
         ) from exc
+
+
+def refuse_special_file(out: Path) -> None:
+    """Refuse to replace anything but a regular file (a FIFO, a device, a symlink...)."""
+    import stat
+
+    try:
+        st = os.lstat(out)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BookReaderError(f"Cannot check {out}: {exc.strerror or exc}. Choose another file.") from exc
+    if stat.S_ISLNK(st.st_mode):
+        what = "a symbolic link"
+    elif stat.S_ISDIR(st.st_mode):
+        what = "a folder"
+    elif not stat.S_ISREG(st.st_mode):
+        what = "a device, pipe or socket"
+    else:
+        return
+    raise BookReaderError(
+        f"{out} is {what}, not a regular file: BookReader does not write exports over it. "
+        "Give a new file name or an existing regular file with --out."
+    )
 
 
 def write_csv(rows: Iterable[dict[str, Any]], fh: BinaryIO) -> int:
@@ -101,26 +133,33 @@ def write_csv(rows: Iterable[dict[str, Any]], fh: BinaryIO) -> int:
         text.detach()  # leave ``fh`` open: its owner closes it
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], fh: BinaryIO) -> int:
-    n = 0
+def write_jsonl(rows: Iterable[dict[str, Any]], fh: BinaryIO,
+                filters: Optional[dict[str, Any]] = None) -> int:
+    """One record a line, then the trailer line (count and head hash, see anchors.py)."""
+    counter = TrailerCounter()
     for row in rows:
-        fh.write(_dumps(normalise(row)).encode("utf-8") + b"\n")
-        n += 1
-    return n
+        row = normalise(row)
+        fh.write(_dumps(row).encode("utf-8") + b"\n")
+        counter.add(row)
+    fh.write(_dumps({TRAILER_KEY: counter.trailer(filters)}).encode("utf-8") + b"\n")
+    return counter.n
 
 
 def write_json(rows: Iterable[dict[str, Any]], fh: BinaryIO, meta: dict[str, Any]) -> int:
     """``{"export": meta, "records": [...]}``, streamed (the records are not held in memory);
     ``meta["n_records"]`` comes after the records, once known."""
     fh.write(b'{"export":' + _dumps(meta).encode("utf-8") + b',"records":[\n')
-    n = 0
+    counter = TrailerCounter()
     for row in rows:
-        if n:
+        if counter.n:
             fh.write(b",\n")
-        fh.write(_dumps(normalise(row)).encode("utf-8"))
-        n += 1
-    fh.write(b'\n],"n_records":' + str(n).encode() + b"}\n")
-    return n
+        row = normalise(row)
+        fh.write(_dumps(row).encode("utf-8"))
+        counter.add(row)
+    trailer = _dumps(counter.trailer(meta.get("filters")))
+    fh.write(b'\n],"n_records":' + str(counter.n).encode() + b',"trailer":'
+             + trailer.encode("utf-8") + b"}\n")
+    return counter.n
 
 
 def export_records(
@@ -139,7 +178,7 @@ def export_records(
         if fmt == "csv":
             n = write_csv(rows, fh)
         elif fmt == "jsonl":
-            n = write_jsonl(rows, fh)
+            n = write_jsonl(rows, fh, filters)
         else:
             meta = {
                 "format": "bookreader-audit",

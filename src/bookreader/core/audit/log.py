@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -166,12 +167,15 @@ class AuditLog:
             self._engine.dispose()
             raise StoreError(
                 f"Cannot open the audit log at {self.location}: {exc.__class__.__name__}: "
-                f"{getattr(exc, 'orig', exc)}. Check that the folder is writable and the file "
-                "is a BookReader audit database, or set another audit_url in the settings.",
+                f"{getattr(exc, 'orig', exc)}. Check free disk space, that the folder is writable "
+                "and that the file is a BookReader audit database, or set another audit_url "
+                "in the settings.",
                 details=str(exc),
             ) from exc
         if applied:
             log.info("Audit log %s: applied migrations %s", self.location, ", ".join(applied))
+        self.head_file = self._make_head_file()
+        self.recover_interrupted()
 
     @classmethod
     def from_settings(cls, settings) -> "AuditLog":
@@ -291,21 +295,38 @@ class AuditLog:
                           client_id=client_id)
             for a in answers
         ]
+        return self._append(rows)
+
+    def _append(self, rows: list[dict[str, Any]], *, after: Optional[Callable] = None,
+                unless_completed: Optional[str] = None) -> list[str]:
+        """Seal ``rows`` onto the chain in one write transaction; ``after(conn, last_sealed)``
+        runs in the same transaction.  With ``unless_completed``, nothing is appended when a
+        record completing that pending record already exists."""
         if not rows:
             return []
         last_error: Optional[Exception] = None
         for attempt in range(_APPEND_RETRIES):
             try:
                 with self._write() as conn:
+                    if unless_completed is not None and conn.execute(
+                        sa.select(records_t.c.seq).where(records_t.c.completes == unless_completed)
+                    ).first() is not None:
+                        return []
                     seq, prev = self._head(conn)
                     sealed = []
                     for row in rows:
                         seq += 1
                         now = utc_timestamp(self._clock())
+                        row = dict(row)
+                        if not row.get("record_id"):
+                            row["record_id"] = str(uuid.uuid4())
                         s = seal(row, seq=seq, prev_hash=prev, created_at=now)
                         prev = s["record_hash"]
                         sealed.append(s)
                     conn.execute(records_t.insert(), sealed)
+                    if after is not None:
+                        after(conn, sealed[-1])
+                self._note_head(seq, prev)
                 return [s["record_id"] for s in sealed]
             except IntegrityError as exc:  # another writer took our seq: read the head again
                 log.warning("Audit append collided (attempt %d): %s", attempt + 1, exc)
@@ -324,6 +345,51 @@ class AuditLog:
             "BookReader windows that use the same log and try again."
         )
 
+    def _make_head_file(self):
+        """The head file beside a SQLite database (see anchors.py); None for a server.
+
+        A database without one (older versions) gets one holding its current head.
+        """
+        from bookreader.core.audit.anchors import HeadFile
+
+        u = self._engine.url
+        if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+            return None
+        head = HeadFile(Path(u.database + ".head"))
+        if head.read() is None:
+            with self._read() as conn:
+                seq, last = self._head(conn)
+            if seq:
+                head.advance(seq, last)
+        return head
+
+    def _note_head(self, seq: int, head: str) -> None:
+        """Keep the head file beside the database in step with the chain."""
+        head_file = getattr(self, "head_file", None)
+        if head_file is not None:
+            head_file.advance(seq, head)
+
+    # --- write-ahead records (see journal.py) -------------------------------------------
+    def begin_answer(self, provisional: Answer, *, session_id: str,
+                     client_id: Optional[str] = None):
+        """Append the pending record of a question about to be answered; returns the
+        :class:`~bookreader.core.audit.journal.AnswerJournal` that streamed text goes to."""
+        from bookreader.core.audit import journal
+
+        return journal.begin(self, provisional, session_id=session_id, client_id=client_id)
+
+    def complete_answer(self, pending, answer: Answer) -> str:
+        """Append the completion record of ``pending`` (an AnswerJournal)."""
+        from bookreader.core.audit import journal
+
+        return journal.complete(pending, answer)
+
+    def recover_interrupted(self) -> int:
+        """Record every answer whose process died mid-stream as ``interrupted``."""
+        from bookreader.core.audit import journal
+
+        return journal.recover_interrupted(self)
+
     # --- reading --------------------------------------------------------------------------
     def history(self, book_id: str, limit: int = 200) -> list[Answer]:
         """The last ``limit`` answers about ``book_id``, oldest first, for the chat panel."""
@@ -331,6 +397,7 @@ class AuditLog:
             rows = conn.execute(
                 sa.select(records_t)
                 .where(records_t.c.book_id == book_id)
+                .where(sa.or_(records_t.c.status.is_(None), records_t.c.status != "pending"))
                 .order_by(records_t.c.seq.desc())
                 .limit(limit)
             ).mappings().all()
@@ -392,22 +459,30 @@ class AuditLog:
         return export_records(self.iter_rows(**filters), fmt, out, filters=filters,
                               source=self.location)
 
-    def verify(self, path: Optional[Path] = None) -> VerifyResult:
-        """Check the hash chain of the live database (and its archives), or of an exported
-        or archived JSONL/JSON file when ``path`` is given."""
+    def verify(self, path: Optional[Path] = None, *, extends: Optional[Path] = None,
+               expect_head: Optional[str] = None) -> VerifyResult:
+        """Check the hash chain of the live database (its archives and manifest, and its
+        head file), or of an exported or archived JSONL/JSON file when ``path`` is given.
+
+        ``extends``: an earlier export whose records must all be present, unchanged.
+        ``expect_head``: a record hash noted earlier that the chain must pass through.
+        """
         from bookreader.core.audit.verify import verify_file, verify_live
 
         if path is not None:
-            return verify_file(Path(path))
+            return verify_file(Path(path), extends=extends, expect_head=expect_head)
         with self._read() as conn:
             anchor = self._anchor(conn)
-        return verify_live(self.iter_rows(), anchor, self.archive_dir)
+        head = self.head_file.read() if self.head_file is not None else None
+        return verify_live(self.iter_rows(), anchor, self.archive_dir, head=head,
+                           extends=extends, expect_head=expect_head)
 
     def report(self, out: Path, **filters: Any) -> Path:
         """Write the instructor's one-page HTML report of the matching records to ``out``."""
         from bookreader.core.audit.report import write_report
 
-        return write_report(self.iter_rows(**filters), Path(out), filters=filters,
+        answers = (r for r in self.iter_rows(**filters) if r.get("status") != "pending")
+        return write_report(answers, Path(out), filters=filters,
                             source=self.location)
 
     def prune(self, *, dry_run: bool = False, now: Optional[datetime] = None) -> PruneResult:

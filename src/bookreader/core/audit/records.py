@@ -40,11 +40,17 @@ _SECRET_RULES: list[tuple[tuple[str, ...], bool, re.Pattern]] = [
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False,
      re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),  # GitHub tokens
     (("hf_",), False, re.compile(r"\bhf_[A-Za-z0-9]{30,}")),  # Hugging Face tokens
-    (("AKIA",), False, re.compile(r"\bAKIA[0-9A-Z]{16}\b")),  # AWS access key ids
+    (("akia",), True, re.compile(r"\bAKIA[0-9A-Z]{16}\b", re.I)),  # AWS access key ids
     (("xox",), False, re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}")),  # Slack tokens
     (("eyJ",), False, re.compile(  # JSON Web Tokens
         r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}")),
 ]
+
+#: Any long run of letters and digits mixed (32+ characters, both kinds, no marker): the
+#: shape of an API key nobody wrote a rule for.  Hashes the log keeps on purpose
+#: (record ids, SHA-256 columns) are not scrubbed (see answer_to_row).
+_KEY_LIKE = re.compile(r"(?<![A-Za-z0-9_])(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])"
+                       r"[A-Za-z0-9_]{32,}(?![A-Za-z0-9_])")
 
 
 # Lower-cased markers of every rule: text with none of them skips all the rules.
@@ -60,6 +66,8 @@ def scrub(text: str) -> str:
     """``text`` with anything that looks like an API key or token replaced by [REDACTED]."""
     if len(text) < 12:  # shorter than any credential the rules look for
         return text
+    if len(text) >= 32:
+        text = _KEY_LIKE.sub(REDACTED, text)
     lowered = text.lower()
     if not any(m in lowered for m in _ANY_MARKER):
         return text
@@ -252,7 +260,8 @@ def answer_to_row(
         "client_id": client_id or None,
         "outcome": getattr(answer.outcome, "value", answer.outcome) or None,
     }
-    keep_raw = {"record_id", "selection_sha256"}
+    keep_raw = {"record_id", "selection_sha256", "query_id", "answer_id", "session_id",
+                "completes", "book_id"}
     return {k: (v if k in keep_raw else scrub_value(v)) for k, v in row.items()}
 
 

@@ -440,6 +440,9 @@ def write_report(rows: Iterable[dict[str, Any]], out: Path, *, filters: dict[str
     for row in rows:
         stats.add(row)
     page = render(stats, filters=filters, source=source)
+    from bookreader.core.audit.export import refuse_special_file
+
+    refuse_special_file(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".part")

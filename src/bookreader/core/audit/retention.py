@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from bookreader.core.audit.log import PruneResult, anchors_t, records_t
 from bookreader.core.audit.records import normalise, utc_timestamp
+from bookreader.core.audit.anchors import write_manifest
 from bookreader.core.audit.verify import archive_files, read_records
 from bookreader.errors import StoreError
 
@@ -154,6 +155,14 @@ def prune(audit: "AuditLog", *, dry_run: bool = False, now: Optional[datetime] =
         ) from exc
     n_old_archived, touched = _expire_archives(archive_dir, ret_cut, dry_run)
     files.extend(p for p in touched if p not in files)
+    if not dry_run and archive_dir is not None and archive_dir.is_dir():
+        try:
+            write_manifest(archive_dir, archive_files(archive_dir))
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot write the archive manifest in {archive_dir}: {exc.strerror or exc}. "
+                "Check free disk space; run prune again to rewrite it."
+            ) from exc
     if cut and not dry_run and audit._engine.dialect.name == "sqlite":
         with audit._engine.connect() as conn:  # give the freed pages back to the disk
             conn.exec_driver_sql("PRAGMA incremental_vacuum")

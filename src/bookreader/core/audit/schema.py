@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 RECORDS_TABLE = "audit_records"
 ANCHORS_TABLE = "audit_anchors"
 VERSION_TABLE = "schema_version"
+STREAM_TABLE = "audit_stream"
 
 
 class Base(DeclarativeBase):
@@ -94,6 +95,11 @@ class AuditRecord(Base):
     client_id: Mapped[Optional[str]] = mapped_column(String(128))
     # --- 0005_answer_outcome: how the question ended (core.types.Outcome) ----------------
     outcome: Mapped[Optional[str]] = mapped_column(String(24))
+    # --- 0006_write_ahead: a question is recorded before its answer streams ---------------
+    #: NULL (a record written whole), "pending" (written when the question was accepted),
+    #: "complete" or "interrupted" (the completion of the pending record in ``completes``).
+    status: Mapped[Optional[str]] = mapped_column(String(16))
+    completes: Mapped[Optional[str]] = mapped_column(String(36), index=True)
 
 
 class AuditAnchor(Base):
@@ -109,6 +115,21 @@ class AuditAnchor(Base):
     n_archived: Mapped[int] = mapped_column(Integer)
     n_expired: Mapped[int] = mapped_column(Integer)
     archive_file: Mapped[Optional[str]] = mapped_column(Text)
+
+
+class AuditStream(Base):
+    """The text a pending record's answer has streamed so far (flushed about every second
+    and at every sentence end).  Outside the hash chain: it is a journal, copied into the
+    chained completion record when the answer ends, or by the recovery of an interrupted
+    one, and then deleted."""
+
+    __tablename__ = STREAM_TABLE
+
+    record_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    pid: Mapped[int] = mapped_column(Integer)
+    host: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[str] = mapped_column(String(32))
 
 
 #: Column name -> python type used to normalise values before hashing (see records.py).
@@ -222,6 +243,24 @@ def _m0005_answer_outcome(conn: Connection) -> None:
     _add_columns(conn, RECORDS_TABLE, [("outcome", String(24))])
 
 
+def _m0006_write_ahead(conn: Connection) -> None:
+    _add_columns(conn, RECORDS_TABLE, [("status", String(16)), ("completes", String(36))])
+    conn.execute(sa.text(
+        f"CREATE INDEX IF NOT EXISTS ix_{RECORDS_TABLE}_completes ON {RECORDS_TABLE} (completes)"
+    ))
+    md = sa.MetaData()
+    sa.Table(
+        STREAM_TABLE,
+        md,
+        sa.Column("record_id", String(36), primary_key=True),
+        sa.Column("text", Text, nullable=False),
+        sa.Column("pid", Integer, nullable=False),
+        sa.Column("host", String(255), nullable=False),
+        sa.Column("updated_at", String(32), nullable=False),
+    )
+    md.create_all(conn)
+
+
 #: The migrations, in the order they apply.  Append only; never rename or reorder.
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("0001_create_audit_records", _m0001_create_audit_records),
@@ -229,6 +268,7 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("0003_create_audit_anchors", _m0003_create_audit_anchors),
     ("0004_client_id", _m0004_client_id),
     ("0005_answer_outcome", _m0005_answer_outcome),
+    ("0006_write_ahead", _m0006_write_ahead),
 ]
 
 _version_md = sa.MetaData()

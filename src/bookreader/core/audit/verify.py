@@ -8,6 +8,7 @@ which are counted and reported, and only the links across them go unchecked.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -15,6 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
+from bookreader.core.audit.anchors import TRAILER_KEY, manifest_problem, trailer_problem
 from bookreader.core.audit.log import VerifyResult
 from bookreader.core.audit.records import GENESIS_HASH, record_hash
 from bookreader.errors import BookReaderError
@@ -117,8 +119,11 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8")
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
+def read_records(path: Path, trailer: Optional[dict[str, Any]] = None) -> Iterator[dict[str, Any]]:
     """The records of an exported JSONL/JSON file or of a ``.jsonl.gz`` archive.
+
+    ``trailer``, when given, receives the file's trailer (count and head hash) under the
+    key ``"trailer"`` if the file has one.
 
     Raises:
         BookReaderError: the file is missing, a CSV, or not an audit export.
@@ -142,17 +147,25 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                     for line in fh:
                         line = line.strip()
                         if line.startswith("]"):
+                            rest = (line[1:] + fh.read()).strip().lstrip(",")
+                            if rest and trailer is not None:
+                                tail = json.loads("{" + rest)
+                                if isinstance(tail.get("trailer"), dict):
+                                    trailer["trailer"] = tail["trailer"]
                             return
                         if line:
                             yield json.loads(line[:-1] if line.endswith(",") else line)
                     raise ValueError("the list of records is not closed")
                 data = json.loads(first + fh.read())
                 records = data.get("records") if isinstance(data, dict) else data
+                if trailer is not None and isinstance(data, dict) and isinstance(data.get("trailer"), dict):
+                    trailer["trailer"] = data["trailer"]
                 if not isinstance(records, list):
                     raise ValueError("no list of records")
                 yield from records
                 return
             first = True
+            seen_trailer = False
             for n, line in enumerate(fh, 1):
                 if first:
                     line, first = head + line, False
@@ -160,6 +173,13 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                     rec = json.loads(line)
                     if not isinstance(rec, dict):
                         raise ValueError(f"line {n} is not a record")
+                    if TRAILER_KEY in rec:
+                        if trailer is not None:
+                            trailer["trailer"] = rec[TRAILER_KEY]
+                        seen_trailer = True
+                        continue
+                    if seen_trailer:
+                        raise ValueError(f"line {n} comes after the trailer line")
                     yield rec
     except (ValueError, OSError, EOFError, UnicodeDecodeError) as exc:
         raise BookReaderError(
@@ -168,14 +188,80 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
         ) from exc
 
 
-def verify_file(path: Path) -> VerifyResult:
-    """Verify an exported JSONL/JSON file or an archive on its own."""
+def verify_file(path: Path, *, extends: Optional[Path] = None,
+                expect_head: Optional[str] = None) -> VerifyResult:
+    """Verify an exported JSONL/JSON file or an archive on its own: the chain, the trailer
+    (an export must end with one), and optionally that it extends an earlier export and
+    passes through a noted head hash."""
+    holder: dict[str, Any] = {}
     checker = ChainChecker(allow_gaps=True)
-    for rec in read_records(path):
+    hashes = ContainsChecker(extends, expect_head)
+    for rec in read_records(path, holder):
         if not checker.add(rec):
             break
+        hashes.add(rec)
     log.info("Verified %s: %d records, ok=%s", path, checker.n, checker.bad is None)
-    return checker.result(str(path))
+    result = checker.result(str(path))
+    if not result.ok:
+        return result
+    if not path.name.endswith(".gz"):  # archives are checked against their manifest
+        problem = trailer_problem(holder.get("trailer"), checker.n, checker.prev_seq,
+                                  checker.prev_hash or "")
+        if problem:
+            return _failed(result, f"{path}: TAMPERED: {problem}.")
+    return hashes.result(result)
+
+
+def _failed(result: VerifyResult, message: str) -> VerifyResult:
+    return dataclasses.replace(result, ok=False, message=message)
+
+
+class ContainsChecker:
+    """Checks that a chain holds every record of an earlier export unchanged and passes
+    through a noted head hash."""
+
+    def __init__(self, extends: Optional[Path], expect_head: Optional[str]) -> None:
+        self.extends = extends
+        self.expect_head = (expect_head or "").strip().lower() or None
+        self.found_head: Optional[int] = None
+        self.earlier: dict[int, str] = {}
+        self.problem = ""
+        if extends is not None:
+            earlier = verify_file(extends)
+            if not earlier.ok:
+                self.problem = f"the earlier export does not verify ({earlier.message})"
+            for rec in read_records(extends):
+                self.earlier[int(rec["seq"])] = rec["record_hash"]
+        self.matched = 0
+
+    def add(self, rec: dict[str, Any]) -> None:
+        if self.expect_head and rec.get("record_hash") == self.expect_head:
+            self.found_head = int(rec["seq"])
+        want = self.earlier.get(int(rec["seq"]))
+        if want is not None:
+            if want != rec.get("record_hash") and not self.problem:
+                self.problem = (f"record #{rec['seq']} differs from the earlier export "
+                                "(the log was rewritten after it was exported)")
+            self.matched += 1
+
+    def result(self, result: VerifyResult) -> VerifyResult:
+        if self.problem:
+            return _failed(result, f"TAMPERED: {self.problem}.")
+        extra = ""
+        if self.extends is not None:
+            if self.matched != len(self.earlier):
+                missing = len(self.earlier) - self.matched
+                return _failed(result, f"TAMPERED: {missing} records of the earlier export "
+                                       f"{self.extends.name} are missing from this one.")
+            extra += (f" It extends {self.extends.name}: all {len(self.earlier)} of its records "
+                      "are here, unchanged.")
+        if self.expect_head:
+            if self.found_head is None:
+                return _failed(result, "TAMPERED: the chain does not pass through the expected "
+                                       f"head {self.expect_head[:16]}...: the log was cut or "
+                                       "rewritten before that record.")
+            extra += f" The expected head is record #{self.found_head}."
+        return dataclasses.replace(result, message=result.message + extra)
 
 
 def archive_files(archive_dir: Optional[Path]) -> list[Path]:
@@ -189,11 +275,21 @@ def verify_live(
     rows: Iterable[dict[str, Any]],
     anchor: Optional[tuple[int, str]],
     archive_dir: Optional[Path],
+    *,
+    head: Optional[tuple[int, str]] = None,
+    extends: Optional[Path] = None,
+    expect_head: Optional[str] = None,
 ) -> VerifyResult:
     """Verify the archive files in order, then the live rows, as one unbroken chain.
 
     With no archive the live chain starts at the prune anchor (or at the beginning).
+    ``head`` is the head file's (seq, hash): the live log must reach it.
     """
+    result = _verify_live(rows, anchor, archive_dir, head, ContainsChecker(extends, expect_head))
+    return result
+
+
+def _verify_live(rows, anchor, archive_dir, head, hashes: "ContainsChecker") -> VerifyResult:
     files = archive_files(archive_dir)
     extra = ""
     if files:
@@ -202,6 +298,7 @@ def verify_live(
             for rec in read_records(f):
                 if not checker.add(rec):
                     return checker.result(f"Archive {f.name}")
+                hashes.add(rec)
         start = (checker.prev_seq, checker.prev_hash)
         extra = f" Archive: {checker.n} records in {len(files)} files chain into it."
         if anchor is not None and checker.prev_seq is not None and checker.prev_seq < anchor[0]:
@@ -227,7 +324,28 @@ def verify_live(
     else:
         start = anchor if anchor is not None else (0, GENESIS_HASH)
     live = ChainChecker(start)  # pyright: ignore[reportArgumentType]
+    head_hash_seen: Optional[str] = None
     for row in rows:
         if not live.add(row):
             break
-    return live.result("Audit log", extra=extra)
+        hashes.add(row)
+        if head is not None and row.get("seq") == head[0]:
+            head_hash_seen = row.get("record_hash")
+    result = live.result("Audit log", extra=extra)
+    if not result.ok:
+        return result
+    problem = manifest_problem(archive_dir, files)
+    if problem:
+        return _failed(result, f"Archive in {archive_dir}: TAMPERED: {problem}.")
+    if head is not None:
+        last = live.prev_seq or 0
+        if last < head[0]:
+            return _failed(result, (
+                f"Audit log: TAMPERED: it ends at record #{last}, but the head file beside the "
+                f"database says record #{head[0]} was written: the last {head[0] - last} "
+                "records were deleted."))
+        if head_hash_seen is not None and head_hash_seen != head[1]:
+            return _failed(result, (
+                f"Audit log: TAMPERED: record #{head[0]} is not the one the head file names: "
+                "the log was rewritten from there on."))
+    return hashes.result(result)
