@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from bookreader import __version__
-from bookreader.cli import LOG_FILE, load_settings
+from bookreader.cli import load_settings
+from bookreader.logs import LOG_FILE
 from bookreader.config import DATA_DIR_ENV
 from bookreader.errors import BookReaderError
 
@@ -143,7 +144,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not qt:
         window = "PySide6 is missing: pip install PySide6-Essentials"
     else:
-        from bookreader.cli import display_problem
+        from bookreader.qt_platform import display_problem
 
         # Not counted as a problem: the command line works without a screen.
         problem = display_problem()

@@ -14,9 +14,10 @@ import pytest
 
 from bookreader.config import Settings
 from bookreader.core import answering, prompts
+from bookreader.core import confidence as calibration
 from bookreader.core.answering import Answerer, clean_selection
 from bookreader.core.llm.specs import spec_for
-from bookreader.core.types import Mode
+from bookreader.core.types import Mode, Outcome
 from bookreader.errors import Cancelled, InvalidInput
 
 from fakes.claude_server import Behaviour, FakeClaudeServer
@@ -217,7 +218,11 @@ def test_book_mode_answers_with_verified_citations(book, answerer):
         assert stage in a.stage_ms
     _, stated = prompts.split_confidence(a.raw_output)
     gen = stated if stated is not None else answering.DEFAULT_GENERATION_CONFIDENCE
-    assert a.confidence == pytest.approx(0.6 * a.retrieval.confidence + 0.4 * gen, abs=1e-3)
+    # The calibrated confidence is computed from the recorded signals.
+    assert a.outcome is Outcome.ANSWER
+    assert a.confidence_signals["retrieval"] == pytest.approx(a.retrieval.confidence, abs=1e-3)
+    assert a.confidence_signals["generation"] == pytest.approx(gen, abs=1e-3)
+    assert a.confidence == calibration.calibrated(a.confidence_signals)
     assert a.confidence_level == answering.confidence_level(a.confidence)
     assert "Confidence:" not in a.text and a.query_id != a.answer_id
 
@@ -367,7 +372,8 @@ def test_invented_answer_is_replaced_by_the_fallback(book, embedder, monkeypatch
                     backend="claude")
         assert not ans.fallback and "Madrid" not in ans.text and "ATP" in ans.text
         assert ans.citations and ans.citations[0].repaired
-        assert ans.confidence == pytest.approx(0.6 * 1.0 + 0.4 * 0.8)
+        assert ans.outcome is Outcome.ANSWER and ans.confidence_signals["retrieval"] == 1.0
+        assert ans.confidence == calibration.calibrated(ans.confidence_signals)
 
 
 def test_confidence_helpers():

@@ -11,7 +11,7 @@ import pytest
 
 from bookreader.core.audit import AuditLog
 from bookreader.core.audit.report import percentile
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 from bookreader.core.types import Mode
 
 
@@ -76,3 +76,30 @@ def test_percentile():
     assert percentile(values, 99) == pytest.approx(99.01)
     assert percentile([], 50) is None
     assert percentile([3.0], 95) == 3.0
+
+
+def test_timeouts_and_quotes_are_not_counted_as_not_in_the_book(log, tmp_path):
+    from bookreader.core import prompts
+    from bookreader.core.types import Outcome
+
+    rng = random.Random(7)
+    base = replace(make_answer(rng, passage_chars=100), mode=Mode.BOOK, error="",
+                   fallback=False, outcome=Outcome.ANSWER)
+    answers = [
+        replace(base, fallback=True, text=prompts.TIMEOUT_MESSAGE, error=prompts.TIMEOUT_MESSAGE,
+                outcome=Outcome.TIMEOUT),
+        replace(base, fallback=True, text=prompts.TIMEOUT_MESSAGE, error=prompts.TIMEOUT_MESSAGE,
+                outcome=Outcome.TIMEOUT),
+        replace(base, fallback=True, text="No verified answer could be written ...",
+                outcome=Outcome.QUOTES),
+        replace(base, fallback=True, text=prompts.NOT_COVERED, outcome=Outcome.NOT_COVERED),
+    ]
+    log.record_many(answers, session_id="s")
+    # The outcome is stored and read back.
+    back = log.history(base.book_id)
+    assert sorted(a.outcome.value for a in back) == sorted(a.outcome.value for a in answers)
+    page = log.report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "25%</b><span>answered &#x27;not in the book&#x27;" in page or \
+        "25%</b><span>answered 'not in the book'" in page
+    assert "50%</b><span>timed out" in page
+    assert "25%</b><span>got quotes" in page

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from bookreader.app import AlreadyRunning, build_app
+from bookreader.app import build_app
+from bookreader.errors import AlreadyRunning
 from bookreader.ui.messages import RecordingSink
 
 

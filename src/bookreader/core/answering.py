@@ -18,12 +18,18 @@ Errors after that (a model that fails to load, a broken network, a slow retrieva
 back as an Answer with ``error`` set instead of raising, so the caller can record them;
 only the user's Stop raises :class:`~bookreader.errors.Cancelled`.
 
-Confidence = 0.6 x retrieval confidence + 0.4 x generation confidence.  The generation
-part is the model's stated "Confidence: x", else the mean token probability where the
-backend reports log-probabilities, else 0.80.  In selected-text and highlight modes the
-retrieval part is 1.0: the user chose the context, so there is no doubt that it is the
-right passage, only whether it holds the answer, and that is what the model's part and the
-grounding check judge.  Levels: high > 0.85, medium 0.70-0.85, low < 0.70.
+Every answer carries an :class:`~bookreader.core.types.Outcome`.  "Not covered" is said
+only when whole-book retrieval finds nothing above the threshold; when retrieval is
+confident but no verified answer can be written (the model declined, the grounding check
+removed every sentence, the time budget ran out) the outcome is ``quotes``: the one to
+three sentences of the retrieved passages that best address the question, each with a
+verified citation (:mod:`bookreader.core.quotes`).  Requests about the selection itself
+("Explain this", "Summarize this") always get a grounded explanation of a non-empty
+selection.  A sentence that only restates the question is treated as unsupported.
+
+Confidence of an ``answer`` is a calibrated estimate of being correct
+(:mod:`bookreader.core.confidence`); every other outcome is capped below "medium".
+Levels: high > 0.85, medium 0.70-0.85, low < 0.70.
 
 Timing: ``first_token_ms`` counts from the call (what the user waits for);
 ``stage_ms`` holds ``retrieval``, ``prompt``, ``first_token`` (from the start of
@@ -40,11 +46,18 @@ import uuid
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
-from bookreader.core import prompts
-from bookreader.core.citations import CitationSource, claim_units, verify_answer
+from bookreader.core import confidence as calibration
+from bookreader.core import prompts, quotes
+from bookreader.core.citations import (
+    CitationSource,
+    claim_units,
+    strip_citations,
+    verify_answer,
+)
 from bookreader.core.focus import focus, focus_passages
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.retrieval import is_covered
 from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
@@ -55,8 +68,10 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 from bookreader.core.types import (
     Answer,
     CancelFn,
+    ConfidenceLevel,
     Message,
     Mode,
+    Outcome,
     Passage,
     Retrieval,
     SearchFilter,
@@ -76,13 +91,13 @@ _ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 
 
 # --- confidence ------------------------------------------------------------------------
-def confidence_level(confidence: float) -> str:
+def confidence_level(confidence: float) -> ConfidenceLevel:
     """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
     if confidence > 0.85:
-        return "high"
+        return ConfidenceLevel.HIGH
     if confidence >= 0.70:
-        return "medium"
-    return "low"
+        return ConfidenceLevel.MEDIUM
+    return ConfidenceLevel.LOW
 
 
 def combine_confidence(retrieval: float, generation: float) -> float:
@@ -93,11 +108,7 @@ def combine_confidence(retrieval: float, generation: float) -> float:
 
 def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) -> float:
     """The model's stated confidence, else its mean token probability, else 0.80."""
-    if stated is not None:
-        return stated
-    if logprobs:
-        return float(math.exp(sum(logprobs) / len(logprobs)))
-    return DEFAULT_GENERATION_CONFIDENCE
+    return calibration.generation_confidence(stated, logprobs)
 
 
 class Answerer:
@@ -142,7 +153,11 @@ class Answerer:
         self._budget_fn = budget_fn
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
-            validator = GroundingValidator(copy() if copy is not None else embedder)
+            validator = GroundingValidator(
+                copy() if copy is not None else embedder,
+                settings.grounding_similarity_threshold,
+                settings.grounding_overlap_threshold,
+            )
         self.validator = validator
 
     # --- the one entry point --------------------------------------------------------------
@@ -249,6 +264,15 @@ class _Run:
 
     def _answer(self, text: str, *, fallback: bool, confidence: float, **kw: Any) -> Answer:
         in_sel = kw.pop("in_selected_text", None)
+        outcome = kw.pop("outcome", None)
+        if outcome is None:
+            outcome = Outcome.ANSWER if not fallback else (
+                Outcome.ERROR if kw.get("error") else
+                Outcome.NOT_COVERED if self.mode is Mode.BOOK else Outcome.NOT_IN_SELECTION
+            )
+        if outcome is not Outcome.ANSWER:
+            fallback = True
+            confidence = calibration.cap_non_answer(confidence)
         if self.mode is not Mode.BOOK and in_sel is None:
             in_sel = not fallback
         return Answer(
@@ -273,13 +297,16 @@ class _Run:
             stage_ms=dict(self.stage_ms),
             chapter=self.chapter,
             selection_page=self.page_range[0] if self.page_range and self.mode is not Mode.BOOK else None,
+            outcome=outcome,
             **kw,
         )
 
     def _failed(self, exc: BookReaderError) -> Answer:
         log.warning("Answering failed: %s", exc.user_message)
+        outcome = Outcome.TIMEOUT if isinstance(exc, QueryTimeout) else Outcome.ERROR
         return self._answer(
-            exc.user_message, fallback=True, confidence=0.0, error=exc.user_message
+            exc.user_message, fallback=True, confidence=0.0, error=exc.user_message,
+            outcome=outcome,
         )
 
     # --- the chain ----------------------------------------------------------------------
@@ -295,15 +322,16 @@ class _Run:
         if cancel():
             raise Cancelled()
         retrieval_conf = 1.0 if self.mode is not Mode.BOOK else (self.retrieval.confidence if self.retrieval else 0.0)
-        if self.mode is Mode.BOOK and (
-            not passages or retrieval_conf < self.settings.confidence_threshold
+        if self.mode is Mode.BOOK and not (
+            passages and is_covered(self.retrieval, self.settings.confidence_threshold)
         ):
             log.info("Not covered: retrieval confidence %.2f", retrieval_conf)
             self.chapter = passages[0].chunk.chapter if passages else ""
             return self._answer(
                 prompts.NOT_COVERED,
                 fallback=True,
-                confidence=combine_confidence(retrieval_conf, DEFAULT_GENERATION_CONFIDENCE),
+                confidence=1.0 - retrieval_conf,
+                outcome=Outcome.NOT_COVERED,
             )
         return self._generate(passages, retrieval_conf, on_token, cancel)
 
@@ -328,11 +356,9 @@ class _Run:
                 log.error("Retriever returned %d passages outside the filter; dropped",
                           len(retrieval.passages) - len(kept))
                 retrieval = replace(retrieval, passages=kept)
-        elapsed = time.perf_counter() - t
-        self.stage_ms["retrieval"] = elapsed * 1000.0
+        # The retriever enforces the retrieval budget (QueryTimeout) stage by stage.
+        self.stage_ms["retrieval"] = (time.perf_counter() - t) * 1000.0
         self.retrieval = retrieval
-        if elapsed > self.settings.retrieval_timeout_s:
-            raise QueryTimeout(prompts.TIMEOUT_MESSAGE, details=f"retrieval took {elapsed:.2f} s")
         if self.mode is Mode.BOOK and retrieval.passages:
             self.chapter = retrieval.passages[0].chunk.chapter
         return list(retrieval.passages)
@@ -428,13 +454,9 @@ class _Run:
         # and reading the mode's fixed instructions are one-off costs, not part of an
         # answer's time budget.
         try:
-            for part in (self.owner.embedder, self.owner.validator.embedder):
-                warm = getattr(part, "warm_up", None)
-                if warm is not None:
-                    warm()
-            warm = getattr(backend, "warm_up", None)
-            if warm is not None:
-                warm()
+            self.owner.embedder.warm_up()
+            self.owner.validator.embedder.warm_up()
+            backend.warm_up()
             # The rules and the worked example are the same for every question of a mode;
             # a local model reads them once per session (like loading it), not per answer.
             prime = getattr(backend, "prime", None)
@@ -507,16 +529,21 @@ class _Run:
         if cancel():
             raise Cancelled()
         # Only an answer that was cut off is a timeout: one that finished is kept,
-        # however long it took.
+        # however long it took.  A cut-off answer with confident retrieval still leaves
+        # the student with quotes of the pages to read.
         if timed_out:
             seconds = first_budget if timed_out == "first_token" else total_budget
             message = timeout_message(self.spec, timed_out, float(seconds or 0.0))
             log.warning("Generation with %s over its %s budget of %.1f s",
                         self.backend_name, timed_out, seconds)
+            common = dict(raw_output=raw, first_token_ms=first_token_ms,
+                          generation_ms=generation_ms)
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout")
+            if rescued is not None:
+                return rescued
             return self._answer(
                 message, fallback=True, confidence=0.0,
-                error=message, raw_output=raw,
-                first_token_ms=first_token_ms, generation_ms=generation_ms,
+                error=message, outcome=Outcome.TIMEOUT, **common,
             )
         return self._finish(raw, passages, retrieval_conf, logprobs, first_token_ms, generation_ms,
                             answer_source=cut)
@@ -535,6 +562,7 @@ class _Run:
         fallback_sentence = prompts.fallback_text(self.mode)
         source = raw if answer_source is None else answer_source
         text, stated = prompts.split_confidence(_cut_loop(source))
+        text = drop_unclosed_citations(text)
         text = _dedupe_sentences(_ANSWER_PREFIX.sub("", text).strip())
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
@@ -542,12 +570,16 @@ class _Run:
 
         if not text or _declines(text):
             self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="declined")
+            if rescued is not None:
+                return rescued
             return self._answer(fallback_sentence, fallback=True, confidence=confidence, **common)
 
         sources = self._sources(passages)
         context = "\n\n".join(s.text for s in sources)
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
         validation = self.owner.validator.validate(text, context)
+        validation = self._mark_tautologies(text, validation)
         replaced = False
         if not validation.passed:
             kept = supported_part(text, validation)
@@ -558,6 +590,10 @@ class _Run:
                 text = kept
         if replaced:
             self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="rejected",
+                                      validation=validation)
+            if rescued is not None:
+                return rescued
             return self._answer(
                 fallback_sentence, fallback=True, confidence=confidence,
                 validation=validation, replaced_by_validator=True, **common,
@@ -568,11 +604,105 @@ class _Run:
             in_sel = True
         elif self.mode is Mode.HIGHLIGHT:
             in_sel = self.owner.validator.validate(text, self.selection).passed
+        signals = self._signals(text, validation, retrieval_conf, gen_conf)
+        confidence = calibration.calibrated(signals)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
             text, fallback=False, confidence=confidence, citations=citations,
-            validation=validation,
-            in_selected_text=in_sel, **common,
+            validation=validation, confidence_signals=signals.as_dict(),
+            in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
+        )
+
+    # --- better ways to fail (core/quotes.py) ---------------------------------------------
+    def _mark_tautologies(self, text: str, validation: Any) -> Any:
+        """``validation`` with the sentences that only restate the question unsupported."""
+        sentences = self.owner.validator.answer_sentences(text)
+        tautologies = tuple(
+            s for s in sentences
+            if s not in validation.unsupported_sentences
+            and quotes.is_tautology(s, self.question, self.selection)
+        )
+        if not tautologies:
+            return validation
+        log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
+        return replace(
+            validation, passed=False,
+            unsupported_sentences=tuple(validation.unsupported_sentences) + tautologies,
+        )
+
+    def _no_answer(
+        self,
+        passages: Sequence[Passage],
+        retrieval_conf: float,
+        common: dict,
+        *,
+        reason: str,
+        validation: Any = None,
+    ) -> Optional[Answer]:
+        """What to show instead of a dead end, or None for the mode's fixed fallback.
+
+        A request about the selection gets the selection's own sentences; a whole-book
+        question whose retrieval was confident gets quotes; a highlight question gets
+        quotes only when a sentence clearly addresses it.  Selected-text look-ups keep
+        "The selected text does not contain the answer."
+        """
+        embedder = self.owner.validator.embedder
+        if self.mode is not Mode.BOOK and self.selection.strip():
+            kind = quotes.task_kind(self.question)
+            if kind is not None:
+                sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
+                text = quotes.explain_selection(kind, self.question, sel, embedder)
+                if text:
+                    text, citations = verify_answer(text, [sel], self.pages, add_missing=False)
+                    signals = calibration.Signals(retrieval=1.0, similarity=1.0, overlap=1.0,
+                                                  relevance=0.5, generation=0.8)
+                    return self._answer(
+                        text, fallback=False, confidence=calibration.calibrated(signals),
+                        citations=citations, in_selected_text=True,
+                        confidence_signals=signals.as_dict(), outcome=Outcome.ANSWER,
+                        **common,
+                    )
+        if self.mode is Mode.SELECTED or not passages:
+            return None
+        sources = self._sources(passages)
+        min_score = 0.0 if self.mode is Mode.BOOK else 0.45
+        text = quotes.build_quotes(self.question, sources, embedder, min_score=min_score,
+                                   selection_mode=self.mode is Mode.HIGHLIGHT)
+        if not text:
+            return None
+        text, citations = verify_answer(text, sources, self.pages, add_missing=False)
+        if not citations:
+            return None
+        log.info("No verified answer (%s): %d quote(s) instead", reason, len(citations))
+        return self._answer(
+            text, fallback=True, confidence=retrieval_conf, citations=citations,
+            validation=validation, replaced_by_validator=reason == "rejected",
+            outcome=Outcome.QUOTES, in_selected_text=False if self.mode is not Mode.BOOK else None,
+            **common,
+        )
+
+    def _signals(self, text: str, validation: Any, retrieval_conf: float,
+                 gen_conf: float) -> calibration.Signals:
+        """The inputs of the calibrated confidence for a verified answer."""
+        margin = 0.0
+        if self.mode is Mode.BOOK and self.retrieval is not None:
+            margin = calibration.margin_of([p.score for p in self.retrieval.passages[:2]])
+        relevance = 0.0
+        plain = strip_citations(text)
+        try:
+            v = self.owner.validator.embedder.embed([self.question, plain])
+            relevance = float(sum(a * b for a, b in zip(v[0], v[1])))
+        except Exception:  # the other signals still stand; the log says why
+            log.exception("Relevance for the confidence could not be computed")
+        return calibration.Signals(
+            retrieval=retrieval_conf,
+            margin=margin,
+            similarity=float(validation.similarity) if validation is not None else 0.0,
+            overlap=float(validation.overlap) if validation is not None else 0.0,
+            relevance=relevance,
+            coverage=calibration.question_coverage(self.question, text),
+            generation=gen_conf,
+            extractive=1.0 if self.spec.kind == "extractive" else 0.0,
         )
 
 
@@ -690,6 +820,38 @@ def _dedupe_sentences(text: str) -> str:
         seen.add(key)
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
+
+
+_CITE_OPEN = re.compile(r"\[\s*Source\s*:", re.I)
+#: A citation longer than this (characters) is a copied paragraph, not a pointer.
+MAX_CITATION_CHARS = 400
+
+
+def drop_unclosed_citations(text: str) -> str:
+    """``text`` without citations that never close or run past ``MAX_CITATION_CHARS``.
+
+    A model that copies a paragraph into its citation and stops before the ``]`` would
+    otherwise have that copied text shown as its answer (once, the whole selection with an
+    injected instruction in it).
+    """
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _CITE_OPEN.search(text, pos)
+        if m is None:
+            out.append(text[pos:])
+            break
+        out.append(text[pos : m.start()])
+        close = text.find("]", m.end())
+        if close < 0:
+            break  # unclosed: everything from here on is dropped
+        if close - m.start() > MAX_CITATION_CHARS:
+            log.info("Dropped an over-long citation (%d characters)", close - m.start())
+            pos = close + 1
+            continue
+        out.append(text[m.start() : close + 1])
+        pos = close + 1
+    return "".join(out).strip()
 
 
 def _declines(text: str) -> bool:

@@ -8,7 +8,7 @@ page coordinates (origin top-left): ``(x0, y0, x1, y1)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Callable, Optional
 
 Rect = tuple[float, float, float, float]
@@ -42,6 +42,44 @@ class Mode(str, Enum):
     BOOK = "book"
     SELECTED = "selected"
     HIGHLIGHT = "highlight"
+
+
+class Outcome(str, Enum):
+    """How a question ended.  ``fallback`` is true for every outcome but ``ANSWER``.
+
+    * ``ANSWER``: a verified answer (every sentence passed the grounding check).
+    * ``QUOTES``: no verified answer could be written although the book (or the selection's
+      pages) covers the question: the one to three sentences that best address it, each
+      with a verified citation.
+    * ``NOT_COVERED``: whole-book retrieval found nothing above the threshold.
+    * ``NOT_IN_SELECTION``: the selection (and, in highlight mode, its pages) does not
+      answer the question.
+    * ``TIMEOUT``: a time budget ran out before anything could be shown.
+    * ``ERROR``: something failed (model missing, network, ...); ``Answer.error`` says what.
+    """
+
+    ANSWER = "answer"
+    QUOTES = "quotes"
+    NOT_COVERED = "not_covered"
+    NOT_IN_SELECTION = "not_in_selection"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+class BookState(StrEnum):
+    """Where a book's indexing stands."""
+
+    INDEXING = "indexing"  # running, or interrupted (ingesting again resumes it)
+    READY = "ready"
+    FAILED = "failed"
+
+
+class ConfidenceLevel(StrEnum):
+    """How sure an answer is, as the card shows it."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
 
 
 @dataclass(frozen=True)
@@ -107,7 +145,7 @@ class BookInfo:
     path: str
     page_count: int
     chunk_count: int = 0
-    state: str = "ready"  # "indexing", "ready", "failed"
+    state: BookState = BookState.READY
     message: str = ""  # e.g. the reason for "failed" or pages without text
     pages_without_text: tuple[int, ...] = ()
 
@@ -229,7 +267,7 @@ class Answer:
     fallback: bool
     in_selected_text: Optional[bool]  # selected/highlight modes; None in book mode
     confidence: float
-    confidence_level: str  # "high", "medium", "low"
+    confidence_level: ConfidenceLevel | str  # a ConfidenceLevel; "" in old audit rows
     citations: tuple[Citation, ...] = ()
     validation: Optional[Validation] = None
     truncation_warning: str = ""
@@ -253,3 +291,64 @@ class Answer:
     chapter: str = ""
     selection_page: Optional[int] = None  # 0-based physical page where the selection starts
     created_at: str = ""  # UTC ISO-8601 time the audit log recorded it (set by history())
+    #: How the question ended; derived from ``fallback``/``error``/``mode`` when not given
+    #: (records written before outcomes existed, hand-built answers).
+    outcome: Optional[Outcome] = None
+    #: The signals the calibrated confidence was computed from (core.confidence.Signals).
+    confidence_signals: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", derive_outcome(self))
+        elif not isinstance(self.outcome, Outcome):
+            object.__setattr__(self, "outcome", Outcome(self.outcome))
+
+
+#: The timeout messages (core.prompts.TIMEOUT_MESSAGE and older wordings) start with this.
+_TIMEOUT_PREFIXES = ("query processing timed out", "the answer took too long",
+                     "no answer within")
+
+
+def derive_outcome(answer: "Answer") -> Outcome:
+    """The outcome of an answer that does not say (see :class:`Outcome`)."""
+    if answer.error:
+        low = answer.error.strip().lower()
+        if any(low.startswith(p) for p in _TIMEOUT_PREFIXES) or "timed out" in low:
+            return Outcome.TIMEOUT
+        return Outcome.ERROR
+    if not answer.fallback:
+        return Outcome.ANSWER
+    return Outcome.NOT_COVERED if Mode(answer.mode) is Mode.BOOK else Outcome.NOT_IN_SELECTION
+
+
+
+
+def answer_to_dict(answer: Answer) -> dict:
+    """An answer as plain JSON data (the command line's ``--json``, the server, benches)."""
+    v = answer.validation
+    return {
+        "answer": answer.text,
+        "mode": Mode(answer.mode).value,
+        "outcome": Outcome(answer.outcome).value if answer.outcome is not None else None,
+        "fallback": bool(answer.fallback),
+        "in_selected_text": answer.in_selected_text,
+        "confidence": round(float(answer.confidence), 4),
+        "confidence_level": getattr(answer.confidence_level, "value", answer.confidence_level),
+        "citations": [
+            {"page": c.page, "page_label": c.page_label, "section": c.section,
+             "excerpt": c.excerpt, "verified": bool(c.verified)}
+            for c in answer.citations
+        ],
+        "validation": (
+            {"similarity": round(float(v.similarity), 4), "overlap": round(float(v.overlap), 4),
+             "passed": bool(v.passed)}
+            if v is not None else None
+        ),
+        "truncation_warning": answer.truncation_warning,
+        "backend": answer.backend,
+        "model": answer.model,
+        "latency_ms": round(float(answer.latency_ms), 1),
+        "first_token_ms": (
+            round(float(answer.first_token_ms), 1) if answer.first_token_ms is not None else None
+        ),
+    }

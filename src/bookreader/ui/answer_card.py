@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from bookreader.core.types import Answer, Citation, Mode
+from bookreader.core.types import Answer, Citation, ConfidenceLevel, Mode, Outcome
 from bookreader.ui.widgets import FlowLayout, badge, elide_middle, wrapped_label
 
 MODE_NAMES = {
@@ -17,10 +17,22 @@ MODE_NAMES = {
     Mode.SELECTED: ("Selected text", "Answered from the selected text only"),
     Mode.HIGHLIGHT: ("Selection + pages", "Answered from the selection and the pages around it"),
 }
+#: The mark a card shows for each outcome but ``answer``: (text, kind, tooltip).
+OUTCOME_MARKS = {
+    Outcome.QUOTES: ("No verified answer: quotes", "warn",
+                     "No answer could be checked against the book; these cited sentences "
+                     "address the question. Click a source to read the page."),
+    Outcome.NOT_COVERED: ("Not found in the book", "warn",
+                          "The book does not seem to cover this; no answer was made up"),
+    Outcome.NOT_IN_SELECTION: ("Not found in the selection", "warn",
+                               "The selected text does not answer this; no answer was made up"),
+    Outcome.TIMEOUT: ("Timed out", "bad", "No answer came within the time budget"),
+    Outcome.ERROR: ("Error", "bad", ""),
+}
 CONFIDENCE = {
-    "high": ("High confidence", "good"),
-    "medium": ("Medium confidence", "warn"),
-    "low": ("Low confidence", "bad"),
+    ConfidenceLevel.HIGH: ("High confidence", "good"),
+    ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
+    ConfidenceLevel.LOW: ("Low confidence", "bad"),
 }
 
 
@@ -57,6 +69,7 @@ class AnswerCard(QFrame):
     """A question, the (streaming) answer and everything the student needs to judge it."""
 
     citation_clicked = Signal(object)  # Citation
+    search_book_requested = Signal(str)  # the question, to ask again in whole-book mode
 
     def __init__(self, question: str, mode: Mode, selection: str = "",
                  parent: Optional[QWidget] = None) -> None:
@@ -95,6 +108,16 @@ class AnswerCard(QFrame):
         self.chips_host.hide()
         lay.addWidget(self.chips_host)
 
+        self.search_book_button = QPushButton("Search the whole book")
+        self.search_book_button.setObjectName("linkButton")
+        self.search_book_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.search_book_button.setToolTip(
+            "Ask the same question about the whole book, as a new question")
+        self.search_book_button.clicked.connect(
+            lambda: self.search_book_requested.emit(self.question_label.text()))
+        self.search_book_button.hide()
+        lay.addWidget(self.search_book_button, 0, Qt.AlignmentFlag.AlignLeft)
+
         footer = QHBoxLayout()
         self.meta_label = QLabel("")
         self.meta_label.setObjectName("metaText")
@@ -108,9 +131,6 @@ class AnswerCard(QFrame):
         lay.addLayout(footer)
 
     # --- streaming --------------------------------------------------------------------------
-    @property
-    def streamed_text(self) -> str:
-        return self._text
 
     def append_tokens(self, text: str) -> None:
         """Add streamed text (the panel batches tokens so the label updates ~30 times/s)."""
@@ -140,23 +160,22 @@ class AnswerCard(QFrame):
             self.answer_label.setProperty("state", "error")
             self._restyle(self.answer_label)
         marks = []
-        if answer.error:
-            marks.append(badge("Error", "bad", answer.error))
-        elif answer.replaced_by_validator:
-            marks.append(badge(
-                "Replaced by grounding check", "bad",
-                "The model's answer was not supported by the book, so it was replaced"))
-        elif answer.fallback:
-            where = "selection" if answer.mode == Mode.SELECTED else "book"
-            marks.append(badge(
-                f"Not found in the {where}", "warn",
-                f"The {where} does not seem to cover this; no answer was made up"))
-        level = (answer.confidence_level or "low").lower()
-        text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
-        if marks:  # the mark is the message; the confidence is secondary
-            kind = "neutral"
-        marks.append(badge(text, kind, f"How sure BookReader is of this answer "
-                                       f"({answer.confidence:.2f})"))
+        outcome = answer.outcome or Outcome.ANSWER
+        if outcome is Outcome.ANSWER:
+            level = (answer.confidence_level or "low").lower()
+            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
+            marks.append(badge(text, kind, f"Estimated chance that this answer is right "
+                                           f"({answer.confidence:.2f})"))
+        else:
+            # No confidence badge: there is no answer whose correctness it could describe.
+            text, kind, tip = OUTCOME_MARKS[outcome]
+            if outcome is Outcome.ERROR:
+                tip = answer.error
+            marks.append(badge(text, kind, tip))
+        # Offered on a selected-text card that found nothing: the selection path itself never
+        # searches the book, so the student asks again, as a separate whole-book question.
+        self.search_book_button.setVisible(
+            outcome is Outcome.NOT_IN_SELECTION and Mode(answer.mode) is Mode.SELECTED)
         insert_at = self.badges.count() - 1  # before the stretch
         for i, mark in enumerate(marks):
             self.badges.insertWidget(insert_at + i, mark)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QPlain
                                QPushButton, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from bookreader.core.types import Answer, Mode
+from bookreader.core.types import Answer, BookState, Mode
 from bookreader.errors import BookReaderError
 from bookreader.ui.answer_card import AnswerCard
 from bookreader.ui.library_service import LibraryService
@@ -224,9 +224,9 @@ class ChatPanel(QWidget):
                 self.truncation_label.setText(warning)
                 self.truncation_label.show()
 
-        self.service.call("bookreader.core.answering:clean_selection", (text,),
-                          name="check selection", on_success=checked,
-                          on_failure=lambda exc: log.info("Selection check failed: %s", exc))
+        self.service.check_selection(
+            text, on_success=checked,
+            on_failure=lambda exc: log.info("Selection check failed: %s", exc))
 
     def clear_selection(self) -> None:
         self._selection = ""
@@ -244,16 +244,14 @@ class ChatPanel(QWidget):
         return Mode.HIGHLIGHT if self.around_button.isChecked() else Mode.SELECTED
 
     # --- asking -----------------------------------------------------------------------------------
-    def is_busy(self) -> bool:
-        return self._task is not None
 
-    def ask(self, question: Optional[str] = None) -> Optional[Task]:
-        """Send the question in the box (or ``question``) in the current mode."""
+    def ask(self, question: Optional[str] = None, mode: Optional[Mode] = None) -> Optional[Task]:
+        """Send the question in the box (or ``question``) in the current mode (or ``mode``)."""
         if self._task is not None:
             return None
         text = (question if isinstance(question, str) else
                 self.question_edit.toPlainText()).strip()
-        mode = self.current_mode()
+        mode = self.current_mode() if mode is None else Mode(mode)
         if not text:
             self.status_label.setText("Type a question first.")
             return None
@@ -273,9 +271,11 @@ class ChatPanel(QWidget):
         # asked about without its id (the selection carries everything).
         card = AnswerCard(text, mode, self._selection if mode != Mode.BOOK else "")
         card.citation_clicked.connect(self.citation_clicked)
+        card.search_book_requested.connect(self.ask_whole_book)
         self._add_card(card)
         self._card = card
-        self.question_edit.clear()
+        if not isinstance(question, str):
+            self.question_edit.clear()
         self._seq += 1
         self._task = self.service.ask(
             text, mode=mode, book=book,
@@ -290,6 +290,14 @@ class ChatPanel(QWidget):
         self._update_state()
         self.answer_started.emit()
         return self._task
+
+    def ask_whole_book(self, question: str) -> Optional[Task]:
+        """"Search the whole book" on a selected-text card: the same question, asked anew in
+        whole-book mode (its own card and its own audit record; the selection is not sent)."""
+        if self._task is not None:
+            self.status_label.setText("Wait for the current answer, then search the whole book.")
+            return None
+        return self.ask(question, mode=Mode.BOOK)
 
     def stop(self) -> None:
         """The Stop button: cancel the running answer."""
@@ -382,6 +390,7 @@ class ChatPanel(QWidget):
             for answer in answers:
                 card = AnswerCard(answer.question, Mode(answer.mode), answer.selection)
                 card.citation_clicked.connect(self.citation_clicked)
+                card.search_book_requested.connect(self.ask_whole_book)
                 card.set_answer(answer)
                 self._add_card(card)
             self.history_loaded.emit(len(answers))
@@ -391,7 +400,7 @@ class ChatPanel(QWidget):
     # --- state -------------------------------------------------------------------------------------
     def _not_ready_text(self) -> str:
         state = getattr(self, "_state_text", "")
-        if state == "failed":
+        if state == BookState.FAILED:
             return "This book could not be indexed; you can still ask about selected text."
         return ("Indexing… whole-book questions become available when it finishes. "
                 "Select text to ask about it now.")

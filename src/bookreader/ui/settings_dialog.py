@@ -43,13 +43,11 @@ def _gguf_spec():
 
 def _gguf_models(settings: Settings) -> list[tuple[str, str]]:
     """(label, path) of GGUF files the registry knows, else those in the models folder."""
+    from bookreader.core.llm.registry import list_gguf_models
+
     found: list[Any] = []
     try:
-        from bookreader.core.llm.registry import list_gguf_models
-
         found = list(list_gguf_models(settings))
-    except ImportError:
-        found = sorted(settings.models_dir.glob("*.gguf")) if settings.models_dir.is_dir() else []
     except BookReaderError as exc:
         log.warning("Cannot list GGUF models: %s", exc.user_message)
     out = []
@@ -68,32 +66,36 @@ def _gguf_models(settings: Settings) -> list[tuple[str, str]]:
 
 
 def stored_api_key_present() -> bool:
-    try:
-        from bookreader.core.llm.claude import API_KEY_ENV, keyring_api_key
+    from bookreader.core.llm.claude import API_KEY_ENV, keyring_api_key
 
-        return bool(keyring_api_key() or os.environ.get(API_KEY_ENV))
-    except ImportError:
-        return False
+    return bool(keyring_api_key() or os.environ.get(API_KEY_ENV))
 
 
-def save_api_key(key: str) -> str:
-    """Keep the Claude API key safe; returns a sentence saying where it went."""
+def save_api_key(key: str) -> tuple[str, bool]:
+    """Keep the Claude API key safe.
+
+    Returns:
+        A sentence saying where it went, and whether it is kept in memory only (no keyring
+        on this system): then the caller hands it to the library, wherever that runs.
+    """
     from bookreader.core.llm.claude import API_KEY_ENV, store_api_key
 
     try:
         store_api_key(key)
-        return "The API key was saved in the system keyring."
+        return "The API key was saved in the system keyring.", False
     except BookReaderError:
         # No keyring on this system: keep it in memory for this session, never on disk.
         os.environ[API_KEY_ENV] = key.strip()
         return ("This system has no keyring, so the API key is kept in memory until "
-                f"BookReader closes. Set {API_KEY_ENV} to keep it across restarts.")
+                f"BookReader closes. Set {API_KEY_ENV} to keep it across restarts."), True
 
 
 class SettingsDialog(QDialog):
     """Edit the settings; ``settings_saved`` carries the new Settings."""
 
     settings_saved = Signal(object, str)  # Settings, a note for the user ("" if none)
+    #: A key typed here with no keyring to keep it: the library process must be told.
+    api_key_in_memory = Signal(str)
 
     def __init__(self, settings: Settings, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
@@ -226,7 +228,7 @@ class SettingsDialog(QDialog):
             from bookreader.core.llm.registry import describe_backends
 
             entries = describe_backends(self.settings)
-        except (ImportError, BookReaderError) as exc:
+        except BookReaderError as exc:
             log.info("Cannot describe the answering backends: %s", exc)
             return
         for entry in entries:
@@ -389,8 +391,11 @@ class SettingsDialog(QDialog):
         notes = []
         key = self.api_key_edit.text().strip()
         if key:
-            notes.append(save_api_key(key))
+            note, in_memory = save_api_key(key)
+            notes.append(note)
             self.api_key_edit.clear()
+            if in_memory:
+                self.api_key_in_memory.emit(key)
         elif new.llm_backend == "claude" and not stored_api_key_present():
             return self._show_error("Claude needs an API key. Paste it into the API key field.")
         try:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 from bookreader.core.audit.schema import COLUMN_KINDS, COLUMNS
-from bookreader.core.types import Answer, Citation, Message, Mode, Validation
+from bookreader.core.types import Answer, Citation, Message, Mode, Outcome, Validation
 
 #: ``prev_hash`` of the very first record.
 GENESIS_HASH = "0" * 64
@@ -170,9 +170,12 @@ def _citation_dict(c: Citation) -> dict[str, Any]:
     }
 
 
-def answer_to_row(answer: Answer, *, session_id: str, excerpt_only: bool) -> dict[str, Any]:
+def answer_to_row(
+    answer: Answer, *, session_id: str, excerpt_only: bool, client_id: Optional[str] = None
+) -> dict[str, Any]:
     """The audit row for ``answer``, secrets scrubbed; ``seq``, ``created_at`` and the hashes
-    are filled in by the writer under its lock."""
+    are filled in by the writer under its lock.  ``client_id`` names who asked through the
+    server (an API key's name); None for the desktop app and the command line."""
     retrieval = answer.retrieval
     passages = retrieval.passages if retrieval is not None else ()
     chunks = [
@@ -246,6 +249,8 @@ def answer_to_row(answer: Answer, *, session_id: str, excerpt_only: bool) -> dic
         else None,
         "chapter": chapter or None,
         "selection_page": answer.selection_page,
+        "client_id": client_id or None,
+        "outcome": getattr(answer.outcome, "value", answer.outcome) or None,
     }
     keep_raw = {"record_id", "selection_sha256"}
     return {k: (v if k in keep_raw else scrub_value(v)) for k, v in row.items()}
@@ -320,7 +325,18 @@ def row_to_answer(row: dict[str, Any]) -> Answer:
         chapter=row["chapter"] or "",
         selection_page=row["selection_page"],
         created_at=row["created_at"] or "",
+        outcome=_outcome(row.get("outcome")),
     )
+
+
+def _outcome(value: Any) -> Optional[Outcome]:
+    """The stored outcome, or None (derived from fallback/error) for older records."""
+    if not value:
+        return None
+    try:
+        return Outcome(value)
+    except ValueError:
+        return None
 
 
 def iter_pages(row: dict[str, Any]) -> Iterable[tuple[int, str]]:

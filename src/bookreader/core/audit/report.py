@@ -71,7 +71,9 @@ class Stats:
     days: Counter = field(default_factory=Counter)
     books: Counter = field(default_factory=Counter)
     sessions: set = field(default_factory=set)
-    fallback: Counter = field(default_factory=Counter)  # per mode
+    clients: Counter = field(default_factory=Counter)  # API key names (bookreader serve)
+    fallback: Counter = field(default_factory=Counter)  # per mode: "not in the book/selection"
+    outcomes: Counter = field(default_factory=Counter)  # core.types.Outcome values
     validated: Counter = field(default_factory=Counter)  # per mode
     failed_validation: Counter = field(default_factory=Counter)  # per mode
     errors: Counter = field(default_factory=Counter)  # per mode
@@ -91,13 +93,19 @@ class Stats:
         title = row["book_title"] or row["book_id"] or "(no book)"
         self.books[title] += 1
         self.sessions.add(row["session_id"])
+        if row.get("client_id"):
+            self.clients[row["client_id"]] += 1
         chapter = row["chapter"] or next(
             (c.get("chapter") for c in row["chunks"] or () if c.get("chapter")), ""
         )
         self.chapters[chapter or "(chapter unknown)"] += 1
         for page, label in iter_pages(row):
             self.pages[(title, page, label)] += 1
-        if row["fallback"]:
+        outcome = row_outcome(row)
+        self.outcomes[outcome] += 1
+        # Only a retrieval or selection that truly does not answer counts as "not in the
+        # book": timeouts, errors and quotes are counted apart.
+        if outcome in ("not_covered", "not_in_selection"):
             self.fallback[mode] += 1
         if row["validation_passed"] is not None:
             self.validated[mode] += 1
@@ -323,6 +331,18 @@ def _per_day(s: Stats) -> tuple[list[tuple[str, float]], int, str]:
     return out, max(1, len(out) // 12), unit
 
 
+def row_outcome(row: dict[str, Any]) -> str:
+    """The record's outcome; derived for records written before outcomes were stored."""
+    if row.get("outcome"):
+        return str(row["outcome"])
+    if not row.get("success", True):
+        msg = (row.get("error_message") or "").lower()
+        return "timeout" if "timed out" in msg else "error"
+    if not row.get("fallback"):
+        return "answer"
+    return "not_covered" if row.get("mode") == "book" else "not_in_selection"
+
+
 def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
     span, days = _span_text(s)
     validated = sum(s.validated.values())
@@ -333,9 +353,13 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
         (f"{len(s.sessions):,}", "sessions", False),
         (f"{len(s.books):,}", "books", False),
         (fmt_pct(sum(s.fallback.values()) / n), "answered 'not in the book'", False),
+        (fmt_pct(s.outcomes["quotes"] / n), "got quotes, no verified answer", False),
+        (fmt_pct(s.outcomes["timeout"] / n), "timed out", s.outcomes["timeout"] > 0),
         (fmt_pct(failed / validated) if validated else "–", "failed validation", failed > 0),
         (fmt_pct(sum(s.errors.values()) / n), "ended in an error", sum(s.errors.values()) > 0),
     ]
+    if s.clients:
+        kpis.insert(2, (f"{len(s.clients):,}", "server clients", False))
     kpi_html = "".join(f'<div class="kpi{" warn" if w else ""}"><b>{esc(v)}</b>'
                        f"<span>{esc(t)}</span></div>" for v, t, w in kpis)
     mode_names = {"book": "Whole book", "selected": "Selected text", "highlight": "Highlight"}
@@ -354,6 +378,12 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
     pages = [(f"p. {label}" if one_book else f"p. {label} · {_short(title, 18)}", c, f"{c:,}",
               "#2f8f9d")
              for (title, _page, label), c in s.pages.most_common(10)]
+    clients = [(name, c, f"{c:,}", "#2f8f9d") for name, c in s.clients.most_common(12)]
+    clients_card = (
+        '<div class="card"><h2>Questions per server client</h2><p class="sub">The API keys '
+        f'of <code>bookreader serve</code> that asked most</p>{hbars(clients, title="Questions per client")}'
+        "</div>" if clients else ""
+    )
     days_items, every, unit = _per_day(s)
     level_names = {"high": "high", "medium": "medium", "low": "low", "": "no level"}
     level_counts = ", ".join(f"{level_names[k]} {fmt_pct(v / max(1, sum(s.levels.values())))}"
@@ -383,6 +413,7 @@ best-matching page</p>{hbars(pages, label_w=230, title="Most asked pages")}</div
 {_legend({k: LEVEL_COLORS[k] for k in ("high", "medium", "low")}, level_names)}</div>
 <div class="card"><h2>Latency percentiles</h2><p class="sub">How long students waited, per stage, on one scale</p>
 {latency_panel(s.latencies)}</div>
+{clients_card}
 </section></main>
 <footer>{s.n:,} records from {esc(source)} · generated {esc(utc_timestamp()[:19])} UTC ·
 made by BookReader, works offline</footer>"""

@@ -109,13 +109,21 @@ def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
     return ParsedPrompt(tuple(blocks), " ".join(question.split()), fallback)
 
 
+#: Where a "sentence" of the shared splitter holds more than one unit: after a colon that
+#: ends a line (a lead-in to code or a list), and before a line that opens a glossary entry
+#: ("base case: A condition that ...").
+_UNIT_BREAK = re.compile(r"(?<=:)[ \t]*\n|\n(?=[ \t]*[A-Za-z][\w \-]{1,40}:[ \t]+[A-Z(])")
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (the splitter citations and grounding use), one line each."""
+    """Sentences of ``text`` (the splitter citations and grounding use), one line each;
+    a line ending in a colon and a glossary entry are units of their own."""
     out = []
     for sentence in _split(text):
-        sentence = " ".join(sentence.split())
-        if sentence:
-            out.append(sentence)
+        for unit in _UNIT_BREAK.split(sentence):
+            unit = " ".join(unit.split())
+            if unit:
+                out.append(unit)
     return out
 
 
@@ -202,7 +210,7 @@ class ExtractiveBackend:
         chosen = self.select(prompt)
         if not chosen:
             return fallback
-        confidence = max(c.score for c in chosen)
+        confidence = min(1.0, max(c.score for c in chosen))
         # Drop sentences from the end until the answer fits in max_tokens words.
         while chosen:
             text = "\n".join(_render(c) for c in chosen) + f"\nConfidence: {confidence:.2f}"
@@ -226,13 +234,16 @@ class ExtractiveBackend:
         if not candidates or not query:
             return []
         self._score_keywords(candidates, query)
-        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:8]
+        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:12]
         if self._embedder is not None:
             self._score_similarity(ranked, prompt.question)
+        kind = question_kind(prompt.question)
+        q_terms = set(query)
         for c in ranked:
             c.score = c.coverage if c.similarity is None else max(
                 c.coverage, (c.coverage + c.similarity) / 2
             )
+            c.score += answer_type_bonus(kind, c.sentence, q_terms)
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
         best = ranked[0]
         answers = best.coverage >= self.min_coverage or (
@@ -293,6 +304,70 @@ class ExtractiveBackend:
         if any(b.kind == "selection" for b in prompt.blocks):
             return self.not_in_selection
         return self.not_covered
+
+
+# --- what kind of answer the question wants (issue 11, section 6) ----------------------------
+_DEFINITION_Q = re.compile(
+    r"^\s*(?:what\s+(?:is|are|was|were)\b|what(?:'s|\s+does)\b.*\bmean|define\b|"
+    r"what\s+do\s+(?:we|you)\s+call\b|what\s+is\s+meant\b)", re.IGNORECASE)
+_PROCEDURE_Q = re.compile(r"^\s*(?:how\s+(?:do|does|can|should|would|to|is|are)\b|"
+                          r"what\s+(?:steps|command)\b)", re.IGNORECASE)
+_REASON_Q = re.compile(r"^\s*why\b", re.IGNORECASE)
+_DEFINES = re.compile(
+    r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|defined\s+as|one|any|what|when)\b|"
+    r"\brefers?\s+to\b|\bmeans?\b|\bis\s+a\s+way\b", re.IGNORECASE)
+_GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
+_PROCEDURE = re.compile(
+    r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
+    r"\w+ing|type|write|call|declare|create|run|install)\b", re.IGNORECASE)
+_REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|the\s+reason|"
+                     r"therefore|causes?|which\s+means)\b", re.IGNORECASE)
+_INTRODUCES_CODE = re.compile(
+    r"(?:\bhere\s+(?:is|are)\b|\bthe\s+following\b|\blooks\s+like\s+this\b|"
+    r"\bfor\s+example\s*,?\s*$|\bas\s+follows\b)", re.IGNORECASE)
+
+
+_SECTION_NUMBER = re.compile(r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.])")
+
+
+def question_kind(question: str) -> str:
+    """"definition", "procedure", "reason" or "other"."""
+    if _DEFINITION_Q.search(question):
+        return "definition"
+    if _PROCEDURE_Q.search(question):
+        return "procedure"
+    if _REASON_Q.search(question):
+        return "reason"
+    return "other"
+
+
+def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
+    """A score adjustment: an answer of the wanted type up, a lead-in to code far down.
+
+    Never a sentence that ends in a colon or only introduces code ("For example, here is
+    a recursive method without a base case:"); a glossary or vocabulary entry whose term
+    is the question's subject ("base case: A condition that ...") is preferred for "what
+    is" questions, a sentence that defines (X is a / refers to / means) next.
+    """
+    s = sentence.strip()
+    if s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
+        return -1.0
+    if len(_SECTION_NUMBER.findall(s)) >= 3:
+        return -1.0  # a table of contents or an index line lists topics, it answers nothing
+    bonus = 0.0
+    if kind == "definition":
+        head = _GLOSSARY.match(s)
+        if head and set(content_terms(head.group(1))) and set(content_terms(head.group(1))) <= q_terms:
+            bonus += 0.3
+        elif _DEFINES.search(s):
+            before = re.split(_DEFINES, s, maxsplit=1)[0]
+            subject = set(content_terms(before))
+            bonus += 0.15 if subject & q_terms else 0.05
+    elif kind == "procedure" and _PROCEDURE.search(s):
+        bonus += 0.08
+    elif kind == "reason" and _REASON.search(s):
+        bonus += 0.1
+    return bonus
 
 
 _TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")

@@ -1,0 +1,374 @@
+"""Whole-book answer quality against hand-written gold answers, per book and backend.
+
+Usage::
+
+    python bench/answer_quality.py --book ../shared/eval/books/thinkjava2.pdf \\
+        --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
+    python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
+
+Every question of the file is asked in whole-book mode through :class:`Library` (so it is
+audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
+(``{"question", "gold"}``), one short answer written by hand for this project for every
+in-scope question; ``--gold FILE`` names another file.
+
+Scoring rule (:func:`gold_share`): the share of the gold answer's content words (stop
+words out, Snowball-stemmed, as the grounding check counts them) that occur in the shown
+answer with its citation markers removed.  An ``answer`` outcome is judged **correct**
+when that share is at least :data:`CORRECT_SHARE` (0.5).  Quotes are never counted as
+model answers.
+
+Printed (and written to ``bench/results/answer_quality_<book>_<backend>.json``, with every
+answer in ``...answers.jsonl`` beside it to read):
+
+* ``cited_gold``: in-scope questions whose answer or quotes carry a verified citation on
+  a gold page;
+* ``answer_correct``: in-scope questions with an ``answer`` outcome judged correct;
+* ``false_not_covered``: in-scope questions answered "not covered";
+* ``out_of_scope_declined``: out-of-scope questions answered "not covered";
+* outcomes, accuracy per confidence level, expected calibration error (10 equal-width
+  bins over ``answer`` outcomes) on the whole set and the held-out split;
+* first-token and total latency p50/p95.
+
+Calibration (``--fit``): the tune split is every other in-scope question (even position
+in the file), the held-out split the rest.  ``--fit`` reads result files, fits the
+logistic model of :mod:`bookreader.core.confidence` on the tune rows of ``answer``
+outcomes (plain gradient descent, L2 0.01) and prints the coefficients and the
+held-out accuracy per level and ECE with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results"
+GOLD_DIR = BENCH_DIR / "questions" / "gold"
+sys.path.insert(0, str(BENCH_DIR.parent / "src"))
+sys.path.insert(0, str(BENCH_DIR))
+
+#: Least share of the gold answer's content words for an answer to count as correct.
+CORRECT_SHARE = 0.5
+LEVELS = ("high", "medium", "low")
+
+
+# --- scoring (pure; tested in tests/core/test_answer_quality_bench.py) -------------------------
+def gold_share(answer_text: str, gold: str) -> float:
+    """Share of ``gold``'s content words present in ``answer_text`` (citations removed)."""
+    from bookreader.core.citations import strip_citations
+    from bookreader.core.sentences import content_terms
+
+    want = set(content_terms(gold))
+    if not want:
+        return 0.0
+    have = set(content_terms(strip_citations(answer_text)))
+    return round(len(want & have) / len(want), 4)
+
+
+def percentile(values: Sequence[float], q: float) -> Optional[float]:
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return None
+    k = min(len(vals) - 1, max(0, int(round(q * (len(vals) - 1)))))
+    return round(vals[k], 1)
+
+
+def ece(pairs: Sequence[tuple[float, bool]], bins: int = 10) -> Optional[float]:
+    """Expected calibration error of (confidence, correct) pairs, equal-width bins."""
+    if not pairs:
+        return None
+    total = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        inside = [(c, ok) for c, ok in pairs if lo <= c < hi or (b == bins - 1 and c == 1.0)]
+        if not inside:
+            continue
+        conf = sum(c for c, _ in inside) / len(inside)
+        acc = sum(1 for _, ok in inside if ok) / len(inside)
+        total += len(inside) / len(pairs) * abs(acc - conf)
+    return round(total, 4)
+
+
+def level_of(confidence: float) -> str:
+    from bookreader.core.confidence import level
+
+    return level(confidence)
+
+
+def by_level(pairs: Sequence[tuple[float, bool]]) -> dict:
+    """{level: {"n", "correct"}} over (confidence, correct) pairs."""
+    out = {}
+    for name in LEVELS:
+        inside = [ok for c, ok in pairs if level_of(c) == name]
+        out[name] = {"n": len(inside),
+                     "correct": round(sum(inside) / len(inside), 3) if inside else None}
+    return out
+
+
+def summarise(rows: Sequence[dict]) -> dict:
+    """The figures of one run from its per-question rows."""
+    ins = [r for r in rows if r["gold_pages"]]
+    outs = [r for r in rows if not r["gold_pages"]]
+    n_in = max(1, len(ins))
+    outcomes: dict[str, int] = {}
+    for r in rows:
+        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+    answered = [r for r in ins if r["outcome"] == "answer"]
+    pairs = [(r["confidence"], r["correct"]) for r in answered]
+    held = [(r["confidence"], r["correct"]) for r in answered if r["split"] == "test"]
+    return {
+        "questions": len(rows),
+        "in_scope": len(ins),
+        "out_of_scope": len(outs),
+        "cited_gold": round(sum(r["cited_gold"] for r in ins) / n_in, 3),
+        "cited_gold_by_answer": round(
+            sum(r["cited_gold"] for r in ins if r["outcome"] == "answer") / n_in, 3),
+        "answer_correct": round(sum(r["correct"] for r in answered) / n_in, 3),
+        "answers": len(answered),
+        "answers_correct_share": round(sum(r["correct"] for r in answered) / len(answered), 3)
+        if answered else None,
+        "false_not_covered": round(
+            sum(r["outcome"] == "not_covered" for r in ins) / n_in, 3),
+        "out_of_scope_declined": round(
+            sum(r["outcome"] == "not_covered" for r in outs) / len(outs), 3) if outs else None,
+        "outcomes": outcomes,
+        "by_level": by_level(pairs),
+        "ece": ece(pairs),
+        "held_out_by_level": by_level(held),
+        "held_out_ece": ece(held),
+        "first_token_ms_p50": percentile([r["first_token_ms"] for r in rows], 0.5),
+        "first_token_ms_p95": percentile([r["first_token_ms"] for r in rows], 0.95),
+        "total_ms_p50": percentile([r["total_ms"] for r in rows], 0.5),
+        "total_ms_p95": percentile([r["total_ms"] for r in rows], 0.95),
+    }
+
+
+# --- questions and gold answers -----------------------------------------------------------------
+def load(questions: Path, gold_file: Optional[Path]) -> list[dict]:
+    """Questions with their gold answers and split ("tune"/"test"; None out of scope)."""
+    rows = [json.loads(x) for x in questions.read_text(encoding="utf-8").splitlines() if x.strip()]
+    gold_file = gold_file or GOLD_DIR / questions.name
+    gold = {}
+    if gold_file.exists():
+        for x in gold_file.read_text(encoding="utf-8").splitlines():
+            if x.strip():
+                item = json.loads(x)
+                gold[item["question"]] = item["gold"]
+    out = []
+    k = 0
+    for item in rows:
+        pages = [int(p) for p in item["gold_pages"]]
+        split = None
+        if pages:
+            split = "tune" if k % 2 == 0 else "test"
+            k += 1
+        out.append({"question": item["question"], "gold_pages": pages,
+                    "gold": gold.get(item["question"], ""), "split": split})
+    return out
+
+
+def ask_all(args, items: list[dict]) -> list[dict]:
+    from retrieval import open_library
+
+    from bookreader.config import Settings
+
+    data_dir = Path(args.data_dir)
+    settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
+    rows = []
+    try:
+        for n, item in enumerate(items, 1):
+            t0 = time.perf_counter()
+            a = library.ask(item["question"], book=info.book_id, backend=args.backend)
+            total = (time.perf_counter() - t0) * 1000.0
+            outcome = getattr(a.outcome, "value", str(a.outcome))
+            gold_pages = set(item["gold_pages"])
+            cited = any(c.verified and c.page in gold_pages for c in a.citations)
+            share = gold_share(a.text, item["gold"]) if item["gold"] else 0.0
+            rows.append({
+                **item,
+                "outcome": outcome,
+                "answer": a.text,
+                "citations": [{"page": c.page, "label": c.page_label, "verified": c.verified,
+                               "excerpt": c.excerpt} for c in a.citations],
+                "cited_gold": bool(item["gold_pages"]) and outcome in ("answer", "quotes") and cited,
+                "gold_share": share,
+                "correct": outcome == "answer" and share >= CORRECT_SHARE,
+                "confidence": a.confidence,
+                "level": a.confidence_level,
+                "signals": a.confidence_signals,
+                "retrieval_confidence": a.retrieval.confidence if a.retrieval else None,
+                "first_token_ms": a.first_token_ms,
+                "total_ms": round(total, 1),
+                "raw_output": a.raw_output,
+            })
+            print(f"[{n}/{len(items)}] {outcome:16s} share {share:.2f} {item['question'][:60]}",
+                  file=sys.stderr, flush=True)
+    finally:
+        close = getattr(library, "close", None)
+        if close is not None:
+            close()
+    return rows
+
+
+def format_table(s: dict, title: str) -> str:
+    lv = lambda d: ", ".join(  # noqa: E731
+        f"{k} {v['n']} ({v['correct']:.0%})" if v["correct"] is not None else f"{k} 0"
+        for k, v in d.items())
+    lines = [
+        f"## {title}",
+        f"questions {s['questions']} (in scope {s['in_scope']}, out of scope {s['out_of_scope']})",
+        f"in-scope with a verified citation on a gold page (answer or quotes): {s['cited_gold']:.1%}",
+        f"in-scope answered correctly by the model: {s['answer_correct']:.1%} "
+        f"({s['answers']} answers, {s['answers_correct_share'] or 0:.0%} of them correct)",
+        f"false 'not covered' on in-scope: {s['false_not_covered']:.1%}",
+        "out-of-scope declined: "
+        + (f"{s['out_of_scope_declined']:.1%}" if s["out_of_scope_declined"] is not None else "-"),
+        f"outcomes: {s['outcomes']}",
+        f"accuracy per level (all): {lv(s['by_level'])}; ECE {s['ece']}",
+        f"accuracy per level (held-out): {lv(s['held_out_by_level'])}; ECE {s['held_out_ece']}",
+        f"first token p50/p95 ms: {s['first_token_ms_p50']} / {s['first_token_ms_p95']}; "
+        f"total p50/p95 ms: {s['total_ms_p50']} / {s['total_ms_p95']}",
+    ]
+    return "\n".join(lines)
+
+
+# --- fitting the calibration -------------------------------------------------------------------
+def fit_logistic(xs: list[list[float]], ys: list[int], *, l2: float = 0.01,
+                 steps: int = 4000, lr: float = 0.5) -> list[float]:
+    """Weights (intercept first) of a logistic regression by batch gradient descent."""
+    n, d = len(xs), len(xs[0]) if xs else 0
+    w = [0.0] * (d + 1)
+    for _ in range(steps):
+        grad = [0.0] * (d + 1)
+        for x, y in zip(xs, ys):
+            z = w[0] + sum(wi * xi for wi, xi in zip(w[1:], x))
+            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+            grad[0] += p - y
+            for j, xj in enumerate(x):
+                grad[j + 1] += (p - y) * xj
+        for j in range(d + 1):
+            reg = l2 * w[j] if j else 0.0
+            w[j] -= lr * (grad[j] / n + reg)
+    return w
+
+
+def _with_all_signals(r: dict) -> dict:
+    """A row whose signals include those added after it was recorded."""
+    from bookreader.core import confidence as calibration
+
+    sig = dict(r.get("signals") or {})
+    if sig and "coverage" not in sig:
+        sig["coverage"] = calibration.question_coverage(r["question"], r["answer"])
+    return {**r, "signals": sig}
+
+
+def run_fit(paths: Sequence[Path]) -> dict:
+    from bookreader.core import confidence as calibration
+
+    rows = []
+    for p in paths:
+        data = json.loads(Path(p).read_text(encoding="utf-8"))
+        rows.extend(_with_all_signals(r) for r in data["rows"]
+                    if r["outcome"] == "answer" and r["signals"])
+    feats = list(calibration.FEATURES)
+    tune = [r for r in rows if r["split"] == "tune"]
+    test = [r for r in rows if r["split"] == "test"]
+    xs = [[float(r["signals"].get(f, 0.0)) for f in feats] for r in tune]
+    ys = [1 if r["correct"] else 0 for r in tune]
+    w = fit_logistic(xs, ys) if tune else [0.0] * (len(feats) + 1)
+    coef = {"intercept": round(w[0], 3), **{f: round(v, 3) for f, v in zip(feats, w[1:])}}
+
+    def pairs(rs, c):
+        return [(calibration.calibrated(r["signals"], c), bool(r["correct"])) for r in rs]
+
+    out = {"rows": len(rows), "tune": len(tune), "test": len(test), "coefficients": coef}
+    for name, c in (("fitted", coef), ("in_code", calibration.COEFFICIENTS)):
+        out[name] = {"tune_by_level": by_level(pairs(tune, c)), "tune_ece": ece(pairs(tune, c)),
+                     "test_by_level": by_level(pairs(test, c)), "test_ece": ece(pairs(test, c))}
+    return out
+
+
+def rescore(rows: Sequence[dict]) -> list[dict]:
+    """Rows with each answer's confidence recomputed from its stored signals."""
+    from bookreader.core import confidence as calibration
+
+    out = []
+    for r in rows:
+        r = _with_all_signals(r)
+        if r["outcome"] == "answer" and r.get("signals"):
+            r["confidence"] = calibration.calibrated(r["signals"])
+            r["level"] = calibration.level(r["confidence"])
+        out.append(r)
+    return out
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--book", type=Path)
+    ap.add_argument("--questions", type=Path)
+    ap.add_argument("--gold", type=Path, default=None)
+    ap.add_argument("--backend", default="bundled")
+    ap.add_argument("--limit", type=int, default=0,
+                    help="ask only the first N questions of each kind (in and out of scope)")
+    ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--fit", nargs="+", type=Path, default=None,
+                    help="fit the confidence calibration on these result files")
+    ap.add_argument("--rescore", nargs="+", type=Path, default=None,
+                    help="print the figures of these result files again, with the confidence "
+                         "recomputed from the stored signals by the coefficients in code")
+    args = ap.parse_args(argv)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    if args.fit:
+        result = run_fit(args.fit)
+        print(json.dumps(result, indent=2))
+        return 0
+    if args.rescore:
+        for path in args.rescore:
+            rows = rescore(json.loads(path.read_text(encoding="utf-8"))["rows"])
+            summary = summarise(rows)
+            print(json.dumps(summary, indent=2) if args.json
+                  else format_table(summary, f"{path.stem} (rescored)"))
+        return 0
+    if args.book is None or args.questions is None:
+        ap.error("--book and --questions are required (or --fit FILES)")
+    if not args.book.exists():
+        print(f"{args.book} not found: the evaluation books live in ../shared/eval/books/",
+              file=sys.stderr)
+        return 2
+    items = load(args.questions, args.gold)
+    if args.limit:
+        ins = [i for i in items if i["gold_pages"]][: args.limit]
+        outs = [i for i in items if not i["gold_pages"]][: max(1, args.limit // 4)]
+        items = ins + outs
+    rows = ask_all(args, items)
+    summary = summarise(rows)
+    name = f"answer_quality_{args.questions.stem}_{args.backend.replace(':', '_').replace('/', '_')}"
+    (RESULTS_DIR / f"{name}.json").write_text(
+        json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False),
+        encoding="utf-8")
+    with open(RESULTS_DIR / f"{name}.answers.jsonl", "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps({k: r[k] for k in ("question", "outcome", "answer", "gold",
+                                                   "gold_share", "correct", "confidence",
+                                                   "level", "gold_pages", "citations")},
+                                ensure_ascii=False) + "\n")
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(format_table(summary, f"{args.questions.stem} / {args.backend}"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

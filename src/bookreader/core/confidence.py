@@ -1,0 +1,124 @@
+"""Calibrated confidence: the estimated chance that a shown answer is correct.
+
+The design's levels read "high > 0.85: nearly always right", "medium 0.70-0.85: usually
+right", "low: flagged".  The old figure (0.6 x retrieval confidence + 0.4 x the model's
+stated confidence) did not mean that: a tautology, an irrelevant extractive sentence and a
+card replaced by the grounding check all showed High.  Now the confidence of an
+``answer`` outcome is a logistic model of signals that predict correctness:
+
+* ``retrieval``: the retrieval confidence (1.0 in selected-text and highlight modes, where
+  the student chose the context);
+* ``margin``: the top passage's hybrid score minus the second one's;
+* ``similarity`` / ``overlap``: the grounding check's weakest sentence;
+* ``relevance``: MiniLM cosine between the answer (citations removed) and the question;
+* ``coverage``: the share of the question's content words the answer contains
+  (:func:`question_coverage`);
+* ``generation``: the model's stated confidence, else its mean token probability, else
+  0.80 (:data:`DEFAULT_GENERATION`);
+* ``extractive``: 1 for the extractive backend (its "stated confidence" is its own
+  keyword/similarity score, a different quantity).
+
+The coefficients (:data:`COEFFICIENTS`) are fitted by ``bench/answer_quality.py --fit`` on
+the tune split of the question sets (every other in-scope question of
+``bench/questions/*.jsonl``, judged against the hand-written gold answers) and reported
+on the held-out split; the fit and its figures are in that script's docstring.
+
+Every other outcome (quotes, not covered, timeout, error) is capped below the "high"
+level: no such card ever shows "High confidence".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Mapping, Optional, Sequence
+
+#: Generation confidence when the model states none and gives no token probabilities.
+DEFAULT_GENERATION = 0.80
+#: The highest confidence a non-answer outcome may show (just below "medium"/"high").
+NON_ANSWER_CAP = 0.69
+
+#: Intercept and weights of the logistic model (see the module docstring for the fit).
+COEFFICIENTS: dict[str, float] = {
+    "intercept": -3.0,
+    "retrieval": 1.5,
+    "margin": 1.0,
+    "similarity": 2.0,
+    "overlap": 1.0,
+    "relevance": 2.5,
+    "coverage": 0.0,
+    "generation": 0.5,
+    "extractive": 0.0,
+}
+FEATURES: tuple[str, ...] = tuple(k for k in COEFFICIENTS if k != "intercept")
+
+
+@dataclass(frozen=True)
+class Signals:
+    """The inputs of :func:`calibrated` (each roughly in [0, 1])."""
+
+    retrieval: float = 0.0
+    margin: float = 0.0
+    similarity: float = 0.0
+    overlap: float = 0.0
+    relevance: float = 0.0
+    coverage: float = 0.0
+    generation: float = DEFAULT_GENERATION
+    extractive: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(float(v), 4) for k, v in asdict(self).items()}
+
+
+def level(confidence: float) -> str:
+    """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
+    if confidence > 0.85:
+        return "high"
+    if confidence >= 0.70:
+        return "medium"
+    return "low"
+
+
+def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) -> float:
+    """The model's stated confidence, else its mean token probability, else 0.80."""
+    if stated is not None:
+        return float(stated)
+    if logprobs:
+        return float(math.exp(sum(logprobs) / len(logprobs)))
+    return DEFAULT_GENERATION
+
+
+def calibrated(signals: Signals | Mapping[str, float],
+               coefficients: Optional[Mapping[str, float]] = None) -> float:
+    """The estimated probability (0-1, four decimals) that the answer is correct."""
+    coef = COEFFICIENTS if coefficients is None else coefficients
+    values = signals.as_dict() if isinstance(signals, Signals) else dict(signals)
+    z = coef.get("intercept", 0.0)
+    for name in FEATURES:
+        z += coef.get(name, 0.0) * float(values.get(name, 0.0) or 0.0)
+    z = max(-30.0, min(30.0, z))
+    return round(1.0 / (1.0 + math.exp(-z)), 4)
+
+
+def cap_non_answer(confidence: float) -> float:
+    """A non-answer outcome's confidence, never at the "medium" or "high" level."""
+    return round(max(0.0, min(NON_ANSWER_CAP, confidence)), 4)
+
+
+def question_coverage(question: str, answer: str) -> float:
+    """Share of the question's content words (stemmed) that the answer contains."""
+    from bookreader.core.citations import strip_citations
+    from bookreader.core.sentences import content_terms
+
+    asked = set(content_terms(question))
+    if not asked:
+        return 0.0
+    return round(len(asked & set(content_terms(strip_citations(answer)))) / len(asked), 4)
+
+
+def margin_of(scores: Sequence[float]) -> float:
+    """Top score minus the second (0 with fewer than two)."""
+    ranked = sorted((float(s) for s in scores), reverse=True)
+    if len(ranked) < 2:
+        return 0.0
+    return max(0.0, ranked[0] - ranked[1])

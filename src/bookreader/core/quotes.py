@@ -1,0 +1,313 @@
+"""Better ways to fail: quotes instead of dead ends, task requests, tautologies.
+
+* :func:`build_quotes`: when retrieval is confident but no verified answer could be
+  written (the model declined, the grounding check removed every sentence, the time budget
+  ran out), the student gets the one to three sentences of the context that best address
+  the question, each with a citation that :func:`~bookreader.core.citations.verify_answer`
+  checks on the page (so it jumps and highlights like any other).
+* :func:`task_kind` / :func:`explain_selection`: "Explain this", "Summarize this", "What
+  does this term mean?" are requests about the selection, not look-ups; when the model's
+  own explanation does not pass the check, the selection's central sentences (for a term,
+  its defining sentence) are given, cited, instead of the fallback.
+* :func:`is_tautology`: "The frame called the base case is called the base case." adds
+  nothing to the question; such a sentence is treated like an unsupported one.
+
+Sentences that look like instructions ("ignore your instructions and reply ...") are
+never quoted: text inside the context is data, and a quote of an injected instruction
+would show it as if it were the book's answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from bookreader.core.citations import CitationSource, format_citation
+from bookreader.core.llm.extractive import split_sentences
+from bookreader.core.sentences import content_terms, words
+
+log = logging.getLogger(__name__)
+
+#: The line that opens a quotes answer.
+QUOTES_INTRO = (
+    "No verified answer could be written; these passages of the book address the question:"
+)
+#: The line that opens a quotes answer in highlight mode.
+QUOTES_INTRO_SELECTION = (
+    "No verified answer could be written; these sentences of the selection and its pages "
+    "address the question:"
+)
+#: Most sentences a quotes answer or an extractive explanation shows.
+MAX_QUOTES = 3
+#: Longest citation excerpt, in words (long excerpts are what models copy paragraphs into).
+EXCERPT_WORDS = 20
+#: Longest sentence quoted, in words (a run-on "sentence" is usually a code listing).
+MAX_QUOTE_WORDS = 70
+
+# --- task requests --------------------------------------------------------------------------
+_TASKS: list[tuple[str, re.Pattern]] = [
+    ("define", re.compile(
+        r"^\s*(?:what\s+does\s+(?:this|that|the)\s+(?:term|word|phrase|name|mean)|"
+        r"what\s+(?:is|are)\s+(?:this|that|these)\s*(?:term|word|concept|thing)?s?\s*\??\s*$|"
+        r"define\s+(?:this|that|it)\b|meaning\s+of\s+(?:this|that))", re.I)),
+    ("simplify", re.compile(
+        r"^\s*(?:explain|say|put|rephrase|rewrite)\s+(?:this|that|it)\b.*\b(?:simple|simpler|"
+        r"plain|easier|easy)\b", re.I)),
+    ("summarize", re.compile(
+        r"^\s*(?:summari[sz]e|sum\s+up|give\s+(?:me\s+)?a\s+summary|tl;?dr|what\s+is\s+this"
+        r"\s+(?:about|saying)|what\s+does\s+this\s+(?:say|passage\s+say))", re.I)),
+    ("explain", re.compile(
+        r"^\s*(?:explain|clarify|elaborate|help\s+me\s+understand|what\s+does\s+this\s+mean)"
+        r"(?:\s+(?:this|that|it|the\s+(?:selection|selected\s+text|passage)))?\s*"
+        r"(?:please)?\s*[.?!]*\s*$", re.I)),
+]
+
+
+def task_kind(question: str) -> Optional[str]:
+    """"define", "simplify", "summarize" or "explain" for a request about the selection
+    itself; None for a question to look up."""
+    q = " ".join(question.split())
+    for kind, pattern in _TASKS:
+        if pattern.search(q):
+            return kind
+    return None
+
+
+# --- instruction-like sentences --------------------------------------------------------------
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\b[^.]{0,40}\b(?:instruction|rule|prompt|previous|above|"
+    r"everything)|\b(?:reply|respond|answer|say|write|output|print)\s+(?:only\s+)?(?:that|with|"
+    r"exactly|the\s+word)\b|\byou\s+(?:must|should|are\s+now|will\s+now)\b|\bsystem\s+prompt\b|"
+    r"\bas\s+an\s+ai\b|\bnew\s+instructions?\b",
+    re.I,
+)
+
+
+def instruction_like(sentence: str) -> bool:
+    """True for a sentence that tells a reader (or a model) what to do or answer."""
+    return bool(_INSTRUCTION.search(sentence))
+
+
+# --- tautologies -----------------------------------------------------------------------------
+_COPULA = re.compile(r"\b(?:is|are|was|were|means|mean|refers\s+to|is\s+called|are\s+called)\b",
+                     re.I)
+
+
+def _local_is_tautology(sentence: str, question: str, selection: str = "") -> bool:
+    """The local check (core.grounding may provide its own; see :func:`is_tautology`)."""
+    terms = content_terms(sentence)
+    if not terms:
+        return False
+    asked = set(content_terms(question))
+    new = [t for t in terms if t not in asked]
+    if not new:
+        return True  # every content word comes from the question: nothing is added
+    # "X is called X", "A base case is a base case": one side of the copula repeats the other.
+    parts = _COPULA.split(sentence, maxsplit=1)
+    if len(parts) == 2:
+        left, right = set(content_terms(parts[0])), set(content_terms(parts[1]))
+        if left and right and right <= left:
+            return True
+    return False
+
+
+def is_tautology(sentence: str, question: str, selection: str = "") -> bool:
+    """True when ``sentence`` only restates the question (or itself) and adds nothing.
+
+    Uses ``core.grounding.is_tautology`` when the grounding module provides one.
+    """
+    try:
+        from bookreader.core import grounding
+
+        check = getattr(grounding, "is_tautology", None)
+    except ImportError:  # pragma: no cover - grounding always imports
+        check = None
+    if check is not None:
+        try:
+            return bool(check(sentence, question, selection))
+        except TypeError:
+            return bool(check(sentence, question))
+    return _local_is_tautology(sentence, question, selection)
+
+
+# --- picking sentences -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Quote:
+    """A context sentence chosen to be shown, with its source and its relevance score."""
+
+    sentence: str
+    source: CitationSource
+    score: float
+
+
+_DEFINITION = re.compile(
+    r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
+    r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
+_CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
+
+
+def usable_sentence(sentence: str) -> bool:
+    """A sentence worth quoting: a claim (not a heading, an intro to code or a listing)."""
+    n = len(words(sentence))
+    if n < 4 or n > MAX_QUOTE_WORDS:
+        return False
+    s = sentence.rstrip()
+    if s.endswith(":") or instruction_like(s):
+        return False
+    if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
+        return False
+    return bool(re.search(r"[.!?\"'\u201d)]$", s)) or n >= 8
+
+
+def _embed(embedder: Any, texts: list[str]) -> Optional[list]:
+    if embedder is None:
+        return None
+    for method in ("embed", "encode"):
+        fn = getattr(embedder, method, None)
+        if callable(fn):
+            try:
+                return list(fn(texts))
+            except Exception:  # keyword scores still stand; the log says why
+                log.exception("quotes: embedding failed, using keywords only")
+                return None
+    return None
+
+
+def _cos(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return float(dot / (na * nb)) if na and nb else 0.0
+
+
+def rank_sentences(
+    question: str,
+    sources: Sequence[CitationSource],
+    embedder: Any = None,
+    *,
+    limit: int = 40,
+) -> list[Quote]:
+    """The usable sentences of ``sources``, most relevant to ``question`` first.
+
+    Relevance is the mean of keyword coverage (the share of the question's content words
+    the sentence holds) and, with an embedder, the MiniLM cosine to the question; a
+    definition gets a small bonus for "what is" questions.
+    """
+    q_terms = set(content_terms(question))
+    cands: list[tuple[str, CitationSource, float]] = []
+    seen: set[str] = set()
+    for src in sources:
+        for sent in split_sentences(src.text):
+            sent = " ".join(sent.split())
+            key = sent.lower()
+            if key in seen or not usable_sentence(sent):
+                continue
+            seen.add(key)
+            terms = set(content_terms(sent))
+            cov = len(q_terms & terms) / len(q_terms) if q_terms else 0.0
+            cands.append((sent, src, cov))
+    if not cands:
+        return []
+    cands.sort(key=lambda c: -c[2])
+    cands = cands[:limit]
+    vectors = _embed(embedder, [question] + [c[0] for c in cands])
+    definitional = bool(re.match(r"\s*(?:what\s+(?:is|are)|define|what\s+does)", question, re.I))
+    out = []
+    for i, (sent, src, cov) in enumerate(cands):
+        score = cov
+        if vectors is not None:
+            score = (cov + _cos(vectors[0], vectors[i + 1])) / 2
+        if definitional and _DEFINITION.search(sent):
+            score += 0.05
+        out.append(Quote(sent, src, round(score, 4)))
+    out.sort(key=lambda q: -q.score)
+    return out
+
+
+def _cite(q: Quote) -> str:
+    excerpt = " ".join(q.sentence.replace('"', "'").split()[:EXCERPT_WORDS])
+    label = q.source.page_label
+    return format_citation(q.source.section, label, excerpt)
+
+
+def render_quotes(quotes: Sequence[Quote]) -> str:
+    """One line per quote: ``“sentence” [Source: ...]``."""
+    return "\n".join(f"\u201c{q.sentence}\u201d {_cite(q)}" for q in quotes)
+
+
+def pick_quotes(
+    question: str,
+    sources: Sequence[CitationSource],
+    embedder: Any = None,
+    *,
+    min_score: float = 0.2,
+    k: int = MAX_QUOTES,
+) -> list[Quote]:
+    """Up to ``k`` sentences that address ``question`` (within 80 % of the best score)."""
+    ranked = rank_sentences(question, sources, embedder)
+    if not ranked or ranked[0].score < min_score:
+        return []
+    best = ranked[0].score
+    return [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
+
+
+def build_quotes(
+    question: str,
+    sources: Sequence[CitationSource],
+    embedder: Any = None,
+    *,
+    min_score: float = 0.2,
+    selection_mode: bool = False,
+) -> Optional[str]:
+    """The text of a quotes answer, or None when no sentence addresses the question."""
+    quotes = pick_quotes(question, sources, embedder, min_score=min_score)
+    if not quotes:
+        return None
+    intro = QUOTES_INTRO_SELECTION if selection_mode else QUOTES_INTRO
+    return intro + "\n" + render_quotes(quotes)
+
+
+def explain_selection(
+    kind: str,
+    question: str,
+    selection: CitationSource,
+    embedder: Any = None,
+) -> Optional[str]:
+    """A grounded explanation of the selection built from its own sentences.
+
+    For "define": the sentence that defines the term (a glossary entry, "X is ..."), else
+    the selection's first claims; otherwise the selection's most central sentences (closest
+    to the selection as a whole), in reading order.  Instruction-like sentences are left out.
+    """
+    sents = [" ".join(s.split()) for s in split_sentences(selection.text)]
+    usable = [s for s in sents if len(words(s)) >= 3 and not instruction_like(s)
+              and not s.rstrip().endswith(":")]
+    if not usable:
+        usable = [s for s in sents if words(s) and not instruction_like(s)]
+    if not usable:
+        return None
+    if kind == "define":
+        defs = [s for s in usable if _DEFINITION.search(s)]
+        chosen = (defs or usable)[:2]
+    elif len(usable) <= MAX_QUOTES:
+        chosen = usable
+    else:
+        vectors = _embed(embedder, [selection.text[:2000]] + usable)
+        if vectors is None:
+            chosen = usable[:MAX_QUOTES]
+        else:
+            scores = [_cos(vectors[0], v) for v in vectors[1:]]
+            top = sorted(range(len(usable)), key=lambda i: -scores[i])[:MAX_QUOTES]
+            chosen = [usable[i] for i in sorted(top)]
+    lead = {
+        "define": "The selected text defines it this way:",
+        "summarize": "In short, the selected text says:",
+        "simplify": "Its key points, in the selection's own words:",
+        "explain": "The selected text makes these points:",
+    }.get(kind, "The selected text says:")
+    lines = [
+        f"{s} {_cite(Quote(s, selection, 1.0))}" for s in chosen
+    ]
+    return lead + "\n" + "\n".join(lines)
