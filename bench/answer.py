@@ -23,8 +23,10 @@ then each question is asked in book mode.  Metrics: ``cited_gold_page`` (in-scop
 with a citation on a gold page), ``in_scope_declined``, ``out_of_scope_declined``, and
 p50/p95 of each stage: retrieval, prompt, first token, generation, validation, total.
 
-``--focus-chars N`` sets how many selection characters the backend is shown (0: all; see
-:mod:`bookreader.core.focus`).  ``--budget S`` overrides the backend's time budget (to measure quality apart from speed
+``--tier tiny|small|better`` runs a local model tier (the same as ``--backend NAME``; a
+tier installed in the data folder is linked into the bench's own data folder, or give
+``--models-dir``); ``--threads N`` sets llama.cpp's threads.  ``--focus-chars N`` sets how many selection characters the backend is shown (0: all; see
+:mod:`bookreader.core.focus`).  ``--budget S`` overrides the backend's time budget (first-token budget for a local tier) (to measure quality apart from speed
 on a busy machine).  Results: a table, or JSON with ``--json``; also written to
 ``bench/results/answer_<mode>_<backend>.json``.
 """
