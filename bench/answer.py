@@ -115,8 +115,8 @@ def run_selected(args, settings, embedder) -> dict:
             correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
             fallback=a.fallback and not a.error,
             replaced=a.replaced_by_validator,
-            timeout=a.error.startswith("Query processing timed out"),
-            error=bool(a.error),
+            timeout=_timed_out(a),
+            error=bool(a.error) and not _timed_out(a),
             first_token_ms=a.first_token_ms,
             total_ms=a.latency_ms,
         ))
@@ -140,6 +140,14 @@ def run_selected(args, settings, embedder) -> dict:
         total_ms_p50=pct([r["total_ms"] for r in rows], 0.5),
         total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
     )
+
+
+def _timed_out(a) -> bool:
+    """A time budget ran out (the outcome, or the budget's message for older answers)."""
+    outcome = getattr(a, "outcome", None)
+    if outcome is not None and str(getattr(outcome, "value", outcome)) == "timeout":
+        return True
+    return a.error.startswith(("Query processing timed out", "No answer"))
 
 
 def _focus_chars(backend: str):
