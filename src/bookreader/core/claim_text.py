@@ -252,9 +252,8 @@ def is_instruction(sentence: str) -> bool:
 
 def instruction_payload(sentence: str) -> str:
     """The text an instruction asks the model to produce ("" when it names none)."""
-    m = None
-    for m in _PAYLOAD.finditer(sentence):
-        pass
+    matches = list(_PAYLOAD.finditer(sentence))
+    m = matches[-1] if matches else None
     return m.group(1).strip(" '\"\u201c\u201d.") if m else ""
 
 
