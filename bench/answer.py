@@ -23,8 +23,10 @@ then each question is asked in book mode.  Metrics: ``cited_gold_page`` (in-scop
 with a citation on a gold page), ``in_scope_declined``, ``out_of_scope_declined``, and
 p50/p95 of each stage: retrieval, prompt, first token, generation, validation, total.
 
-``--focus-chars N`` sets how many selection characters the backend is shown (0: all; see
-:mod:`bookreader.core.focus`).  ``--budget S`` overrides the backend's time budget (to measure quality apart from speed
+``--tier tiny|small|better`` runs a local model tier (the same as ``--backend NAME``; a
+tier installed in the data folder is linked into the bench's own data folder, or give
+``--models-dir``); ``--threads N`` sets llama.cpp's threads.  ``--focus-chars N`` sets how many selection characters the backend is shown (0: all; see
+:mod:`bookreader.core.focus`).  ``--budget S`` overrides the backend's time budget (first-token budget for a local tier) (to measure quality apart from speed
 on a busy machine).  Results: a table, or JSON with ``--json``; also written to
 ``bench/results/answer_<mode>_<backend>.json``.
 """
@@ -78,8 +80,12 @@ def pct(values: Sequence[float], q: float) -> Optional[float]:
 def _answerer(args, settings, embedder):
     from bookreader.core.answering import Answerer
 
-    budget_fn = (lambda name: args.budget) if args.budget else None
-    return Answerer(settings, embedder=embedder, budget_fn=budget_fn)
+    from bookreader.core.llm.specs import spec_for
+
+    def budget_fn(name):  # a first-token budget for local models, a total for others
+        return (args.budget, None) if spec_for(name).local else (None, args.budget)
+
+    return Answerer(settings, embedder=embedder, budget_fn=budget_fn if args.budget else None)
 
 
 def run_selected(args, settings, embedder) -> dict:
@@ -109,8 +115,8 @@ def run_selected(args, settings, embedder) -> dict:
             correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
             fallback=a.fallback and not a.error,
             replaced=a.replaced_by_validator,
-            timeout=a.error.startswith("Query processing timed out"),
-            error=bool(a.error),
+            timeout=_timed_out(a),
+            error=bool(a.error) and not _timed_out(a),
             first_token_ms=a.first_token_ms,
             total_ms=a.latency_ms,
         ))
@@ -136,10 +142,18 @@ def run_selected(args, settings, embedder) -> dict:
     )
 
 
+def _timed_out(a) -> bool:
+    """A time budget ran out (the outcome, or the budget's message for older answers)."""
+    outcome = getattr(a, "outcome", None)
+    if outcome is not None and str(getattr(outcome, "value", outcome)) == "timeout":
+        return True
+    return a.error.startswith(("Query processing timed out", "No answer"))
+
+
 def _focus_chars(backend: str):
     from bookreader.core import answering
 
-    return answering.SELECTION_CHARS.get(answering._backend_kind(backend))
+    return answering.spec_for(backend).selection_chars
 
 
 def run_book(args, settings, embedder) -> dict:
@@ -190,9 +204,27 @@ def run_book(args, settings, embedder) -> dict:
     return out
 
 
+def _link_tier(args, settings, default_data: Path) -> None:
+    """Make an installed tier's file visible in the bench's own data folder."""
+    from bookreader.core.llm.specs import lookup
+
+    spec = lookup(args.backend)
+    if spec is None or spec.model is None or spec.model.bundled_module:
+        return
+    target = settings.models_dir / spec.model.file_name
+    source = (args.models_dir or default_data / "models") / spec.model.file_name
+    if not target.exists() and source.is_file():
+        target.symlink_to(source.resolve())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--backend", required=True)
+    ap.add_argument("--backend", default=None, help="backend name (see core/llm/specs.py)")
+    ap.add_argument("--tier", default=None, help="a local tier: tiny, small or better "
+                    "(its file is linked from --models-dir into the bench's data folder)")
+    ap.add_argument("--models-dir", type=Path, default=None,
+                    help="where installed tiers are (default: the data folder's models/)")
+    ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: default)")
     ap.add_argument("--cases", type=Path, default=None)
     ap.add_argument("--book", type=Path, default=None)
     ap.add_argument("--questions", type=Path, default=None)
@@ -201,23 +233,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=float, default=0.0, help="override the time budget (s)")
     ap.add_argument("--focus-chars", type=int, default=None,
                     help="selection characters shown to the backend (0: the whole selection); "
-                         "default: core.answering.SELECTION_CHARS")
+                         "default: the spec table's selection_chars")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
-    from bookreader.config import Settings
+    if not (args.backend or args.tier):
+        ap.error("give --backend NAME or --tier NAME")
+    args.backend = args.backend or args.tier
+    from bookreader.config import Settings, default_data_dir
     from bookreader.core.embedding import MiniLMEmbedder
 
     book_mode = args.book is not None and args.questions is not None
     data_dir = args.data_dir if book_mode else Path(tempfile.mkdtemp(prefix="answer-bench-"))
-    settings = Settings(data_dir=data_dir)
+    settings = Settings(data_dir=data_dir).updated(n_threads=args.threads)
     settings.ensure_dirs()
+    _link_tier(args, settings, default_data_dir())
     embedder = MiniLMEmbedder()
     if args.focus_chars is not None:
+        import dataclasses
+
         from bookreader.core import answering
 
-        kind = answering._backend_kind(args.backend)
-        answering.SELECTION_CHARS[kind] = args.focus_chars or None
+        base = answering.spec_for
+        changed = dataclasses.replace(base(args.backend),
+                                      selection_chars=args.focus_chars or None)
+        answering.spec_for = lambda name: changed if name == args.backend else base(name)
     result = run_book(args, settings, embedder) if book_mode else run_selected(args, settings, embedder)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]

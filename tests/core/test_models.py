@@ -239,3 +239,11 @@ def test_old_settings_files_are_migrated(data_dir):
     # An explicit choice in today's format is kept.
     Settings.load(data_dir).updated(llm_backend="bundled").save()
     assert Settings.load(data_dir).llm_backend == "bundled"
+
+
+def test_prompts_cap_quoted_excerpts_at_twenty_words():
+    from bookreader.core import prompts
+    from bookreader.core.types import Mode
+
+    for mode in Mode:
+        assert "up to 20 exact words copied" in prompts.system_prompt(mode)
