@@ -34,7 +34,7 @@ bench: $(STAMP)
 	$(PY) bench/run_all.py
 
 screenshots: $(STAMP)
-	SCREENSHOTS_DIR=$(SCREENSHOTS_DIR) $(PY) -m bookreader.ui.screenshots
+	SCREENSHOTS_DIR=$(SCREENSHOTS_DIR) $(PY) tools/screenshots.py
 
 doctor: $(STAMP)
 	$(VENV)/bin/bookreader doctor

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "src"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bookreader.config import Settings  # noqa: E402
+from bookreader.core.llm import registry  # noqa: E402
 from bookreader.core.llm.registry import create_backend, list_gguf_models  # noqa: E402
 from bookreader.core.prompts import Excerpt, build_messages  # noqa: E402
 from bookreader.core.types import Mode  # noqa: E402
@@ -96,7 +97,7 @@ def measure(name: str, settings: Settings, runs: int, max_tokens: int) -> dict:
         write_tok_s=round(statistics.median(writing), 1) if writing else None,
         tokens=statistics.median(r["tokens"] for r in rows),
         total_s=round(statistics.median(r["total_s"] for r in rows), 3),
-        peak_rss_mb=round(peak_rss_mb(), 1), threads=settings.effective_threads,
+        peak_rss_mb=round(peak_rss_mb(), 1), threads=registry.threads(settings),
         cores=os.cpu_count(),
     )
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import logging.handlers
 import os
 import sys
 import threading
@@ -20,11 +19,11 @@ from typing import Callable, Optional
 import platformdirs
 
 from bookreader.config import APP_NAME, DATA_DIR_ENV, Settings, default_data_dir
-from bookreader.errors import BookReaderError
+from bookreader.errors import AlreadyRunning, BookReaderError
+from bookreader.logs import LOG_FILE, add_file_handler
 
 log = logging.getLogger(__name__)
 
-LOG_FILE = "bookreader.log"
 LOCK_FILE = "bookreader.lock"
 DATA_DIR_POINTER = "data_dir.txt"  # in the user config dir: a data folder chosen in Settings
 
@@ -67,27 +66,10 @@ _QT_LEVELS = {0: logging.DEBUG, 1: logging.WARNING, 2: logging.ERROR, 3: logging
 
 
 def setup_logging(settings: Settings) -> Path:
-    """A rotating log file in the data folder; replaces the handler of an earlier folder."""
+    """The window's log file in the data folder (replacing an earlier folder's handler)."""
     settings.ensure_dirs()
     path = settings.log_dir / LOG_FILE
-    root = logging.getLogger()
-    for h in list(root.handlers):
-        # An earlier folder's handler, or the command line's handler on this same file
-        # (`bookreader gui`): one file, one handler, or every line is written twice.
-        same_file = isinstance(h, logging.FileHandler) and (
-            Path(h.baseFilename).resolve() == path.resolve()
-        )
-        if getattr(h, "_bookreader", False) or same_file:
-            root.removeHandler(h)
-            h.close()
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
-                                                   encoding="utf-8")
-    handler.setFormatter(logging.Formatter(
-        "%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s"))
-    handler._bookreader = True  # type: ignore[attr-defined]
-    root.addHandler(handler)
-    if root.level == logging.NOTSET or root.level > logging.INFO:
-        root.setLevel(logging.INFO)
+    add_file_handler(path, process="window")
     return path
 
 
@@ -127,10 +109,6 @@ def install_exception_hooks(on_error: Callable[[type, BaseException, object], No
 
 
 # --- one window per data folder ------------------------------------------------------------------
-class AlreadyRunning(BookReaderError):
-    """Another BookReader window uses the same data folder."""
-
-
 def acquire_instance_lock(data_dir: Path):
     """A held QLockFile in ``data_dir``; raises AlreadyRunning when another window has it."""
     from PySide6.QtCore import QLockFile
@@ -213,12 +191,16 @@ def build_app(argv: Optional[list[str]] = None, *, settings: Optional[Settings] 
     log_file = setup_logging(settings)
     install_qt_message_handler()
     sink = sink or MessageSink(None, log_file)
+    from bookreader.crash import enable_crash_log, take_crash_reports
+
+    crashes = take_crash_reports(settings.log_dir)
     try:
         lock = acquire_instance_lock(settings.data_dir)
     except AlreadyRunning as exc:
         log.warning("%s", exc.user_message)
         sink.error("BookReader is already open", exc.user_message)
         raise
+    enable_crash_log(settings.log_dir, "window")
     reporter = Reporter(sink)
     install_exception_hooks(reporter.report_crash)
     runner = TaskRunner(on_unexpected=reporter.report_error)
@@ -235,6 +217,9 @@ def build_app(argv: Optional[list[str]] = None, *, settings: Optional[Settings] 
     if show:
         window.show()
     window.start()
+    for report in crashes:  # the next start offers the report (qutebrowser's crashsignal)
+        log.warning("%s", report.summary())
+        sink.crash_report(report.summary(), report.text)
     log.info("BookReader started on %s", settings.data_dir)
     return ctx
 

@@ -23,21 +23,21 @@ import importlib.util
 import json
 import logging
 import logging.handlers
-import os
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, Sequence, TextIO
 
 from bookreader import __version__
 from bookreader.config import DATA_DIR_ENV, Settings
+from bookreader.core.types import BookState, answer_to_dict
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput
+from bookreader.logs import LOG_FILE, add_file_handler
 
 log = logging.getLogger(__name__)
 
-LOG_FILE = "bookreader.log"
 DEMO_QUESTION = "How do I ask a question about a selected passage?"
 
 
@@ -49,36 +49,38 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[Path], list]:
-    """Log to a rotating file in the data folder's ``logs``.
+    """Log to the rotating file in the data folder's ``logs`` (see :mod:`bookreader.logs`).
 
     Returns:
         The log file's path (None when it cannot be written) and the handlers added to
         the root logger, which :func:`main` removes again when the command ends.
     """
     root = logging.getLogger()
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    added: list[logging.Handler] = []
     path: Optional[Path] = settings.log_dir / LOG_FILE
-    try:
-        settings.log_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
-        )
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-        )
-        root.addHandler(handler)
-        added.append(handler)
-    except OSError as exc:
+    added: list[logging.Handler] = []
+    handler = add_file_handler(path, process="cli", replace=False)  # type: ignore[arg-type]
+    if handler is None:
         path = None
-        sys.stderr.write(f"bookreader: cannot write the log file in {settings.log_dir}: {exc}\n")
+    else:
+        added.append(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
     if verbose:
         console = logging.StreamHandler(sys.stderr)
         console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(console)
         added.append(console)
-    logging.captureWarnings(True)
     return path, added
+
+
+def report_crashes(settings: Settings) -> None:
+    """Say on stderr when an earlier run crashed in native code, then log this run's."""
+    from bookreader.crash import enable_crash_log, take_crash_reports
+
+    for report in take_crash_reports(settings.log_dir):
+        log.warning("%s", report.summary())
+        sys.stderr.write(f"bookreader: {report.summary()}\n"
+                         "  Please attach it when you report the problem.\n")
+    enable_crash_log(settings.log_dir, "cli")
 
 
 def open_library(settings: Settings):
@@ -228,7 +230,7 @@ def cmd_books(args: argparse.Namespace) -> int:
         print("The library is empty. Add a book with `bookreader ingest FILE.pdf`.")
         return 0
     for b in books:
-        state = "" if b.state == "ready" else f"  [{b.state}]"
+        state = "" if b.state is BookState.READY else f"  [{b.state.value}]"
         print(f"{b.book_id[:12]}  {b.title}  ({b.page_count} pages, {b.chunk_count} chunks){state}")
         print(f"{'':12}  {b.path}")
     return 0
@@ -287,37 +289,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answer_json(answer) -> dict:
-    v = answer.validation
-    mode = getattr(answer.mode, "value", answer.mode)
-    return {
-        "answer": answer.text,
-        "mode": mode,
-        "outcome": getattr(answer.outcome, "value", answer.outcome),
-        "fallback": bool(answer.fallback),
-        "in_selected_text": answer.in_selected_text,
-        "confidence": round(float(answer.confidence), 4),
-        "confidence_level": answer.confidence_level,
-        "citations": [
-            {"page": c.page, "page_label": c.page_label, "section": c.section,
-             "excerpt": c.excerpt, "verified": bool(c.verified)}
-            for c in answer.citations
-        ],
-        "validation": (
-            {"similarity": round(float(v.similarity), 4), "overlap": round(float(v.overlap), 4),
-             "passed": bool(v.passed)}
-            if v is not None else None
-        ),
-        "truncation_warning": answer.truncation_warning,
-        "backend": answer.backend,
-        "model": answer.model,
-        "latency_ms": round(float(answer.latency_ms), 1),
-        "first_token_ms": (
-            round(float(answer.first_token_ms), 1) if answer.first_token_ms is not None else None
-        ),
-    }
-
-
 def cmd_ask(args: argparse.Namespace) -> int:
     from bookreader.core.types import Mode
 
@@ -355,7 +326,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if cancel():
         raise Cancelled()
     if args.json:
-        _print_json(_answer_json(answer))
+        _print_json(answer_to_dict(answer))
         return 2 if answer.error else 0
     _print_answer(answer, "".join(streamed))
     return 2 if answer.error else 0
@@ -387,69 +358,9 @@ def _print_answer(answer, streamed: str) -> None:
     )
 
 
-def display_problem(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """Why Qt could not open a window here, or None when it should be able to.
-
-    Qt aborts the whole process (it does not raise) when no platform plugin can start, so
-    the usual causes on Linux are checked first: no display at all (a server, an SSH
-    session) and, for X11, the missing ``libxcb-cursor0`` that Qt 6.5+ needs.
-    """
-    env = os.environ if environ is None else environ
-    if env.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
-        return None  # a platform chosen on purpose (offscreen, wayland ...), or not Linux
-    if env.get("WAYLAND_DISPLAY"):
-        return None
-    if not env.get("DISPLAY"):
-        return (
-            "There is no graphical display here (neither DISPLAY nor WAYLAND_DISPLAY is "
-            "set), so the reader window cannot open. Run it on a desktop session, or use "
-            "`xvfb-run bookreader gui` for a virtual screen."
-        )
-    import ctypes.util
-
-    if ctypes.util.find_library("xcb-cursor") is None:
-        missing = "libxcb-cursor.so.0"
-    else:
-        missing = _xcb_plugin_missing_library()
-    if missing:
-        return (
-            f"The reader window needs X11 libraries that are not installed ({missing} is "
-            f"missing). Install them (Debian/Ubuntu: sudo apt-get install {XCB_PACKAGES}) "
-            f"and start BookReader again."
-        )
-    return None
-
-
-#: Debian packages Qt's X11 plugin needs beyond a minimal system.
-XCB_PACKAGES = (
-    "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 "
-    "libxkbcommon-x11-0"
-)
-
-
-def _xcb_plugin_missing_library() -> Optional[str]:
-    """The shared library Qt's X11 platform plugin cannot find, or None.
-
-    Loading the plugin the way Qt will names exactly what is missing; Qt itself only says
-    "could not load the xcb plugin" and aborts.
-    """
-    import ctypes
-
-    try:
-        import PySide6
-    except ImportError:
-        return None
-    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
-    if not plugin.is_file():
-        return None
-    try:
-        ctypes.CDLL(str(plugin))
-    except OSError as exc:
-        return str(exc).split(":", 1)[0].strip() or str(exc)
-    return None
-
-
 def cmd_gui(args: argparse.Namespace) -> int:
+    from bookreader.qt_platform import display_problem
+
     problem = display_problem()
     if problem is not None:
         print(f"{problem}\nShowing the command-line demo instead.\n", file=sys.stderr)
@@ -547,8 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--selection-file", metavar="F", help="read the selected text from F")
     p.add_argument("--pages", metavar="A-B",
                    help="pages of the selection (0-based physical, inclusive)")
-    p.add_argument("--backend", help="bundled, extractive, claude or gguf:PATH "
-                   "(default: the settings' llm_backend)")
+    p.add_argument("--backend", help="auto, tiny, small, better, extractive, claude or "
+                   "gguf:PATH (default: the settings' llm_backend)")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     p.set_defaults(func=cmd_ask)
 
@@ -556,14 +467,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pdf", nargs="?", help="a PDF to open (default: the bundled sample book)")
     p.set_defaults(func=cmd_gui)
 
-    from bookreader import cli_doctor
+    from bookreader import cli_doctor, cli_models
 
     cli_doctor.register(sub)
+    cli_models.register(sub)
 
-    if importlib.util.find_spec("bookreader.cli_audit") is not None:
-        from bookreader import cli_audit
+    from bookreader import cli_serve
 
-        cli_audit.register(sub)
+    cli_serve.register(sub)
+
+    from bookreader import cli_audit, cli_history
+
+    cli_audit.register(sub)
+    cli_history.register(sub)
     return parser
 
 
@@ -584,7 +500,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     root = logging.getLogger()
     level = root.level
     try:
-        log_path, handlers = setup_logging(load_settings(args), args.verbose)
+        settings = load_settings(args)
+        log_path, handlers = setup_logging(settings, args.verbose)
+        report_crashes(settings)
         log.info("bookreader %s: %s", __version__, args.command)
         return int(func(args) or 0)
     except BookReaderError as exc:

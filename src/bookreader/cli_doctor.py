@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from bookreader import __version__
-from bookreader.cli import LOG_FILE, load_settings
+from bookreader.cli import load_settings
+from bookreader.logs import LOG_FILE
 from bookreader.config import DATA_DIR_ENV
 from bookreader.errors import BookReaderError
 
@@ -22,9 +23,11 @@ from bookreader.errors import BookReaderError
 def register(subparsers) -> None:
     """Add ``doctor`` and ``self-test`` to the ``bookreader`` command line."""
     p = subparsers.add_parser("doctor", help="show folders, store and models, and check them")
+    p.add_argument("--no-measure", action="store_true",
+                   help="do not measure the installed model tiers' speed")
     p.set_defaults(func=cmd_doctor)
     p = subparsers.add_parser("self-test", help="check this installation end to end (offline)")
-    p.add_argument("--backend", default="bundled", help="backend to test (default: bundled)")
+    p.add_argument("--backend", default="tiny", help="backend to test (default: tiny)")
     p.set_defaults(func=cmd_self_test)
 
 
@@ -108,21 +111,40 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from bookreader.core.llm.registry import describe_backends
 
+    def choose() -> str:
+        from bookreader.core.llm.choose import choose_tier
+
+        name, reason, results = choose_tier(settings)
+        for m in results:
+            rows.append(("  measured", m.summary()))
+        settings.updated(auto_tier=name, auto_reason=reason).save()
+        settings.auto_tier, settings.auto_reason = name, reason
+        return f"{name}. {reason}"
+
+    if not getattr(args, "no_measure", False):
+        check("Default tier (auto)", choose)
     rows.append(("Answering backends", f"(selected: {settings.llm_backend})"))
     for entry in describe_backends(settings):
         mark = "ok" if entry["available"] else "unavailable"
         model = f" {entry['model']}" if entry.get("model") else ""
-        line = f"{mark}:{model} budget {entry['budget_s']:.0f} s"
+        budget = []
+        if entry.get("first_token_s"):
+            budget.append(f"first token within {entry['first_token_s']:.0f} s")
+        if entry.get("total_s"):
+            budget.append(f"answer within {entry['total_s']:.0f} s")
+        line = f"{mark}:{model} {', '.join(budget)}".rstrip()
         if not entry["available"]:
             line += f" - {entry['problem']} {entry['fix']}".rstrip()
             if entry.get("selected"):
                 problems.append(entry["name"])
+        for warning in entry.get("warnings") or ():
+            line += f" WARNING: {warning}"
         rows.append((f"  {entry['name']}" + (" *" if entry.get("selected") else ""), line))
     qt = importlib.util.find_spec("PySide6") is not None
     if not qt:
         window = "PySide6 is missing: pip install PySide6-Essentials"
     else:
-        from bookreader.cli import display_problem
+        from bookreader.qt_platform import display_problem
 
         # Not counted as a problem: the command line works without a screen.
         problem = display_problem()

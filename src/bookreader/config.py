@@ -36,6 +36,57 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+#: Settings of older versions: one total budget per kind of backend.
+_OLD_BUDGETS = {"generation_budget_bundled_s": None, "generation_budget_gguf_s": None,
+                "generation_budget_claude_s": "claude"}
+
+
+def migrate(raw: dict[str, Any]) -> dict[str, Any]:
+    """Settings saved by an older version, in today's names.
+
+    The per-backend total budgets become ``budgets``: Claude keeps its total budget; the
+    local ones are dropped (a local model now has a first-token budget per tier and is
+    never cut off in the middle of an answer), and are logged.
+    """
+    out = {k: v for k, v in raw.items() if k != "data_dir" and k not in _OLD_BUDGETS}
+    budgets = dict(out.get("budgets") or {}) if isinstance(out.get("budgets"), dict) else {}
+    for key, target in _OLD_BUDGETS.items():
+        if key not in raw:
+            continue
+        if target is None:
+            log.info("Setting %s is gone: local models now have a first-token budget per "
+                     "tier (see 'budgets')", key)
+            continue
+        try:
+            budgets.setdefault(target, {}).setdefault("total_s", float(raw[key]))
+        except (TypeError, ValueError):
+            log.warning("Ignoring setting %r with bad value %r", key, raw[key])
+    if budgets:
+        out["budgets"] = budgets
+    # Older versions saved every field, so their "bundled" was usually just the default
+    # of the day: such a file lets BookReader choose the tier for the machine.
+    if "generation_budget_bundled_s" in raw and \
+            str(out.get("llm_backend", "")).strip().lower() == "bundled":
+        out["llm_backend"] = "auto"
+    return out
+
+
+def _clean_budgets(value: dict) -> dict[str, dict[str, float]]:
+    """``{name: {"first_token_s"|"total_s": seconds > 0}}``; anything else is dropped."""
+    clean: dict[str, dict[str, float]] = {}
+    for name, entry in value.items():
+        if not isinstance(entry, dict):
+            continue
+        for key in ("first_token_s", "total_s"):
+            try:
+                seconds = float(entry[key])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if seconds > 0:
+                clean.setdefault(str(name), {})[key] = seconds
+    return clean
+
+
 def _d(default: Any, description: str, **kw: Any) -> Any:
     return field(default=default, metadata={"description": description, **kw})
 
@@ -75,25 +126,28 @@ class Settings:
     retrieval_timeout_s: float = _d(2.0, "Longest a retrieval may take, in seconds.")
     # --- language models -----------------------------------------------------------------
     llm_backend: str = _d(
-        "bundled",
-        "Answering model: 'bundled' (SmolLM2-135M through llama.cpp), 'extractive' (quotes "
-        "the best sentences, no model), 'claude' (Anthropic API, needs network and a key) "
-        "or 'gguf:PATH' (a GGUF file, e.g. one dropped into the models folder).",
+        "auto",
+        "Answering model: 'auto' (the best local tier that is fast enough on this machine, "
+        "measured at first start and by 'bookreader doctor'), a local tier 'tiny' "
+        "(SmolLM2-135M, bundled; old name 'bundled'), 'small' (Qwen2.5-Coder-0.5B) or "
+        "'better' (Qwen2.5-Coder-1.5B), 'extractive' (quotes the best sentences, no model), "
+        "'claude' (Anthropic API, needs network and a key) or 'gguf:PATH' (a GGUF file).",
     )
+    auto_tier: str = _d("", "The tier 'auto' chose on this machine (empty: not measured yet).")
+    auto_reason: str = _d("", "Why 'auto' chose that tier (shown in Settings and doctor).")
     n_ctx: int = _d(4096, "Context window for llama.cpp models, in tokens.")
-    n_threads: int = _d(0, "CPU threads for llama.cpp; 0 means all cores.")
+    n_threads: int = _d(
+        0, "CPU threads for llama.cpp; 0 means one fewer than the cores (at least one).")
     max_new_tokens: int = _d(500, "Most tokens a model may generate for one answer.")
     temperature: float = _d(0.1, "Sampling temperature; low keeps answers close to the text.")
-    generation_budget_bundled_s: float = _d(
-        5.0,
-        "Time budget for a whole answer from the bundled 135M model, in seconds.",
+    budgets: dict = field(
+        default_factory=dict,
+        metadata={"description": (
+            "Time budgets that differ from a backend's defaults (core/llm/specs.py), e.g. "
+            "{\"small\": {\"first_token_s\": 12}, \"claude\": {\"total_s\": 90}}. A local "
+            "model has a first-token budget (then it streams to its token cap, and Stop "
+            "ends it); Claude has a total budget.")},
     )
-    generation_budget_gguf_s: float = _d(
-        60.0,
-        "Time budget for a larger local GGUF model. A 3B model on 2 cores reads about 20 "
-        "prompt tokens and writes a few tokens a second, so allow a minute or more.",
-    )
-    generation_budget_claude_s: float = _d(60.0, "Time budget for a Claude API answer.")
     claude_model: str = _d("claude-sonnet-5-5", "Claude model name.")
     claude_base_url: str = _d("", "Override for the Anthropic API address (testing, proxies).")
     claude_timeout_s: float = _d(30.0, "Network timeout for one Claude API request.")
@@ -146,10 +200,6 @@ class Settings:
             return self.audit_url
         return f"sqlite:///{self.data_dir / 'audit.sqlite3'}"
 
-    @property
-    def effective_threads(self) -> int:
-        return self.n_threads or (os.cpu_count() or 1)
-
     def ensure_dirs(self) -> None:
         """Create the data folder and its sub-folders."""
         for d in (self.data_dir, self.books_dir, self.models_dir, self.log_dir):
@@ -180,7 +230,10 @@ class Settings:
         except (OSError, ValueError) as exc:
             log.warning("Ignoring unreadable settings file %s: %s", path, exc)
             return settings
-        return settings.updated(**{k: v for k, v in raw.items() if k != "data_dir"})
+        if not isinstance(raw, dict):
+            log.warning("Ignoring settings file %s: not a JSON object", path)
+            return settings
+        return settings.updated(**migrate(raw))
 
     def updated(self, **changes: Any) -> "Settings":
         """A copy with ``changes`` applied; values of the wrong type are ignored and logged."""
@@ -193,7 +246,11 @@ class Settings:
                 continue
             current = getattr(self, key)
             try:
-                if isinstance(current, bool):
+                if isinstance(current, dict):
+                    if not isinstance(value, dict):
+                        raise TypeError(key)
+                    value = _clean_budgets(value)
+                elif isinstance(current, bool):
                     value = bool(value)
                 elif isinstance(current, int):
                     value = int(value)

@@ -68,3 +68,7 @@ class StoreError(BookReaderError):
 
 class Cancelled(Exception):
     """The user cancelled a long operation.  Not an error: callers stop quietly."""
+
+
+class AlreadyRunning(BookReaderError):
+    """Another BookReader window uses the same data folder."""

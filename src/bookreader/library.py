@@ -5,9 +5,9 @@ each book's store and lexical index on demand, and wires ingestion, search, answ
 the audit log together.  All slow methods are synchronous and take ``progress`` and
 ``cancel`` callbacks; the UI runs them in workers.
 
-Catalogue: ``<data>/books/<book_id>/book.json`` next to the book's shard and its saved
-BM25 token lists (``bm25.json.gz``).  ``state`` is "indexing" while an ingest runs (and
-after one was interrupted: ingesting again resumes it), "ready", or "failed".
+It implements :class:`bookreader.api.LibraryApi`.  The catalogue of books lives in
+:mod:`bookreader.catalogue`; a book's saved BM25 token lists sit next to its entry
+(``bm25.json.gz``).
 
 Ingestion reads and chunks every page first (fast: about a millisecond a page) so that the
 progress bar knows the number of chunks, then embeds and upserts the chunks the store
@@ -21,9 +21,7 @@ answerer and the stores are built on first use.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-import os
 import shutil
 import threading
 import time
@@ -31,12 +29,15 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from bookreader.catalogue import Catalogue
 from bookreader.config import Settings
 from bookreader.core.types import (
     Answer,
     BookInfo,
+    BookState,
     CancelFn,
     Chunk,
+    ConfidenceLevel,
     Mode,
     ProgressFn,
     Retrieval,
@@ -60,12 +61,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BOOK_FILE = "book.json"
 LEXICAL_FILE = "bm25.json.gz"
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
 CHUNKER_VERSION = 2
-#: Shortest id prefix accepted as a book reference.
-MIN_PREFIX = 4
 
 
 class Library:
@@ -83,12 +81,15 @@ class Library:
     def __init__(self, settings: Settings, *, embedder=None, audit=None) -> None:
         self.settings = settings
         self.session_id = str(uuid.uuid4())
+        self.catalogue = Catalogue(settings.books_dir)
         self._embedder = embedder
         self._audit = audit
         self._answerer: Any = None
         self._stores: dict[str, "VectorStore"] = {}
         self._retrievers: dict[str, "HybridRetriever"] = {}
         self._pdfs: dict[str, Any] = {}
+        # Read-only copies of shards another process holds: book id -> (store, folder).
+        self._copies: dict[str, tuple["VectorStore", Path]] = {}
         self._lock = threading.RLock()
 
     # --- lazily built services -----------------------------------------------------------
@@ -122,6 +123,7 @@ class Library:
                 # The library owns its model cache: one load per backend per library,
                 # freed with it (no process-wide singleton).
                 backends = BackendRegistry()
+                self._choose_default_tier()
                 embedder = self.embedder
                 self._answerer = Answerer(
                     self.settings,
@@ -132,48 +134,26 @@ class Library:
                 )
             return self._answerer
 
+    def _choose_default_tier(self) -> None:
+        """At first start with ``llm_backend`` auto: measure the installed tiers, once."""
+        s = self.settings
+        if (s.llm_backend or "").strip().lower() != "auto" or s.auto_tier:
+            return
+        from bookreader.core.llm.choose import choose_tier, installed_tiers
+
+        measured = len(installed_tiers(s)) > 1
+        name, reason, _ = choose_tier(s)
+        log.info("Default tier: %s. %s", name, reason)
+        s.auto_tier, s.auto_reason = name, reason
+        if measured:  # a lone tier is re-checked for free next time
+            try:
+                s.save()
+            except BookReaderError as exc:
+                log.warning("Cannot save the chosen tier: %s", exc.user_message)
+
     # --- catalogue ------------------------------------------------------------------------
     def _book_dir(self, book_id: str) -> Path:
-        return self.settings.books_dir / book_id
-
-    def _read_record(self, book_id: str) -> Optional[dict]:
-        path = self._book_dir(book_id) / BOOK_FILE
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            log.warning("Ignoring the unreadable catalogue entry %s: %s", path, exc)
-            return None
-
-    def _write_record(self, record: dict) -> None:
-        folder = self._book_dir(record["book_id"])
-        path = folder / BOOK_FILE
-        record["updated"] = time.time()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise StoreError(
-                f"Cannot write the library catalogue {path}: {exc.strerror or exc}. "
-                "Check that the data folder is writable and the disk is not full.",
-                details=repr(exc),
-            ) from exc
-
-    @staticmethod
-    def _info(record: dict) -> BookInfo:
-        return BookInfo(
-            book_id=record["book_id"],
-            title=record.get("title", ""),
-            path=record.get("path", ""),
-            page_count=int(record.get("page_count", 0)),
-            chunk_count=int(record.get("chunk_count", 0)),
-            state=record.get("state", "failed"),
-            message=record.get("message", ""),
-            pages_without_text=tuple(record.get("pages_without_text", ())),
-        )
+        return self.catalogue.folder(book_id)
 
     def _chunk_params(self) -> dict:
         return {
@@ -207,17 +187,17 @@ class Library:
             raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
         path = path.resolve()
         book_id = file_book_id(path)
-        record = self._read_record(book_id)
+        record = self.catalogue.read(book_id)
         if (
             record is not None
-            and record.get("state") == "ready"
+            and record.get("state") == BookState.READY
             and record.get("params") == self._chunk_params()
         ):
             if record.get("path") != str(path):  # the same book, moved or copied
                 record["path"] = str(path)
-                self._write_record(record)
+                self.catalogue.write(record)
             log.info("Book %s is already indexed; nothing to do", book_id)
-            return self._info(record)
+            return self.catalogue.info(record)
 
         self.settings.ensure_dirs()
         if record is not None and record.get("params") != self._chunk_params():
@@ -237,32 +217,32 @@ class Library:
             "path": str(path),
             "page_count": pdf.page_count,
             "chunk_count": 0,
-            "state": "indexing",
+            "state": BookState.INDEXING.value,
             "message": "Indexing was interrupted. Ingest the book again to finish it.",
             "pages_without_text": [],
             "params": self._chunk_params(),
             "created": (record or {}).get("created", time.time()),
         }
-        self._write_record(record)
+        self.catalogue.write(record)
         try:
             chunks = self._index(book_id, pdf, progress, cancel)
         except Cancelled:
             log.info("Ingest of %s cancelled; it resumes when ingested again", path)
             raise
         except BookReaderError as exc:
-            record.update(state="failed", message=exc.user_message)
-            self._write_record(record)
+            record.update(state=BookState.FAILED.value, message=exc.user_message)
+            self.catalogue.write(record)
             raise
         without = sorted(int(p) for p in pdf.pages_without_text())
         record.update(
-            state="ready",
+            state=BookState.READY.value,
             chunk_count=len(chunks),
             pages_without_text=without,
             message=pdf.text_layer_message() if without else "",
         )
-        self._write_record(record)
+        self.catalogue.write(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
-        return self._info(record)
+        return self.catalogue.info(record)
 
     def _index(self, book_id: str, pdf: Any, progress: ProgressFn, cancel: CancelFn) -> list[Chunk]:
         """Chunk every page, embed and store the chunks not stored yet, build BM25."""
@@ -316,53 +296,11 @@ class Library:
 
     def books(self) -> list[BookInfo]:
         """Every book in the library, sorted by title."""
-        out: list[BookInfo] = []
-        root = self.settings.books_dir
-        if not root.is_dir():
-            return out
-        for folder in root.iterdir():
-            record = self._read_record(folder.name) if folder.is_dir() else None
-            if record is not None and record.get("book_id") == folder.name:
-                out.append(self._info(record))
-        out.sort(key=lambda b: (b.title.casefold(), b.book_id))
-        return out
+        return self.catalogue.books()
 
     def book(self, ref: str | Path) -> BookInfo:
         """A book by id, unique id prefix, or PDF path.  Raises BookNotFound."""
-        text = str(ref).strip()
-        if not text:
-            raise BookNotFound("No book was named. Give a book id or the PDF's path.")
-        record = self._read_record(text) if "/" not in text and "\\" not in text else None
-        if record is not None:
-            return self._info(record)
-        books = self.books()
-        candidate = Path(text).expanduser()
-        if candidate.is_file():
-            resolved = str(candidate.resolve())
-            for b in books:
-                if b.path == resolved:
-                    return b
-            from bookreader.core.pdf import file_book_id
-
-            record = self._read_record(file_book_id(candidate))
-            if record is not None:
-                return self._info(record)
-            raise BookNotFound(
-                f"{candidate} is not in the library yet. Run `bookreader ingest {candidate}` first."
-            )
-        if len(text) >= MIN_PREFIX:
-            matches = [b for b in books if b.book_id.startswith(text.lower())]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                raise BookNotFound(
-                    f"'{text}' matches {len(matches)} books. Give more of the book id "
-                    "(`bookreader books` lists them)."
-                )
-        raise BookNotFound(
-            f"No book in the library matches '{text}'. Give a book id from `bookreader books` "
-            "or the path of a PDF you have ingested."
-        )
+        return self.catalogue.find(ref)
 
     def remove(self, ref: str | Path) -> BookInfo:
         """Delete a book's index (not the PDF)."""
@@ -424,23 +362,58 @@ class Library:
                 self._stores[book_id] = store
             return store
 
+    def _reading_store(self, book_id: str) -> "VectorStore":
+        """The book's store for reading: its own, or, while another BookReader process
+        (an open window) holds it, a private copy of the ready shard.
+
+        Reading commands (``ask``, ``search``) then work beside the window; writes
+        (ingest, remove) still need the book's lock and say who holds it.
+        """
+        try:
+            return self._store(book_id)
+        except BookLocked:
+            if self.settings.store_backend != "edge":
+                raise
+        import tempfile
+
+        from bookreader.core.store.edge import EdgeStore
+
+        with self._lock:
+            cached = self._copies.get(book_id)
+            if cached is not None:
+                return cached[0]
+            tmp = Path(tempfile.mkdtemp(prefix="bookreader-read-"))
+            try:
+                shutil.copytree(self._book_dir(book_id) / "shard", tmp / "shard")
+            except OSError as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise StoreError(
+                    f"Cannot read book {book_id} while another BookReader process uses it: "
+                    f"copying its index failed ({exc.strerror or exc}). Try again, or close "
+                    "the BookReader window that has it open.", details=repr(exc)) from exc
+            store = EdgeStore(tmp / "shard", book_id, dimension=self.embedder.dimension)
+            self._copies[book_id] = (store, tmp)
+        log.info("Book %s is open in another BookReader process; reading a copy of its index",
+                 book_id)
+        return store
+
     def retriever(self, ref: str | Path) -> "HybridRetriever":
         """The hybrid retriever of a ready book (built once, then cached)."""
         from bookreader.core.lexical import LexicalIndex
         from bookreader.core.retrieval import HybridRetriever
 
         info = self.book(ref)
-        if info.state != "ready":
+        if info.state is not BookState.READY:
             raise BookReaderError(
-                f"'{info.title}' is not ready for questions ({info.state}). "
-                + ("Ingest it again to finish indexing." if info.state == "indexing"
+                f"'{info.title}' is not ready for questions ({info.state.value}). "
+                + ("Ingest it again to finish indexing." if info.state is BookState.INDEXING
                    else f"{info.message} Ingest it again after fixing the problem.")
             )
         with self._lock:
             cached = self._retrievers.get(info.book_id)
             if cached is not None:
                 return cached
-            store = self._store(info.book_id)
+            store = self._reading_store(info.book_id)
             chunks = list(store.chunks())
             path = self._book_dir(info.book_id) / LEXICAL_FILE
             lexical = LexicalIndex.load(path, chunks)
@@ -498,8 +471,13 @@ class Library:
         backend: Optional[str] = None,
         on_token: Optional[Callable[[str], None]] = None,
         cancel: CancelFn = never_cancel,
+        session_id: Optional[str] = None,
+        client_id: Optional[str] = None,
     ) -> Answer:
         """Answer a question in one of the three modes and record it in the audit log.
+
+        ``session_id`` (default: the library's own) and ``client_id`` (the API key's name
+        of a server request) go into the audit record.
 
         Never raises for a user error after validation starts: a failed or timed-out
         answer comes back as an Answer with ``error`` set and is audited too.
@@ -536,10 +514,35 @@ class Library:
             )
         except BookReaderError as exc:
             failed = _error_answer(question, mode, exc, info, selection, backend)
-            self.audit.record(failed, session_id=self.session_id)
+            self.audit.record(failed, session_id=session_id or self.session_id,
+                              client_id=client_id)
             raise
-        self.audit.record(answer, session_id=self.session_id)
+        self.audit.record(answer, session_id=session_id or self.session_id, client_id=client_id)
         return answer
+
+    def record_failure(
+        self,
+        question: str,
+        error: BookReaderError,
+        *,
+        mode: Mode = Mode.BOOK,
+        book: Optional[str] = None,
+        selection: Optional[str] = None,
+        backend: Optional[str] = None,
+        session_id: Optional[str] = None,
+        client_id: Optional[str] = None,
+    ) -> Answer:
+        """Audit a question that a front end stopped (the server's time budget) and
+        return the recorded Answer (its ``error`` is ``error.user_message``)."""
+        info: Optional[BookInfo] = None
+        if book is not None:
+            try:
+                info = self.book(book)
+            except BookReaderError:
+                info = None
+        failed = _error_answer(question, Mode(mode), error, info, selection, backend)
+        self.audit.record(failed, session_id=session_id or self.session_id, client_id=client_id)
+        return failed
 
     def _pdf_if_possible(self, info: BookInfo) -> Any:
         """The open PdfBook (to verify and locate citations), or None if it cannot open."""
@@ -560,6 +563,42 @@ class Library:
         """Earlier answers about a book, oldest first (from the audit log)."""
         return self.audit.history(book_id, limit)
 
+    def check_selection(self, text: str) -> tuple[str, str]:
+        """The selection as it would be answered from, and the truncation notice if any."""
+        from bookreader.core.inputs import clean_selection
+
+        return clean_selection(text)
+
+    # --- the audit log and exports -----------------------------------------------------
+    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int:
+        """Write the matching audit records as csv/jsonl/json; returns how many."""
+        return self.audit.export(fmt, out, **filters)
+
+    def verify_audit(self, path: Optional[Path] = None) -> Any:
+        """Check the hash chain of the live log, or of an exported file."""
+        return self.audit.verify(path)
+
+    def audit_report(self, out: Path, **filters: Any) -> Path:
+        """Write the instructor's HTML report; returns its path."""
+        return self.audit.report(out, **filters)
+
+    def export_conversation(self, ref: str | Path, out: Path) -> Path:
+        """Write a book's questions and answers, with their citations, as Markdown."""
+        from bookreader.core.conversation import conversation_markdown
+
+        info = self.book(ref)
+        answers = self.history(info.book_id, limit=100_000)
+        out = Path(out).expanduser()
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(conversation_markdown(info.title, answers), encoding="utf-8")
+        except OSError as exc:
+            raise BookReaderError(
+                f"Cannot write the conversation to {out}: {exc.strerror or exc}. "
+                "Choose another folder.", details=repr(exc)) from exc
+        log.info("Exported %d answers about %s to %s", len(answers), info.book_id, out)
+        return out
+
     def close(self) -> None:
         """Close stores, open PDFs and the audit database."""
         with self._lock:
@@ -567,6 +606,8 @@ class Library:
             pdfs, self._pdfs = list(self._pdfs.values()), {}
             self._retrievers.clear()
             audit = self._audit
+            copies, self._copies = list(self._copies.values()), {}
+            stores += [store for store, _ in copies]
         for store in stores:
             try:
                 store.close()
@@ -580,6 +621,8 @@ class Library:
                     log.exception("Closing a PDF failed")
         if audit is not None and hasattr(audit, "close"):
             audit.close()
+        for _, folder in copies:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> "Library":
         return self
@@ -607,7 +650,7 @@ def _error_answer(
         fallback=True,
         in_selected_text=None,
         confidence=0.0,
-        confidence_level="low",
+        confidence_level=ConfidenceLevel.LOW,
         backend=backend or "",
         error=exc.user_message,
         book_id=info.book_id if info else "",

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pdf_factory import not_a_pdf, planted_fact_pdf
 
-from bookreader import __version__, cli
+from bookreader import __version__, cli, qt_platform
 from bookreader.errors import Cancelled
 from bookreader.library import Library
 
@@ -237,7 +237,7 @@ def test_gui_without_the_window_falls_back_to_a_demo(capsys, tmp_path, monkeypat
 def test_gui_without_a_display_explains_and_shows_the_demo(capsys, tmp_path, monkeypatch,
                                                            sample_pdf):
     # Qt would abort the process here; BookReader must say why and still show something.
-    monkeypatch.setattr(cli.sys, "platform", "linux")
+    monkeypatch.setattr(qt_platform.sys, "platform", "linux")
     for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
         monkeypatch.delenv(name, raising=False)
     code, out, err = run(capsys, tmp_path / "data", "gui", str(sample_pdf))
@@ -247,24 +247,24 @@ def test_gui_without_a_display_explains_and_shows_the_demo(capsys, tmp_path, mon
 
 
 def test_display_problem_names_each_cause(monkeypatch):
-    monkeypatch.setattr(cli.sys, "platform", "linux")
-    assert cli.display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
-    assert cli.display_problem({"WAYLAND_DISPLAY": "wayland-0"}) is None
-    assert "no graphical display" in cli.display_problem({})
+    monkeypatch.setattr(qt_platform.sys, "platform", "linux")
+    assert qt_platform.display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert qt_platform.display_problem({"WAYLAND_DISPLAY": "wayland-0"}) is None
+    assert "no graphical display" in qt_platform.display_problem({})
     import ctypes.util
 
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
-    assert "libxcb-cursor.so.0 is missing" in cli.display_problem({"DISPLAY": ":0"})
+    assert "libxcb-cursor.so.0 is missing" in qt_platform.display_problem({"DISPLAY": ":0"})
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: f"lib{name}.so.0")
-    monkeypatch.setattr(cli, "_xcb_plugin_missing_library", lambda: "libxcb-icccm.so.4")
-    message = cli.display_problem({"DISPLAY": ":0"})
+    monkeypatch.setattr(qt_platform, "_xcb_plugin_missing_library", lambda: "libxcb-icccm.so.4")
+    message = qt_platform.display_problem({"DISPLAY": ":0"})
     assert "libxcb-icccm.so.4 is missing" in message and "libxcb-icccm4" in message
-    monkeypatch.setattr(cli, "_xcb_plugin_missing_library", lambda: None)
-    assert cli.display_problem({"DISPLAY": ":0"}) is None
+    monkeypatch.setattr(qt_platform, "_xcb_plugin_missing_library", lambda: None)
+    assert qt_platform.display_problem({"DISPLAY": ":0"}) is None
 
 
 def test_the_x11_plugin_check_names_what_the_loader_reports():
-    missing = cli._xcb_plugin_missing_library()
+    missing = qt_platform._xcb_plugin_missing_library()
     if missing is None:  # every library present: the plugin really loads
         import ctypes
 

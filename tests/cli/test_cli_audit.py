@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from bookreader import cli_audit
 from bookreader.config import Settings
 from bookreader.core.audit import AuditLog
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 
 
 @pytest.fixture

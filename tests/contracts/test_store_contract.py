@@ -362,8 +362,8 @@ def test_second_process_gets_book_locked_and_lock_dies_with_the_owner(backend):
         reply = read_line(other)
         other.wait(timeout=60)
         assert reply["error"] == "BookLocked"
-        assert "open in another BookReader window" in reply["message"]
-        assert "Close it there" in reply["message"]
+        assert "in use by" in reply["message"]
+        assert "try again" in reply["message"]
         assert "Traceback" not in reply["message"]
         with pytest.raises(BookLocked):  # this process too
             backend.open()

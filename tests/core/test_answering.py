@@ -16,6 +16,7 @@ from bookreader.config import Settings
 from bookreader.core import answering, prompts
 from bookreader.core import confidence as calibration
 from bookreader.core.answering import Answerer, clean_selection
+from bookreader.core.llm.specs import spec_for
 from bookreader.core.types import Mode, Outcome
 from bookreader.errors import Cancelled, InvalidInput
 
@@ -48,7 +49,7 @@ def book(tmp_path_factory, embedder):
 
     root = tmp_path_factory.mktemp("answering")
     settings = Settings(data_dir=root / "data").updated(
-        generation_budget_bundled_s=120.0,  # a loaded CI machine must not time out here
+        budgets={"tiny": {"first_token_s": 120.0}},  # a loaded CI machine must not time out
         max_new_tokens=80,
     )
     settings.ensure_dirs()
@@ -62,7 +63,7 @@ def book(tmp_path_factory, embedder):
 
 
 def _generous_budget(name):
-    return 120.0  # the real budgets are tested in test_timeout_with_a_tiny_budget
+    return 120.0, 120.0  # the real budgets are tested in test_timeout_with_a_tiny_budget
 
 
 @pytest.fixture(scope="module")
@@ -226,6 +227,26 @@ def test_book_mode_answers_with_verified_citations(book, answerer):
     assert "Confidence:" not in a.text and a.query_id != a.answer_id
 
 
+def test_a_local_tier_reads_the_best_sentences_of_all_passages(book, answerer, monkeypatch):
+    # The spec table says how much context a backend reads and whether it is focused;
+    # answering takes both from there (here: the extractive backend as if it were a
+    # focused local tier with a 300-character budget).
+    import dataclasses
+
+    focused = dataclasses.replace(spec_for("extractive"), focus_context=True, context_chars=300)
+    monkeypatch.setattr(answering, "spec_for", lambda name: focused)
+    _, _, _, pdf = book
+    a = answerer.ask("Which molecule stores the energy released by mitochondria?",
+                     mode=Mode.BOOK, retriever=book[2], pages=pdf, backend="extractive")
+    shown = "".join(b.split("</excerpt>")[0] for b in a.prompt[-1].content.split("<excerpt")[1:])
+    assert "called ATP" in shown and len(shown) < 300 + 120 * len(a.retrieval.passages)
+    whole = sum(len(p.chunk.text) for p in a.retrieval.passages)
+    assert whole > 300 and "..." in shown
+    # Citations and grounding still see the whole passages.
+    assert not a.fallback and "ATP" in a.text
+    assert any(c.verified for c in a.citations)
+
+
 def test_book_mode_below_threshold_declines_without_the_model(book, embedder):
     a = Answerer(book[0], embedder=embedder, backend_factory=_no_backend)
     ans = a.ask("Who won the football world cup in 1998?", mode=Mode.BOOK, retriever=book[2])
@@ -282,12 +303,41 @@ def test_highlight_uses_nearby_chunks_and_both_chapters_across_a_boundary(book, 
 
 # --- generation limits, errors, validator -------------------------------------------------------
 def test_timeout_with_a_tiny_budget(book, embedder):
-    settings = book[0].updated(generation_budget_bundled_s=0.001)
+    settings = book[0].updated(budgets={"tiny": {"first_token_s": 0.001}})
     a = Answerer(settings, embedder=embedder).ask(
         "What is ATP?", mode=Mode.SELECTED, selection=MITO, backend="bundled")
-    assert a.text == prompts.TIMEOUT_MESSAGE == "Query processing timed out. Try a simpler question."
-    assert a.error == prompts.TIMEOUT_MESSAGE and a.fallback
+    # Says what happened and what to do, and does not blame the question.
+    assert a.text.startswith("No answer yet") and "had not started writing" in a.text
+    assert "Settings" in a.text and "question" not in a.text.lower()
+    assert a.error == a.text and a.fallback and a.first_token_ms is None
     assert a.backend == "bundled" and "generation" in a.stage_ms
+
+
+def test_a_local_answer_that_started_is_never_cut_by_a_total_budget(book, embedder):
+    # The first token comes within its budget; the local tier has no total budget, so
+    # the answer streams to the end even though it takes longer than the first-token one.
+    calls = []
+
+    def budget(name):
+        calls.append(name)
+        return 60.0, None
+
+    a = Answerer(book[0], embedder=embedder, budget_fn=budget).ask(
+        "Which molecule stores the energy?", mode=Mode.SELECTED, selection=MITO,
+        backend="bundled")
+    assert calls == ["bundled"] and not a.error and a.first_token_ms is not None
+    assert not a.fallback and "ATP" in a.text
+
+
+def test_claude_keeps_a_total_budget(book, embedder, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    with FakeClaudeServer() as server:
+        settings = book[0].updated(claude_base_url=server.url, claude_max_retries=0,
+                                   budgets={"claude": {"total_s": 0.5}})
+        server.queue(Behaviour.slow(0.4, "ATP stores energy in the cell, as the selection says. Confidence: 0.9"))
+        a = Answerer(settings, embedder=embedder).ask(
+            "What stores energy?", mode=Mode.SELECTED, selection=MITO, backend="claude")
+    assert a.fallback and a.error and "limit" in a.text and "question" not in a.text.lower()
 
 
 def test_user_cancel_raises_cancelled(answerer):
@@ -404,7 +454,7 @@ def test_loops_and_repeated_sentences_are_cut_from_the_answer():
 def test_bundled_answers_stop_after_two_claims_with_their_citations():
     text = ('The cell is small. [Source: Cells (Page 1) - "The cell is small"] It has a '
             'membrane. The membrane is thin. [Source: Cells (Page 1) - "thin"] It also')
-    assert answering.MAX_SENTENCES["bundled"] == 2
+    assert spec_for("bundled").max_claims == 2 and spec_for("extractive").max_claims is None
     assert answering._enough_sentences([text], 3)
     assert answering._enough_sentences([text], 2)
     assert not answering._enough_sentences([text], None)  # other backends: no limit
@@ -414,13 +464,13 @@ def test_bundled_answers_stop_after_two_claims_with_their_citations():
 
 def test_bundled_model_is_shown_the_relevant_part_of_a_long_selection(answerer):
     selection = f"{FILLER * 6}{MITO} {FILLER * 4}".strip()
-    assert len(selection) > 2 * answering.SELECTION_CHARS["bundled"]
+    assert len(selection) > 2 * spec_for("bundled").selection_chars
     a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.SELECTED,
                      selection=selection, backend="bundled")
     _check_bundled(a)
     block = a.prompt[-1].content.split("<selection>")[1].split("</selection>")[0].strip()
     assert "The energy is stored in a molecule called ATP." in block
-    assert len(block) <= answering.SELECTION_CHARS["bundled"]
+    assert len(block) <= spec_for("bundled").selection_chars
     # The extractive backend (instant) reads the whole selection.
     b = answerer.ask("Which molecule stores the energy from food?", mode=Mode.SELECTED,
                      selection=selection, backend="extractive")

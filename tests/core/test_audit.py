@@ -284,7 +284,7 @@ def test_deleting_a_row_is_detected(audit, audit_url):
 WRITER = r"""
 import sys
 from bookreader.core.audit import AuditLog
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 import random
 log = AuditLog(sys.argv[1])
 rng = random.Random(int(sys.argv[2]))

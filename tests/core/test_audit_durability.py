@@ -17,7 +17,7 @@ from bookreader.core.audit import AuditLog
 WRITER = r"""
 import random, sys
 from bookreader.core.audit import AuditLog
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 log = AuditLog(sys.argv[1])
 rng = random.Random(11)
 print("ready", flush=True)

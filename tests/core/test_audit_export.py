@@ -14,7 +14,7 @@ from audit_support import audit_url, pg_cluster  # noqa: F401 (fixtures)
 
 from bookreader.core.audit import AuditLog
 from bookreader.core.audit.export import neutralise
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 from bookreader.core.audit.schema import COLUMNS
 from bookreader.core.types import Mode
 from bookreader.errors import BookReaderError, InvalidInput

@@ -11,7 +11,7 @@ import pytest
 
 from bookreader.core.audit import AuditLog
 from bookreader.core.audit.report import percentile
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 from bookreader.core.types import Mode
 
 

@@ -11,7 +11,7 @@ import pytest
 from audit_support import audit_url, pg_cluster  # noqa: F401 (fixtures)
 
 from bookreader.core.audit import AuditLog
-from bookreader.core.audit.samples import make_answer
+from audit_samples import make_answer
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)
 

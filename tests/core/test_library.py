@@ -362,7 +362,7 @@ def test_a_book_busy_in_another_library_is_left_as_that_one_records_it(tmp_path,
                          cancel=lambda: bool(progress.phase("Embedding")[1:]))
         with pytest.raises(BookLocked) as err:
             second.ingest(pdfs["fact"])
-        assert "another BookReader window" in err.value.user_message
+        assert "in use by" in err.value.user_message
         assert [b.state for b in second.books()] == ["indexing"]
         with pytest.raises(BookLocked):
             second.remove(pdfs["fact"])

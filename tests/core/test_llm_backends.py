@@ -465,7 +465,7 @@ def test_registry_builds_each_kind(settings):
     assert isinstance(bundled, LlamaCppBackend) and not bundled.loaded
     if BUNDLED is not None:
         assert bundled.model_path == BUNDLED and bundled.model_name == BUNDLED.name
-    assert bundled.n_ctx >= 4096 and bundled.n_threads == available_cores()
+    assert bundled.n_ctx >= 4096 and bundled.n_threads == max(1, available_cores() - 1)
     assert isinstance(reg.create_backend("extractive", settings, registry=registry),
                       ExtractiveBackend)
     claude = reg.create_backend("claude", settings.updated(claude_model="claude-x"),
@@ -475,6 +475,10 @@ def test_registry_builds_each_kind(settings):
     by_file_name = reg.create_backend("Tiny-Model.Q4_K_M.gguf", settings, registry=registry)
     by_path = reg.create_backend(f"gguf:{own}", settings, registry=registry)
     assert by_file_name is by_path and by_path.name == f"gguf:{own.resolve()}"
+    # Without a registry every call builds a new backend: there is no process-wide cache.
+    assert reg.create_backend("extractive", settings) is not reg.create_backend(
+        "extractive", settings)
+    assert not hasattr(reg, "_PROCESS_REGISTRY")
 
 
 def test_registry_caches_per_name_and_rebuilds_when_settings_change(settings):
@@ -493,14 +497,19 @@ def test_registry_rejects_unknown_names(settings, name):
     assert "Settings" in info.value.user_message or "Choose" in info.value.user_message
 
 
-def test_budgets_per_backend(settings):
-    s = settings.updated(generation_budget_bundled_s=4, generation_budget_gguf_s=90,
-                         generation_budget_claude_s=30)
-    assert reg.budget_seconds("bundled", s) == 4.0
-    assert reg.budget_seconds("gguf:/models/qwen.gguf", s) == 90.0
-    assert reg.budget_seconds("qwen.gguf", s) == 90.0
-    assert reg.budget_seconds("claude", s) == 30.0
-    assert 0 < reg.budget_seconds("extractive", s) <= 2.0
+def test_budgets_per_backend_come_from_the_spec_table_with_overrides(settings):
+    # Local tiers: a first-token budget and no total; Claude: a total budget.
+    assert reg.budget_for("bundled", settings) == (6.0, None)
+    assert reg.budget_for("tiny", settings) == (6.0, None)
+    assert reg.budget_for("gguf:/models/qwen.gguf", settings) == (60.0, None)
+    assert reg.budget_for("claude", settings) == (None, 60.0)
+    s = settings.updated(budgets={"tiny": {"first_token_s": 4}, "qwen": {"x": 1},
+                                  "claude": {"total_s": 30, "first_token_s": 9}})
+    assert reg.budget_for("bundled", s) == (4.0, None)
+    assert reg.budget_for("qwen.gguf", s) == (60.0, None)
+    assert reg.budget_for("claude", s) == (None, 30.0)  # no first-token limit to override
+    first, total = reg.budget_for("extractive", s)
+    assert first is None and 0 < total <= 2.0
 
 
 def test_list_gguf_models_finds_files_in_the_models_folder(settings):
@@ -524,7 +533,10 @@ def test_describe_backends_reports_availability_and_fixes(settings, memory_keyri
     broken = _write(settings.models_dir / "broken.gguf", b"<html>404</html>")
     rows = {r["name"]: r for r in reg.describe_backends(settings.updated(llm_backend="extractive"))}
     assert rows["extractive"]["available"] and rows["extractive"]["selected"]
-    assert rows["bundled"]["available"] is (BUNDLED is not None)
+    assert rows["tiny"]["available"] is (BUNDLED is not None)
+    assert not rows["small"]["available"] and "models install small" in rows["small"]["fix"]
+    assert [r["name"] for r in rows.values()][:5] == ["tiny", "small", "better", "extractive",
+                                                        "claude"]
     assert not rows["claude"]["available"] and "ANTHROPIC_API_KEY" in rows["claude"]["fix"]
     assert rows[f"gguf:{good}"]["available"]
     bad = rows[f"gguf:{broken}"]

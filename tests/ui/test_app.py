@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from bookreader.app import AlreadyRunning, build_app
+from bookreader.app import build_app
+from bookreader.errors import AlreadyRunning
 from bookreader.ui.messages import RecordingSink
 
 
@@ -77,27 +78,31 @@ def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot
     ctx = make_app(ui_settings)
     win = ctx.window
     dialog = win.show_settings()
-    dialog.backend_buttons["bundled"].setChecked(True)
-    dialog.budget_bundled.setValue(7.5)
+    # The dialog lists what the spec table holds: auto, each tier, extractive, claude, a file.
+    assert list(dialog.backend_buttons) == ["auto", "tiny", "small", "better", "extractive",
+                                            "claude", "gguf"]
+    assert "small" in dialog.install_rows and "tiny" not in dialog.install_rows
+    dialog.backend_buttons["tiny"].setChecked(True)
+    dialog.budget_boxes["tiny"][1].setValue(7.5)
     dialog.similarity.setValue(0.55)
     dialog.api_key_edit.setText("sk-ant-test-key-never-on-disk")
     with qtbot.waitSignal(win.settings_applied, timeout=5000):
         dialog.save_button.click()
     saved = json.loads((ui_settings.data_dir / "settings.json").read_text())
-    assert saved["llm_backend"] == "bundled"
-    assert saved["generation_budget_bundled_s"] == 7.5
+    assert saved["llm_backend"] == "tiny"
+    assert saved["budgets"] == {"tiny": {"first_token_s": 7.5}}
     assert saved["grounding_similarity_threshold"] == 0.55
-    assert win.settings.generation_budget_bundled_s == 7.5
+    assert win.settings.budgets["tiny"]["first_token_s"] == 7.5
     # The library is rebuilt with the new settings once its workers are idle.
-    qtbot.waitUntil(lambda: ctx.service.settings.generation_budget_bundled_s == 7.5)
+    qtbot.waitUntil(lambda: ctx.service.settings.budgets.get("tiny") == {"first_token_s": 7.5})
     # The key went to the keyring or process memory, never to a file in the data folder.
     for path in ui_settings.data_dir.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".ini", ".log", ".txt"):
             assert "sk-ant-test-key" not in path.read_text(errors="ignore"), path
     os.environ.pop("ANTHROPIC_API_KEY", None)
     again = win.show_settings()
-    assert again.budget_bundled.value() == 7.5
-    assert again.backend_buttons["bundled"].isChecked()
+    assert again.budget_boxes["tiny"][1].value() == 7.5
+    assert again.backend_buttons["tiny"].isChecked()
 
 
 def test_library_panel_shows_progress_then_ready(make_app, ui_settings, book_pdf, qtbot):

@@ -114,7 +114,7 @@ def test_whole_book_questions_wait_for_the_index(make_app, ui_settings, book_pdf
 
 
 def test_bundled_model_answers_about_a_selection(make_app, settings, book_pdf, qtbot):
-    ctx = make_app(settings.updated(llm_backend="bundled", generation_budget_bundled_s=60))
+    ctx = make_app(settings.updated(llm_backend="bundled", budgets={"tiny": {"first_token_s": 60}}))
     win = ctx.window
     with qtbot.waitSignal(win.reader.first_page_painted, timeout=20000):
         win.open_book(book_pdf)
@@ -135,7 +135,7 @@ def test_bundled_model_answers_about_a_selection(make_app, settings, book_pdf, q
 
 def test_stop_cancels_generation(make_app, settings, book_pdf, qtbot):
     ctx = make_app(settings.updated(llm_backend="bundled", max_new_tokens=2000,
-                                    generation_budget_bundled_s=60))
+                                    budgets={"tiny": {"first_token_s": 60}}))
     win = ctx.window
     with qtbot.waitSignal(win.book_opened, timeout=20000):
         win.open_book(book_pdf)

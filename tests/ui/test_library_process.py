@@ -60,3 +60,44 @@ def test_index_and_ask_through_the_library_process(qtbot, ui_settings, book_pdf)
         ctx.window.close()
         ctx.lock.unlock()
         sys.excepthook, threading.excepthook = hooks
+
+
+def test_a_key_typed_without_a_keyring_reaches_the_library_process(qtbot, ui_settings,
+                                                                    claude_server):
+    """The library process starts before the key is typed; the key goes over the pipe."""
+    import os
+
+    from fakes.claude_server import Behaviour
+
+    from bookreader.ui.library_service import LibraryService
+    from bookreader.ui.workers import TaskRunner
+
+    key = "sk-ant-typed-in-settings"
+    settings = ui_settings.updated(claude_base_url=claude_server.url, claude_max_retries=0)
+    runner = TaskRunner()
+    service = LibraryService(runner, settings, mode="process")
+    try:
+        with qtbot.waitSignal(service.books_changed, timeout=60000):
+            service.refresh_books()  # the child process is running now, without the key
+        service.use_api_key(key)
+        claude_server.queue(Behaviour.normal(
+            "Mitochondria produce most of the ATP that a cell needs."))
+        answers, errors = [], []
+        service.ask("What do mitochondria produce?", mode=Mode.SELECTED, book=None,
+                    selection="Mitochondria produce most of the ATP that a cell needs.",
+                    pages=None, backend="claude", on_success=answers.append,
+                    on_failure=errors.append)
+        qtbot.waitUntil(lambda: bool(answers or errors), timeout=120000)
+        assert not errors, errors
+        assert not answers[0].error, answers[0].error
+        (req,) = claude_server.requests
+        sent = req.headers.get("x-api-key") or req.headers.get("authorization", "")
+        assert key in sent
+    finally:
+        runner.shutdown()
+        service.close()
+        os.environ.pop("ANTHROPIC_API_KEY", None)
+    log_dir = settings.log_dir
+    for path in log_dir.rglob("*"):
+        if path.is_file():
+            assert key not in path.read_text(errors="ignore"), path

@@ -39,6 +39,7 @@ generation), ``generation`` and ``validation``.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 import uuid
@@ -53,18 +54,21 @@ from bookreader.core.citations import (
     strip_citations,
     verify_answer,
 )
-from bookreader.core.focus import focus
+from bookreader.core.focus import focus, focus_passages
+from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.grounding import GroundingValidator, supported_part
+from bookreader.core.retrieval import is_covered
+from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
     MAX_SELECTION_CHARS,
     clean_question,
     clean_selection,
 )
-from bookreader.core.sentences import words
 from bookreader.core.types import (
     Answer,
     CancelFn,
+    ConfidenceLevel,
     Message,
     Mode,
     Outcome,
@@ -80,29 +84,20 @@ log = logging.getLogger(__name__)
 #: Generation confidence when the model states none and gives no token probabilities.
 DEFAULT_GENERATION_CONFIDENCE = 0.80
 RETRIEVAL_WEIGHT = 0.6
-#: Context characters (excerpts, selection excluded) sent to each kind of backend.  The
-#: bundled 135M model reads about 150-500 prompt tokens a second on two (shared) cores:
-#: five chunks would spend its whole five-second budget before the first token, two
-#: still took 4.8 s (bench/answer.py on Think Java); one chunk (at least one is always
-#: kept) brings the first token to about 1.2 s.
-CONTEXT_CHARS = {"bundled": 1500, "gguf": 6000, "extractive": 20000, "claude": 20000}
-#: Selection characters shown to each kind of backend (None: the whole selection, up to
-#: the 4,000-character limit).  The bundled model gets the selection's most relevant
-#: sentences (:mod:`bookreader.core.focus`); citations and grounding still use the whole
-#: selection.  Chosen with ``bench/answer.py --focus-chars`` on the SQuAD cases.
-SELECTION_CHARS: dict[str, Optional[int]] = {"bundled": 600}
+# Context and selection characters, claim caps and time budgets per backend come from
+# the spec table (core/llm/specs.py), not from here.
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 
 
 # --- confidence ------------------------------------------------------------------------
-def confidence_level(confidence: float) -> str:
+def confidence_level(confidence: float) -> ConfidenceLevel:
     """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
     if confidence > 0.85:
-        return "high"
+        return ConfidenceLevel.HIGH
     if confidence >= 0.70:
-        return "medium"
-    return "low"
+        return ConfidenceLevel.MEDIUM
+    return ConfidenceLevel.LOW
 
 
 def combine_confidence(retrieval: float, generation: float) -> float:
@@ -116,13 +111,6 @@ def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) ->
     return calibration.generation_confidence(stated, logprobs)
 
 
-def _backend_kind(name: str) -> str:
-    low = name.lower()
-    if low.startswith("gguf:") or low.endswith(".gguf"):
-        return "gguf"
-    return low
-
-
 class Answerer:
     """Answers questions in the three modes.
 
@@ -131,8 +119,9 @@ class Answerer:
         embedder: The shared MiniLM (grounding, and the extractive backend's re-ranking).
         backend_factory: ``factory(name) -> LLMBackend``; by default
             :func:`bookreader.core.llm.registry.create_backend`.
-        budget_fn: ``budget(name) -> seconds``; by default
-            :func:`bookreader.core.llm.registry.budget_seconds`.
+        budget_fn: ``budget(name) -> (first-token seconds, total seconds)`` (None: no
+            such limit; a single number is a total budget); by default
+            :func:`bookreader.core.llm.registry.budget_for` (the spec table).
         validator: The grounding validator; built from ``embedder`` and the settings'
             thresholds when omitted.
     """
@@ -157,14 +146,18 @@ class Answerer:
         if budget_fn is None:
             from bookreader.core.llm import registry as _registry
 
-            def budget_fn(name: str) -> float:
-                return _registry.budget_seconds(name, settings)
+            def budget_fn(name: str) -> Any:
+                return _registry.budget_for(name, settings)
 
         self._backend_factory = backend_factory
         self._budget_fn = budget_fn
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
-            validator = GroundingValidator(copy() if copy is not None else embedder)
+            validator = GroundingValidator(
+                copy() if copy is not None else embedder,
+                settings.grounding_similarity_threshold,
+                settings.grounding_overlap_threshold,
+            )
         self.validator = validator
 
     # --- the one entry point --------------------------------------------------------------
@@ -218,7 +211,9 @@ class Answerer:
                 "Highlight questions need the pages of the selection. Select text in the reader "
                 "(or give --pages A-B)."
             )
-        name = backend or self.settings.llm_backend
+        from bookreader.core.llm.registry import resolve_name
+
+        name = resolve_name(backend, self.settings)
         run = _Run(self, question, mode, name, t0, book_id, book_title, sel_text, warning)
         run.page_range = page_range
         run.pages = pages
@@ -247,6 +242,7 @@ class _Run:
         self.question = question
         self.mode = mode
         self.backend_name = backend_name
+        self.spec = spec_for(backend_name)
         self.t0 = t0
         self.book_id = book_id
         self.book_title = book_title
@@ -259,6 +255,8 @@ class _Run:
         self.messages: tuple[Message, ...] = ()
         self.model_name = ""
         self.chapter = ""
+        #: Passage (by id) -> the part of its text shown to the model, when focused.
+        self.shown: dict[int, str] = {}
 
     # --- helpers ----------------------------------------------------------------------
     def _ms(self) -> float:
@@ -324,8 +322,8 @@ class _Run:
         if cancel():
             raise Cancelled()
         retrieval_conf = 1.0 if self.mode is not Mode.BOOK else (self.retrieval.confidence if self.retrieval else 0.0)
-        if self.mode is Mode.BOOK and (
-            not passages or retrieval_conf < self.settings.confidence_threshold
+        if self.mode is Mode.BOOK and not (
+            passages and is_covered(self.retrieval, self.settings.confidence_threshold)
         ):
             log.info("Not covered: retrieval confidence %.2f", retrieval_conf)
             self.chapter = passages[0].chunk.chapter if passages else ""
@@ -358,11 +356,9 @@ class _Run:
                 log.error("Retriever returned %d passages outside the filter; dropped",
                           len(retrieval.passages) - len(kept))
                 retrieval = replace(retrieval, passages=kept)
-        elapsed = time.perf_counter() - t
-        self.stage_ms["retrieval"] = elapsed * 1000.0
+        # The retriever enforces the retrieval budget (QueryTimeout) stage by stage.
+        self.stage_ms["retrieval"] = (time.perf_counter() - t) * 1000.0
         self.retrieval = retrieval
-        if elapsed > self.settings.retrieval_timeout_s:
-            raise QueryTimeout(prompts.TIMEOUT_MESSAGE, details=f"retrieval took {elapsed:.2f} s")
         if self.mode is Mode.BOOK and retrieval.passages:
             self.chapter = retrieval.passages[0].chunk.chapter
         return list(retrieval.passages)
@@ -389,7 +385,13 @@ class _Run:
 
     # --- prompt, generation, checks -------------------------------------------------------
     def _select_excerpts(self, passages: Sequence[Passage]) -> list[Passage]:
-        budget = CONTEXT_CHARS.get(_backend_kind(self.backend_name), 6000)
+        budget = self.spec.context_chars
+        if self.spec.focus_context and passages:
+            # A local tier reads the best sentences of all passages, not the first whole.
+            picked = focus_passages([p.chunk.text for p in passages], self.question, budget,
+                                    embedder=self.owner.validator.embedder)
+            self.shown = {id(passages[k]): text for k, text in picked}
+            return [passages[k] for k, _ in picked]
         chosen: list[Passage] = []
         used = 0
         for p in passages:
@@ -417,7 +419,8 @@ class _Run:
         t = time.perf_counter()
         passages = self._select_excerpts(passages)
         excerpts = [
-            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label, p.chunk.text)
+            prompts.Excerpt(i + 1, p.chunk.section or p.chunk.chapter, p.chunk.page_label,
+                            self.shown.get(id(p), p.chunk.text))
             for i, p in enumerate(passages)
         ]
         sel_label = ""
@@ -427,7 +430,7 @@ class _Run:
         if self.mode is not Mode.BOOK:
             shown = focus(
                 self.selection, self.question,
-                SELECTION_CHARS.get(_backend_kind(self.backend_name)),
+                self.spec.selection_chars,
                 embedder=self.owner.validator.embedder,
             )
             if len(shown) < len(self.selection):
@@ -443,7 +446,7 @@ class _Run:
 
         try:
             backend = self.owner._backend_factory(self.backend_name)
-            budget = float(self.owner._budget_fn(self.backend_name))
+            first_budget, total_budget = _budget_pair(self.owner._budget_fn(self.backend_name))
         except BookReaderError as exc:
             return self._failed(exc)
         self.model_name = getattr(backend, "model_name", "") or self.backend_name
@@ -451,13 +454,9 @@ class _Run:
         # and reading the mode's fixed instructions are one-off costs, not part of an
         # answer's time budget.
         try:
-            for part in (self.owner.embedder, self.owner.validator.embedder):
-                warm = getattr(part, "warm_up", None)
-                if warm is not None:
-                    warm()
-            warm = getattr(backend, "warm_up", None)
-            if warm is not None:
-                warm()
+            self.owner.embedder.warm_up()
+            self.owner.validator.embedder.warm_up()
+            backend.warm_up()
             # The rules and the worked example are the same for every question of a mode;
             # a local model reads them once per session (like loading it), not per answer.
             prime = getattr(backend, "prime", None)
@@ -467,27 +466,37 @@ class _Run:
             return self._failed(exc)
 
         g0 = time.perf_counter()
-        deadline = g0 + budget
-        timed_out = False
+        # A local model must start within its first-token budget; once tokens flow it
+        # streams to its token cap (the student can press Stop).  Claude has a total.
+        first_deadline = g0 + first_budget if first_budget is not None else math.inf
+        deadline = g0 + total_budget if total_budget is not None else math.inf
+        timed_out = ""
+        first_token_ms: Optional[float] = None
 
         def stop() -> bool:
             nonlocal timed_out
             if cancel():
                 return True
-            if time.perf_counter() > deadline:
-                timed_out = True
+            now = time.perf_counter()
+            if first_token_ms is None and now > first_deadline:
+                timed_out = "first_token"
+                return True
+            if now > deadline:
+                timed_out = "total"
                 return True
             return False
 
         pieces: list[str] = []
         cut: Optional[str] = None
-        max_sentences = MAX_SENTENCES.get(_backend_kind(self.backend_name))
+        max_sentences = self.spec.max_claims
         logprobs: list[float] = []
-        first_token_ms: Optional[float] = None
+        max_tokens = int(self.settings.max_new_tokens)
+        if self.spec.max_tokens:
+            max_tokens = min(max_tokens, self.spec.max_tokens)
         try:
             for token in backend.stream(
                 list(self.messages),
-                max_tokens=int(self.settings.max_new_tokens),
+                max_tokens=max_tokens,
                 temperature=float(self.settings.temperature),
                 cancel=stop,
             ):
@@ -519,16 +528,22 @@ class _Run:
         raw = "".join(pieces)
         if cancel():
             raise Cancelled()
-        if timed_out or time.perf_counter() > deadline:
-            log.warning("Generation over its %.1f s budget with %s", budget, self.backend_name)
+        # Only an answer that was cut off is a timeout: one that finished is kept,
+        # however long it took.  A cut-off answer with confident retrieval still leaves
+        # the student with quotes of the pages to read.
+        if timed_out:
+            seconds = first_budget if timed_out == "first_token" else total_budget
+            message = timeout_message(self.spec, timed_out, float(seconds or 0.0))
+            log.warning("Generation with %s over its %s budget of %.1f s",
+                        self.backend_name, timed_out, seconds)
             common = dict(raw_output=raw, first_token_ms=first_token_ms,
                           generation_ms=generation_ms)
             rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout")
             if rescued is not None:
                 return rescued
             return self._answer(
-                prompts.TIMEOUT_MESSAGE, fallback=True, confidence=0.0,
-                error=prompts.TIMEOUT_MESSAGE, outcome=Outcome.TIMEOUT, **common,
+                message, fallback=True, confidence=0.0,
+                error=message, outcome=Outcome.TIMEOUT, **common,
             )
         return self._finish(raw, passages, retrieval_conf, logprobs, first_token_ms, generation_ms,
                             answer_source=cut)
@@ -687,17 +702,16 @@ class _Run:
             relevance=relevance,
             coverage=calibration.question_coverage(self.question, text),
             generation=gen_conf,
-            extractive=1.0 if _backend_kind(self.backend_name) == "extractive" else 0.0,
+            extractive=1.0 if self.spec.kind == "extractive" else 0.0,
         )
 
 
-#: Claims a backend may write before generation stops.  The bundled 135M model states
-#: the answer in its first sentences and then restates or drifts (each later sentence is
-#: mostly dropped by the grounding check, after costing ~1 s of the 5 s budget).
-#: ``bench/answer.py --backend bundled`` on the 200 SQuAD cases, selection focused to 600
-#: characters: three claims gave total p95 3.2 s (answerable correct 20 %), two give
-#: 2.9 s (17 %), inside the 3 s target.
-MAX_SENTENCES = {"bundled": 2}
+def _budget_pair(value: Any) -> tuple[Optional[float], Optional[float]]:
+    """(first-token, total) seconds from a budget function's result (a number: a total)."""
+    if isinstance(value, (int, float)):
+        return None, float(value)
+    first, total = value
+    return first, total
 
 
 def _enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:

@@ -423,15 +423,3 @@ class _ChapterWindow:
             tail.insert(0, s)
             total += s.tokens
         yield tail
-
-
-def chunk_pages(
-    pages: Iterable[Page],
-    book_id: str,
-    count_tokens: Callable[[str], int],
-    *,
-    max_tokens: int = 256,
-    overlap: float = 0.2,
-) -> Iterator[Chunk]:
-    """Convenience wrapper: ``Chunker(count_tokens, ...).chunks(pages, book_id)``."""
-    return Chunker(count_tokens, max_tokens=max_tokens, overlap=overlap).chunks(pages, book_id)

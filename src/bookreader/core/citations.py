@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from bookreader.core.prompts import SELECTION_SECTION
@@ -450,8 +450,3 @@ def verify_answer(
         if added:
             out = " ".join(rebuilt)
     return out, tuple(cites)
-
-
-def with_rects(citation: Citation, rects: Sequence[Rect]) -> Citation:
-    """A copy of ``citation`` with other highlight rectangles."""
-    return replace(citation, rects=tuple(rects))

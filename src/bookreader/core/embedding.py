@@ -208,9 +208,7 @@ class MiniLMEmbedder:
                 f"({type(exc).__name__}). {_REINSTALL}",
                 details=repr(exc),
             ) from exc
-        get_dim = getattr(model, "get_embedding_dimension", None) or getattr(
-            model, "get_sentence_embedding_dimension"
-        )
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dim = get_dim()
         if dim != MINILM_DIMENSION:
             raise ModelError(

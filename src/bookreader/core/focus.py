@@ -104,11 +104,7 @@ def focus(
     sentences, joins = _units(text, max_chars)
     if len(sentences) <= 1:
         return text[:max_chars]
-    scores = _keyword_scores(sentences, question)
-    if embedder is not None:
-        sims = _similarities(embedder, sentences, question)
-        if sims is not None:
-            scores = [k + s for k, s in zip(scores, sims)]
+    scores = _scores(sentences, question, embedder)
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
     best = order[0]
     if len(sentences[best]) >= max_chars:
@@ -124,12 +120,82 @@ def focus(
             continue
         chosen.add(i)
         used += cost
-    kept = sorted(chosen)
+    return _render(sentences, joins, sorted(chosen))
+
+
+def _scores(units: Sequence[str], question: str, embedder: Any) -> list[float]:
+    scores = _keyword_scores(units, question)
+    if embedder is not None:
+        sims = _similarities(embedder, units, question)
+        if sims is not None:
+            scores = [k + s for k, s in zip(scores, sims)]
+    return scores
+
+
+def _render(units: Sequence[str], joins: Sequence[str], kept: Sequence[int]) -> str:
+    """The kept units in order, runs joined as in the text, gaps shown as " ... "."""
     out: list[str] = [GAP.lstrip()] if kept[0] > 0 else []
     for prev, i in zip([None, *kept], kept):
         if prev is not None:
             out.append(joins[i] if i == prev + 1 else GAP)
-        out.append(sentences[i])
-    if kept[-1] < len(sentences) - 1:
+        out.append(units[i])
+    if kept[-1] < len(units) - 1:
         out.append(GAP.rstrip())
     return "".join(out).strip()
+
+
+def focus_passages(
+    texts: Sequence[str],
+    question: str,
+    max_chars: int,
+    *,
+    embedder: Any = None,
+) -> list[tuple[int, str]]:
+    """The most relevant sentences of several retrieved passages, ``max_chars`` in all.
+
+    For a local model tier in whole-book and highlight modes: instead of the first
+    passage whole (and nothing of the others), the prompt carries the sentences of all
+    passages that bear most on the question, ranked together, each passage's kept
+    sentences in their original order.  Citations and the grounding check still use the
+    whole passages.
+
+    Returns:
+        ``(index into texts, shown text)`` for each passage that keeps a sentence, in the
+        order of ``texts``; at least the best sentence of all is kept.
+    """
+    units: list[str] = []
+    joins: list[str] = []
+    owner: list[int] = []
+    for k, text in enumerate(texts):
+        u, j = _units(text, max_chars)
+        units.extend(u)
+        joins.extend(j)
+        owner.extend([k] * len(u))
+    if not units:
+        return []
+    if sum(len(t) for t in texts) <= max_chars:
+        return [(k, t) for k, t in enumerate(texts)]
+    scores = _scores(units, question, embedder)
+    order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
+    best = order[0]
+    chosen = {best}
+    used = min(len(units[best]), max_chars) + 2 * len(GAP)
+    wanted = ([best - 1] if best > 0 and owner[best - 1] == owner[best] else []) + order[1:]
+    for i in wanted:
+        if i in chosen:
+            continue
+        cost = len(units[i]) + len(GAP)
+        if used + cost > max_chars:
+            continue
+        chosen.add(i)
+        used += cost
+    out: list[tuple[int, str]] = []
+    for k in range(len(texts)):
+        idx = [i for i in range(len(units)) if owner[i] == k]
+        kept = [n for n, i in enumerate(idx) if i in chosen]
+        if not kept:
+            continue
+        mine = [units[i] for i in idx]
+        shown = _render(mine, [joins[i] for i in idx], kept)
+        out.append((k, shown[:max_chars] if len(kept) == 1 else shown))
+    return out

@@ -72,6 +72,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Optional
 
+from bookreader.core.prompts import TIMEOUT_MESSAGE
 from bookreader.core.types import Chunk, Passage, Retrieval, SearchFilter
 from bookreader.errors import InvalidInput, QueryTimeout
 
@@ -94,8 +95,6 @@ COVERAGE_DEPTH = 3
 COS_MID = 0.40
 COS_SLOPE = 10.0
 COVERAGE_SLOPE = 3.0
-
-TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
 
 
 def retrieval_confidence(top_cos: float, coverage: float) -> float:

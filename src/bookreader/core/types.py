@@ -8,7 +8,7 @@ page coordinates (origin top-left): ``(x0, y0, x1, y1)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Callable, Optional
 
 Rect = tuple[float, float, float, float]
@@ -64,6 +64,22 @@ class Outcome(str, Enum):
     NOT_IN_SELECTION = "not_in_selection"
     TIMEOUT = "timeout"
     ERROR = "error"
+
+
+class BookState(StrEnum):
+    """Where a book's indexing stands."""
+
+    INDEXING = "indexing"  # running, or interrupted (ingesting again resumes it)
+    READY = "ready"
+    FAILED = "failed"
+
+
+class ConfidenceLevel(StrEnum):
+    """How sure an answer is, as the card shows it."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
 
 
 @dataclass(frozen=True)
@@ -129,7 +145,7 @@ class BookInfo:
     path: str
     page_count: int
     chunk_count: int = 0
-    state: str = "ready"  # "indexing", "ready", "failed"
+    state: BookState = BookState.READY
     message: str = ""  # e.g. the reason for "failed" or pages without text
     pages_without_text: tuple[int, ...] = ()
 
@@ -251,7 +267,7 @@ class Answer:
     fallback: bool
     in_selected_text: Optional[bool]  # selected/highlight modes; None in book mode
     confidence: float
-    confidence_level: str  # "high", "medium", "low"
+    confidence_level: ConfidenceLevel | str  # a ConfidenceLevel; "" in old audit rows
     citations: tuple[Citation, ...] = ()
     validation: Optional[Validation] = None
     truncation_warning: str = ""
@@ -303,3 +319,36 @@ def derive_outcome(answer: "Answer") -> Outcome:
     if not answer.fallback:
         return Outcome.ANSWER
     return Outcome.NOT_COVERED if Mode(answer.mode) is Mode.BOOK else Outcome.NOT_IN_SELECTION
+
+
+
+
+def answer_to_dict(answer: Answer) -> dict:
+    """An answer as plain JSON data (the command line's ``--json``, the server, benches)."""
+    v = answer.validation
+    return {
+        "answer": answer.text,
+        "mode": Mode(answer.mode).value,
+        "outcome": Outcome(answer.outcome).value if answer.outcome is not None else None,
+        "fallback": bool(answer.fallback),
+        "in_selected_text": answer.in_selected_text,
+        "confidence": round(float(answer.confidence), 4),
+        "confidence_level": getattr(answer.confidence_level, "value", answer.confidence_level),
+        "citations": [
+            {"page": c.page, "page_label": c.page_label, "section": c.section,
+             "excerpt": c.excerpt, "verified": bool(c.verified)}
+            for c in answer.citations
+        ],
+        "validation": (
+            {"similarity": round(float(v.similarity), 4), "overlap": round(float(v.overlap), 4),
+             "passed": bool(v.passed)}
+            if v is not None else None
+        ),
+        "truncation_warning": answer.truncation_warning,
+        "backend": answer.backend,
+        "model": answer.model,
+        "latency_ms": round(float(answer.latency_ms), 1),
+        "first_token_ms": (
+            round(float(answer.first_token_ms), 1) if answer.first_token_ms is not None else None
+        ),
+    }

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from bookreader.core.types import Answer, Citation, Mode, Outcome
+from bookreader.core.types import Answer, Citation, ConfidenceLevel, Mode, Outcome
 from bookreader.ui.widgets import FlowLayout, badge, elide_middle, wrapped_label
 
 MODE_NAMES = {
@@ -30,9 +30,9 @@ OUTCOME_MARKS = {
     Outcome.ERROR: ("Error", "bad", ""),
 }
 CONFIDENCE = {
-    "high": ("High confidence", "good"),
-    "medium": ("Medium confidence", "warn"),
-    "low": ("Low confidence", "bad"),
+    ConfidenceLevel.HIGH: ("High confidence", "good"),
+    ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
+    ConfidenceLevel.LOW: ("Low confidence", "bad"),
 }
 
 
@@ -131,9 +131,6 @@ class AnswerCard(QFrame):
         lay.addLayout(footer)
 
     # --- streaming --------------------------------------------------------------------------
-    @property
-    def streamed_text(self) -> str:
-        return self._text
 
     def append_tokens(self, text: str) -> None:
         """Add streamed text (the panel batches tokens so the label updates ~30 times/s)."""

@@ -187,7 +187,8 @@ class AuditDialog(QDialog):
                   self.report_button):
             b.setEnabled(not busy)
 
-    def _run(self, method: str, args: tuple, kwargs: dict, name: str, on_success) -> None:
+    def _callbacks(self, name: str, on_success) -> dict:
+        """Callbacks for one background audit call: re-enable, report, or show the error."""
         self._busy(True)
 
         def succeeded(value) -> None:
@@ -203,8 +204,8 @@ class AuditDialog(QDialog):
             self._set_status(message, "bad")
             self.failed.emit(message)
 
-        self.service.call(method, args, kwargs, name=name, on_success=succeeded,
-                          on_failure=failed, on_end=lambda: self._busy(False))
+        return {"on_success": succeeded, "on_failure": failed,
+                "on_end": lambda: self._busy(False)}
 
     # --- actions ---------------------------------------------------------------------------------
     def export(self) -> None:
@@ -224,7 +225,7 @@ class AuditDialog(QDialog):
             self._set_status(f"Exported {n} record{'s' if n != 1 else ''} to {out}.", "good")
             self.export_finished.emit(n, str(out))
 
-        self._run("audit.export", (fmt, out), filters, "Export", done)
+        self.service.export_audit(fmt, out, filters, **self._callbacks("Export", done))
 
     def verify(self, live: bool = False) -> None:
         path = None if live else Path(self.verify_path.text().strip()).expanduser()
@@ -238,7 +239,7 @@ class AuditDialog(QDialog):
                              "good" if result.ok else "bad")
             self.verify_finished.emit(result)
 
-        self._run("audit.verify", (path,), {}, "Verify", done)
+        self.service.verify_audit(path, **self._callbacks("Verify", done))
 
     def report(self) -> None:
         out = self.report_path
@@ -256,4 +257,4 @@ class AuditDialog(QDialog):
             self.open_url(QUrl.fromLocalFile(str(path)))
             self.report_finished.emit(str(path))
 
-        self._run("audit.report", (out,), filters, "Report", done)
+        self.service.audit_report(out, filters, **self._callbacks("Report", done))

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QPlain
                                QPushButton, QScrollArea, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from bookreader.core.types import Answer, Mode
+from bookreader.core.types import Answer, BookState, Mode
 from bookreader.errors import BookReaderError
 from bookreader.ui.answer_card import AnswerCard
 from bookreader.ui.library_service import LibraryService
@@ -224,9 +224,9 @@ class ChatPanel(QWidget):
                 self.truncation_label.setText(warning)
                 self.truncation_label.show()
 
-        self.service.call("bookreader.core.answering:clean_selection", (text,),
-                          name="check selection", on_success=checked,
-                          on_failure=lambda exc: log.info("Selection check failed: %s", exc))
+        self.service.check_selection(
+            text, on_success=checked,
+            on_failure=lambda exc: log.info("Selection check failed: %s", exc))
 
     def clear_selection(self) -> None:
         self._selection = ""
@@ -244,8 +244,6 @@ class ChatPanel(QWidget):
         return Mode.HIGHLIGHT if self.around_button.isChecked() else Mode.SELECTED
 
     # --- asking -----------------------------------------------------------------------------------
-    def is_busy(self) -> bool:
-        return self._task is not None
 
     def ask(self, question: Optional[str] = None, mode: Optional[Mode] = None) -> Optional[Task]:
         """Send the question in the box (or ``question``) in the current mode (or ``mode``)."""
@@ -402,7 +400,7 @@ class ChatPanel(QWidget):
     # --- state -------------------------------------------------------------------------------------
     def _not_ready_text(self) -> str:
         state = getattr(self, "_state_text", "")
-        if state == "failed":
+        if state == BookState.FAILED:
             return "This book could not be indexed; you can still ask about selected text."
         return ("Indexing… whole-book questions become available when it finishes. "
                 "Select text to ask about it now.")

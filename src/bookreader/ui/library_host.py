@@ -10,13 +10,15 @@ window would otherwise use ("library" and "ingest").
 No Qt in this module: the child process never loads it.  Messages are tuples over a
 ``multiprocessing`` pipe:
 
-* parent -> child: ``("call", id, lane, method, args, kwargs, inject)``, ``("cancel", id)``,
-  ``("settings", Settings)``, ``("stop",)``
+* parent -> child: ``("call", id, lane, command, args, kwargs, inject)``,
+  ``("cancel", id)``, ``("settings", Settings)``, ``("api_key", key)``, ``("stop",)``
 * child -> parent: ``("progress", id, done, total, message)``, ``("token", id, text)``,
   ``("result", id, value)``, ``("error", id, payload)``, ``("cancelled", id)``
 
-``method`` is an attribute path on the Library ("ingest", "audit.export"); ``inject`` names
-the callbacks the child supplies (``progress``, ``cancel``, ``on_token``).
+``command`` is a :class:`bookreader.api.Command` (a closed set: anything else is refused);
+``inject`` names the callbacks the child supplies (``progress``, ``cancel``, ``on_token``).
+``api_key`` carries a Claude key typed in Settings on a system without a keyring (it lives
+in the window's memory only, so the child must be told; it is never logged).
 """
 
 from __future__ import annotations
@@ -24,35 +26,47 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import logging.handlers
 import threading
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
+from bookreader.api import Command, LibraryApi, run_command
 from bookreader.config import Settings
 from bookreader.errors import BookReaderError, Cancelled
+from bookreader.logs import HOST_LOG_FILE, add_file_handler
 
 log = logging.getLogger(__name__)
 
 LANES = ("library", "ingest")
-#: The library process yields the CPU to the window when both want it (Unix ``nice``).
-HOST_NICENESS = 10
+#: The library process runs at normal priority: with ``nice 10`` every answer of a local
+#: model timed out on a busy machine (issue 11), since answering is the work the student
+#: waits for.  The window stays responsive because it does no heavy work itself.
+#: At quit, how long running calls get to notice their cancel before the process exits.
+STOP_GRACE_S = 2.0
 
 
-def resolve(obj: Any, path: str) -> Callable:
-    """``resolve(library, "audit.export")`` -> the bound method; a path with a colon names a
-    function of a BookReader module instead (``"bookreader.core.answering:clean_selection"``)."""
-    if ":" in path:
-        module, _, name = path.partition(":")
-        if not module.startswith("bookreader.") or name.startswith("_"):
-            raise AttributeError(f"{path!r} is not a BookReader function")
-        return getattr(importlib.import_module(module), name)
-    for part in path.split("."):
-        if part.startswith("_"):
-            raise AttributeError(f"{path!r} is not a public Library method")
-        obj = getattr(obj, part)
-    return obj
+def use_api_key(key: str) -> None:
+    """Make a Claude key typed in Settings visible to the backends of this process."""
+    from bookreader.core.llm.claude import API_KEY_ENV
+
+    if key:
+        os.environ[API_KEY_ENV] = key
+    else:
+        os.environ.pop(API_KEY_ENV, None)
+
+
+def make_injected(inject: tuple, progress, cancel, on_token) -> dict[str, Any]:
+    """The worker-supplied callbacks a command asked for."""
+    extra: dict[str, Any] = {}
+    if "progress" in inject:
+        extra["progress"] = progress
+    if "cancel" in inject:
+        extra["cancel"] = cancel
+    if "on_token" in inject:
+        extra["on_token"] = on_token
+    return extra
 
 
 #: Imported once, by one thread, before the lanes run: importing NLTK from two threads at
@@ -64,10 +78,7 @@ PRELOAD = ("bookreader.core.pdf", "bookreader.core.chunking", "bookreader.core.l
 
 def preload_core() -> None:
     for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:  # a module still being written; the call will say more
-            log.warning("Cannot preload %s: %s", name, exc)
+        importlib.import_module(name)
 
 
 def encode_error(exc: BaseException) -> dict:
@@ -108,7 +119,7 @@ class _Host:
         self.conn = conn
         self.settings = settings
         self.pending_settings: Settings | None = None
-        self.library = None
+        self.library: LibraryApi | None = None
         self.lock = threading.Lock()  # guards the library and the pipe's send side
         self.send_lock = threading.Lock()
         self.lanes = {lane: ThreadPoolExecutor(1, thread_name_prefix=f"host-{lane}")
@@ -120,7 +131,7 @@ class _Host:
         with self.send_lock:
             self.conn.send(msg)
 
-    def get_library(self):
+    def get_library(self) -> LibraryApi:
         with self.lock:
             if self.library is None:
                 from bookreader.library import Library
@@ -147,26 +158,25 @@ class _Host:
                     self.library = Library(settings, embedder=embedder)
         log.info("Library host: settings applied")
 
-    def run_call(self, call_id: int, method: str, args: tuple, kwargs: dict,
+    def run_call(self, call_id: int, command: Command, args: tuple, kwargs: dict,
                  inject: tuple) -> None:
         cancel = self.cancels[call_id]
         try:
             if cancel.is_set():
                 raise Cancelled()
-            extra: dict[str, Any] = {}
-            if "progress" in inject:
-                extra["progress"] = lambda d, t, m="": self.send("progress", call_id, int(d),
-                                                                 int(t), str(m))
-            if "cancel" in inject:
-                extra["cancel"] = cancel.is_set
-            if "on_token" in inject:
-                extra["on_token"] = lambda text: self.send("token", call_id, text)
-            value = resolve(self.get_library(), method)(*args, **kwargs, **extra)
+            extra = make_injected(
+                inject,
+                progress=lambda d, t, m="": self.send("progress", call_id, int(d), int(t),
+                                                      str(m)),
+                cancel=cancel.is_set,
+                on_token=lambda text: self.send("token", call_id, text),
+            )
+            value = run_command(self.get_library(), command, args, {**kwargs, **extra})
         except Cancelled:
             self.send("cancelled", call_id)
         except BaseException as exc:  # every failure goes back to the window
             if not isinstance(exc, BookReaderError):
-                log.exception("Library call %s failed", method)
+                log.exception("Library call %s failed", command)
             self.send("error", call_id, encode_error(exc))
         else:
             try:
@@ -187,11 +197,18 @@ class _Host:
                 break  # the window is gone
             kind = msg[0]
             if kind == "call":
-                _, call_id, lane, method, args, kwargs, inject = msg
+                _, call_id, lane, command, args, kwargs, inject = msg
+                try:
+                    command = Command(command)
+                except ValueError:
+                    log.error("Refusing an unknown library command %r", command)
+                    self.send("error", call_id, encode_error(
+                        ValueError(f"Unknown library command {command!r}")))
+                    continue
                 with self.lock:
                     self.cancels[call_id] = threading.Event()
                     self.running += 1
-                self.lanes[lane].submit(self.run_call, call_id, method, args, kwargs, inject)
+                self.lanes[lane].submit(self.run_call, call_id, command, args, kwargs, inject)
             elif kind == "cancel":
                 event = self.cancels.get(msg[1])
                 if event is not None:
@@ -200,31 +217,34 @@ class _Host:
                 with self.lock:
                     self.pending_settings = msg[1]
                 self.maybe_apply_settings()
+            elif kind == "api_key":
+                use_api_key(msg[1])
             elif kind == "stop":
                 break
+        # Stop promptly: cancel what runs, drop what waits, and do not wait for a model
+        # that is still loading (the process exits; the OS frees what it held).
         for event in list(self.cancels.values()):
             event.set()
         for pool in self.lanes.values():
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while self.running and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.running:  # a model load or a native call that cannot be interrupted
+            log.warning("Library host: %d call(s) still running at quit; exiting without "
+                        "waiting for them", self.running)
+            logging.shutdown()
+            os._exit(0)
         if self.library is not None:
             self.library.close()
 
 
-def host_main(conn, settings: Settings, log_file: str | None) -> None:
+def host_main(conn, settings: Settings, log_file: str | None = None) -> None:
     """Entry point of the child process."""
-    if log_file:
-        handler = logging.handlers.RotatingFileHandler(
-            log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
-        handler.setFormatter(logging.Formatter(
-            "%(asctime)s %(levelname)-7s [library] %(threadName)s %(name)s: %(message)s"))
-        root = logging.getLogger()
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
-    if hasattr(os, "nice"):
-        try:
-            os.nice(HOST_NICENESS)
-        except OSError as exc:
-            log.info("Cannot lower the library process's priority: %s", exc)
+    add_file_handler(settings.log_dir / (log_file or HOST_LOG_FILE), process="library")
+    from bookreader.crash import enable_crash_log
+
+    enable_crash_log(settings.log_dir, "library")
     log.info("Library host started for %s", settings.data_dir)
     try:
         _Host(conn, settings).serve()

@@ -1,7 +1,9 @@
 """The window's handle on the :class:`~bookreader.library.Library`.
 
-Every call names a Library method ("ask", "audit.export"...) and runs in the background on
-one of two single-thread lanes: ``ingest`` for indexing (minutes), ``library`` for all the
+Every call is one of the library's commands (:class:`bookreader.api.Command`, the methods
+of :class:`bookreader.api.LibraryApi`), made through an explicit method here
+(:meth:`LibraryService.ask`, :meth:`LibraryService.export_audit`...), and runs in the
+background on one of two single-thread lanes: ``ingest`` for indexing (minutes), ``library`` for all the
 rest.  Two ways to run them:
 
 * ``process`` (the app's default): the Library lives in a child process
@@ -24,19 +26,23 @@ from typing import Any, Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
+from bookreader.api import Command, LibraryApi, run_command
 from bookreader.config import Settings
 from bookreader.core.types import BookInfo, Mode
 from bookreader.errors import BookReaderError
-from bookreader.ui.library_host import decode_error, host_main, preload_core, resolve
+from bookreader.logs import HOST_LOG_FILE
+from bookreader.ui.library_host import (decode_error, host_main, make_injected, preload_core,
+                                        use_api_key)
 from bookreader.ui.workers import RemoteTask, TaskControl, TaskRunner
 
 log = logging.getLogger(__name__)
 
-LibraryFactory = Callable[[Settings], Any]
-HOST_LOG_FILE = "library.log"
+LibraryFactory = Callable[[Settings], LibraryApi]
+#: How long the window waits for the library process to stop at quit before ending it.
+STOP_TIMEOUT_S = 5.0
 
 
-def default_library_factory(settings: Settings):
+def default_library_factory(settings: Settings) -> LibraryApi:
     """Build the real Library (imported here so the window opens before torch loads)."""
     from bookreader.library import Library
 
@@ -50,11 +56,11 @@ class _ThreadLanes:
         self.runner = runner
         self.settings = settings
         self.factory = factory
-        self.library_obj = None
+        self.library_obj: Optional[LibraryApi] = None
         self.lock = threading.Lock()
         self.pending: Optional[Settings] = None
 
-    def library(self):
+    def library(self) -> LibraryApi:
         with self.lock:
             if self.library_obj is None:
                 log.info("Opening the library in %s", self.settings.data_dir)
@@ -62,16 +68,11 @@ class _ThreadLanes:
                 self.library_obj = self.factory(self.settings)
             return self.library_obj
 
-    def submit(self, lane, method, args, kwargs, inject, name, callbacks):
+    def submit(self, lane: str, command: Command, args: tuple, kwargs: dict, inject: tuple,
+               name: str, callbacks: dict):
         def work(ctl: TaskControl):
-            extra = {}
-            if "progress" in inject:
-                extra["progress"] = ctl.progress
-            if "cancel" in inject:
-                extra["cancel"] = ctl.cancel
-            if "on_token" in inject:
-                extra["on_token"] = ctl.token
-            return resolve(self.library(), method)(*args, **kwargs, **extra)
+            extra = make_injected(inject, ctl.progress, ctl.cancel, ctl.token)
+            return run_command(self.library(), command, args, {**kwargs, **extra})
 
         callbacks["on_end"] = self._then_apply(callbacks.get("on_end"))
         return self.runner.submit(lane, work, name=name, **callbacks)
@@ -79,6 +80,9 @@ class _ThreadLanes:
     def apply_settings(self, settings: Settings) -> None:
         self.pending = settings
         self._maybe_apply()
+
+    def use_api_key(self, key: str) -> None:
+        use_api_key(key)  # the library lives in this process
 
     def _then_apply(self, on_end):
         def ended() -> None:
@@ -120,14 +124,14 @@ class _ProcessLanes:
         self.tasks: dict[int, RemoteTask] = {}
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
+        self.api_key: Optional[str] = None  # a key typed in Settings without a keyring
 
     def _ensure_started(self) -> None:
         if self.proc is not None and self.proc.is_alive():
             return
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe(duplex=True)
-        log_file = str(self.settings.log_dir / HOST_LOG_FILE)
-        self.proc = ctx.Process(target=host_main, args=(child, self.settings, log_file),
+        self.proc = ctx.Process(target=host_main, args=(child, self.settings, HOST_LOG_FILE),
                                 name="bookreader-library", daemon=True)
         self.proc.start()
         child.close()
@@ -136,16 +140,19 @@ class _ProcessLanes:
                                        name="library-host-reader")
         self.reader.start()
         log.info("Started the library process (pid %s)", self.proc.pid)
+        if self.api_key is not None:
+            self._send(("api_key", self.api_key))
 
-    def submit(self, lane, method, args, kwargs, inject, name, callbacks):
+    def submit(self, lane: str, command: Command, args: tuple, kwargs: dict, inject: tuple,
+               name: str, callbacks: dict):
         self._ensure_started()
         call_id = next(self.ids)
         task = RemoteTask(name, lambda: self._send(("cancel", call_id)))
         self.runner.attach(task, lane, **callbacks)
         with self.lock:
             self.tasks[call_id] = task
-        if not self._send(("call", call_id, lane, method, tuple(args), dict(kwargs),
-                           tuple(inject))):
+        if not self._send(("call", call_id, lane, Command(command).value, tuple(args),
+                           dict(kwargs), tuple(inject))):
             self._fail(call_id, _host_gone())
         return task
 
@@ -205,7 +212,14 @@ class _ProcessLanes:
         if self.proc is not None and self.proc.is_alive():
             self._send(("settings", settings))
 
-    def close(self, timeout_s: float = 15.0) -> None:
+    def use_api_key(self, key: str) -> None:
+        """Hand a key typed in Settings to the library process (over the pipe, never in a
+        file or a log line); a process started later gets it too."""
+        self.api_key = key
+        if self.proc is not None and self.proc.is_alive():
+            self._send(("api_key", key))
+
+    def close(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         if self.proc is None:
             return
         with self.lock:
@@ -259,24 +273,25 @@ class LibraryService(QObject):
         self._lanes = self._make_lanes(settings)
         self._ingests: dict[str, Any] = {}
         self._books: list[BookInfo] = []
+        self._api_key: Optional[str] = None
 
     def _make_lanes(self, settings: Settings):
         if self.mode == "process":
             return _ProcessLanes(self.runner, settings)
         return _ThreadLanes(self.runner, settings, self._factory)
 
-    # --- generic calls ---------------------------------------------------------------------
-    def call(self, method: str, args: tuple = (), kwargs: Optional[dict] = None, *,
-             lane: str = "library", inject: tuple = (), name: str = "",
-             **callbacks) -> Any:
-        """Run ``library.<method>(*args, **kwargs)`` in the background.
+    # --- the one way a command is sent --------------------------------------------------------
+    def _call(self, command: Command, args: tuple = (), kwargs: Optional[dict] = None, *,
+              lane: str = "library", inject: tuple = (), name: str = "",
+              **callbacks) -> Any:
+        """Run one library command in the background.
 
         ``inject`` names the callbacks supplied by the worker (``progress``, ``cancel``,
         ``on_token``); ``callbacks`` are as for :meth:`TaskRunner.submit`.  Returns the task
         (``.cancel()``, ``.signals``).
         """
-        return self._lanes.submit(lane, method, tuple(args), dict(kwargs or {}), inject,
-                                  name or method, callbacks)
+        return self._lanes.submit(lane, command, tuple(args), dict(kwargs or {}), inject,
+                                  name or command.value, callbacks)
 
     # --- catalogue -------------------------------------------------------------------------
     @property
@@ -293,7 +308,7 @@ class LibraryService(QObject):
 
     def refresh_books(self):
         """Re-read the catalogue; emits ``books_changed``."""
-        return self.call("books", name="books", on_success=self._on_books_read)
+        return self._call(Command.BOOKS, on_success=self._on_books_read)
 
     def _on_books_read(self, books: list[BookInfo]) -> None:
         self._books = list(books)
@@ -305,23 +320,19 @@ class LibraryService(QObject):
             if on_success:
                 on_success(info)
 
-        return self.call("remove", (ref,), name="remove", on_success=done,
-                         on_failure=on_failure)
+        return self._call(Command.REMOVE, (ref,), on_success=done, on_failure=on_failure)
 
     # --- indexing ----------------------------------------------------------------------------
     def is_ingesting(self, path: str | Path) -> bool:
         return _norm(path) in self._ingests
-
-    def ingesting_paths(self) -> list[str]:
-        return list(self._ingests)
 
     def ingest(self, path: str | Path, password: Optional[str] = None):
         """Index a PDF in the background (no-op when it is already queued or running)."""
         key = _norm(path)
         if key in self._ingests:
             return self._ingests[key]
-        task = self.call(
-            "ingest", (key,), {"password": password}, lane="ingest",
+        task = self._call(
+            Command.INGEST, (key,), {"password": password}, lane="ingest",
             inject=("progress", "cancel"), name=f"ingest {Path(key).name}",
             on_progress=lambda d, t, m: self.ingest_progressed.emit(key, d, t, m),
             on_success=lambda info: self.ingest_finished.emit(key, info),
@@ -349,11 +360,30 @@ class LibraryService(QObject):
         ``on_success``.  ``task.cancel()`` is the Stop button."""
         kwargs = dict(mode=mode, book=book, selection=selection, pages=pages,
                       backend=backend or None)
-        return self.call("ask", (question,), kwargs, inject=("on_token", "cancel"),
-                         name=f"ask {Mode(mode).value}", **callbacks)
+        return self._call(Command.ASK, (question,), kwargs, inject=("on_token", "cancel"),
+                          name=f"ask {Mode(mode).value}", **callbacks)
 
     def history(self, book_id: str, on_success, limit: int = 200):
-        return self.call("history", (book_id, limit), name="history", on_success=on_success)
+        return self._call(Command.HISTORY, (book_id, limit), on_success=on_success)
+
+    def check_selection(self, text: str, **callbacks):
+        """The core's verdict on a selection: ``(text, truncation warning)``."""
+        return self._call(Command.CHECK_SELECTION, (text,), name="check selection",
+                          **callbacks)
+
+    # --- the audit log and exports -------------------------------------------------------------
+    def export_audit(self, fmt: str, out: Path, filters: dict, **callbacks):
+        return self._call(Command.EXPORT_AUDIT, (fmt, out), filters, name="Export", **callbacks)
+
+    def verify_audit(self, path: Optional[Path], **callbacks):
+        return self._call(Command.VERIFY_AUDIT, (path,), name="Verify", **callbacks)
+
+    def audit_report(self, out: Path, filters: dict, **callbacks):
+        return self._call(Command.AUDIT_REPORT, (out,), filters, name="Report", **callbacks)
+
+    def export_conversation(self, book: str, out: Path, **callbacks):
+        return self._call(Command.EXPORT_CONVERSATION, (book, out), name="Export conversation",
+                          **callbacks)
 
     # --- settings and shutdown --------------------------------------------------------------
     def apply_settings(self, settings: Settings) -> None:
@@ -361,12 +391,21 @@ class LibraryService(QObject):
         self.settings = settings
         self._lanes.apply_settings(settings)
 
+    def use_api_key(self, key: str) -> None:
+        """A Claude key typed in Settings on a system without a keyring: the library (in
+        this process or its own) uses it until the window closes."""
+        self._api_key = key
+        use_api_key(key)  # this process (and a library process started later inherits it)
+        self._lanes.use_api_key(key)
+
     def switch_data_dir(self, settings: Settings) -> None:
         """Close the Library of the old data folder; the next call opens the new one."""
         self._lanes.close()
         self.settings = settings
         self._books = []
         self._lanes = self._make_lanes(settings)
+        if self._api_key is not None:
+            self._lanes.use_api_key(self._api_key)
 
     def close(self) -> None:
         """Close the Library (the caller shuts the runner down first)."""

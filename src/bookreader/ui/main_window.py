@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QHBoxLayout, QL
                                QToolBar, QVBoxLayout, QWidget)
 
 from bookreader.config import Settings
-from bookreader.core.types import BookInfo, Citation, Mode
+from bookreader.core.types import BookInfo, BookState, Citation, Mode
 from bookreader.errors import BookReaderError, PasswordRequired
 from bookreader.ui.audit_dialog import AuditDialog
 from bookreader.ui.chat_panel import ChatPanel
@@ -288,9 +288,9 @@ class MainWindow(QMainWindow):
         self._add_recent(path)
         info = self.service.book_for_path(path)
         self.chat.set_book(path, meta.title, info.book_id if info else None,
-                           ready=bool(info and info.state == "ready"),
-                           state=info.state if info else "indexing")
-        if info is None or info.state != "ready":
+                           ready=bool(info and info.state is BookState.READY),
+                           state=info.state if info else BookState.INDEXING)
+        if info is None or info.state is not BookState.READY:
             self.service.ingest(path, meta.password)
         self.statusBar().showMessage(f"Opened {meta.title} ({meta.page_count} pages)", 4000)
         self.reader.setFocus()
@@ -314,7 +314,7 @@ class MainWindow(QMainWindow):
         if self.current_path:
             info = self.service.book_for_path(self.current_path)
             if info is not None and not self.service.is_ingesting(self.current_path):
-                self.chat.set_book_state(info.book_id, info.state == "ready", info.state)
+                self.chat.set_book_state(info.book_id, info.state is BookState.READY, info.state)
 
     def on_ingest_progressed(self, path: str, done: int, total: int, message: str) -> None:
         self.library_panel.set_progress(path, done, total, message)
@@ -325,7 +325,7 @@ class MainWindow(QMainWindow):
     def on_ingest_finished(self, path: str, info: BookInfo) -> None:
         self.library_panel.set_finished(path, info)
         if path == self.current_path:
-            self.chat.set_book_state(info.book_id, info.state == "ready", info.state)
+            self.chat.set_book_state(info.book_id, info.state is BookState.READY, info.state)
             self.statusBar().showMessage(
                 f"{info.title} is ready for questions ({info.chunk_count} passages indexed)",
                 6000)
@@ -335,7 +335,7 @@ class MainWindow(QMainWindow):
             "Indexing failed unexpectedly; the details are in the log file.")
         self.library_panel.set_failed(path, message)
         if path == self.current_path:
-            self.chat.set_book_state(None, False, "failed")
+            self.chat.set_book_state(None, False, BookState.FAILED)
             self.statusBar().showMessage(f"Indexing failed: {message}")
         if not isinstance(exc, BookReaderError):
             self.reporter.report_error(exc)
@@ -382,6 +382,7 @@ class MainWindow(QMainWindow):
     # --- dialogs ------------------------------------------------------------------------------------
     def show_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.settings, self)
+        dialog.api_key_in_memory.connect(self.service.use_api_key)
         dialog.settings_saved.connect(self.apply_settings)
         self._keep(dialog)
         dialog.open()  # window-modal but not blocking

@@ -53,6 +53,17 @@ class MessageSink:
         box.setDetailedText(details)
         box.exec()
 
+    def crash_report(self, summary: str, report: str) -> None:
+        """Offer a native crash report left by an earlier run (shown once, not blocking)."""
+        box = QMessageBox(self.parent)
+        box.setObjectName("crashReportBox")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("BookReader stopped unexpectedly last time")
+        box.setText(f"{summary}\n\nYour books and answers are safe. If it happens again, "
+                    "please send this report with a description of what you were doing.")
+        box.setDetailedText(report)
+        box.open()
+
 
 @dataclass
 class RecordingSink(MessageSink):
@@ -62,6 +73,7 @@ class RecordingSink(MessageSink):
     errors: list[tuple[str, str]] = field(default_factory=list)
     infos: list[tuple[str, str]] = field(default_factory=list)
     crashes: list[tuple[str, str]] = field(default_factory=list)
+    crash_reports: list[tuple[str, str]] = field(default_factory=list)
     password_prompts: list[tuple[str, bool]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -73,6 +85,9 @@ class RecordingSink(MessageSink):
 
     def info(self, title: str, message: str) -> None:
         self.infos.append((title, message))
+
+    def crash_report(self, summary: str, report: str) -> None:
+        self.crash_reports.append((summary, report))
 
     def ask_password(self, file_name: str, wrong: bool) -> Optional[str]:
         self.password_prompts.append((file_name, wrong))

@@ -105,15 +105,6 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
         self._emit_page_changed()
         self.viewport().update()
 
-    def clear_document(self) -> None:
-        self.meta = None
-        self.layout_ = None
-        self._cache.clear()
-        self._words.clear()
-        self._anchor = self._cursor = None
-        self._citation = None
-        self._find = FindResults()
-        self.viewport().update()
 
     @property
     def page_count(self) -> int:

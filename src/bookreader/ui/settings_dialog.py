@@ -23,24 +23,31 @@ from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
 
-BACKENDS = (
-    ("bundled", "Bundled model", "SmolLM2 135M on this computer: offline and quick."),
-    ("gguf", "Local GGUF model", "A larger model file: better answers, slower on a laptop."),
-    ("extractive", "Extractive (no model)", "Quotes the best-matching sentences; instant."),
-    ("claude", "Claude (online)", "Anthropic's API: needs the internet and an API key; "
-                                  "questions and passages are sent to Anthropic."),
-)
+def backend_choices() -> list[tuple[str, str, str]]:
+    """(key, label, help) for each choice: auto, every spec of the table, a GGUF file."""
+    from bookreader.core.llm.specs import SPECS
+
+    out = [("auto", "Automatic (best for this computer)",
+            "The largest installed local model that answers quickly enough here.")]
+    out.extend((s.name, s.label, s.description) for s in SPECS)
+    out.append(("gguf", "Another GGUF model file", "A model file of your choice, run by "
+                                                   "llama.cpp."))
+    return out
+
+
+def _gguf_spec():
+    from bookreader.core.llm.specs import GGUF
+
+    return GGUF
 
 
 def _gguf_models(settings: Settings) -> list[tuple[str, str]]:
     """(label, path) of GGUF files the registry knows, else those in the models folder."""
+    from bookreader.core.llm.registry import list_gguf_models
+
     found: list[Any] = []
     try:
-        from bookreader.core.llm.registry import list_gguf_models
-
         found = list(list_gguf_models(settings))
-    except ImportError:
-        found = sorted(settings.models_dir.glob("*.gguf")) if settings.models_dir.is_dir() else []
     except BookReaderError as exc:
         log.warning("Cannot list GGUF models: %s", exc.user_message)
     out = []
@@ -59,32 +66,36 @@ def _gguf_models(settings: Settings) -> list[tuple[str, str]]:
 
 
 def stored_api_key_present() -> bool:
-    try:
-        from bookreader.core.llm.claude import API_KEY_ENV, keyring_api_key
+    from bookreader.core.llm.claude import API_KEY_ENV, keyring_api_key
 
-        return bool(keyring_api_key() or os.environ.get(API_KEY_ENV))
-    except ImportError:
-        return False
+    return bool(keyring_api_key() or os.environ.get(API_KEY_ENV))
 
 
-def save_api_key(key: str) -> str:
-    """Keep the Claude API key safe; returns a sentence saying where it went."""
+def save_api_key(key: str) -> tuple[str, bool]:
+    """Keep the Claude API key safe.
+
+    Returns:
+        A sentence saying where it went, and whether it is kept in memory only (no keyring
+        on this system): then the caller hands it to the library, wherever that runs.
+    """
     from bookreader.core.llm.claude import API_KEY_ENV, store_api_key
 
     try:
         store_api_key(key)
-        return "The API key was saved in the system keyring."
+        return "The API key was saved in the system keyring.", False
     except BookReaderError:
         # No keyring on this system: keep it in memory for this session, never on disk.
         os.environ[API_KEY_ENV] = key.strip()
         return ("This system has no keyring, so the API key is kept in memory until "
-                f"BookReader closes. Set {API_KEY_ENV} to keep it across restarts.")
+                f"BookReader closes. Set {API_KEY_ENV} to keep it across restarts."), True
 
 
 class SettingsDialog(QDialog):
     """Edit the settings; ``settings_saved`` carries the new Settings."""
 
     settings_saved = Signal(object, str)  # Settings, a note for the user ("" if none)
+    #: A key typed here with no keyring to keep it: the library process must be told.
+    api_key_in_memory = Signal(str)
 
     def __init__(self, settings: Settings, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
@@ -102,7 +113,11 @@ class SettingsDialog(QDialog):
         self.backend_group = QButtonGroup(self)
         self.backend_buttons: dict[str, QRadioButton] = {}
         self.backend_hints: dict[str, QLabel] = {}
-        for key, name, help_text in BACKENDS:
+        from bookreader.core.llm import models as model_files
+        from bookreader.core.llm.specs import SPECS, budgets, lookup
+
+        self.install_rows: dict[str, Any] = {}
+        for key, name, help_text in backend_choices():
             button = QRadioButton(name)
             button.setObjectName(f"backend_{key}")
             self.backend_group.addButton(button)
@@ -114,6 +129,17 @@ class SettingsDialog(QDialog):
             row.addWidget(hint, 1)
             gl.addLayout(row)
             self.backend_hints[key] = hint
+            spec = lookup(key)
+            if key == "auto":
+                hint.setText(self._auto_text())
+            if spec is not None and spec.model is not None and \
+                    model_files.installed_path(spec, settings.models_dir) is None:
+                from bookreader.ui.model_install import ModelInstallRow
+
+                install = ModelInstallRow(spec, settings.models_dir, self)
+                install.installed.connect(self._tier_installed)
+                self.install_rows[key] = install
+                gl.addWidget(install)
             if key == "gguf":
                 gl.addWidget(self._gguf_row())
             if key == "claude":
@@ -125,18 +151,30 @@ class SettingsDialog(QDialog):
         group = QGroupBox("Time budgets and grounding")
         grid = QGridLayout(group)
         grid.setHorizontalSpacing(14)
-        self.budget_bundled = self._seconds(settings.generation_budget_bundled_s, 1, 600)
-        self.budget_gguf = self._seconds(settings.generation_budget_gguf_s, 5, 3600)
-        self.budget_claude = self._seconds(settings.generation_budget_claude_s, 5, 600)
+        # One budget per backend, from the spec table: local models get a first-token
+        # budget (then they stream to the end; Stop ends them), Claude a total one.
+        self.budget_boxes: dict[str, tuple[str, QDoubleSpinBox]] = {}
+        budget_rows = []
+        for spec in (*SPECS, _gguf_spec()):
+            first, total = budgets(spec, settings)
+            if spec.first_token_s is not None:
+                box = self._seconds(float(first or spec.first_token_s), 1, 600)
+                box.setObjectName(f"budget_{spec.name}")
+                self.budget_boxes[spec.name] = ("first_token_s", box)
+                budget_rows.append((f"{spec.label.split(':')[0]}: first token within", box,
+                                    "budgets"))
+            elif spec.kind == "claude":
+                box = self._seconds(float(total or spec.total_s or 60), 5, 600)
+                box.setObjectName(f"budget_{spec.name}")
+                self.budget_boxes[spec.name] = ("total_s", box)
+                budget_rows.append(("Claude: answer within", box, "budgets"))
         self.max_tokens = QSpinBox(minimum=32, maximum=4096, singleStep=50,
                                    value=settings.max_new_tokens)
         self.similarity = self._fraction(settings.grounding_similarity_threshold)
         self.overlap = self._fraction(settings.grounding_overlap_threshold)
         self.confidence = self._fraction(settings.confidence_threshold)
         rows = (
-            ("Bundled model budget", self.budget_bundled, "generation_budget_bundled_s"),
-            ("GGUF model budget", self.budget_gguf, "generation_budget_gguf_s"),
-            ("Claude budget", self.budget_claude, "generation_budget_claude_s"),
+            *budget_rows,
             ("Longest answer (tokens)", self.max_tokens, "max_new_tokens"),
             ("Grounding: similarity", self.similarity, "grounding_similarity_threshold"),
             ("Grounding: word overlap", self.overlap, "grounding_overlap_threshold"),
@@ -145,7 +183,8 @@ class SettingsDialog(QDialog):
         for i, (label, widget, name) in enumerate(rows):
             widget.setToolTip(desc.get(name, ""))
             widget.setObjectName(name)
-            r, c = (i, 0) if i < 4 else (i - 4, 2)
+            half = (len(rows) + 1) // 2
+            r, c = (i, 0) if i < half else (i - half, 2)
             grid.addWidget(QLabel(label), r, c)
             grid.addWidget(widget, r, c + 1)
         grid.setColumnStretch(1, 1)
@@ -189,16 +228,40 @@ class SettingsDialog(QDialog):
             from bookreader.core.llm.registry import describe_backends
 
             entries = describe_backends(self.settings)
-        except (ImportError, BookReaderError) as exc:
+        except BookReaderError as exc:
             log.info("Cannot describe the answering backends: %s", exc)
             return
         for entry in entries:
-            kind = entry.get("kind")
-            if kind in self.backend_hints and kind == entry.get("name") and \
-                    not entry.get("available") and entry.get("problem"):
-                hint = self.backend_hints[kind]
+            name = entry.get("name")
+            if name not in self.backend_hints:
+                continue
+            hint = self.backend_hints[name]
+            if not entry.get("available") and entry.get("problem"):
                 hint.setText(f"{hint.text()}  ⚠ {entry['problem']}")
                 hint.setToolTip(entry.get("fix", ""))
+            for warning in entry.get("warnings") or ():
+                hint.setText(f"{hint.text()}  ⚠ {warning}")
+        gguf_warnings = [w for e in entries if e.get("selected") and e["name"].startswith("gguf:")
+                         for w in e.get("warnings") or ()]
+        if gguf_warnings and "gguf" in self.backend_hints:
+            hint = self.backend_hints["gguf"]
+            hint.setText(f"{hint.text()}  ⚠ {' '.join(gguf_warnings)}")
+
+    def _auto_text(self) -> str:
+        s = self.settings
+        if s.auto_tier:
+            return f"Chosen here: {s.auto_tier}. {s.auto_reason}"
+        return ("The tier is chosen by measuring the installed models at the next start "
+                "(or run 'bookreader doctor').")
+
+    def _tier_installed(self, name: str) -> None:
+        """A tier was installed: let auto measure again and say it is there."""
+        self.settings = self.settings.updated(auto_tier="", auto_reason="")
+        hint = self.backend_hints.get(name)
+        if hint is not None:
+            hint.setText(hint.text().split("  ⚠")[0])
+        if "auto" in self.backend_hints:
+            self.backend_hints["auto"].setText(self._auto_text())
 
     # --- widgets -------------------------------------------------------------------------------
     def _gguf_row(self) -> QWidget:
@@ -258,7 +321,11 @@ class SettingsDialog(QDialog):
             self.gguf_combo.setCurrentIndex(i)
             key = "gguf"
         else:
-            key = backend if backend in self.backend_buttons else "bundled"
+            from bookreader.core.llm.specs import lookup
+
+            spec = lookup(backend)
+            key = spec.name if spec is not None else backend
+            key = key if key in self.backend_buttons else "auto"
         self.backend_buttons[key].setChecked(True)
         self._update_enabled()
 
@@ -288,24 +355,33 @@ class SettingsDialog(QDialog):
             if button.isChecked():
                 if key == "gguf":
                     path = self.gguf_combo.currentData()
-                    return f"gguf:{path}" if path else "bundled"
+                    return f"gguf:{path}" if path else "auto"
                 return key
-        return "bundled"
+        return "auto"
 
     def chosen_settings(self) -> Settings:
         """The settings as edited (data folder included), without saving anything."""
         return self.settings.updated(
             llm_backend=self.selected_backend(),
             claude_model=self.claude_model_edit.text().strip() or self.settings.claude_model,
-            generation_budget_bundled_s=self.budget_bundled.value(),
-            generation_budget_gguf_s=self.budget_gguf.value(),
-            generation_budget_claude_s=self.budget_claude.value(),
+            budgets=self._budgets(),
             max_new_tokens=self.max_tokens.value(),
             grounding_similarity_threshold=self.similarity.value(),
             grounding_overlap_threshold=self.overlap.value(),
             confidence_threshold=self.confidence.value(),
             data_dir=Path(self.data_dir_edit.text().strip() or self.settings.data_dir),
         )
+
+    def _budgets(self) -> dict[str, dict[str, float]]:
+        """Only the budgets that differ from the spec table's defaults."""
+        from bookreader.core.llm.specs import spec_for
+
+        out: dict[str, dict[str, float]] = {}
+        for name, (field_name, box) in self.budget_boxes.items():
+            default = getattr(spec_for(name if name != "gguf" else "x.gguf"), field_name)
+            if default is None or abs(box.value() - default) > 1e-6:
+                out[name] = {field_name: round(box.value(), 1)}
+        return out
 
     def save(self) -> None:
         """Validate, store the API key safely, save the settings file, announce them."""
@@ -315,8 +391,11 @@ class SettingsDialog(QDialog):
         notes = []
         key = self.api_key_edit.text().strip()
         if key:
-            notes.append(save_api_key(key))
+            note, in_memory = save_api_key(key)
+            notes.append(note)
             self.api_key_edit.clear()
+            if in_memory:
+                self.api_key_in_memory.emit(key)
         elif new.llm_backend == "claude" and not stored_api_key_present():
             return self._show_error("Claude needs an API key. Paste it into the API key field.")
         try:

@@ -211,8 +211,6 @@ class TaskRunner(QObject):
             return bool(self._live)
         return any(getattr(t, "pool", None) == pool for t in self._live)
 
-    def live_tasks(self) -> list[Task]:
-        return list(self._live)
 
     def _forget(self, task: Task) -> None:
         self._live.discard(task)

@@ -270,18 +270,25 @@ class AuditLog:
         ).first()
         return (row[0], row[1]) if row is not None else None
 
-    def record(self, answer: Answer, *, session_id: str) -> str:
+    def record(
+        self, answer: Answer, *, session_id: str, client_id: Optional[str] = None
+    ) -> str:
         """Append ``answer`` to the log; returns its record id once it is committed.
+
+        ``client_id`` is the name of the API key a server request came with.
 
         Raises:
             StoreError: The database cannot be written (disk full, permissions, server down).
         """
-        return self.record_many([answer], session_id=session_id)[0]
+        return self.record_many([answer], session_id=session_id, client_id=client_id)[0]
 
-    def record_many(self, answers: Sequence[Answer], *, session_id: str) -> list[str]:
+    def record_many(
+        self, answers: Sequence[Answer], *, session_id: str, client_id: Optional[str] = None
+    ) -> list[str]:
         """Append several answers in one transaction (imports, benchmarks)."""
         rows = [
-            answer_to_row(a, session_id=session_id, excerpt_only=self.excerpt_only)
+            answer_to_row(a, session_id=session_id, excerpt_only=self.excerpt_only,
+                          client_id=client_id)
             for a in answers
         ]
         if not rows:
@@ -327,6 +334,18 @@ class AuditLog:
                 .order_by(records_t.c.seq.desc())
                 .limit(limit)
             ).mappings().all()
+        return [row_to_answer(dict(r)) for r in reversed(rows)]
+
+    def session(
+        self, session_id: str, *, client_id: Optional[str] = None, limit: int = 200
+    ) -> list[Answer]:
+        """The last ``limit`` answers of one session, oldest first (the server's history);
+        with ``client_id``, only that client's records of it."""
+        q = sa.select(records_t).where(records_t.c.session_id == session_id)
+        if client_id is not None:
+            q = q.where(records_t.c.client_id == client_id)
+        with self._read() as conn:
+            rows = conn.execute(q.order_by(records_t.c.seq.desc()).limit(limit)).mappings().all()
         return [row_to_answer(dict(r)) for r in reversed(rows)]
 
     def count(self) -> int:

@@ -170,9 +170,12 @@ def _citation_dict(c: Citation) -> dict[str, Any]:
     }
 
 
-def answer_to_row(answer: Answer, *, session_id: str, excerpt_only: bool) -> dict[str, Any]:
+def answer_to_row(
+    answer: Answer, *, session_id: str, excerpt_only: bool, client_id: Optional[str] = None
+) -> dict[str, Any]:
     """The audit row for ``answer``, secrets scrubbed; ``seq``, ``created_at`` and the hashes
-    are filled in by the writer under its lock."""
+    are filled in by the writer under its lock.  ``client_id`` names who asked through the
+    server (an API key's name); None for the desktop app and the command line."""
     retrieval = answer.retrieval
     passages = retrieval.passages if retrieval is not None else ()
     chunks = [
@@ -246,6 +249,7 @@ def answer_to_row(answer: Answer, *, session_id: str, excerpt_only: bool) -> dic
         else None,
         "chapter": chapter or None,
         "selection_page": answer.selection_page,
+        "client_id": client_id or None,
         "outcome": getattr(answer.outcome, "value", answer.outcome) or None,
     }
     keep_raw = {"record_id", "selection_sha256"}

@@ -71,6 +71,7 @@ class Stats:
     days: Counter = field(default_factory=Counter)
     books: Counter = field(default_factory=Counter)
     sessions: set = field(default_factory=set)
+    clients: Counter = field(default_factory=Counter)  # API key names (bookreader serve)
     fallback: Counter = field(default_factory=Counter)  # per mode: "not in the book/selection"
     outcomes: Counter = field(default_factory=Counter)  # core.types.Outcome values
     validated: Counter = field(default_factory=Counter)  # per mode
@@ -92,6 +93,8 @@ class Stats:
         title = row["book_title"] or row["book_id"] or "(no book)"
         self.books[title] += 1
         self.sessions.add(row["session_id"])
+        if row.get("client_id"):
+            self.clients[row["client_id"]] += 1
         chapter = row["chapter"] or next(
             (c.get("chapter") for c in row["chunks"] or () if c.get("chapter")), ""
         )
@@ -355,6 +358,8 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
         (fmt_pct(failed / validated) if validated else "–", "failed validation", failed > 0),
         (fmt_pct(sum(s.errors.values()) / n), "ended in an error", sum(s.errors.values()) > 0),
     ]
+    if s.clients:
+        kpis.insert(2, (f"{len(s.clients):,}", "server clients", False))
     kpi_html = "".join(f'<div class="kpi{" warn" if w else ""}"><b>{esc(v)}</b>'
                        f"<span>{esc(t)}</span></div>" for v, t, w in kpis)
     mode_names = {"book": "Whole book", "selected": "Selected text", "highlight": "Highlight"}
@@ -373,6 +378,12 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
     pages = [(f"p. {label}" if one_book else f"p. {label} · {_short(title, 18)}", c, f"{c:,}",
               "#2f8f9d")
              for (title, _page, label), c in s.pages.most_common(10)]
+    clients = [(name, c, f"{c:,}", "#2f8f9d") for name, c in s.clients.most_common(12)]
+    clients_card = (
+        '<div class="card"><h2>Questions per server client</h2><p class="sub">The API keys '
+        f'of <code>bookreader serve</code> that asked most</p>{hbars(clients, title="Questions per client")}'
+        "</div>" if clients else ""
+    )
     days_items, every, unit = _per_day(s)
     level_names = {"high": "high", "medium": "medium", "low": "low", "": "no level"}
     level_counts = ", ".join(f"{level_names[k]} {fmt_pct(v / max(1, sum(s.levels.values())))}"
@@ -402,6 +413,7 @@ best-matching page</p>{hbars(pages, label_w=230, title="Most asked pages")}</div
 {_legend({k: LEVEL_COLORS[k] for k in ("high", "medium", "low")}, level_names)}</div>
 <div class="card"><h2>Latency percentiles</h2><p class="sub">How long students waited, per stage, on one scale</p>
 {latency_panel(s.latencies)}</div>
+{clients_card}
 </section></main>
 <footer>{s.n:,} records from {esc(source)} · generated {esc(utc_timestamp()[:19])} UTC ·
 made by BookReader, works offline</footer>"""

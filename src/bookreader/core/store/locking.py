@@ -4,7 +4,8 @@ Two windows writing the same Qdrant Edge shard would corrupt it, so a store take
 exclusive, non-blocking OS lock on a small file next to the shard before opening it.  The
 operating system releases the lock when the file is closed or the process dies (even on
 ``kill -9``), so a crash never leaves a book locked.  The lock file holds the owner's
-process id, only to make the message friendlier.
+process id and role (the window's library process, a command), only to make the message
+true and friendly.
 
 POSIX uses ``fcntl.flock``; Windows uses ``msvcrt.locking`` on the first byte.
 """
@@ -12,6 +13,7 @@ POSIX uses ``fcntl.flock``; Windows uses ``msvcrt.locking`` on the first byte.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 from pathlib import Path
 from typing import IO, Optional
@@ -86,18 +88,19 @@ class BookLock:
                 details=repr(exc),
             ) from exc
         if not _try_lock(fh):
-            owner = _read_owner(fh)
+            owner, role = _read_owner(fh)
             fh.close()
-            who = f" (process {owner})" if owner else ""
+            who = ROLES.get(role, "another BookReader process")
+            pid = f" (process {owner})" if owner else ""
             raise BookLocked(
-                f"This book is open in another BookReader window{who}. "
-                "Close it there, or wait for that window to finish indexing, then try again.",
+                f"This book is in use by {who}{pid}, which may be changing its index. "
+                f"{ADVICE.get(role, ADVICE[''])}",
                 details=f"book {self.book_id}, lock file {self.path}",
             )
         try:
             fh.seek(0)
             fh.truncate()
-            fh.write(f"{os.getpid()}\n")
+            fh.write(f"{os.getpid()} {multiprocessing.current_process().name}\n")
             fh.flush()
         except OSError as exc:  # the lock still works; only the message loses the pid
             log.warning("Cannot write the owner into %s: %s", self.path, exc)
@@ -123,10 +126,29 @@ class BookLock:
         self.release()
 
 
-def _read_owner(fh: IO[str]) -> str:
+#: Who holds a lock, by the process name written into the lock file.
+ROLES = {
+    "library": "an open BookReader window",
+    "window": "an open BookReader window",
+    "cli": "a `bookreader` command",
+}
+ADVICE = {
+    "library": "Reading commands (ask, search, books, audit) work beside it; to change the "
+               "book (ingest again, remove), close that window first.",
+    "window": "Reading commands (ask, search, books, audit) work beside it; to change the "
+              "book (ingest again, remove), close that window first.",
+    "cli": "Wait for that command to finish, then try again.",
+    "": "Wait for it to finish or close it, then try again.",
+}
+
+
+def _read_owner(fh: IO[str]) -> tuple[str, str]:
+    """(pid, role) written by the lock's owner; empty strings when unknown."""
     try:
         fh.seek(0)
-        text = fh.read(32).strip()
+        parts = fh.read(64).split()
     except OSError:
-        return ""
-    return text if text.isdigit() else ""
+        return "", ""
+    pid = parts[0] if parts and parts[0].isdigit() else ""
+    role = parts[1] if len(parts) > 1 and pid else ""
+    return pid, role

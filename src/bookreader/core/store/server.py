@@ -103,8 +103,8 @@ class ServerStore:
         except RuntimeError as exc:  # local mode: "already accessed by another instance"
             if "already accessed" in str(exc):
                 raise BookLocked(
-                    "This book is open in another BookReader window. Close it there, or "
-                    "wait for that window to finish indexing, then try again.",
+                    "This book is in use by another BookReader process (a window or a "
+                    "command). Wait for it to finish or close it, then try again.",
                     details=f"book {self.book_id}, qdrant local folder {location}: {exc}",
                 ) from exc
             raise self._store_error("connect to", exc) from exc

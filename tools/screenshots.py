@@ -1,4 +1,4 @@
-"""``python -m bookreader.ui.screenshots``: pictures of the main states for the README.
+"""``python tools/screenshots.py`` (``make screenshots``): pictures of the main states for the README.
 
 Writes PNGs (1440 px wide) to ``$SCREENSHOTS_DIR`` (default ``docs/screenshots``), using a
 throw-away data folder, the bundled sample book and a generated second book:
@@ -237,7 +237,7 @@ def _page_with_text(reader, text: str, qapp) -> int | None:
     want = text.split()
     for page in range(min(12, reader.page_count)):
         reader.go_to_page(page)
-        _pump(qapp, lambda: bool(reader.words(page)), 30, f"words of page {page + 1}")
+        _pump(qapp, lambda page=page: bool(reader.words(page)), 30, f"words of page {page + 1}")
         tokens = [w.text.strip("“”\"'.,:") for w in reader.words(page)]
         for i in range(len(tokens) - len(want) + 1):
             if tokens[i:i + len(want)] == want:

@@ -1,0 +1,107 @@
+"""The library's public surface: what the window, the command line and the library process
+may ask of a :class:`~bookreader.library.Library`.
+
+:class:`LibraryApi` is the typed protocol that ``Library`` implements.  The window never
+holds a Library directly: it talks to one through a client (``ui/library_service.py``) that
+runs each call on a background lane, in this process or in the library's child process
+(``ui/library_host.py``).  What can cross that boundary is the closed set :class:`Command`;
+:func:`run_command` is the one place that turns a command into a method call, with each
+method named explicitly (no attribute paths, no "module:function" strings).
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_checkable
+
+from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
+
+if TYPE_CHECKING:
+    from bookreader.core.types import Retrieval, SearchFilter
+
+
+@runtime_checkable
+class LibraryApi(Protocol):
+    """Books, search, answers and the audit log of one data folder."""
+
+    def books(self) -> list[BookInfo]: ...
+
+    def book(self, ref: str | Path) -> BookInfo: ...
+
+    def ingest(self, path: str | Path, *, password: Optional[str] = None,
+               progress: ProgressFn = ..., cancel: CancelFn = ...) -> BookInfo: ...
+
+    def remove(self, ref: str | Path) -> BookInfo: ...
+
+    def search(self, ref: str | Path, query: str, *, top_k: int = 5,
+               flt: Optional["SearchFilter"] = None) -> "Retrieval": ...
+
+    def ask(self, question: str, *, mode: Mode = Mode.BOOK,
+            book: Optional[str | Path] = None, selection: Optional[str] = None,
+            pages: Optional[tuple[int, int]] = None, backend: Optional[str] = None,
+            on_token: Optional[Callable[[str], None]] = None,
+            cancel: CancelFn = ...) -> Answer: ...
+
+    def history(self, book_id: str, limit: int = 200) -> list[Answer]: ...
+
+    def check_selection(self, text: str) -> tuple[str, str]: ...
+
+    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int: ...
+
+    def verify_audit(self, path: Optional[Path] = None) -> Any: ...
+
+    def audit_report(self, out: Path, **filters: Any) -> Path: ...
+
+    def export_conversation(self, ref: str | Path, out: Path) -> Path: ...
+
+    def close(self) -> None: ...
+
+
+class Command(enum.StrEnum):
+    """Every call a client may send to the library (the pipe's closed vocabulary)."""
+
+    BOOKS = "books"
+    INGEST = "ingest"
+    REMOVE = "remove"
+    ASK = "ask"
+    HISTORY = "history"
+    CHECK_SELECTION = "check_selection"
+    EXPORT_AUDIT = "export_audit"
+    VERIFY_AUDIT = "verify_audit"
+    AUDIT_REPORT = "audit_report"
+    EXPORT_CONVERSATION = "export_conversation"
+
+
+#: Callbacks a worker supplies to a command (never sent over the pipe as values).
+Inject = tuple[str, ...]
+
+
+def run_command(library: LibraryApi, command: Command, args: tuple, kwargs: dict) -> Any:
+    """Run one command on ``library`` (in whichever process holds it).
+
+    Raises:
+        ValueError: ``command`` is not a :class:`Command` (a stale or forged message).
+    """
+    command = Command(command)
+    if command is Command.BOOKS:
+        return library.books(*args, **kwargs)
+    if command is Command.INGEST:
+        return library.ingest(*args, **kwargs)
+    if command is Command.REMOVE:
+        return library.remove(*args, **kwargs)
+    if command is Command.ASK:
+        return library.ask(*args, **kwargs)
+    if command is Command.HISTORY:
+        return library.history(*args, **kwargs)
+    if command is Command.CHECK_SELECTION:
+        return library.check_selection(*args, **kwargs)
+    if command is Command.EXPORT_AUDIT:
+        return library.export_audit(*args, **kwargs)
+    if command is Command.VERIFY_AUDIT:
+        return library.verify_audit(*args, **kwargs)
+    if command is Command.AUDIT_REPORT:
+        return library.audit_report(*args, **kwargs)
+    if command is Command.EXPORT_CONVERSATION:
+        return library.export_conversation(*args, **kwargs)
+    raise ValueError(f"Unknown library command {command!r}")  # pragma: no cover

@@ -1,0 +1,113 @@
+"""``bookreader serve`` and ``bookreader keys``: the class server and its API keys."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from datetime import datetime, timezone
+
+from bookreader.errors import BookReaderError, InvalidInput
+
+log = logging.getLogger(__name__)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bookreader.cli import load_settings
+
+    try:
+        import uvicorn
+
+        from bookreader.server import ServeConfig, create_app
+    except ImportError as exc:
+        raise BookReaderError(
+            f"The server needs FastAPI and uvicorn ({exc.name} is missing). Install them "
+            "with `pip install fastapi uvicorn`."
+        ) from exc
+    from bookreader.server.limits import parse_rate
+
+    settings = load_settings(args)
+    parse_rate(args.rate_limit)  # a bad value fails before anything starts
+    if args.workers is not None and args.workers < 1:
+        raise InvalidInput("--workers must be at least 1.")
+    config = ServeConfig(
+        host=args.host, port=args.port, backend=args.backend, books=tuple(args.book or ()),
+        rate_limit=args.rate_limit, workers=args.workers, max_queue=args.max_queue,
+        timeout_s=args.timeout, queue_wait_s=args.queue_wait,
+        cors_origins=tuple(o.strip() for o in (args.cors_origin or ()) if o.strip()),
+    )
+    app = create_app(settings, config)
+    state = app.state.bookreader
+    if state.keys.count() == 0:
+        sys.stderr.write(
+            "bookreader: no API keys yet, so every request except /health will be refused. "
+            "Make one with `bookreader keys add NAME`.\n"
+        )
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        sys.stderr.write(f"bookreader: listening on {args.host}: other machines can reach "
+                         "this server. Put it behind HTTPS before students use it.\n")
+    sys.stderr.write(f"BookReader serving on http://{args.host}:{args.port} "
+                     f"(demo: http://{args.host}:{args.port}/demo, API: /docs)\n")
+    sys.stderr.flush()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                timeout_graceful_shutdown=5)
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from bookreader.cli import load_settings
+    from bookreader.server.keys import KeyStore
+
+    store = KeyStore(load_settings(args).data_dir)
+    if args.keys_command == "add":
+        token = store.add(args.name)
+        sys.stderr.write(f"Key '{args.name}' added. Its token is shown only now; give it to "
+                         "the client and keep it secret:\n")
+        sys.stdout.write(token + "\n")
+    elif args.keys_command == "revoke":
+        store.revoke(args.name)
+        print(f"Key '{args.name}' revoked. Requests with it are refused from now on.")
+    else:
+        keys = store.list()
+        if not keys:
+            print("No API keys. Add one with `bookreader keys add NAME`.")
+        for k in keys:
+            when = (datetime.fromtimestamp(k["created"], timezone.utc).strftime("%Y-%m-%d %H:%M")
+                    if k["created"] else "")
+            print(f"{k['name']:<24} {k['source']:<20} {when}")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help="answer questions over HTTP (a web textbook, a class)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    p.add_argument("--backend", help="bundled, extractive, claude or gguf:PATH "
+                   "(default: the settings' llm_backend)")
+    p.add_argument("--book", action="append", metavar="BOOK",
+                   help="a book to serve: id, id prefix or PDF (indexed at startup); repeat "
+                   "for several (default: every ready book, else the sample book)")
+    p.add_argument("--rate-limit", default="100/minute",
+                   help="requests per key, COUNT/UNIT (default 100/minute)")
+    p.add_argument("--workers", type=int,
+                   help="questions answered at once (default 1 for a local model, 4 for "
+                   "claude/extractive)")
+    p.add_argument("--max-queue", type=int, help="questions that may wait (default 4 per worker)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="budget of one answer in seconds; over it, 504 (default: the "
+                   "backend's generation budget + the retrieval budget)")
+    p.add_argument("--queue-wait", type=float, metavar="S",
+                   help="longest wait for a worker; over it, 503 (default: --timeout)")
+    p.add_argument("--cors-origin", action="append", metavar="URL",
+                   help="a web page origin allowed to call the server (off by default)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("keys", help="API keys of `bookreader serve`: add, list, revoke")
+    ks = p.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    a = ks.add_parser("add", help="make a key and print its token once")
+    a.add_argument("name", help="the key's name (the client id in the audit log)")
+    ks.add_parser("list", help="list the keys (names only)")
+    r = ks.add_parser("revoke", help="delete a key")
+    r.add_argument("name")
+    p.set_defaults(func=cmd_keys)

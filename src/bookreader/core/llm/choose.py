@@ -1,0 +1,142 @@
+"""Choose the default local tier for this machine by measuring it.
+
+The best tier is the largest installed one whose *expected* whole-book answer meets the
+targets of issue 11: first token p50 <= 3 s and p95 <= 6 s, complete answer p95 <= 15 s.
+Each installed tier is measured in a couple of seconds: load it, read a ~100-token
+prompt (prompt tokens per second) and write 16 tokens (generated tokens per second).
+From those two speeds and the tier's prompt size (its ``context_chars`` of focused
+passages, about 3.5 characters a token, plus the question; the rules prefix is cached)
+and a typical answer length, the expected first-token and total times follow.  p95 is
+taken as 1.6 x p50: the spread measured with ``bench/answer.py`` on a shared 2-core
+machine (see docs).  The tiny tier is the fallback when no tier meets the targets.
+
+Runs at first start when ``llm_backend`` is ``auto`` and more than one tier is
+installed (a single installed tier needs no measurement), and in ``bookreader doctor``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from bookreader.core.llm import models as model_files
+from bookreader.core.llm.specs import TIERS, TINY, BackendSpec
+from bookreader.core.types import Message
+from bookreader.errors import BookReaderError
+
+log = logging.getLogger(__name__)
+
+FIRST_P50_S = 3.0
+FIRST_P95_S = 6.0
+TOTAL_P95_S = 15.0
+P95_FACTOR = 1.6
+CHARS_PER_TOKEN = 3.5
+#: Prompt tokens of a question and its framing, besides the passages.
+QUESTION_TOKENS = 60
+#: Tokens of a typical answer: claims with their (at most 20-word) citations.
+ANSWER_TOKENS = {"tiny": 80, "small": 120, "better": 120}
+_PROBE_TEXT = (
+    "A method that calls itself is recursive. Every recursive method needs a base case, "
+    "a condition under which it returns without calling itself again; otherwise the "
+    "calls never end and the program runs out of stack space. Arrays store several "
+    "values of the same type, and their length is fixed when they are created. "
+)
+
+
+@dataclass
+class Measurement:
+    tier: str
+    prompt_tps: float
+    gen_tps: float
+    load_s: float
+    first_p50_s: float
+    first_p95_s: float
+    total_p95_s: float
+
+    @property
+    def fits(self) -> bool:
+        return (self.first_p50_s <= FIRST_P50_S and self.first_p95_s <= FIRST_P95_S
+                and self.total_p95_s <= TOTAL_P95_S)
+
+    def summary(self) -> str:
+        return (f"{self.tier}: reads {self.prompt_tps:.0f} prompt tok/s, writes "
+                f"{self.gen_tps:.1f} tok/s; expected whole-book first token "
+                f"{self.first_p50_s:.1f} s (p95 {self.first_p95_s:.1f} s), answer p95 "
+                f"{self.total_p95_s:.1f} s")
+
+
+def expected(spec: BackendSpec, prompt_tps: float, gen_tps: float) -> tuple[float, float, float]:
+    """(first p50, first p95, total p95) seconds of a whole-book answer at these speeds."""
+    prompt_tokens = spec.context_chars / CHARS_PER_TOKEN + QUESTION_TOKENS
+    first = prompt_tokens / max(prompt_tps, 1e-6)
+    total = first + ANSWER_TOKENS.get(spec.name, 120) / max(gen_tps, 1e-6)
+    return first, first * P95_FACTOR, total * P95_FACTOR
+
+
+def measure(spec: BackendSpec, settings: Any) -> Measurement:
+    """Load the tier and time a short prompt and 16 generated tokens (a few seconds)."""
+    from bookreader.core.llm.registry import create_backend
+
+    backend: Any = create_backend(spec.name, settings)
+    t = time.perf_counter()
+    backend.warm_up()
+    load_s = time.perf_counter() - t
+    llm = backend._ensure_loaded()
+    # One throw-away token first: the first evaluation after a load also sets up
+    # llama.cpp's compute buffers, which no later question pays.
+    for _token in backend.stream([Message("user", "Hi")], max_tokens=1, temperature=0.0):
+        pass
+    text = _PROBE_TEXT * 2
+    question = "Say in one sentence what a base case is."
+    # The chat template adds a few tokens around the message; counted approximately.
+    n_prompt = len(llm.tokenize(f"{text}\n{question}".encode())) + 10
+    messages = [Message("user", f"{text}\n{question}")]
+    t0 = time.perf_counter()
+    first: Optional[float] = None
+    n = 0
+    for _token in backend.stream(messages, max_tokens=16, temperature=0.0):
+        n += 1
+        if first is None:
+            first = time.perf_counter()
+    end = time.perf_counter()
+    first = first or end
+    prompt_tps = n_prompt / max(first - t0, 1e-6)
+    gen_tps = (n - 1) / max(end - first, 1e-6) if n > 1 else prompt_tps / 5
+    f50, f95, t95 = expected(spec, prompt_tps, gen_tps)
+    return Measurement(spec.name, prompt_tps, gen_tps, load_s, f50, f95, t95)
+
+
+def installed_tiers(settings: Any) -> list[BackendSpec]:
+    return [s for s in TIERS if model_files.installed_path(s, settings.models_dir) is not None]
+
+
+def choose_tier(settings: Any, *, measure_fn=measure) -> tuple[str, str, list[Measurement]]:
+    """(tier name, reason, measurements): the best installed tier that fits the targets."""
+    tiers = installed_tiers(settings)
+    if not tiers:
+        return TINY.name, "No local model is installed; the tiny tier would be used.", []
+    if len(tiers) == 1:
+        return tiers[0].name, f"Only the {tiers[0].name} tier is installed.", []
+    results: list[Measurement] = []
+    for spec in tiers:
+        try:
+            results.append(measure_fn(spec, settings))
+        except BookReaderError as exc:
+            log.warning("Cannot measure the %s tier: %s", spec.name, exc.user_message)
+    fitting = [m for m in results if m.fits]
+    order = [s.name for s in TIERS]
+    targets = (f"first token p50 <= {FIRST_P50_S:.0f} s, p95 <= {FIRST_P95_S:.0f} s, "
+               f"answer p95 <= {TOTAL_P95_S:.0f} s")
+    if fitting:
+        best = max(fitting, key=lambda m: order.index(m.tier))
+        reason = (f"{best.tier} is the largest installed tier fast enough here ({targets}). "
+                  f"Measured {best.summary()}.")
+        return best.tier, reason, results
+    fallback = min(results, key=lambda m: m.first_p50_s) if results else None
+    name = fallback.tier if fallback else tiers[0].name
+    reason = f"No installed tier meets {targets} on this machine; {name} is the fastest."
+    if fallback:
+        reason += f" Measured {fallback.summary()}."
+    return name, reason, results

@@ -1,0 +1,285 @@
+"""Running one question on the answer pool: budgets, cancellation and streaming.
+
+A question waits for a worker at most ``queue_wait_s`` (then 503 with ``Retry-After``)
+and runs at most ``timeout_s`` once started.  Over that budget its cancel check turns
+true, the library stops generating, and the server records the question in the audit
+log as timed out and answers 504 "Query processing timed out. Try a simpler question."
+(an answer the library itself stopped at its generation budget comes back the same way).
+A client that disconnects sets the same cancel check: the generation stops at its next
+token and nothing is recorded, as when a reader presses Stop in the window.
+
+With ``Accept: text/event-stream`` the tokens go out as server-sent events while they are
+generated (``event: token``), then one ``event: answer`` with the checked answer, which
+may differ from the streamed text (the grounding check can replace it), or one
+``event: error`` carrying the status the plain request would have had.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+import uuid
+from typing import Any, Optional
+from urllib.parse import quote
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from bookreader.core.prompts import TIMEOUT_MESSAGE
+from bookreader.core.types import Mode
+from bookreader.errors import BookReaderError, Cancelled, QueryTimeout
+from bookreader.server.app import ApiError, from_bookreader_error, state_of
+from bookreader.server.limits import Busy
+
+log = logging.getLogger(__name__)
+
+_POLL_S = 0.05
+
+
+def _outcome(answer: Any) -> str:
+    value = getattr(answer, "outcome", None)
+    if value:
+        return str(getattr(value, "value", value))
+    if answer.error:
+        return "timeout" if answer.error == TIMEOUT_MESSAGE else "error"
+    return "not_answered" if answer.fallback else "answered"
+
+
+def answer_payload(answer: Any, session_id: str) -> dict[str, Any]:
+    """The ``ask --json`` fields plus ADR-003's ``response``/``in_selected_text``/
+    ``session_id``, and each citation's page rectangles and highlighted page image URL."""
+    from bookreader.core.types import answer_to_dict
+
+    data = answer_to_dict(answer)
+    citations = []
+    for c, base in zip(answer.citations, data["citations"]):
+        rects = [[round(float(x), 2) for x in r] for r in c.rects]
+        item = {**base, "label": c.page_label, "rects": rects}
+        if answer.book_id and c.page >= 0:
+            hl = ";".join(",".join(str(x) for x in r) for r in rects)
+            item["page_image"] = (f"/v1/books/{answer.book_id}/pages/{c.page}.png"
+                                  + (f"?highlight={quote(hl)}" if hl else ""))
+        citations.append(item)
+    data.update(
+        response=answer.text,
+        in_selected_text=answer.in_selected_text,
+        session_id=session_id,
+        citations=citations,
+        outcome=_outcome(answer),
+        book_id=answer.book_id or None,
+        answer_id=answer.answer_id,
+        query_id=answer.query_id,
+    )
+    return data
+
+
+def clean_session_id(value: Any) -> str:
+    """The client's session id (1-64 printable characters), or a new one."""
+    if value is None or value == "":
+        return str(uuid.uuid4())
+    if not isinstance(value, str) or not (0 < len(value.strip()) <= 64) or \
+            not value.strip().isprintable():
+        raise ApiError(422, "invalid_input",
+                       "session_id must be text of 1-64 printable characters.")
+    return value.strip()
+
+
+def wants_stream(request: Request) -> bool:
+    return "text/event-stream" in request.headers.get("accept", "").lower()
+
+
+def _sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode("utf-8")
+
+
+class _Question:
+    """One question's job on the pool and how its result becomes a response."""
+
+    def __init__(self, request: Request, client: str, session_id: str, ask: dict) -> None:
+        self.state = state_of(request)
+        self.request = request
+        self.client = client
+        self.session_id = session_id
+        self.ask = ask
+        self.cancel_event = threading.Event()
+        self.loop = asyncio.get_running_loop()
+        self.tokens: Optional[asyncio.Queue] = None
+
+    def _on_token(self, text: str) -> None:
+        if self.tokens is not None:
+            self.loop.call_soon_threadsafe(self.tokens.put_nowait, ("token", text))
+
+    def work(self) -> tuple[str, Any]:
+        """Runs on a pool thread."""
+        state, ask = self.state, self.ask
+        deadline = time.monotonic() + state.timeout_s
+        timed_out = threading.Event()
+
+        def cancel() -> bool:
+            if self.cancel_event.is_set():
+                return True
+            if time.monotonic() > deadline:
+                timed_out.set()
+                return True
+            return False
+
+        try:
+            answer = state.library.ask(
+                ask["question"], mode=ask["mode"], book=ask.get("book"),
+                selection=ask.get("selection"), pages=ask.get("pages"), backend=state.backend,
+                on_token=self._on_token, cancel=cancel, session_id=self.session_id,
+                client_id=self.client,
+            )
+        except Cancelled:
+            if timed_out.is_set() and not self.cancel_event.is_set():
+                failed = state.library.record_failure(
+                    ask["question"], QueryTimeout(TIMEOUT_MESSAGE), mode=ask["mode"],
+                    book=ask.get("book"), selection=ask.get("selection"),
+                    backend=state.backend, session_id=self.session_id, client_id=self.client,
+                )
+                return "timeout", failed
+            return "cancelled", None
+        return "answer", answer
+
+    async def start(self):
+        """Queue the job and wait until a worker takes it (503 when it waits too long)."""
+        state = self.state
+        if not state.ready.is_set():
+            raise ApiError(503, "loading", "The server is still loading its models and "
+                           "books. Try again in a few seconds.", {"Retry-After": "5"})
+        if state.load_error:
+            raise ApiError(503, "not_ready", f"The server could not load: {state.load_error}",
+                           {"Retry-After": "60"})
+        job = state.pool.submit(self.work)
+        waited = 0.0
+        while not job.started.is_set():
+            if waited > state.queue_wait_s or await self.request.is_disconnected():
+                if state.pool.abandon(job):
+                    raise Busy("The server is busy answering other questions and this one "
+                               "waited longer than its budget. Try again shortly.",
+                               state.pool.retry_after())
+                break
+            await asyncio.sleep(_POLL_S)
+            waited += _POLL_S
+        return job
+
+    def result_to_response(self, kind: str, value: Any) -> tuple[int, dict, dict]:
+        """(status, JSON body, headers) for a finished job."""
+        counters = self.state.counters
+        if kind == "cancelled":
+            counters.add("cancelled")
+            return 499, {"error": "The client went away; the answer was stopped.",
+                         "code": "cancelled"}, {}
+        if kind == "timeout" or (kind == "answer" and value.error == TIMEOUT_MESSAGE):
+            counters.add("timed_out")
+            return 504, {"error": TIMEOUT_MESSAGE, "code": "timeout",
+                         "session_id": self.session_id}, {}
+        if value.error:
+            counters.add("failed")
+            return 502, {"error": value.error, "code": "answer_failed",
+                         "session_id": self.session_id}, {}
+        counters.add("answered")
+        return 200, answer_payload(value, self.session_id), {}
+
+    @staticmethod
+    def error_of(exc: BaseException) -> tuple[int, dict, dict]:
+        if isinstance(exc, BookReaderError):
+            err = from_bookreader_error(exc)
+        elif isinstance(exc, ApiError):
+            err = exc
+        else:
+            log.error("Unexpected error while answering", exc_info=exc)
+            err = ApiError(500, "internal_error", f"Unexpected error: {type(exc).__name__}. "
+                           "The server log has the details.")
+        return err.status, {"error": err.message, "code": err.code}, err.headers
+
+
+async def run_question(request: Request, client: str, session_id: str, ask: dict):
+    """Answer ``ask`` ({question, mode, book, selection, pages}) as JSON or as events."""
+    q = _Question(request, client, session_id, ask)
+    stream = wants_stream(request)
+    if stream:
+        q.tokens = asyncio.Queue()
+    job = await q.start()
+    future = asyncio.wrap_future(job.future)
+    if not stream:
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=0.25)
+            if done:
+                break
+            if await request.is_disconnected():
+                q.cancel_event.set()
+        try:
+            kind, value = future.result()
+        except BaseException as exc:  # a BookReaderError (audited by the library) or a bug
+            status, body, headers = q.error_of(exc)
+            if status >= 500:
+                q.state.counters.add("failed")
+            return JSONResponse(body, status_code=status, headers=headers)
+        status, body, headers = q.result_to_response(kind, value)
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    future.add_done_callback(lambda f: q.tokens.put_nowait(("done", f)))
+
+    async def events():
+        finished = False
+        try:
+            yield _sse("start", {"session_id": session_id})
+            while True:
+                kind, item = await q.tokens.get()
+                if kind == "token":
+                    yield _sse("token", {"text": item})
+                    continue
+                finished = True
+                try:
+                    result_kind, value = item.result()
+                except BaseException as exc:
+                    status, body, _ = q.error_of(exc)
+                    yield _sse("error", {**body, "status": status})
+                    return
+                status, body, _ = q.result_to_response(result_kind, value)
+                yield _sse("answer" if status == 200 else "error",
+                           body if status == 200 else {**body, "status": status})
+                return
+        finally:
+            if not finished:
+                log.info("Client %s went away during a streamed answer; stopping it", client)
+                q.cancel_event.set()
+
+    return StreamingResponse(events(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def parse_pages(value: Any) -> Optional[tuple[int, int]]:
+    """``[a, b]``, ``a`` or ``"a-b"`` (0-based physical pages, inclusive)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from bookreader.cli import parse_pages as parse_text
+
+        return parse_text(value)
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, int):
+        return (value, value)
+    if isinstance(value, list) and len(value) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in value):
+        return (value[0], value[1])
+    raise ApiError(422, "invalid_input", "pages must be [first, last] (0-based page numbers).")
+
+
+def text_field(data: dict, name: str, *, required: bool) -> Optional[str]:
+    value = data.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise ApiError(422, "invalid_input",
+                       f"'{name}' is {'missing' if value is None else 'not text'}. Send it as "
+                       "a JSON string.")
+    return value
+
+
+MODES = {"book": Mode.BOOK, "highlight": Mode.HIGHLIGHT}

@@ -1,0 +1,164 @@
+"""Per-key rate limits and the bounded answer pool of ``bookreader serve``.
+
+Rate limit: a sliding one-window log per key (the times of the requests in the last
+window), in memory.  That is exact for one server process, which is how ``bookreader
+serve`` runs: its ``--workers`` are threads of one process.  Several processes behind a
+load balancer would each count on their own, so a key could make N x the limit; they
+need one shared counter (a row per key and window in the audit database, incremented
+with ``INSERT ... ON CONFLICT DO UPDATE``, or Redis ``INCR`` + ``EXPIRE``).  That is
+documented in the README's scale-out settings and not implemented here.
+
+Answer pool: ``workers`` threads take jobs from a queue.  A local llama.cpp model answers
+one question at a time (its context is not thread-safe), so the server gives it one
+worker; Claude and the extractive backend get several.  A job that has not started
+within its wait budget is dropped and its request answered 503 with ``Retry-After``,
+and a full queue answers 503 at once: requests never pile up behind a slow model.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from bookreader.errors import InvalidInput
+
+log = logging.getLogger(__name__)
+
+_UNITS = {"second": 1.0, "sec": 1.0, "s": 1.0, "minute": 60.0, "min": 60.0, "m": 60.0,
+          "hour": 3600.0, "h": 3600.0}
+
+
+def parse_rate(text: str) -> tuple[int, float]:
+    """``"100/minute"`` -> (100, 60.0).  Units: second, minute, hour."""
+    count, sep, unit = (text or "").strip().partition("/")
+    try:
+        n = int(count)
+        window = _UNITS[unit.strip().lower() or "minute"] if sep else 60.0
+    except (ValueError, KeyError):
+        raise InvalidInput(
+            f"'{text}' is not a rate limit. Write it as COUNT/UNIT, e.g. 100/minute "
+            "(units: second, minute, hour)."
+        ) from None
+    if n < 1:
+        raise InvalidInput(f"The rate limit '{text}' must allow at least one request.")
+    return n, window
+
+
+class RateLimiter:
+    """At most ``limit`` requests per ``window`` seconds per key (sliding window)."""
+
+    def __init__(self, limit: int, window: float, clock: Callable[[], float] = time.monotonic):
+        self.limit = limit
+        self.window = window
+        self._clock = clock
+        self._hits: dict[str, collections.deque] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key: str) -> Optional[int]:
+        """Count a request of ``key``: None when allowed, else seconds until it would be."""
+        now = self._clock()
+        with self._lock:
+            hits = self._hits.setdefault(key, collections.deque())
+            while hits and hits[0] <= now - self.window:
+                hits.popleft()
+            if len(hits) >= self.limit:
+                return max(1, math.ceil(hits[0] + self.window - now))
+            hits.append(now)
+            return None
+
+
+class Busy(Exception):
+    """The pool cannot start this job in time; answer 503 with ``retry_after``."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass
+class Job:
+    fn: Callable[[], Any]
+    future: Future = field(default_factory=Future)
+    started: threading.Event = field(default_factory=threading.Event)
+    abandoned: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class AnswerPool:
+    """``workers`` threads answering from a queue of at most ``max_queue`` waiting jobs."""
+
+    def __init__(self, workers: int, max_queue: int) -> None:
+        self.workers = max(1, int(workers))
+        self.max_queue = max(0, int(max_queue))
+        self._queue: "queue.Queue[Optional[Job]]" = queue.Queue()
+        self._waiting = 0
+        self._lock = threading.Lock()
+        self._durations: collections.deque = collections.deque(maxlen=50)
+        self._threads = [
+            threading.Thread(target=self._run, name=f"answer-{i}", daemon=True)
+            for i in range(self.workers)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def retry_after(self) -> int:
+        """Seconds until a new job could probably start: the queue ahead times the mean
+        answer time, over the workers (at least 1)."""
+        mean = (sum(self._durations) / len(self._durations)) if self._durations else 1.0
+        with self._lock:
+            ahead = self._waiting + self.workers
+        return max(1, math.ceil(mean * ahead / self.workers))
+
+    def submit(self, fn: Callable[[], Any]) -> Job:
+        """Queue ``fn``; raises Busy when the queue is full."""
+        with self._lock:
+            if self._waiting >= self.max_queue + self.workers:
+                full = True
+            else:
+                full = False
+                self._waiting += 1
+        if full:
+            raise Busy("The server is busy answering other questions. Try again shortly.",
+                       self.retry_after())
+        job = Job(fn)
+        self._queue.put(job)
+        return job
+
+    def abandon(self, job: Job) -> bool:
+        """Drop ``job`` if it has not started; returns True when it was dropped."""
+        with job.lock:
+            if job.started.is_set():
+                return False
+            job.abandoned = True
+        return True
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            with self._lock:
+                self._waiting -= 1
+            with job.lock:
+                if job.abandoned:
+                    continue
+                job.started.set()
+            t0 = time.monotonic()
+            try:
+                result = job.fn()
+            except BaseException as exc:  # handed to the request that waits for it
+                job.future.set_exception(exc)
+            else:
+                job.future.set_result(result)
+            self._durations.append(time.monotonic() - t0)
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)

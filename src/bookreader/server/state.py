@@ -1,0 +1,193 @@
+"""What a running server holds: its configuration, library, keys, limits and counters."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from bookreader.config import Settings
+from bookreader.errors import BookNotFound, BookReaderError
+from bookreader.server.keys import KeyStore
+from bookreader.server.limits import AnswerPool, RateLimiter, parse_rate
+
+log = logging.getLogger(__name__)
+
+#: Backends that answer several questions at once (the others get one worker).
+CONCURRENT_BACKENDS = ("extractive", "claude")
+#: Seconds a local model may stream after its first token before a request is answered 504.
+LOCAL_STREAM_S = 60.0
+DEFAULT_MAX_BODY = 64 * 1024
+
+
+@dataclass
+class ServeConfig:
+    """The options of ``bookreader serve``.
+
+    Attributes:
+        backend: Answering backend (None: the settings' ``llm_backend``).
+        books: Books to serve (ids, prefixes or PDF paths; a PDF not indexed yet is
+            indexed at startup).  Empty: every ready book, or the bundled sample book
+            when the library is empty.
+        rate_limit: Per-key limit, ``COUNT/UNIT``.
+        workers: Answering threads (None: 1 for a local model, 4 for Claude/extractive).
+        max_queue: Questions that may wait for a worker (None: 4 per worker).
+        timeout_s: Budget of one answer once it runs (None: the backend's generation
+            budget plus the retrieval budget); over it, 504.
+        queue_wait_s: Longest wait for a worker (None: ``timeout_s``); over it, 503.
+        cors_origins: Origins allowed to call from a browser (none by default).
+        max_body: Largest request body in bytes; larger ones get 413.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    backend: Optional[str] = None
+    books: tuple[str, ...] = ()
+    rate_limit: str = "100/minute"
+    workers: Optional[int] = None
+    max_queue: Optional[int] = None
+    timeout_s: Optional[float] = None
+    queue_wait_s: Optional[float] = None
+    cors_origins: tuple[str, ...] = ()
+    max_body: int = DEFAULT_MAX_BODY
+
+
+@dataclass
+class Counters:
+    """Outcomes since startup, shown by ``GET /health`` (and read by tests and the bench)."""
+
+    answered: int = 0
+    timed_out: int = 0
+    cancelled: int = 0
+    busy: int = 0
+    rate_limited: int = 0
+    failed: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, name: str) -> None:
+        with self.lock:
+            setattr(self, name, getattr(self, name) + 1)
+
+    def as_dict(self) -> dict[str, int]:
+        with self.lock:
+            return {k: getattr(self, k) for k in
+                    ("answered", "timed_out", "cancelled", "busy", "rate_limited", "failed")}
+
+
+class ServerState:
+    """Everything the routes share; built once by :func:`bookreader.server.create_app`."""
+
+    def __init__(self, settings: Settings, config: ServeConfig, library: Any = None,
+                 keys: Optional[KeyStore] = None) -> None:
+        from bookreader.core.llm.registry import budget_for, resolve_name
+        from bookreader.core.llm.specs import spec_for
+
+        self.settings = settings
+        self.config = config
+        if library is None:
+            from bookreader.library import Library
+
+            library = Library(settings)
+        self.library = library
+        self.keys = keys or KeyStore(settings.data_dir)
+        self.backend = config.backend or settings.llm_backend
+        kind = spec_for(resolve_name(self.backend, settings)).kind
+        limit, window = parse_rate(config.rate_limit)
+        self.limiter = RateLimiter(limit, window)
+        workers = config.workers or (4 if kind in CONCURRENT_BACKENDS else 1)
+        self.pool = AnswerPool(workers, config.max_queue if config.max_queue is not None
+                               else 4 * workers)
+        first_s, total_s = budget_for(self.backend, settings)
+        # A local model has a first-token budget and then streams to its token cap; a
+        # server still needs one limit per request, so allow it a minute to stream.
+        answer_s = total_s if total_s is not None else (first_s or 0.0) + LOCAL_STREAM_S
+        self.timeout_s = float(config.timeout_s or (
+            answer_s + float(settings.retrieval_timeout_s)))
+        self.queue_wait_s = float(config.queue_wait_s or self.timeout_s)
+        self.counters = Counters()
+        self.books: dict[str, Any] = {}  # book_id -> BookInfo, the books served
+        self.sample_book_id: Optional[str] = None
+        self.ready = threading.Event()
+        self.load_error: Optional[str] = None
+        self.started_at = time.time()
+
+    # --- startup ------------------------------------------------------------------------
+    def load(self) -> None:
+        """Index or open the books and warm the models (runs on a thread at startup)."""
+        try:
+            self._load_books()
+            lib = self.library
+            lib.embedder.warm_up()
+            answerer = lib.answerer
+            warm = getattr(answerer.validator.embedder, "warm_up", None)
+            if warm is not None:
+                warm()
+            backend = answerer._backend_factory(self.backend)
+            if hasattr(backend, "warm_up"):
+                backend.warm_up()
+            for book_id in self.books:
+                lib.retriever(book_id)
+            log.info("Server ready: %d books, backend %s, %d workers, budget %.1f s",
+                     len(self.books), self.backend, self.pool.workers, self.timeout_s)
+        except BookReaderError as exc:
+            self.load_error = exc.user_message
+            log.error("The server could not load: %s", exc.user_message)
+        except Exception as exc:  # shown by /health; the log has the traceback
+            self.load_error = f"{type(exc).__name__}: {exc}"
+            log.exception("The server could not load")
+        finally:
+            self.ready.set()
+
+    def _load_books(self) -> None:
+        from pathlib import Path
+
+        from bookreader.core.samplebook import sample_book_path
+
+        lib = self.library
+        refs = list(self.config.books)
+        infos = []
+        for ref in refs:
+            if Path(ref).expanduser().is_file():
+                infos.append(lib.ingest(ref))
+            else:
+                infos.append(lib.book(ref))
+        if not refs:
+            infos = [b for b in lib.books() if b.state == "ready"]
+        if not infos:
+            sample = lib.ingest(sample_book_path(self.settings.data_dir))
+            infos = [sample]
+        for info in infos:
+            if info.state != "ready":
+                raise BookReaderError(
+                    f"'{info.title}' is not ready to serve ({info.state}): {info.message} "
+                    f"Run `bookreader ingest {info.path}` first."
+                )
+            self.books[info.book_id] = info
+        try:
+            from bookreader.core.pdf import file_book_id
+
+            sample_id = file_book_id(sample_book_path(self.settings.data_dir))
+        except (BookReaderError, OSError):
+            sample_id = None
+        if sample_id in self.books:
+            self.sample_book_id = sample_id
+
+    # --- books --------------------------------------------------------------------------
+    def served_book(self, ref: str) -> Any:
+        """A served book by id or unique id prefix (never a path)."""
+        ref = (ref or "").strip().lower()
+        if ref in self.books:
+            return self.books[ref]
+        matches = [b for i, b in self.books.items() if len(ref) >= 4 and i.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        raise BookNotFound(
+            f"No book served here matches '{ref}'. GET /v1/books lists the books this "
+            "server answers about."
+        )
+
+    def close(self) -> None:
+        self.pool.close()
+        self.library.close()
