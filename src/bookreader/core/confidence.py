@@ -29,9 +29,12 @@ level: no such card ever shows "High confidence".
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import asdict, dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
+
+log = logging.getLogger(__name__)
 
 #: Generation confidence when the model states none and gives no token probabilities.
 DEFAULT_GENERATION = 0.80
@@ -122,3 +125,36 @@ def margin_of(scores: Sequence[float]) -> float:
     if len(ranked) < 2:
         return 0.0
     return max(0.0, ranked[0] - ranked[1])
+
+
+def answer_signals(
+    question: str,
+    text: str,
+    validation: Any,
+    *,
+    retrieval: float,
+    passage_scores: Sequence[float] = (),
+    generation: float = DEFAULT_GENERATION,
+    extractive: bool = False,
+    embedder: Any = None,
+) -> Signals:
+    """The signals of a verified answer (``text`` with its citations)."""
+    from bookreader.core.citations import strip_citations
+
+    relevance = 0.0
+    if embedder is not None:
+        try:
+            v = embedder.embed([question, strip_citations(text)])
+            relevance = float(sum(a * b for a, b in zip(v[0], v[1])))
+        except Exception:  # the other signals still stand; the log says why
+            log.exception("Relevance for the confidence could not be computed")
+    return Signals(
+        retrieval=retrieval,
+        margin=margin_of(passage_scores),
+        similarity=float(validation.similarity) if validation is not None else 0.0,
+        overlap=float(validation.overlap) if validation is not None else 0.0,
+        relevance=relevance,
+        coverage=question_coverage(question, text),
+        generation=generation,
+        extractive=1.0 if extractive else 0.0,
+    )
