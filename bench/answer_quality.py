@@ -183,6 +183,13 @@ def ask_all(args, items: list[dict]) -> list[dict]:
 
     data_dir = Path(args.data_dir)
     settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    if args.first_token_budget:
+        from bookreader.core.llm.specs import lookup
+
+        spec = lookup(args.backend)
+        name = spec.name if spec is not None else args.backend
+        settings = settings.updated(budgets={name: {"first_token_s": args.first_token_budget,
+                                                    "total_s": 4 * args.first_token_budget}})
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
     rows = []
     try:
@@ -322,6 +329,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="ask only the first N questions of each kind (in and out of scope)")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--first-token-budget", type=float, default=0.0,
+                    help="override a local model's first-token budget (s), to measure quality "
+                         "apart from speed on a busy machine (results get a _ftN suffix)")
     ap.add_argument("--fit", nargs="+", type=Path, default=None,
                     help="fit the confidence calibration on these result files")
     ap.add_argument("--rescore", nargs="+", type=Path, default=None,
@@ -354,6 +364,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     rows = ask_all(args, items)
     summary = summarise(rows)
     name = f"answer_quality_{args.questions.stem}_{args.backend.replace(':', '_').replace('/', '_')}"
+    if args.first_token_budget:
+        name += f"_ft{args.first_token_budget:g}"
     (RESULTS_DIR / f"{name}.json").write_text(
         json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False),
         encoding="utf-8")
