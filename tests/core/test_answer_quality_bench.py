@@ -43,15 +43,16 @@ def test_ece_and_levels_on_hand_made_pairs(aq):
 
 
 def test_summarise_separates_outcomes(aq):
-    def row(outcome, pages, correct=False, cited=False, split="tune"):
+    def row(outcome, pages, correct=False, cited=False, split="tune", share=0.0):
         return {"outcome": outcome, "gold_pages": pages, "correct": correct,
                 "cited_gold": cited, "confidence": 0.9, "split": split if pages else None,
-                "first_token_ms": 100.0, "total_ms": 200.0}
-    s = aq.summarise([row("answer", [1], True, True), row("quotes", [2], cited=True),
+                "first_token_ms": 100.0, "total_ms": 200.0, "gold_share": share}
+    s = aq.summarise([row("answer", [1], True, True), row("quotes", [2], cited=True, share=0.6),
                       row("not_covered", [3]), row("timeout", [4]),
                       row("not_covered", []), row("quotes", [])])
     assert s["cited_gold"] == 0.5 and s["answer_correct"] == 0.25
     assert s["false_not_covered"] == 0.25 and s["out_of_scope_declined"] == 0.5
+    assert s["quotes_with_gold_content"] == 0.25
     assert s["outcomes"] == {"answer": 1, "quotes": 2, "not_covered": 2, "timeout": 1}
 
 
