@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 SCREENSHOTS_DIR ?= docs/screenshots
 BOOK ?=
 
-.PHONY: install run test test-slow test-all bench screenshots package package-test doctor clean
+.PHONY: install run test check test-slow test-all bench screenshots package package-test doctor clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,13 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/bookreader gui $(BOOK)
 
-test: $(STAMP)
+# The checks first (lint, types, layering), then the tests.
+check: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/basedpyright --pythonpath $(PY)
+	$(VENV)/bin/lint-imports
+
+test: check
 	$(PY) -m pytest
 
 test-slow: $(STAMP)

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = [x / 20 for x in range(0, 22)]  # 1.05: decline everything
     for cov_t in grid:
         for sim_t in grid:
-            answers = lambda r: r["coverage"] >= cov_t or r["similarity"] >= sim_t  # noqa: E731
+            answers = lambda r, c=cov_t, s=sim_t: r["coverage"] >= c or r["similarity"] >= s  # noqa: E731
             declined = sum(not answers(r) for r in una) / len(una)
             correct = sum(r["correct"] and answers(r) for r in ans) / len(ans)
             points.append(dict(min_coverage=cov_t, min_similarity=sim_t,

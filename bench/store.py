@@ -251,7 +251,7 @@ def main(argv=None) -> int:
 
 
 def print_table(r: dict) -> None:
-    e, l, b = r["edge"], r["local"], r["bm25"]
+    e, l, b = r["edge"], r["local"], r["bm25"]  # noqa: E741
     print(f"\nVector stores, {r['points']} points x {r['dimension']} floats "
           f"(load average {r['load_avg_1m']:.1f} on {r['cpu_count']} cores)\n")
     print(f"| {'measure':<34} | {'Qdrant Edge':>12} | {'qdrant-client local':>20} |")

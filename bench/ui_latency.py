@@ -197,7 +197,7 @@ def stalls(book: Path, index_seconds: float, questions: int, backend: str) -> di
             chat.set_selection(text, Mode.SELECTED, (page, page))
             n = len(answers)
             chat.ask(q)
-            wait(qapp, lambda: len(answers) > n, 180)
+            wait(qapp, lambda n=n: len(answers) > n, 180)
         answering = beat.stop()
         answering.update(questions=questions, backend=backend,
                          seconds=round(time.perf_counter() - t0, 1),

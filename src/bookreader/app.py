@@ -14,7 +14,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import platformdirs
 
@@ -132,14 +132,14 @@ def acquire_instance_lock(data_dir: Path):
 class AppContext:
     """Everything ``build_app`` made, so tests and benchmarks can reach it."""
 
-    qapp: object
+    qapp: Any  # QApplication
     settings: Settings
-    sink: object
-    reporter: object
-    runner: object
-    service: object
-    window: object
-    lock: object
+    sink: Any  # MessageSink
+    reporter: Any  # Reporter
+    runner: Any  # TaskRunner
+    service: Any  # LibraryService
+    window: Any  # MainWindow
+    lock: Any  # QLockFile
     log_file: Path
     extras: dict = field(default_factory=dict)
 
@@ -185,7 +185,7 @@ def build_app(argv: Optional[list[str]] = None, *, settings: Optional[Settings] 
     qapp = QApplication.instance() or QApplication(list(argv or []) or [APP_NAME])
     qapp.setApplicationName(APP_NAME)
     qapp.setOrganizationName(APP_NAME)
-    apply_style(qapp)
+    apply_style(qapp)  # type: ignore[arg-type]  # a QApplication: made just above
     if settings is None:
         settings = Settings.load(resolve_data_dir())
     log_file = setup_logging(settings)

@@ -427,7 +427,7 @@ class Library:
     def chapters(self, ref: str | Path) -> list[str]:
         """The book's chapter titles in reading order (from its indexed chunks)."""
         seen: dict[str, None] = {}
-        for chunk in self.retriever(ref).lexical.chunks:
+        for chunk in self.retriever(ref).lexical.chunks:  # pyright: ignore[reportOptionalMemberAccess]
             seen.setdefault(chunk.chapter, None)
         return [c for c in seen if c]
 

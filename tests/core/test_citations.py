@@ -18,7 +18,7 @@ from bookreader.core.pdf import PdfBook
 from bookreader.core.sentences import match_key
 from bookreader.core.types import Chunk
 
-from pdf_factory import Line, ligature_pdf, make_pdf
+from pdf_factory import ligature_pdf, make_pdf
 
 P0 = ("Photosynthesis turns light into chemical energy. Chlorophyll absorbs mostly red and "
       "blue light. The oxygen we breathe is a by-product of splitting water.")

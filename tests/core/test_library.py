@@ -17,7 +17,8 @@ from pdf_factory import book_pdf, encrypted_pdf, filler, planted_fact_pdf, scann
 from bookreader.config import Settings
 from bookreader.core.types import SearchFilter
 from bookreader.errors import BookNotFound, Cancelled, PasswordRequired
-from bookreader.library import BOOK_FILE, Library
+from bookreader.catalogue import BOOK_FILE
+from bookreader.library import Library
 
 FACT = "The lighthouse keeper Marguerite Okonkwo counted exactly 4127 gulls on Tuesday."
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,6 @@ import keyring.backend
 import pytest
 from keyring.errors import KeyringError
 
-from bookreader.config import Settings
 from bookreader.core.citations import parse_citations
 from bookreader.core.llm import registry as reg
 from bookreader.core.llm.claude import ClaudeBackend, resolve_api_key

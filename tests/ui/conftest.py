@@ -96,6 +96,9 @@ def make_app(qtbot, embedder):
         ctx.window.close()
         ctx.lock.unlock()
     sys.excepthook, threading.excepthook = saved_hooks
+    import faulthandler
+
+    faulthandler.enable(file=sys.__stderr__)  # build_app pointed it at the data folder's logs
     import logging
 
     root = logging.getLogger()

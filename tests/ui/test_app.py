@@ -188,3 +188,18 @@ def test_the_window_and_the_command_line_share_one_log_handler(tmp_path):
             if h not in before:
                 root.removeHandler(h)
                 h.close()
+
+
+def test_the_next_start_offers_a_native_crash_report(make_app, ui_settings):
+    """A crash report left in the log folder is offered once, in the window."""
+    ui_settings.log_dir.mkdir(parents=True, exist_ok=True)
+    (ui_settings.log_dir / "crash-library.log").write_text(
+        'Fatal Python error: Segmentation fault\n\nThread 0x1 (most recent call first):\n'
+        '  File "llama_cpp/llama.py", line 1 in eval\n', encoding="utf-8")
+    ctx = make_app(ui_settings)
+    assert len(ctx.sink.crash_reports) == 1
+    summary, report = ctx.sink.crash_reports[0]
+    assert "library process stopped unexpectedly" in summary and "crash-reports" in summary
+    assert "Segmentation fault" in report
+    assert not (ui_settings.log_dir / "crash-library.log").exists()
+    assert (ui_settings.log_dir / "crash-window.log").exists()  # this run is covered too

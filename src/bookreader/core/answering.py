@@ -131,8 +131,8 @@ class Answerer:
         settings: Any,
         *,
         embedder: Any,
-        backend_factory: Optional[Callable[[str], Any]] = None,
-        budget_fn: Optional[Callable[[str], float]] = None,
+        backend_factory: Optional[Callable[[str], Any]] = None,  # pyright: ignore[reportRedeclaration]
+        budget_fn: Optional[Callable[[str], float]] = None,  # pyright: ignore[reportRedeclaration]
         validator: Optional[GroundingValidator] = None,
     ) -> None:
         self.settings = settings
@@ -323,7 +323,8 @@ class _Run:
             raise Cancelled()
         retrieval_conf = 1.0 if self.mode is not Mode.BOOK else (self.retrieval.confidence if self.retrieval else 0.0)
         if self.mode is Mode.BOOK and not (
-            passages and is_covered(self.retrieval, self.settings.confidence_threshold)
+            passages and self.retrieval is not None
+            and is_covered(self.retrieval, self.settings.confidence_threshold)
         ):
             log.info("Not covered: retrieval confidence %.2f", retrieval_conf)
             self.chapter = passages[0].chunk.chapter if passages else ""
@@ -513,7 +514,7 @@ class _Run:
                 if _enough_sentences(pieces, max_sentences):
                     log.debug("Stopped generation after %d sentences", max_sentences)
                     # The answer keeps the first claims; raw_output keeps all that streamed.
-                    cut = _first_claims("".join(pieces), max_sentences)
+                    cut = _first_claims("".join(pieces), max_sentences)  # pyright: ignore[reportArgumentType]
                     break
                 if _answer_complete(pieces):
                     log.debug("Stopped generation: the answer is complete or repeating")

@@ -55,15 +55,19 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int:
         """Length of every vector."""
+        ...
 
     def warm_up(self) -> None:
         """Load the model now instead of on first use."""
+        ...
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """A ``(len(texts), dimension)`` float32 array of unit vectors."""
+        ...
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` without the model's special tokens."""
+        ...
 
 
 def find_model_dir() -> Path:

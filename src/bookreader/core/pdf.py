@@ -350,14 +350,14 @@ class PdfBook:
 
     def _extract_uncached(self, index: int) -> _Extracted:
         page = self._doc.load_page(index)
-        disp = lay.display_transform(tuple(page.rotation_matrix))
+        disp = lay.display_transform(tuple(page.rotation_matrix))  # pyright: ignore[reportArgumentType]
         prect = page.rect
 
         tp = page.get_textpage(flags=TEXT_FLAGS)
         info = page.get_text("dict", textpage=tp)
         line_style: dict[tuple[int, int], tuple[float, bool, Rect]] = {}
         block_boxes: dict[int, Rect] = {}
-        for b, block in enumerate(info.get("blocks", [])):
+        for b, block in enumerate(info.get("blocks", [])):  # pyright: ignore[reportAttributeAccessIssue]
             if block.get("type", 0) != 0:
                 continue
             block_boxes[b] = disp(block["bbox"])
@@ -373,10 +373,10 @@ class PdfBook:
                 continue
             key = (b, ln)
             if key not in lines:
-                size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))
-                lines[key] = lay.TextLine([], bbox, size, bold, b)
+                size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))  # pyright: ignore[reportArgumentType, reportCallIssue]
+                lines[key] = lay.TextLine([], bbox, size, bold, b)  # pyright: ignore[reportArgumentType]
             for part, box in lay.split_word(text, (x0, y0, x1, y1)):
-                lines[key].words.append(Word(part, disp(box), b, ln, -1))
+                lines[key].words.append(Word(part, disp(box), b, ln, -1))  # pyright: ignore[reportArgumentType]
         blocks: OrderedDict[int, lay.TextBlock] = OrderedDict()
         for (b, _ln), line in lines.items():
             blk = blocks.setdefault(b, lay.TextBlock([], block_boxes.get(b, line.bbox)))
@@ -590,7 +590,7 @@ class PdfBook:
             try:
                 page = self._doc.load_page(index)
                 hits = page.search_for(piece, flags=fitz.TEXTFLAGS_SEARCH & ~fitz.TEXT_PRESERVE_LIGATURES)
-                disp = lay.display_transform(tuple(page.rotation_matrix))
+                disp = lay.display_transform(tuple(page.rotation_matrix))  # pyright: ignore[reportArgumentType]
                 return [disp(tuple(r)) for r in hits]
             except Exception as exc:
                 log.info("Search on page %d of %s failed: %r", index + 1, self.path, exc)

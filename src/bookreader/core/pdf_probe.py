@@ -120,7 +120,7 @@ def probe_pdf(
     """
     ctx = mp.get_context(start_method)
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(str(path), password, child), daemon=True)
+    proc = ctx.Process(target=_child, args=(str(path), password, child), daemon=True)  # pyright: ignore[reportAttributeAccessIssue]
     start = time.perf_counter()
     proc.start()
     child.close()

@@ -168,7 +168,7 @@ def _embed(embedder: Any, texts: list[str]) -> Optional[list]:
         fn = getattr(embedder, method, None)
         if callable(fn):
             try:
-                return list(fn(texts))
+                return list(fn(texts))  # pyright: ignore[reportArgumentType]
             except Exception:  # keyword scores still stand; the log says why
                 log.exception("quotes: embedding failed, using keywords only")
                 return None

@@ -222,14 +222,16 @@ async def run_question(request: Request, client: str, session_id: str, ask: dict
         status, body, headers = q.result_to_response(kind, value)
         return JSONResponse(body, status_code=status, headers=headers)
 
-    future.add_done_callback(lambda f: q.tokens.put_nowait(("done", f)))
+    tokens = q.tokens
+    assert tokens is not None  # set above for a streaming request
+    future.add_done_callback(lambda f: tokens.put_nowait(("done", f)))
 
     async def events():
         finished = False
         try:
             yield _sse("start", {"session_id": session_id})
             while True:
-                kind, item = await q.tokens.get()
+                kind, item = await tokens.get()
                 if kind == "token":
                     yield _sse("token", {"text": item})
                     continue

@@ -108,7 +108,8 @@ async def read_json(request: Request) -> dict[str, Any]:
             if int(length) > cap:
                 raise too_big
         except ValueError:
-            raise ApiError(422, "invalid_input", "The Content-Length header is not a number.")
+            raise ApiError(422, "invalid_input",
+                           "The Content-Length header is not a number.") from None
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -117,13 +118,14 @@ async def read_json(request: Request) -> dict[str, Any]:
     try:
         data = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError:
-        raise ApiError(422, "invalid_json", "The request body is not UTF-8 text. Send JSON.")
-    except ValueError as exc:
+        raise ApiError(422, "invalid_json",
+                       "The request body is not UTF-8 text. Send JSON.") from None
+    except json.JSONDecodeError as exc:
         raise ApiError(
             422, "invalid_json",
             f"The request body is not valid JSON ({exc.msg} at position {exc.pos}). Send a "
             "JSON object such as {\"query\": \"...\", \"selected_text\": \"...\"}.",
-        )
+        ) from exc
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_json", "The request body must be a JSON object.")
     return data

@@ -163,7 +163,7 @@ class AnswerCard(QFrame):
         outcome = answer.outcome or Outcome.ANSWER
         if outcome is Outcome.ANSWER:
             level = (answer.confidence_level or "low").lower()
-            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
+            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))  # pyright: ignore[reportArgumentType]
             marks.append(badge(text, kind, f"Estimated chance that this answer is right "
                                            f"({answer.confidence:.2f})"))
         else:
@@ -198,7 +198,7 @@ class AnswerCard(QFrame):
         self.copy_button.setEnabled(bool(answer.text))
 
     def citation_chips(self) -> list[CitationChip]:
-        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]
+        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]  # pyright: ignore[reportOptionalMemberAccess]
 
     def copy_answer(self) -> str:
         """Copy the answer with its citations as plain text."""

@@ -105,7 +105,7 @@ class ChatPanel(QWidget):
         self.cards_layout.addStretch(1)
         self.scroll.setWidget(host)
         self.scroll.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
-        lay.addWidget(self.scroll, 1)
+        lay.addWidget(self.scroll, 1)  # pyright: ignore[reportArgumentType]
 
         self.quote_frame = QFrame(objectName="quoteFrame")
         ql = QVBoxLayout(self.quote_frame)
@@ -363,7 +363,7 @@ class ChatPanel(QWidget):
     def cards(self) -> list[AnswerCard]:
         out = []
         for i in range(self.cards_layout.count()):
-            w = self.cards_layout.itemAt(i).widget()
+            w = self.cards_layout.itemAt(i).widget()  # pyright: ignore[reportOptionalMemberAccess]
             if isinstance(w, AnswerCard):
                 out.append(w)
         return out

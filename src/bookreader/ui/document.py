@@ -157,7 +157,7 @@ class DocumentService(QObject):
             book = self._book
             if book is None or gen != self._generation:
                 return None
-            data, w, h, stride = book.render(page, zoom)
+            data, w, h, stride = book.render(page, zoom)  # pyright: ignore[reportGeneralTypeIssues]
             # RGB32 is what the raster painter draws fastest; convert here, off the GUI thread.
             image = QImage(data, w, h, stride, QImage.Format.Format_RGB888).convertToFormat(
                 QImage.Format.Format_RGB32)
@@ -202,7 +202,7 @@ class DocumentService(QObject):
             for page in order:
                 if ctl.cancel() or gen != self._generation or self._book is None:
                     raise Cancelled()
-                rects = [tuple(r) for r in self._book.search_rects(page, query)]
+                rects = [tuple(r) for r in self._book.search_rects(page, query)]  # pyright: ignore[reportGeneralTypeIssues]
                 if rects:
                     hits += len(rects)
                     ctl.emit((page, rects))
@@ -240,7 +240,7 @@ class DocumentService(QObject):
                     continue
                 rects = self._book.search_rects(page, " ".join(words[:n]))
                 if rects:
-                    return [tuple(r) for r in rects]
+                    return [tuple(r) for r in rects]  # pyright: ignore[reportGeneralTypeIssues]
             return []
 
         def done(rects: list[Rect]) -> None:

@@ -149,7 +149,7 @@ class LibraryPanel(QWidget):
         self.rows_layout.setSpacing(2)
         self.rows_layout.addStretch(1)
         self.scroll.setWidget(host)
-        lay.addWidget(self.scroll, 3)
+        lay.addWidget(self.scroll, 3)  # pyright: ignore[reportArgumentType]
         self.empty = QLabel("Drop PDF files here or use File › Open.", objectName="emptyHint")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)

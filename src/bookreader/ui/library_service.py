@@ -147,7 +147,7 @@ class _ProcessLanes:
                name: str, callbacks: dict):
         self._ensure_started()
         call_id = next(self.ids)
-        task = RemoteTask(name, lambda: self._send(("cancel", call_id)))
+        task = RemoteTask(name, lambda: self._send(("cancel", call_id)))  # pyright: ignore[reportArgumentType]
         self.runner.attach(task, lane, **callbacks)
         with self.lock:
             self.tasks[call_id] = task
@@ -158,7 +158,7 @@ class _ProcessLanes:
 
     def _send(self, msg) -> bool:
         try:
-            self.conn.send(msg)
+            self.conn.send(msg)  # pyright: ignore[reportOptionalMemberAccess]
             return True
         except (OSError, ValueError, AttributeError) as exc:
             log.warning("Cannot reach the library process: %r", exc)

@@ -422,7 +422,7 @@ class MainWindow(QMainWindow):
         value = self.ui_state.value("recent", [])
         if isinstance(value, str):
             value = [value]
-        return [p for p in (value or []) if p]
+        return [p for p in (value or []) if p]  # pyright: ignore[reportGeneralTypeIssues]
 
     def _add_recent(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_books() if p != path]

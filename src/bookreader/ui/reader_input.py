@@ -121,7 +121,7 @@ class ReaderInputMixin:
         if self.context_menu is not None:
             self.context_menu.close()
             self.context_menu.deleteLater()
-        menu = QMenu(self)
+        menu = QMenu(self)  # pyright: ignore[reportArgumentType]
         menu.setObjectName("selectionMenu")
         ask = menu.addAction("Ask about this")
         ask.setToolTip("Ask about the selected text only")

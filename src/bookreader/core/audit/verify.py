@@ -48,7 +48,7 @@ class ChainChecker:
             return False
         seq, rid = row.get("seq"), row.get("record_id")
         try:
-            seq = int(seq)
+            seq = int(seq)  # pyright: ignore[reportArgumentType]
         except (TypeError, ValueError):
             return self._fail(row, f"record {rid} has no valid position (seq={seq!r})")
         if self.first_seq is None:
@@ -226,7 +226,7 @@ def verify_live(
             )
     else:
         start = anchor if anchor is not None else (0, GENESIS_HASH)
-    live = ChainChecker(start)
+    live = ChainChecker(start)  # pyright: ignore[reportArgumentType]
     for row in rows:
         if not live.add(row):
             break

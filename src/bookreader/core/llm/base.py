@@ -22,6 +22,7 @@ class LLMBackend(Protocol):
     @property
     def model_name(self) -> str:
         """Human-readable model name (file name for GGUF, model id for Claude)."""
+        ...
 
     def stream(
         self,
@@ -40,6 +41,8 @@ class LLMBackend(Protocol):
             ModelError: the model is missing or corrupt.
             BackendError: a remote failure (bad key, network, broken stream).
         """
+        ...
 
     def warm_up(self) -> None:
         """Load the model now (optional; ``stream`` loads it on first use anyway)."""
+        ...

@@ -220,8 +220,8 @@ class ClaudeBackend:
                 kind = getattr(event, "type", "")
                 if kind == "content_block_delta":
                     delta = getattr(event, "delta", None)
-                    if getattr(delta, "type", "") == "text_delta" and delta.text:
-                        yield Token(delta.text)
+                    if getattr(delta, "type", "") == "text_delta" and delta.text:  # pyright: ignore[reportOptionalMemberAccess]
+                        yield Token(delta.text)  # pyright: ignore[reportOptionalMemberAccess]
                 elif kind == "message_stop":
                     finished = True
         except anthropic.APIError as exc:

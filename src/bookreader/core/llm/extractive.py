@@ -405,7 +405,7 @@ def _embed(embedder: Any, texts: list[str]) -> list[Sequence[float]]:
     for method in ("embed", "encode"):
         fn = getattr(embedder, method, None)
         if callable(fn):
-            return list(fn(texts))
+            return list(fn(texts))  # pyright: ignore[reportArgumentType]
     raise TypeError(f"{type(embedder).__name__} has neither embed() nor encode()")
 
 

@@ -25,26 +25,33 @@ class VectorStore(Protocol):
 
     def upsert(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         """Insert or replace chunks (by ``chunk_id``) with their vectors; durable on return."""
+        ...
 
     def search(
         self, vector: np.ndarray, top_k: int, flt: Optional[SearchFilter] = None
     ) -> list[tuple[Chunk, float]]:
         """The ``top_k`` nearest chunks by cosine similarity, best first, inside ``flt``."""
+        ...
 
     def chunks(self, flt: Optional[SearchFilter] = None) -> Iterable[Chunk]:
         """Every stored chunk inside ``flt``, in ``position`` order."""
+        ...
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         """The subset of ``ids`` already stored (used to resume an interrupted ingest)."""
+        ...
 
     def count(self) -> int:
         """Number of stored chunks."""
+        ...
 
     def drop(self) -> None:
         """Delete the whole collection and its files."""
+        ...
 
     def close(self) -> None:
         """Release files and locks.  Safe to call twice."""
+        ...
 
 
 def open_store(settings: "Settings", book_id: str, dimension: int = 384) -> VectorStore:

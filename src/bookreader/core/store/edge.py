@@ -238,7 +238,7 @@ class EdgeStore:
         with self._errors("read", damaged=True):
             for start in range(0, len(keys), _PAGE):
                 records = shard.retrieve(
-                    keys[start : start + _PAGE], with_payload=False, with_vector=False
+                    keys[start : start + _PAGE], with_payload=False, with_vector=False  # pyright: ignore[reportArgumentType]
                 )
                 found.update(by_point[str(rec.id)] for rec in records)
         return found

@@ -1,0 +1,326 @@
+"""Lexical helpers of the grounding check: negation, numbers, instructions, tautologies.
+
+Kept apart from :mod:`bookreader.core.grounding` (which embeds and decides) so that each
+rule can be read and tested on its own.  Everything here is plain string work that runs
+in microseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bookreader.core.sentences import STOPWORDS, content_terms, numbers, stem, words
+
+# --- negation ------------------------------------------------------------------------------
+#: Words that turn a statement around.
+NEGATION_WORDS = frozenset(
+    ["not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither", "cannot",
+     "without"]
+)
+#: "Not required": "the default block is optional" says what "you do not have to include
+#: a default case" says, and neither says what "there is no default case" says.
+_OPTIONAL = re.compile(
+    r"\b(?:optional|unnecessary|needless|needn['\u2019]t"
+    r"|(?:not|n['\u2019]t)\s+(?:have\s+to|need(?:\s+to)?|required|necessary|mandatory|obligatory))\b",
+    re.IGNORECASE,
+)
+#: Phrases that deny the alternative ("a framework rather than an operating system").
+_CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of)\b", re.IGNORECASE)
+#: "n't" contractions ("don't", "can't", "isn't"), straight or curly apostrophe.
+_NT = re.compile(r"n['\u2019]t$", re.IGNORECASE)
+#: A yes/no word that opens an answer ("No, ...") is the verdict, not a negated claim;
+#: the rest of the sentence carries the claim.
+_VERDICT = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b[\s,.;:!-]*",
+                      re.IGNORECASE)
+_SEGMENT = re.compile(r"[,;:()\u2014]")
+#: Content words after a negation that form its scope ("is *not greater* than 0").
+NEGATION_SCOPE = 2
+#: Opposites a paraphrase must not swap (besides un-/in-/im-/non- prefixes).
+_ANTONYMS = {
+    "open": "closed", "true": "false", "synchronous": "asynchronous", "public": "private",
+    "required": "optional", "mandatory": "optional", "increase": "decrease",
+    "increases": "decreases", "maximum": "minimum", "success": "failure", "enable": "disable",
+    "enabled": "disabled", "static": "dynamic", "before": "after", "inside": "outside",
+    "allowed": "forbidden", "always": "never", "all": "none",
+}
+_ANTONYMS.update({v: k for k, v in list(_ANTONYMS.items())})
+#: ("non" words are negations: see :func:`negation_cues`.)
+_NEG_PREFIXES = ("un", "in", "im", "il", "ir", "dis")
+
+
+def strip_verdict(sentence: str) -> str:
+    """``sentence`` without an opening "Yes,"/"No," (the claim that follows is what counts)."""
+    return _VERDICT.sub("", sentence, count=1)
+
+
+def opens_with_verdict(sentence: str) -> bool:
+    return bool(_VERDICT.match(sentence))
+
+
+def is_negation(word: str) -> bool:
+    lw = word.lower()
+    return lw in NEGATION_WORDS or bool(_NT.search(lw))
+
+
+def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
+    scope: set[str] = set()
+    for direction, count in ((-1, before), (1, after)):
+        j, taken = i + direction, 0
+        while 0 <= j < len(ws) and taken < count:
+            lw = ws[j].lower().replace("\u2019", "'")
+            if not is_negation(lw) and lw not in STOPWORDS and len(lw) > 1:
+                scope.add(stem(lw))
+                taken += 1
+            j += direction
+    return scope
+
+
+def negation_cues(sentence: str) -> list[tuple[str, set[str]]]:
+    """The negations of ``sentence`` as ``(kind, scope)``: kind "not" or "optional".
+
+    The scope is the stems of the content words a negation bears on, within its clause
+    (commas, colons and brackets end a scope): the two after a "not" ("x is not
+    *greater* than 0"), one before and after an "optional" (the thing that is optional)
+    plus the phrase's own words ("not *necessary*").  "neither ... nor" counts once;
+    "rather than" and "instead of" count as "not"; so does a "non" word ("nonnegative").
+    """
+    cues: list[tuple[str, set[str]]] = []
+    for segment in _SEGMENT.split(sentence):
+        text = segment
+        for m in _OPTIONAL.finditer(text):
+            ws_before = words(text[: m.start()])
+            ws = ws_before + ["optional"] + words(text[m.end():])
+            own = {stem(w.lower()) for w in words(m.group(0)) if w.lower() not in STOPWORDS
+                   and not is_negation(w) and w.lower() not in ("have", "need", "needn't")}
+            cues.append(("optional", _scope(ws, len(ws_before), 1, 1) | own | {"option"}))
+        text = _OPTIONAL.sub(" ", text)
+        for m in _CONTRAST.finditer(text):
+            ws = words(text[m.end():])
+            cues.append(("not", _scope(["not"] + ws, 0, 0, NEGATION_SCOPE)))
+        text = _CONTRAST.sub(" ", text)
+        ws = words(text)
+        for i, w in enumerate(ws):
+            lw = w.lower()
+            if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
+                cues.append(("not", {stem(lw[3:])}))  # "nonnegative" = "not negative"
+            elif is_negation(w):
+                cues.append(("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+            elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
+                cues.append(("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+    return cues
+
+
+def claim_kinds(sentence: str) -> frozenset[str]:
+    """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
+    return frozenset(kind for kind, _ in negation_cues(strip_verdict(sentence)))
+
+
+def negated(sentence: str) -> bool:
+    """True when the claim of ``sentence`` (an opening Yes/No removed) holds a negation."""
+    return bool(claim_kinds(sentence))
+
+
+#: A piece with fewer content words is not a claim of its own ("but it is common").
+MIN_CLAUSE_TERMS = 3
+_CLAUSE = re.compile(
+    r"\s*;\s+|,\s+(?=(?:and|but|while|whereas|so|therefore|thus|hence|which\s+means)\b)",
+    re.IGNORECASE,
+)
+
+
+def clauses(sentence: str) -> list[str]:
+    """``sentence`` cut into the claims it joins ("A, so B", "A; B", "A, while B").
+
+    A piece with fewer than two content words stays with the one before it (", and
+    encryption" ends a list, it is not a claim).
+    """
+    out: list[str] = []
+    for piece in _CLAUSE.split(sentence):
+        if out and len(content_terms(piece)) < MIN_CLAUSE_TERMS:
+            out[-1] = f"{out[-1]}, {piece}"
+        elif piece.strip():
+            out.append(piece.strip())
+    if len(out) > 1 and len(content_terms(out[0])) < MIN_CLAUSE_TERMS:
+        out[:2] = [f"{out[0]}, {out[1]}"]
+    return out or [sentence]
+
+
+def claim_terms(text: str) -> list[str]:
+    """:func:`content_terms`, plus the base of a "non" word ("nonnegative" -> "negat")."""
+    out = content_terms(text)
+    for w in words(text):
+        lw = w.lower()
+        if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
+            out.append(stem(lw[3:]))
+    return out
+
+
+def _lower_words(text: str) -> set[str]:
+    return {w.lower().replace("\u2019", "'") for w in words(text)}
+
+
+def opposite_words(sentence: str, window_sentence: str) -> bool:
+    """True when ``window_sentence`` says the opposite of a word of ``sentence``.
+
+    "closed-source" against "open-source", "immutable" against "mutable", "false"
+    against "true": the window holds the opposite and not the word itself, and the
+    sentence does not hold the opposite.
+    """
+    mine = _lower_words(sentence)
+    theirs = _lower_words(window_sentence)
+    for w in mine:
+        if w in theirs:
+            continue
+        opposites = set()
+        if w in _ANTONYMS:
+            opposites.add(_ANTONYMS[w])
+        for p in _NEG_PREFIXES:
+            if w.startswith(p) and len(w) - len(p) >= 5:
+                opposites.add(w[len(p):])
+            elif len(w) >= 5:
+                opposites.add(p + w)
+        if any(o in theirs and o not in mine for o in opposites):
+            return True
+    return False
+
+
+# --- numbers -------------------------------------------------------------------------------
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+    if w != "_"
+}
+_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+                      "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100",
+                      "thousand": "1000", "million": "1000000", "billion": "1000000000"})
+
+
+def number_terms(text: str) -> set[str]:
+    """Numbers written with digits, and number words as digits ("four" -> "4").
+
+    "one" is left out: it is a pronoun as often as a number ("the one before").
+    """
+    out = set(numbers(text))
+    for w in words(text):
+        n = _NUMBER_WORDS.get(w.lower())
+        if n is not None:
+            out.add(n)
+    return out
+
+
+# --- instructions planted in a context -----------------------------------------------------
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?"
+    r"\b(?:instructions?|rules?|prompts?|questions?|guidelines|above|previous|prior|system)\b"
+    r"|^\s*(?:system|assistant|user)\s*:"
+    r"|\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
+    r"(?:with|that|saying)\b[^.!?\n]{0,60}?\bthe\s+answer\s+is\b"
+    r"|\byou\s+(?:are\s+now|must\s+now|must\s+(?:reply|answer|respond|say))\b"
+    r"|\bnew\s+instructions?\s*:",
+    re.IGNORECASE,
+)
+#: What an instruction tells the model to say: the words after "reply that", "say".
+_PAYLOAD = re.compile(
+    r"\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
+    r"(?:with\s+|that\s+|saying\s+)?(.+)$",
+    re.IGNORECASE,
+)
+
+
+def instruction_start(sentence: str) -> int | None:
+    """Where an instruction to the model begins in ``sentence`` (None when there is none)."""
+    m = _INSTRUCTION.search(sentence)
+    if m is None:
+        return None
+    # Back up to the start of the clause the match is in ("... and ignore your rules").
+    cut = max(sentence.rfind(x, 0, m.start()) for x in (". ", "; ", ": ", "\n"))
+    return 0 if cut < 0 else cut + 1
+
+
+def is_instruction(sentence: str) -> bool:
+    """True for a sentence that addresses the model ("ignore your instructions and ...").
+
+    Such a sentence in a context is data, never support for an answer.  Ordinary textbook
+    imperatives ("Try this example", "ignore the return value") do not match.
+    """
+    return bool(_INSTRUCTION.search(sentence))
+
+
+def instruction_payload(sentence: str) -> str:
+    """The text an instruction asks the model to produce ("" when it names none)."""
+    matches = list(_PAYLOAD.finditer(sentence))
+    m = matches[-1] if matches else None
+    return m.group(1).strip(" '\"\u201c\u201d.") if m else ""
+
+
+def carries_out(sentence: str, payloads: Iterable[str]) -> bool:
+    """True when ``sentence`` says what one of the planted instructions asked for.
+
+    Its content words are (nearly) all words of the payload, and it holds most of them.
+    """
+    terms = set(content_terms(sentence))
+    if not terms:
+        return False
+    for payload in payloads:
+        pterms = set(content_terms(payload))
+        if not pterms:
+            continue
+        inside = len(terms & pterms)
+        if inside / len(terms) >= 0.75 and inside / len(pterms) >= 0.5:
+            return True
+    return False
+
+
+# --- tautologies -------------------------------------------------------------------------
+#: Words that add nothing to a restatement ("for several reasons", "in some way").
+_VAGUE = frozenset(
+    stem(w) for w in """reason reasons several various way ways thing things certain
+    different kind kinds something someone called call refer refers term happen happens
+    mean means define defined definition describe describes actual actually basically
+    simply""".split()
+)
+_COPULA = re.compile(
+    r"\b(?:is|are|was|were|means|mean|refers to|is called|are called|is like|are like"
+    r"|stands for|is known as|is defined as)\b",
+    re.IGNORECASE,
+)
+#: A selection at most this many content words long is a term or phrase the question is
+#: about ("What does this term mean?"); restating it explains nothing.
+SHORT_SELECTION_TERMS = 8
+
+
+def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool:
+    """True when ``sentence`` restates the question (or a short selection) and adds nothing.
+
+    "The frame called the base case is called the base case." for "Which frame is called
+    the base case?", "The keyword null means null.", "A dictionary is like a dictionary."
+    A yes/no verdict ("No, the default block is optional.") answers its question and is
+    never a tautology, and neither is an answer that picks one of the question's
+    alternatives ("Arthur's Magazine" for "... Arthur's Magazine or First for Women?").
+    """
+    if opens_with_verdict(sentence):
+        return False
+    terms = [t for t in content_terms(sentence) if t not in _VAGUE]
+    if not terms:
+        return False
+    # "X is X": the part after the verb adds nothing to the part before it.
+    m = _COPULA.search(sentence)
+    if m:
+        subject = {t for t in content_terms(sentence[: m.start()]) if t not in _VAGUE}
+        predicate = {t for t in content_terms(sentence[m.end():]) if t not in _VAGUE}
+        if subject and predicate and predicate <= subject:
+            return True
+    given = {t for t in content_terms(question) if t not in _VAGUE}
+    sel_terms = content_terms(selection)
+    if sel_terms and len(sel_terms) <= SHORT_SELECTION_TERMS:
+        given |= set(sel_terms)
+    if not given or not set(terms) <= given:
+        return False
+    # Everything is the question's own words.  An answer that covers only part of them
+    # picks something the question offers (one of two alternatives): that is an answer.
+    q_terms = {t for t in content_terms(question) if t not in _VAGUE}
+    return not q_terms or len(set(terms) & q_terms) / len(q_terms) >= 0.6

@@ -1,0 +1,1 @@
+"""The window: PySide6 widgets over the library API (``bookreader.api``)."""
