@@ -122,7 +122,7 @@ def test_an_answer_the_check_rejects_becomes_quotes_never_not_covered(book, clau
 
 
 def test_timeout_in_book_mode_gives_quotes_and_in_selected_mode_a_timeout(book, embedder):
-    settings = book[0].updated(generation_budget_bundled_s=0.001)
+    settings = book[0].updated(budgets={"tiny": {"first_token_s": 0.001}})
     answerer = Answerer(settings, embedder=embedder)
     a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
                      retriever=book[2], pages=book[3], backend="bundled")
