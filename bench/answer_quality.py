@@ -136,6 +136,9 @@ def summarise(rows: Sequence[dict]) -> dict:
         "answers": len(answered),
         "answers_correct_share": round(sum(r["correct"] for r in answered) / len(answered), 3)
         if answered else None,
+        "quotes_with_gold_content": round(sum(
+            r["outcome"] == "quotes" and r.get("gold_share", 0.0) >= CORRECT_SHARE
+            for r in ins) / n_in, 3),
         "false_not_covered": round(
             sum(r["outcome"] == "not_covered" for r in ins) / n_in, 3),
         "out_of_scope_declined": round(
@@ -183,6 +186,13 @@ def ask_all(args, items: list[dict]) -> list[dict]:
 
     data_dir = Path(args.data_dir)
     settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    if args.first_token_budget:
+        from bookreader.core.llm.specs import lookup
+
+        spec = lookup(args.backend)
+        name = spec.name if spec is not None else args.backend
+        settings = settings.updated(budgets={name: {"first_token_s": args.first_token_budget,
+                                                    "total_s": 4 * args.first_token_budget}})
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
     rows = []
     try:
@@ -230,6 +240,8 @@ def format_table(s: dict, title: str) -> str:
         f"in-scope with a verified citation on a gold page (answer or quotes): {s['cited_gold']:.1%}",
         f"in-scope answered correctly by the model: {s['answer_correct']:.1%} "
         f"({s['answers']} answers, {s['answers_correct_share'] or 0:.0%} of them correct)",
+        f"in-scope given quotes that hold the gold content (share >= {CORRECT_SHARE}): "
+        f"{s['quotes_with_gold_content']:.1%}",
         f"false 'not covered' on in-scope: {s['false_not_covered']:.1%}",
         "out-of-scope declined: "
         + (f"{s['out_of_scope_declined']:.1%}" if s["out_of_scope_declined"] is not None else "-"),
@@ -272,7 +284,8 @@ def _with_all_signals(r: dict) -> dict:
     return {**r, "signals": sig}
 
 
-def run_fit(paths: Sequence[Path]) -> dict:
+def run_fit(paths: Sequence[Path], features: Optional[Sequence[str]] = None,
+            l2: float = 0.01) -> dict:
     from bookreader.core import confidence as calibration
 
     rows = []
@@ -280,12 +293,12 @@ def run_fit(paths: Sequence[Path]) -> dict:
         data = json.loads(Path(p).read_text(encoding="utf-8"))
         rows.extend(_with_all_signals(r) for r in data["rows"]
                     if r["outcome"] == "answer" and r["signals"])
-    feats = list(calibration.FEATURES)
+    feats = list(features or calibration.FEATURES)
     tune = [r for r in rows if r["split"] == "tune"]
     test = [r for r in rows if r["split"] == "test"]
     xs = [[float(r["signals"].get(f, 0.0)) for f in feats] for r in tune]
     ys = [1 if r["correct"] else 0 for r in tune]
-    w = fit_logistic(xs, ys) if tune else [0.0] * (len(feats) + 1)
+    w = fit_logistic(xs, ys, l2=l2) if tune else [0.0] * (len(feats) + 1)
     coef = {"intercept": round(w[0], 3), **{f: round(v, 3) for f, v in zip(feats, w[1:])}}
 
     def pairs(rs, c):
@@ -322,15 +335,22 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="ask only the first N questions of each kind (in and out of scope)")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--first-token-budget", type=float, default=0.0,
+                    help="override a local model's first-token budget (s), to measure quality "
+                         "apart from speed on a busy machine (results get a _ftN suffix)")
     ap.add_argument("--fit", nargs="+", type=Path, default=None,
                     help="fit the confidence calibration on these result files")
+    ap.add_argument("--features", default="generation,coverage",
+                    help="signals the fit uses (comma separated; '' for all)")
+    ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
     ap.add_argument("--rescore", nargs="+", type=Path, default=None,
                     help="print the figures of these result files again, with the confidence "
                          "recomputed from the stored signals by the coefficients in code")
     args = ap.parse_args(argv)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     if args.fit:
-        result = run_fit(args.fit)
+        result = run_fit(args.fit, args.features.split(",") if args.features else None,
+                         args.l2)
         print(json.dumps(result, indent=2))
         return 0
     if args.rescore:
@@ -354,6 +374,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     rows = ask_all(args, items)
     summary = summarise(rows)
     name = f"answer_quality_{args.questions.stem}_{args.backend.replace(':', '_').replace('/', '_')}"
+    if args.first_token_budget:
+        name += f"_ft{args.first_token_budget:g}"
     (RESULTS_DIR / f"{name}.json").write_text(
         json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False),
         encoding="utf-8")

@@ -136,6 +136,6 @@ def make_answer(
         chapter=CHAPTERS[min(sel_page // 45, len(CHAPTERS) - 1)] if sel_page is not None else "",
     )
     if error:
-        answer = replace(answer, error=error, text="", citations=(), validation=None,
+        answer = replace(answer, error=error, text="", citations=(), validation=None, outcome=None,
                          confidence=0.0, confidence_level="low")
     return answer

@@ -122,7 +122,7 @@ def test_an_answer_the_check_rejects_becomes_quotes_never_not_covered(book, clau
 
 
 def test_timeout_in_book_mode_gives_quotes_and_in_selected_mode_a_timeout(book, embedder):
-    settings = book[0].updated(generation_budget_bundled_s=0.001)
+    settings = book[0].updated(budgets={"tiny": {"first_token_s": 0.001}})
     answerer = Answerer(settings, embedder=embedder)
     a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
                      retriever=book[2], pages=book[3], backend="bundled")
@@ -247,7 +247,10 @@ def test_calibration_maps_signals_to_levels():
     assert calibration.calibrated(strong.as_dict()) == hi
     assert calibration.level(0.86) == "high" and calibration.level(0.7) == "medium"
     assert calibration.level(calibration.cap_non_answer(0.99)) == "low"
-    # Each signal that predicts correctness moves the estimate the same way.
-    for name in ("similarity", "relevance", "retrieval"):
+    # Each signal the fit kept moves the estimate up; the others leave it alone.
+    for name in calibration.FEATURES:
         better = dict(weak.as_dict(), **{name: 1.0})
-        assert calibration.calibrated(better) > lo, name
+        weight = calibration.COEFFICIENTS[name]
+        assert (calibration.calibrated(better) > lo) == (weight > 0), name
+    # Explicit coefficients are honoured (the --fit output can be tried before it is kept).
+    assert calibration.calibrated(strong, {"intercept": 5.0}) > 0.99

@@ -51,20 +51,20 @@ from bookreader.core import prompts, quotes
 from bookreader.core.citations import (
     CitationSource,
     claim_units,
-    strip_citations,
     verify_answer,
 )
 from bookreader.core.focus import focus, focus_passages
-from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.grounding import GroundingValidator, supported_part
-from bookreader.core.retrieval import is_covered
-from bookreader.core.sentences import words
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
     MAX_SELECTION_CHARS,
     clean_question,
     clean_selection,
 )
+from bookreader.core.llm.specs import spec_for, timeout_message
+from bookreader.core.quotes import drop_unclosed_citations  # noqa: F401 - part of the API
+from bookreader.core.retrieval import is_covered
+from bookreader.core.sentences import words
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -625,19 +625,9 @@ class _Run:
     # --- better ways to fail (core/quotes.py) ---------------------------------------------
     def _mark_tautologies(self, text: str, validation: Any) -> Any:
         """``validation`` with the sentences that only restate the question unsupported."""
-        sentences = self.owner.validator.answer_sentences(text)
-        tautologies = tuple(
-            s for s in sentences
-            if s not in validation.unsupported_sentences
-            and quotes.is_tautology(s, self.question, self.selection)
-        )
-        if not tautologies:
-            return validation
-        log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
-        return replace(
-            validation, passed=False,
-            unsupported_sentences=tuple(validation.unsupported_sentences) + tautologies,
-        )
+        return quotes.mark_tautologies(
+            validation, self.owner.validator.answer_sentences(text), self.question,
+            self.selection)
 
     def _no_answer(
         self,
@@ -693,25 +683,13 @@ class _Run:
     def _signals(self, text: str, validation: Any, retrieval_conf: float,
                  gen_conf: float) -> calibration.Signals:
         """The inputs of the calibrated confidence for a verified answer."""
-        margin = 0.0
+        scores = ()
         if self.mode is Mode.BOOK and self.retrieval is not None:
-            margin = calibration.margin_of([p.score for p in self.retrieval.passages[:2]])
-        relevance = 0.0
-        plain = strip_citations(text)
-        try:
-            v = self.owner.validator.embedder.embed([self.question, plain])
-            relevance = float(sum(a * b for a, b in zip(v[0], v[1])))
-        except Exception:  # the other signals still stand; the log says why
-            log.exception("Relevance for the confidence could not be computed")
-        return calibration.Signals(
-            retrieval=retrieval_conf,
-            margin=margin,
-            similarity=float(validation.similarity) if validation is not None else 0.0,
-            overlap=float(validation.overlap) if validation is not None else 0.0,
-            relevance=relevance,
-            coverage=calibration.question_coverage(self.question, text),
-            generation=gen_conf,
-            extractive=1.0 if self.spec.kind == "extractive" else 0.0,
+            scores = [p.score for p in self.retrieval.passages[:2]]
+        return calibration.answer_signals(
+            self.question, text, validation, retrieval=retrieval_conf, passage_scores=scores,
+            generation=gen_conf, extractive=self.spec.kind == "extractive",
+            embedder=self.owner.validator.embedder,
         )
 
 
@@ -829,38 +807,6 @@ def _dedupe_sentences(text: str) -> str:
         seen.add(key)
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
-
-
-_CITE_OPEN = re.compile(r"\[\s*Source\s*:", re.I)
-#: A citation longer than this (characters) is a copied paragraph, not a pointer.
-MAX_CITATION_CHARS = 400
-
-
-def drop_unclosed_citations(text: str) -> str:
-    """``text`` without citations that never close or run past ``MAX_CITATION_CHARS``.
-
-    A model that copies a paragraph into its citation and stops before the ``]`` would
-    otherwise have that copied text shown as its answer (once, the whole selection with an
-    injected instruction in it).
-    """
-    out: list[str] = []
-    pos = 0
-    while True:
-        m = _CITE_OPEN.search(text, pos)
-        if m is None:
-            out.append(text[pos:])
-            break
-        out.append(text[pos : m.start()])
-        close = text.find("]", m.end())
-        if close < 0:
-            break  # unclosed: everything from here on is dropped
-        if close - m.start() > MAX_CITATION_CHARS:
-            log.info("Dropped an over-long citation (%d characters)", close - m.start())
-            pos = close + 1
-            continue
-        out.append(text[m.start() : close + 1])
-        pos = close + 1
-    return "".join(out).strip()
 
 
 def _declines(text: str) -> bool:

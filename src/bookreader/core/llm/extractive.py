@@ -244,6 +244,8 @@ class ExtractiveBackend:
                 c.coverage, (c.coverage + c.similarity) / 2
             )
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
+            if "exercise" in c.block.section.lower():
+                c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
         best = ranked[0]
         answers = best.coverage >= self.min_coverage or (
@@ -354,6 +356,8 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         return -1.0
     if len(_SECTION_NUMBER.findall(s)) >= 3:
         return -1.0  # a table of contents or an index line lists topics, it answers nothing
+    if s.endswith("?"):
+        return -0.5  # a question asks, it does not answer
     bonus = 0.0
     if kind == "definition":
         head = _GLOSSARY.match(s)
