@@ -25,7 +25,10 @@ def audit_rows(data_dir):
 
 
 def rows_of_session(server, session_id):
-    return [r for r in audit_rows(server.data_dir) if r["session_id"] == session_id]
+    """The answer records of a session (a question's write-ahead "pending" record is
+    followed by the record of its answer, issue 12; this counts answers)."""
+    return [r for r in audit_rows(server.data_dir)
+            if r["session_id"] == session_id and r.get("status") != "pending"]
 
 
 # --- health and auth ------------------------------------------------------------------------

@@ -408,7 +408,8 @@ class AuditLog:
     ) -> list[Answer]:
         """The last ``limit`` answers of one session, oldest first (the server's history);
         with ``client_id``, only that client's records of it."""
-        q = sa.select(records_t).where(records_t.c.session_id == session_id)
+        q = (sa.select(records_t).where(records_t.c.session_id == session_id)
+             .where(sa.or_(records_t.c.status.is_(None), records_t.c.status != "pending")))
         if client_id is not None:
             q = q.where(records_t.c.client_id == client_id)
         with self._read() as conn:
