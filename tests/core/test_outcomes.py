@@ -254,3 +254,26 @@ def test_calibration_maps_signals_to_levels():
         assert (calibration.calibrated(better) > lo) == (weight > 0), name
     # Explicit coefficients are honoured (the --fit output can be tried before it is kept).
     assert calibration.calibrated(strong, {"intercept": 5.0}) > 0.99
+
+
+def test_a_whole_book_answer_no_page_supports_is_quotes_not_an_answer(book, claude, monkeypatch):
+    """Found trying the reader on Think Java: "== is a method that ..." passed the check
+    but no book sentence shared enough words to cite it, and it was shown uncited."""
+    from bookreader.core import answering as answering_module
+    from bookreader.core.citations import strip_citations
+
+    real = answering_module.verify_answer
+
+    def no_citation_found(text, sources, pages, *, add_missing=True, **kw):
+        if add_missing:  # the final pass: as if no sentence of the book could be cited
+            return strip_citations(text), ()
+        return real(text, sources, pages, add_missing=add_missing, **kw)
+
+    monkeypatch.setattr(answering_module, "verify_answer", no_citation_found)
+    server, answerer = claude
+    server.queue(Behaviour.normal(
+        "ATP stores the energy from food in cells.\nConfidence: 0.9"))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is not Outcome.ANSWER and a.fallback
+    assert a.outcome is Outcome.QUOTES and a.citations and all(c.verified for c in a.citations)

@@ -608,6 +608,18 @@ class _Run:
                 validation=validation, replaced_by_validator=True, **common,
             )
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
+        if self.mode is Mode.BOOK and not any(c.verified for c in citations):
+            # Every claim of a whole-book answer carries a citation a student can follow;
+            # an answer none of whose sentences could be tied to a page is not shown as one.
+            self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="uncited",
+                                      validation=validation)
+            if rescued is not None:
+                return rescued
+            return self._answer(
+                fallback_sentence, fallback=True, confidence=confidence,
+                validation=validation, replaced_by_validator=True, **common,
+            )
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True
