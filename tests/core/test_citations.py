@@ -206,3 +206,17 @@ def test_citation_names_the_section_its_excerpt_is_in(sample_pdf):
     (cite,) = citations
     assert cite.verified and cite.page == index
     assert cite.section == page.section_at(at)[1] == "4.6 Retention and archiving"
+
+
+def test_an_excerpt_with_brackets_stays_one_parsable_citation():
+    """Found in the Think Java trial: "followed by square brackets ([])." broke the marker,
+    leaving stray text in the card and a quote without its chip."""
+    from bookreader.core.citations import format_citation, parse_citations
+
+    marker = format_citation("7.1. Creating Arrays", "108",
+                             "Array types look like other Java types, except they are "
+                             "followed by square brackets ([]).")
+    found = parse_citations(f"Quote. {marker} Next.")
+    assert len(found) == 1 and found[0].page_label == "108"
+    assert found[0].excerpt.startswith("Array types look like other Java types")
+    assert "[" not in found[0].excerpt and "]" not in marker[:-1]

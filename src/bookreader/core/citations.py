@@ -124,6 +124,12 @@ def _label(pages: Any, index: int) -> str:
 def format_citation(section: str, page_label: str, excerpt: str) -> str:
     """``[Source: Section (Page X) - "excerpt"]`` (the page part left out when unknown)."""
     excerpt = " ".join(excerpt.replace('"', "'").split())
+    if "[" in excerpt or "]" in excerpt:
+        # A bracket would end the marker (Java's "int[]"): quote a bracket-free stretch of
+        # the same sentence, which still appears on the page as it is.
+        pieces = [p.strip() for p in re.split(r"[\[\]]", excerpt) if p.strip()]
+        first = pieces[0] if pieces else ""
+        excerpt = first if len(first.split()) >= 4 else max(pieces, key=len, default="")
     page = f" (Page {page_label})" if page_label else ""
     return f'[Source: {section or "Book"}{page} - "{excerpt}"]'
 
