@@ -219,6 +219,11 @@ def test_quotes_skip_instructions_headings_and_code_lead_ins():
     assert all("Ignore" not in q.sentence and not q.sentence.endswith(":") for q in picked)
     assert quotes.task_kind("Summarize this") == "summarize"
     assert quotes.task_kind("What is a base case?") is None
+    # Found in the Think Java trial: a lead-in whose sentence runs into the listing's first
+    # line was quoted for "What is a base case?".
+    assert not quotes.usable_sentence("For example, here is a recursive method without a "
+                                      "base case: public static void forever(String s) {")
+    assert quotes.usable_sentence("Note: the base case stops the recursion when n is zero.")
 
 
 def test_extractive_answers_what_is_with_the_definition_not_its_neighbour():

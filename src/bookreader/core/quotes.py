@@ -146,6 +146,8 @@ _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
 _CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
+#: A sentence that runs from its colon into the first line of a code listing.
+_LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
 
 
 def usable_sentence(sentence: str) -> bool:
@@ -155,6 +157,8 @@ def usable_sentence(sentence: str) -> bool:
         return False
     s = sentence.rstrip()
     if s.endswith(":") or instruction_like(s):
+        return False
+    if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False
