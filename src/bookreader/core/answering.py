@@ -598,28 +598,14 @@ class _Run:
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
         if replaced:
-            self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
-            rescued = self._no_answer(passages, retrieval_conf, common, reason="rejected",
-                                      validation=validation)
-            if rescued is not None:
-                return rescued
-            return self._answer(
-                fallback_sentence, fallback=True, confidence=confidence,
-                validation=validation, replaced_by_validator=True, **common,
-            )
+            return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
+                                   confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
         if self.mode is Mode.BOOK and not any(c.verified for c in citations):
             # Every claim of a whole-book answer carries a citation a student can follow;
             # an answer none of whose sentences could be tied to a page is not shown as one.
-            self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
-            rescued = self._no_answer(passages, retrieval_conf, common, reason="uncited",
-                                      validation=validation)
-            if rescued is not None:
-                return rescued
-            return self._answer(
-                fallback_sentence, fallback=True, confidence=confidence,
-                validation=validation, replaced_by_validator=True, **common,
-            )
+            return self._not_shown(passages, retrieval_conf, common, "uncited", validation,
+                                   confidence, t)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True
@@ -632,6 +618,19 @@ class _Run:
             text, fallback=False, confidence=confidence, citations=citations,
             validation=validation, confidence_signals=signals.as_dict(),
             in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
+        )
+
+    def _not_shown(self, passages: Sequence[Passage], retrieval_conf: float, common: dict,
+                   reason: str, validation: Any, confidence: float, t: float) -> Answer:
+        """A written answer the checks would not show: quotes, else the mode's fallback."""
+        self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+        rescued = self._no_answer(passages, retrieval_conf, common, reason=reason,
+                                  validation=validation)
+        if rescued is not None:
+            return rescued
+        return self._answer(
+            prompts.fallback_text(self.mode), fallback=True, confidence=confidence,
+            validation=validation, replaced_by_validator=True, **common,
         )
 
     # --- better ways to fail (core/quotes.py) ---------------------------------------------
