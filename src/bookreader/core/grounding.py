@@ -60,7 +60,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -82,6 +81,16 @@ from bookreader.core.claim_text import (
     number_terms,
     opposite_words,
     strip_verdict,
+)
+from bookreader.core.exact_terms import (
+    ANAPHORA,
+    CAPITALISED,
+    COMPARATIVES,
+    code_terms,
+    covered,
+    name_key,
+    relation_names,
+    squash,
 )
 from bookreader.core.prompts import split_confidence
 from bookreader.core.sentences import STOPWORDS, split_sentences, stem, words
@@ -113,8 +122,6 @@ ADJACENT_PAIRS_ONLY = True
 CONTRADICTION_SIMILARITY = 0.7
 #: ... when it also holds this share of the sentence's words (it is about the same thing).
 CONTRADICTION_COVERAGE = 0.6
-#: Stems that share this many first letters count as one word family.
-PREFIX_MATCH = 5
 #: A pair of sentences supports only a sentence this close (cosine) to one of them: a
 #: short answer ("Elmhurst College was founded in 1874") assembled from two sentences
 #: is how relations get invented.
@@ -126,125 +133,6 @@ VECTOR_CACHE = 4096
 #: Contexts whose word sets are kept (the same context is checked several times: the
 #: full answer, then the trimmed answer; a benchmark checks two answers per context).
 CONTEXT_CACHE = 8
-
-#: Code and command names: a span in backticks, or a token such as ``System.out.println``,
-#: ``report.html``, ``--format``, ``snake_case`` or ``main()``.  A textbook answer that
-#: names one must find it in the context (small models invent plausible commands).
-_BACKTICKS = re.compile(r"`([^`\n]{2,80})`")
-_CODE_TOKEN = re.compile(
-    r"(?<![\w-])(?:--?[A-Za-z][\w-]*|[A-Za-z_]\w*(?:(?:\.|::|_)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\))"
-)
-
-
-#: Comparative and superlative adjectives.  "X is closer", "Y ranks higher", "the largest
-#: mall": a comparison the context does not state in those words is an inference from
-#: figures the validator cannot check (or an invention), so the word must occur in the
-#: context.  The most common ones (more, most, less, first, last, best, better) are left
-#: out: textbooks use them everywhere ("more than one", "the first line").
-_COMPARABLE = """close high low large small big old young early late long short fast slow
-great near far wide narrow deep shallow heavy light strong weak rich poor tall hot cold warm
-cool new hard easy cheap busy wealthy""".split()
-
-
-def _degrees(adjective: str) -> tuple[str, str]:
-    base = adjective
-    if adjective.endswith("e"):
-        base = adjective[:-1]
-    elif adjective.endswith("y"):
-        base = adjective[:-1] + "i"
-    elif len(adjective) <= 4 and re.match(r".*[^aeiou][aeiou][bdgmnpt]$", adjective):
-        base = adjective + adjective[-1]  # big -> bigger, hot -> hottest
-    return base + "er", base + "est"
-
-
-COMPARATIVES = frozenset(
-    [form for adj in _COMPARABLE for form in _degrees(adj)]
-    + "fewer fewest worse worst elder eldest".split()
-)
-#: A context sentence that opens with one of these continues the sentence before it
-#: ("... Marta Olsen. She kept the lighthouse ..."): for the relation check it also holds
-#: the names of that sentence.
-_ANAPHORA = frozenset(
-    "he she it they his her its their this these that those such there".split()
-)
-
-
-#: Operators written with two symbols ("==", "&&", "//"): "use == to compare strings"
-#: and "use equals" differ in nothing else.
-_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=)(?![=&|/*])")
-
-
-#: camelCase identifiers ("toUpperCase", "compareTo", "iPhone" too: a name either way).
-_CAMEL = re.compile(r"(?<![\w.])[a-z]+[A-Z][A-Za-z0-9]*(?![\w(])")
-
-
-def code_terms(sentence: str) -> list[str]:
-    """The code-like terms of an answer sentence that must occur in the context."""
-    terms = [m.group(1).strip() for m in _BACKTICKS.finditer(sentence)]
-    rest = _BACKTICKS.sub(" ", sentence)
-    terms += [m.group(0) for m in _OPERATOR.finditer(rest)]
-    terms += [m.group(0) for m in _CAMEL.finditer(rest)]
-    for m in _CODE_TOKEN.finditer(rest):
-        tok = m.group(0).rstrip(".")
-        parts = re.split(r"\.|::|_|\(\)|-", tok.strip("-"))
-        if sum(1 for x in parts if len(x) > 1) < 2 and not tok.startswith("-") and "(" not in tok:
-            continue  # "e.g", "U.S": abbreviations, not code
-        if tok.startswith("-") and len(tok) < 3:
-            continue
-        terms.append(tok)
-    return [t for t in dict.fromkeys(terms) if t]
-
-
-def _squash(text: str) -> str:
-    return "".join(text.lower().split())
-
-
-_CAPITALISED = re.compile(r"^[A-Z\u00c0-\u00de][\w'\u2019-]*$")
-
-
-def _name_key(word: str) -> str:
-    """A word as names are compared: lower case, straight apostrophe, no possessive 's."""
-    w = word.lower().replace("\u2019", "'")
-    return w[:-2] if w.endswith("'s") else w
-
-
-def relation_names(sentence: str) -> set[str]:
-    """The names and numbers an answer sentence relates to each other.
-
-    Capitalised words that are not stop words, and numbers.  The sentence's first word
-    counts only when the next word is capitalised too ("Stanford University ..."), since
-    a capital there is usually just the start of the sentence ("Arrays are ...").
-    """
-    ws = words(sentence)
-    out: set[str] = set()
-    for i, w in enumerate(ws):
-        if w[0].isdigit():
-            out.add(w.lower())
-            continue
-        if not _CAPITALISED.match(w):
-            continue
-        if i == 0 and not (len(ws) > 1 and _CAPITALISED.match(ws[1])):
-            continue
-        key = _name_key(w)
-        if key in STOPWORDS or len(key) < 2:
-            continue
-        out.add(key)
-    return out
-
-
-def _covered(term: str, terms: set[str]) -> bool:
-    """``term`` is in ``terms``, or shares its first five letters with one of them.
-
-    Stems of one word family differ after that point ("generalis"/"general",
-    "initialis"/"initi"); the exact checks for names, numbers and code are elsewhere.
-    """
-    if term in terms:
-        return True
-    if len(term) < PREFIX_MATCH:
-        return False
-    head = term[:PREFIX_MATCH]
-    return any(t.startswith(head) for t in terms if len(t) >= PREFIX_MATCH)
-
 
 @dataclass(frozen=True)
 class WindowScore:
@@ -351,14 +239,14 @@ class GroundingValidator:
                 support.append(sent[:start].strip())  # the text before the instruction
         support = support[:MAX_WINDOWS]
         text = " ".join(support)
-        lower = {_name_key(w) for w in words(text)}
+        lower = {name_key(w) for w in words(text)}
         sentence_words: list[set[str]] = []
         header: set[str] = set()
         since_header = HEADER_REACH
         for sent in support:
-            ws = [_name_key(w) for w in words(sent)]
+            ws = [name_key(w) for w in words(sent)]
             here = set(ws)
-            if ws and ws[0] in _ANAPHORA and sentence_words:
+            if ws and ws[0] in ANAPHORA and sentence_words:
                 here |= sentence_words[-1]
             since_header += 1
             if since_header <= HEADER_REACH:
@@ -370,14 +258,14 @@ class GroundingValidator:
             terms=set(claim_terms(text)),
             lower_words=lower,
             numbers=number_terms(text),
-            squashed=_squash(text),
+            squashed=squash(text),
             windows=support,
             sentence_terms=[set(claim_terms(x)) for x in support],
             sentence_words=sentence_words,
             sentence_numbers=[number_terms(x) for x in support],
-            sentence_squashed=[_squash(x) for x in support],
+            sentence_squashed=[squash(x) for x in support],
             negation_cues=[negation_cues(x) for x in support],
-            continues=[bool(words(x)) and words(x)[0].lower() in _ANAPHORA for x in support],
+            continues=[bool(words(x)) and words(x)[0].lower() in ANAPHORA for x in support],
             payloads=[p for p in payloads if p],
         )
         self._cache[context_text] = ctx
@@ -401,18 +289,18 @@ class GroundingValidator:
     def _missing_terms(self, sentence: str, ctx: _Context) -> list[str]:
         """Numbers, names, code terms and comparatives found nowhere in the context."""
         codes, nums, _ = self._exact_terms(sentence)
-        missing = [t for t in codes if _squash(t) not in ctx.squashed]
+        missing = [t for t in codes if squash(t) not in ctx.squashed]
         missing += sorted(n for n in nums if n not in ctx.numbers)
         ws = words(sentence)
         for i, w in enumerate(ws):
-            if w[0].isdigit() or not _CAPITALISED.match(w):
+            if w[0].isdigit() or not CAPITALISED.match(w):
                 continue
-            if i == 0 and not (len(ws) > 1 and _CAPITALISED.match(ws[1])):
+            if i == 0 and not (len(ws) > 1 and CAPITALISED.match(ws[1])):
                 continue  # a capital that only starts the sentence
-            lw = _name_key(w)
+            lw = name_key(w)
             if lw in STOPWORDS or len(lw) < 2 or lw in ctx.lower_words or stem(lw) in ctx.terms:
                 continue
-            if _squash(w) in ctx.squashed:
+            if squash(w) in ctx.squashed:
                 continue
             missing.append(w)
         for w in ws:
@@ -460,10 +348,10 @@ class GroundingValidator:
 
         def score(idx: tuple[int, ...]) -> WindowScore:
             wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
-            cov = sum(1 for t in tset if _covered(t, wterms)) / len(tset) if tset else 1.0
+            cov = sum(1 for t in tset if covered(t, wterms)) / len(tset) if tset else 1.0
             wwords = set().union(*(ctx.sentence_words[i] for i in idx))
             exact = (
-                all(any(_squash(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
+                all(any(squash(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
                 and nums <= set().union(*(ctx.sentence_numbers[i] for i in idx))
                 and all(n in wwords or stem(n) in wterms for n in names)
             )

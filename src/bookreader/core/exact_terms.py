@@ -1,0 +1,131 @@
+"""Exact terms of an answer sentence: code identifiers, names, numbers, comparatives.
+
+A paraphrase may rename ordinary words; it may not rename these.  Used by
+:mod:`bookreader.core.grounding`; plain string work, no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bookreader.core.sentences import STOPWORDS, words
+
+#: Stems that share this many first letters count as one word family.
+PREFIX_MATCH = 5
+#: Code and command names: a span in backticks, or a token such as ``System.out.println``,
+#: ``report.html``, ``--format``, ``snake_case`` or ``main()``.  A textbook answer that
+#: names one must find it in the context (small models invent plausible commands).
+_BACKTICKS = re.compile(r"`([^`\n]{2,80})`")
+_CODE_TOKEN = re.compile(
+    r"(?<![\w-])(?:--?[A-Za-z][\w-]*|[A-Za-z_]\w*(?:(?:\.|::|_)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\))"
+)
+
+
+#: Comparative and superlative adjectives.  "X is closer", "Y ranks higher", "the largest
+#: mall": a comparison the context does not state in those words is an inference from
+#: figures the validator cannot check (or an invention), so the word must occur in the
+#: context.  The most common ones (more, most, less, first, last, best, better) are left
+#: out: textbooks use them everywhere ("more than one", "the first line").
+_COMPARABLE = """close high low large small big old young early late long short fast slow
+great near far wide narrow deep shallow heavy light strong weak rich poor tall hot cold warm
+cool new hard easy cheap busy wealthy""".split()
+
+
+def _degrees(adjective: str) -> tuple[str, str]:
+    base = adjective
+    if adjective.endswith("e"):
+        base = adjective[:-1]
+    elif adjective.endswith("y"):
+        base = adjective[:-1] + "i"
+    elif len(adjective) <= 4 and re.match(r".*[^aeiou][aeiou][bdgmnpt]$", adjective):
+        base = adjective + adjective[-1]  # big -> bigger, hot -> hottest
+    return base + "er", base + "est"
+
+
+COMPARATIVES = frozenset(
+    [form for adj in _COMPARABLE for form in _degrees(adj)]
+    + "fewer fewest worse worst elder eldest".split()
+)
+#: A context sentence that opens with one of these continues the sentence before it
+#: ("... Marta Olsen. She kept the lighthouse ..."): for the relation check it also holds
+#: the names of that sentence.
+ANAPHORA = frozenset(
+    "he she it they his her its their this these that those such there".split()
+)
+
+
+#: Operators written with two symbols ("==", "&&", "//"): "use == to compare strings"
+#: and "use equals" differ in nothing else.
+_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=)(?![=&|/*])")
+
+
+#: camelCase identifiers ("toUpperCase", "compareTo", "iPhone" too: a name either way).
+_CAMEL = re.compile(r"(?<![\w.])[a-z]+[A-Z][A-Za-z0-9]*(?![\w(])")
+
+
+def code_terms(sentence: str) -> list[str]:
+    """The code-like terms of an answer sentence that must occur in the context."""
+    terms = [m.group(1).strip() for m in _BACKTICKS.finditer(sentence)]
+    rest = _BACKTICKS.sub(" ", sentence)
+    terms += [m.group(0) for m in _OPERATOR.finditer(rest)]
+    terms += [m.group(0) for m in _CAMEL.finditer(rest)]
+    for m in _CODE_TOKEN.finditer(rest):
+        tok = m.group(0).rstrip(".")
+        parts = re.split(r"\.|::|_|\(\)|-", tok.strip("-"))
+        if sum(1 for x in parts if len(x) > 1) < 2 and not tok.startswith("-") and "(" not in tok:
+            continue  # "e.g", "U.S": abbreviations, not code
+        if tok.startswith("-") and len(tok) < 3:
+            continue
+        terms.append(tok)
+    return [t for t in dict.fromkeys(terms) if t]
+
+
+def squash(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+CAPITALISED = re.compile(r"^[A-Z\u00c0-\u00de][\w'\u2019-]*$")
+
+
+def name_key(word: str) -> str:
+    """A word as names are compared: lower case, straight apostrophe, no possessive 's."""
+    w = word.lower().replace("\u2019", "'")
+    return w[:-2] if w.endswith("'s") else w
+
+
+def relation_names(sentence: str) -> set[str]:
+    """The names and numbers an answer sentence relates to each other.
+
+    Capitalised words that are not stop words, and numbers.  The sentence's first word
+    counts only when the next word is capitalised too ("Stanford University ..."), since
+    a capital there is usually just the start of the sentence ("Arrays are ...").
+    """
+    ws = words(sentence)
+    out: set[str] = set()
+    for i, w in enumerate(ws):
+        if w[0].isdigit():
+            out.add(w.lower())
+            continue
+        if not CAPITALISED.match(w):
+            continue
+        if i == 0 and not (len(ws) > 1 and CAPITALISED.match(ws[1])):
+            continue
+        key = name_key(w)
+        if key in STOPWORDS or len(key) < 2:
+            continue
+        out.add(key)
+    return out
+
+
+def covered(term: str, terms: set[str]) -> bool:
+    """``term`` is in ``terms``, or shares its first five letters with one of them.
+
+    Stems of one word family differ after that point ("generalis"/"general",
+    "initialis"/"initi"); the exact checks for names, numbers and code are elsewhere.
+    """
+    if term in terms:
+        return True
+    if len(term) < PREFIX_MATCH:
+        return False
+    head = term[:PREFIX_MATCH]
+    return any(t.startswith(head) for t in terms if len(t) >= PREFIX_MATCH)
