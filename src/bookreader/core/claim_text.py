@@ -135,6 +135,35 @@ def negation_cues(sentence: str) -> list[Cue]:
     return cues
 
 
+def _scopes_meet(a: set[str], b: set[str]) -> bool:
+    """Two negation scopes share a word (or a word family: five first letters)."""
+    if a & b:
+        return True
+    heads = {t[:5] for t in a if len(t) >= 5}
+    return any(t[:5] in heads for t in b if len(t) >= 5)
+
+
+def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str],
+                    window_terms: set[str]) -> bool:
+    """True when a claim and its support window are negated in the same places.
+
+    Every negation of the claim needs one of the same kind in the window, one that bears
+    on the same words when the window holds them ("is *not limited*" needs the window's
+    "not" to be about "limited", not a "no" elsewhere in the sentence); every negation of the window that bears on the
+    claim's words needs one of the same kind in the claim.
+    """
+    for c in claim_cues:
+        # A scope the window words differently ("can't be changed" / "cannot be
+        # modified") cannot be placed: a negation of the same kind anywhere will do.
+        placed = c.kind != "optional" and not c.whole and _scopes_meet(c.scope, window_terms)
+        if not any(w.kind == c.kind and (not placed or not w.scope
+                                         or _scopes_meet(c.scope, w.scope))
+                   for w in window_cues):
+            return False
+    kinds = {c.kind for c in claim_cues}
+    return all(w.kind in kinds for w in window_cues if w.bears_on(claim_terms_))
+
+
 def claim_kinds(sentence: str) -> frozenset[str]:
     """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
     return frozenset(c.kind for c in negation_cues(strip_verdict(sentence)))

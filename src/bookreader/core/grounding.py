@@ -71,7 +71,6 @@ from bookreader.core.citations import claim_units
 from bookreader.core.claim_text import (
     Cue,
     carries_out,
-    claim_kinds,
     claim_terms,
     clauses,
     instruction_payload,
@@ -80,6 +79,7 @@ from bookreader.core.claim_text import (
     negation_cues,
     number_terms,
     opposite_words,
+    polarity_agrees,
     strip_verdict,
 )
 from bookreader.core.exact_terms import (
@@ -343,7 +343,7 @@ class GroundingValidator:
         sims = {i: float(vec @ self._vectors[ctx.windows[i]]) for i in chosen}
         codes, nums, names = self._exact_terms(sentence)
         claim = strip_verdict(sentence)
-        s_kinds = claim_kinds(sentence)
+        s_cues = negation_cues(claim)
         cterms = set(claim_terms(claim))
 
         def score(idx: tuple[int, ...]) -> WindowScore:
@@ -359,9 +359,8 @@ class GroundingValidator:
             near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
             # The sentence's negations need one of the same kind in the window; the
             # window's negations that bear on the sentence's words need one in it.
-            all_kinds = {c.kind for i in near for c in ctx.negation_cues[i]}
-            bearing = {c.kind for i in near for c in ctx.negation_cues[i] if c.bears_on(cterms)}
-            polarity = s_kinds <= all_kinds and bearing <= s_kinds and not any(
+            w_cues = [c for i in near for c in ctx.negation_cues[i]]
+            polarity = polarity_agrees(s_cues, w_cues, cterms, wterms) and not any(
                 opposite_words(claim, ctx.windows[i]) for i in idx)
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity)
 
