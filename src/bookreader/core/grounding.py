@@ -79,8 +79,10 @@ from bookreader.core.claim_text import (
     negation_cues,
     number_terms,
     opposite_words,
+    is_opposite,
     polarity_agrees,
     strip_verdict,
+    swapped_terms,
 )
 from bookreader.core.exact_terms import (
     ANAPHORA,
@@ -143,6 +145,9 @@ class WindowScore:
     coverage: float
     exact_ok: bool  # every number, name and code term of the sentence is in the window
     polarity_ok: bool  # negated in both or in neither (see the module docstring)
+    #: The sentence puts a number, an opposite or another term of the context in the
+    #: place of one of the window's (:func:`~bookreader.core.claim_text.swapped_terms`).
+    swapped: bool = False
 
 
 @dataclass(frozen=True)
@@ -362,7 +367,11 @@ class GroundingValidator:
             w_cues = [c for i in near for c in ctx.negation_cues[i]]
             polarity = polarity_agrees(s_cues, w_cues, cterms, wterms) and not any(
                 opposite_words(claim, ctx.windows[i]) for i in idx)
-            return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity)
+            # A term swapped in one sentence of a pair that the other holds is synthesis.
+            swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
+                          for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.terms))
+            return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
+                               swapped)
 
         singles = [score((i,)) for i in chosen]
         best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
@@ -416,7 +425,7 @@ class GroundingValidator:
 
     def window_supports(self, w: WindowScore) -> bool:
         """One window's verdict (the thresholds are this validator's)."""
-        if not (w.exact_ok and w.polarity_ok):
+        if not (w.exact_ok and w.polarity_ok) or w.swapped:
             return False
         if len(w.sentences) > 1 and w.similarity < self.pair_min_similarity:
             return False
@@ -444,6 +453,9 @@ class GroundingValidator:
             if (closest.similarity >= self.contradiction_similarity
                     and closest.coverage >= CONTRADICTION_COVERAGE and not closest.polarity_ok):
                 return False  # the closest sentence says the opposite
+            aligned = max(singles, key=lambda w: w.coverage + w.similarity)
+            if aligned.swapped and aligned.coverage >= CONTRADICTION_COVERAGE:
+                return False  # the sentence it restates names something else there
         return any(self.window_supports(w) for w in windows)
 
     def validate(self, answer_text: str, context_text: str, question: str = "") -> Validation:
