@@ -273,9 +273,9 @@ SWAP_SPAN = 3
 SWAP_ALIGNED = 0.5
 
 
-#: Inflected verbs and adverbs ("changed", "using", "quickly") are how a paraphrase
+#: Inflected verbs ("changed", "using") are how a paraphrase
 #: rewords; a swapped term is a noun or a name.
-_VERB_FORM = re.compile(r"(?:ed|ing|ly)$")
+_VERB_FORM = re.compile(r"(?:ed|ing)$")
 
 
 def _content_words(text: str) -> list[str]:
