@@ -12,7 +12,14 @@ from collections.abc import Iterable
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
-from bookreader.core.sentences import STOPWORDS, content_terms, numbers, stem, words
+from bookreader.core.sentences import (
+    STOPWORDS,
+    content_terms,
+    numbers,
+    split_sentences,
+    stem,
+    words,
+)
 
 # --- negation ------------------------------------------------------------------------------
 #: Words that turn a statement around.
@@ -304,6 +311,32 @@ def is_opposite(a: str, b: str) -> bool:
     return False
 
 
+_DETERMINERS = frozenset(
+    """a an the this that these those each every its their his her our your my some any
+    another which whose""".split()
+)
+
+
+def noun_terms(text: str) -> set[str]:
+    """Stems of the words ``text`` uses as nouns or names, as far as words show it.
+
+    A word right after a determiner ("a *list*", "the *server*"), or capitalised inside a
+    sentence ("uses *Kalman* filtering").  Verbs and adjectives of a passage are how a
+    paraphrase rewords; its nouns are the terms a wrong answer attaches to the wrong
+    subject (:func:`swapped_terms`).
+    """
+    out: set[str] = set()
+    for sent in split_sentences(text):
+        ws = words(sent)
+        for i, w in enumerate(ws):
+            lw = w.lower()
+            if lw in STOPWORDS or len(lw) < 2 or lw.isdigit():
+                continue
+            if (i > 0 and ws[i - 1].lower() in _DETERMINERS) or (i > 0 and w[0].isupper()):
+                out.add(stem(lw[:-2] if lw.endswith("'s") else lw))
+    return out
+
+
 def swapped_terms(claim: str, window_sentence: str,
                   elsewhere: set[str]) -> list[tuple[str, str]]:
     """The terms ``claim`` puts in the place of other terms of ``window_sentence``.
@@ -314,8 +347,8 @@ def swapped_terms(claim: str, window_sentence: str,
 
     * both are numbers ("1000 Hz" for "500 Hz"),
     * they are opposites ("returns false" for "returns true", "immutable"/"mutable"), or
-    * ``x`` is absent from the window but a word of the context elsewhere (``elsewhere``,
-      stems): a term of the passage attached to another subject ("the function list
+    * ``x`` is absent from the window but a noun of the context elsewhere (``elsewhere``,
+      stems, see :func:`noun_terms`): a term of the passage attached to another subject ("the function list
       creates a new dictionary" where the passage says ``dict`` and uses "list" about
       something else).
 

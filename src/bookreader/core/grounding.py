@@ -77,6 +77,7 @@ from bookreader.core.claim_text import (
     instruction_start,
     is_tautology,
     negation_cues,
+    noun_terms,
     number_terms,
     opposite_words,
     is_opposite,
@@ -188,6 +189,7 @@ class _Context:
     negation_cues: list[list[Cue]]
     continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
     payloads: list[str]  # what planted instructions ask the model to say
+    nouns: set[str]  # stems the context uses as nouns or names (the swapped-term check)
 
 
 class GroundingValidator:
@@ -272,6 +274,7 @@ class GroundingValidator:
             negation_cues=[negation_cues(x) for x in support],
             continues=[bool(words(x)) and words(x)[0].lower() in ANAPHORA for x in support],
             payloads=[p for p in payloads if p],
+            nouns=noun_terms(text),
         )
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
@@ -369,7 +372,7 @@ class GroundingValidator:
                 opposite_words(claim, ctx.windows[i]) for i in idx)
             # A term swapped in one sentence of a pair that the other holds is synthesis.
             swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
-                          for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.terms))
+                          for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns))
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
                                swapped)
 
