@@ -108,6 +108,9 @@ class Cue(NamedTuple):
     scope: set[str]
     #: The negation bears on a sentence only if the sentence has all of the scope.
     whole: bool = False
+    #: Every content word after the negation to the end of its clause ("no way to access
+    #: its attributes or *invoke* a method"): what a negation of the answer may match.
+    reach: frozenset[str] = frozenset()
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -151,7 +154,7 @@ def negation_cues(sentence: str) -> list[Cue]:
             elif is_negation(w):
                 scope = _scope(ws, i, 0, NEGATION_SCOPE)
                 if scope:
-                    cues.append(Cue("not", scope))
+                    cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws)))))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
                     cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
@@ -181,7 +184,7 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
         # modified") cannot be placed: a negation of the same kind anywhere will do.
         placed = c.kind != "optional" and not c.whole and _scopes_meet(c.scope, window_terms)
         if not any(w.kind == c.kind and (not placed or not w.scope
-                                         or _scopes_meet(c.scope, w.scope))
+                                         or _scopes_meet(c.scope, w.scope | w.reach))
                    for w in window_cues):
             return False
     kinds = {c.kind for c in claim_cues}
@@ -317,11 +320,18 @@ _DETERMINERS = frozenset(
 )
 
 
+#: "the function *dict*", "the keyword *null*": what follows names a thing of that kind.
+_KINDS = frozenset(
+    """function method class keyword operator variable type module package command library
+    attribute field object value parameter argument file""".split()
+)
+
+
 def noun_terms(text: str) -> set[str]:
     """Stems of the words ``text`` uses as nouns or names, as far as words show it.
 
-    A word right after a determiner ("a *list*", "the *server*"), or capitalised inside a
-    sentence ("uses *Kalman* filtering").  Verbs and adjectives of a passage are how a
+    A word right after a determiner ("a *list*", "the *server*") or a kind of thing ("the
+    function *dict*"), or capitalised inside a sentence ("uses *Kalman* filtering").  Verbs and adjectives of a passage are how a
     paraphrase rewords; its nouns are the terms a wrong answer attaches to the wrong
     subject (:func:`swapped_terms`).
     """
@@ -332,7 +342,8 @@ def noun_terms(text: str) -> set[str]:
             lw = w.lower()
             if lw in STOPWORDS or len(lw) < 2 or lw.isdigit():
                 continue
-            if (i > 0 and ws[i - 1].lower() in _DETERMINERS) or (i > 0 and w[0].isupper()):
+            prev = ws[i - 1].lower() if i > 0 else ""
+            if prev in _DETERMINERS or prev in _KINDS or (i > 0 and w[0].isupper()):
                 out.add(stem(lw[:-2] if lw.endswith("'s") else lw))
     return out
 
@@ -348,9 +359,9 @@ def swapped_terms(claim: str, window_sentence: str,
     * both are numbers ("1000 Hz" for "500 Hz"),
     * they are opposites ("returns false" for "returns true", "immutable"/"mutable"), or
     * ``x`` is absent from the window but a noun of the context elsewhere (``elsewhere``,
-      stems, see :func:`noun_terms`): a term of the passage attached to another subject ("the function list
-      creates a new dictionary" where the passage says ``dict`` and uses "list" about
-      something else).
+      stems, see :func:`noun_terms`) and ``y`` is one too: a term of the passage attached
+      to another subject ("the function list creates a new dictionary" where the passage
+      says ``dict`` and uses "list" about something else).
 
     A paraphrase renames ordinary words with words the passage does not use, so it is
     not caught.  Returns (x, y) stem pairs; empty when the sentences are not aligned.
@@ -379,7 +390,7 @@ def swapped_terms(claim: str, window_sentence: str,
                 if x.isdigit() and y.isdigit() and x != y or is_opposite(x, y):
                     out.append((x, y))
                 elif (not any(_family(x, t) for t in wset) and x in elsewhere
-                      and not x.isdigit() and not _VERB_FORM.search(xw)):
+                      and y in elsewhere and not x.isdigit() and not _VERB_FORM.search(xw)):
                     out.append((x, y))
     return out
 
