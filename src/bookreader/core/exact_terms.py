@@ -129,3 +129,15 @@ def covered(term: str, terms: set[str]) -> bool:
         return False
     head = term[:PREFIX_MATCH]
     return any(t.startswith(head) for t in terms if len(t) >= PREFIX_MATCH)
+
+
+#: Quantifiers that change what a sentence claims ("*only* Tim McIlrath is ...", "performed
+#: *all* the songs"): the support window must quantify the same way.  Equivalent words
+#: map to one key.
+_QUANTIFIERS = {"only": "only", "solely": "only", "exclusively": "only", "all": "all",
+                "every": "all", "each": "all", "both": "both"}
+
+
+def quantifiers(text: str) -> set[str]:
+    """The quantifier keys of ``text`` (see :data:`_QUANTIFIERS`)."""
+    return {_QUANTIFIERS[w.lower()] for w in words(text) if w.lower() in _QUANTIFIERS}

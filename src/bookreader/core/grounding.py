@@ -92,6 +92,7 @@ from bookreader.core.exact_terms import (
     code_terms,
     covered,
     name_key,
+    quantifiers,
     relation_names,
     squash,
 )
@@ -351,6 +352,7 @@ class GroundingValidator:
         sims = {i: float(vec @ self._vectors[ctx.windows[i]]) for i in chosen}
         codes, nums, names = self._exact_terms(sentence)
         claim = strip_verdict(sentence)
+        quants = quantifiers(claim)
         s_cues = negation_cues(claim)
         cterms = set(claim_terms(claim))
 
@@ -362,6 +364,7 @@ class GroundingValidator:
                 all(any(squash(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
                 and nums <= set().union(*(ctx.sentence_numbers[i] for i in idx))
                 and all(n in wwords or stem(n) in wterms for n in names)
+                and quants <= quantifiers(" ".join(ctx.windows[i] for i in idx))
             )
             # A sentence that goes on "It has no effect ..." negates its predecessor.
             near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
