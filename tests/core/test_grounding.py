@@ -294,3 +294,84 @@ def test_a_paraphrase_may_rename_ordinary_words_but_not_names_or_code(validator)
     assert validator.validate("Calling toUpperCase gives back a new String object.", context).passed
     v = validator.validate("Calling toLowerCase gives back a new String object.", context)
     assert not v.passed and "toLowerCase" in v.missing_terms
+
+
+# --- window rules of issue 11 section 5 (examples written for these tests) ----------------
+STACK = (
+    "If there is no base case, the recursion never stops. In practice, the size of the "
+    "stack is limited. When the stack is full, Java throws a StackOverflowError. "
+    "The function dict creates a new dictionary with no items. A list is written with "
+    "square brackets, and the function list converts a sequence into a list."
+)
+
+
+def test_a_negation_needs_one_about_the_same_words(validator):
+    # The context has negations ("no base case", "never stops"), but none about "limited".
+    v = validator.validate("In practice, the size of the stack is not limited.", STACK)
+    assert not v.passed, v
+    ok = validator.validate("Without a base case, the recursion never stops.", STACK)
+    assert ok.passed, ok
+    # Worded differently ("can't be changed" / "cannot be modified"): a negation will do.
+    context = "In contrast, immutable objects like Strings and Integers cannot be modified."
+    ok = validator.validate("Immutable objects such as Strings and Integers can't be changed.",
+                            context)
+    assert ok.passed, ok
+
+
+def test_polarity_helper_matches_scopes():
+    from bookreader.core.claim_text import negation_cues, polarity_agrees
+
+    claim = "The stack is not limited."
+    window = "If there is no base case, the stack is limited."
+    assert not polarity_agrees(negation_cues(claim), negation_cues(window),
+                               set(content_terms(claim)), set(content_terms(window)))
+    window = "There is no way to access its attributes or invoke a method on it."
+    claim = "Its methods cannot be invoked."
+    assert polarity_agrees(negation_cues(claim), negation_cues(window),
+                           set(content_terms(claim)), set(content_terms(window)))
+
+
+def test_a_term_of_the_context_swapped_into_another_sentence_fails(validator):
+    v = validator.validate("The function list creates a new dictionary with no items.", STACK)
+    assert not v.passed, v
+    ok = validator.validate("The function dict makes a new, empty dictionary.", STACK)
+    assert ok.passed, ok
+
+
+def test_swapped_numbers_and_opposites_fail(validator):
+    context = ("The equals method returns true if the strings contain the same characters; "
+               "otherwise, it returns false. The loop runs 10 times and then prints 3 lines.")
+    v = validator.validate(
+        "The equals method returns false if the strings contain the same characters.", context)
+    assert not v.passed, v
+    v = validator.validate("The loop runs 3 times and then prints lines.", context)
+    assert not v.passed, v
+    ok = validator.validate(
+        "equals returns true when the strings hold the same characters.", context)
+    assert ok.passed, ok
+
+
+def test_swapped_terms_helper():
+    from bookreader.core.claim_text import noun_terms, swapped_terms
+
+    nouns = noun_terms(STACK)
+    assert {"dict", "list"} <= nouns
+    assert swapped_terms("The function list creates a new dictionary.",
+                         "The function dict creates a new dictionary.", nouns) == [("list", "dict")]
+    # A paraphrase that renames a verb with a word the context uses elsewhere is no swap.
+    context = "Each case ends with a break statement. The program finishes when main returns."
+    assert "finish" not in noun_terms(context)
+    assert swapped_terms("Every case finishes with a break statement.",
+                         "Each case ends with a break statement.", noun_terms(context)) == []
+    assert swapped_terms("It runs at 500 Hz.", "It runs at 1000 Hz.", set()) == [("500", "1000")]
+
+
+def test_quantifiers_must_match(validator):
+    context = ("Timothy McIlrath is an American punk rock musician. Spike Slawson is an "
+               "American punk rock musician. The paloma is a tequila-based cocktail.")
+    v = validator.validate("Only Tim McIlrath is an American punk rock musician.", context)
+    assert not v.passed, v
+    v = validator.validate("Both cocktails are tequila-based.", context)
+    assert not v.passed, v
+    ok = validator.validate("Spike Slawson is an American punk rock musician.", context)
+    assert ok.passed, ok
