@@ -375,3 +375,18 @@ def test_quantifiers_must_match(validator):
     assert not v.passed, v
     ok = validator.validate("Spike Slawson is an American punk rock musician.", context)
     assert ok.passed, ok
+
+
+def test_a_negation_is_placed_by_the_word_it_bears_on(validator):
+    context = ("In practice it is not always clear what the middle of the program is and not "
+               "always possible to check it. Otherwise, you might debug two methods at the "
+               "same time, which can be difficult.")
+    # The context's "not always clear" bears on the answer, whose only "not" is elsewhere.
+    v = validator.validate("In practice it is always clear what the middle of the program is "
+                           "and not always possible to check it.", context)
+    assert not v.passed, v
+    v = validator.validate("You might debug two methods at different times, which can be "
+                           "difficult.", context)
+    assert not v.passed, v
+    ok = validator.validate("It is not always clear what the middle of the program is.", context)
+    assert ok.passed, ok

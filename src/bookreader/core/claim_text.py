@@ -69,6 +69,7 @@ _SWAP_OPPOSITES = [
     ("mutable", "immutable"), ("synchronous", "asynchronous"), ("increment", "decrement"),
     ("parent", "child"), ("superclass", "subclass"), ("row", "column"), ("key", "value"),
     ("horizontal", "vertical"), ("internal", "external"), ("implicit", "explicit"),
+    ("more", "less"), ("more", "fewer"), ("above", "below"), ("up", "down"), ("over", "under"),
 ]
 #: ("non" words are negations: see :func:`negation_cues`.)
 _NEG_PREFIXES = ("un", "in", "im", "il", "ir", "dis")
@@ -101,6 +102,20 @@ def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
     return scope
 
 
+#: Adverbs between a negation and what it negates ("not *always* clear").
+_DEGREE = frozenset("always very really necessarily quite even exactly entirely".split())
+
+
+def _head(ws: list[str], i: int) -> str:
+    """The stem of the first content word after ``ws[i]`` that is not a degree adverb."""
+    for w in ws[i + 1:]:
+        lw = w.lower().replace("\u2019", "'")
+        if is_negation(lw) or lw in STOPWORDS or lw in _DEGREE or (len(lw) < 2 and not lw.isdigit()):
+            continue
+        return stem(lw)
+    return ""
+
+
 class Cue(NamedTuple):
     """One negation: its kind ("not" or "optional") and the stems it bears on."""
 
@@ -111,6 +126,9 @@ class Cue(NamedTuple):
     #: Every content word after the negation to the end of its clause ("no way to access
     #: its attributes or *invoke* a method"): what a negation of the answer may match.
     reach: frozenset[str] = frozenset()
+    #: The first word the negation bears on ("is not *limited*", "not always *clear*"):
+    #: what a negation of the other text must be about.
+    head: str = ""
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -154,7 +172,8 @@ def negation_cues(sentence: str) -> list[Cue]:
             elif is_negation(w):
                 scope = _scope(ws, i, 0, NEGATION_SCOPE)
                 if scope:
-                    cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws)))))
+                    cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws))),
+                                    head=_head(ws, i)))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
                     cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
@@ -176,19 +195,31 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
 
     Every negation of the claim needs one of the same kind in the window, one that bears
     on the same words when the window holds them ("is *not limited*" needs the window's
-    "not" to be about "limited", not a "no" elsewhere in the sentence); every negation of the window that bears on the
-    claim's words needs one of the same kind in the claim.
+    "not" to be about "limited", not a "no" elsewhere in the sentence); every negation of
+    the window that bears on the claim's words needs one in the claim, likewise.
     """
-    for c in claim_cues:
-        # A scope the window words differently ("can't be changed" / "cannot be
-        # modified") cannot be placed: a negation of the same kind anywhere will do.
-        placed = c.kind != "optional" and not c.whole and _scopes_meet(c.scope, window_terms)
-        if not any(w.kind == c.kind and (not placed or not w.scope
-                                         or _scopes_meet(c.scope, w.scope | w.reach))
-                   for w in window_cues):
+    return _cues_matched(claim_cues, window_cues, window_terms, lambda c: True) and \
+        _cues_matched(window_cues, claim_cues, claim_terms_,
+                      lambda w: w.bears_on(claim_terms_))
+
+
+def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
+    """Every cue that ``concerns`` us has a cue of its kind in ``others`` about its words.
+
+    A cue is placed by its head word (or its scope): when the other text does not hold it
+    ("can't be *changed*" / "cannot be *modified*"), a cue of the same kind anywhere will
+    do; when it does, the other cue must bear on it (within its clause).
+    """
+    for c in cues:
+        if not concerns(c):
+            continue
+        key = {c.head} if c.head else c.scope
+        placed = c.kind != "optional" and not c.whole and _scopes_meet(key, other_terms)
+        if not any(o.kind == c.kind and (not placed or not o.scope
+                                         or _scopes_meet(key, o.scope | o.reach))
+                   for o in others):
             return False
-    kinds = {c.kind for c in claim_cues}
-    return all(w.kind in kinds for w in window_cues if w.bears_on(claim_terms_))
+    return True
 
 
 def claim_kinds(sentence: str) -> frozenset[str]:
@@ -286,6 +317,8 @@ SWAP_ALIGNED = 0.5
 #: Inflected verbs ("changed", "using") are how a paraphrase
 #: rewords; a swapped term is a noun or a name.
 _VERB_FORM = re.compile(r"(?:ed|ing)$")
+#: Stop words that are one half of an opposite ("the *same* time"): aligned like content.
+_POLAR = frozenset("same before after above below more up down over under".split())
 
 
 def _content_words(text: str) -> list[str]:
@@ -293,7 +326,7 @@ def _content_words(text: str) -> list[str]:
     out = []
     for w in words(text):
         lw = w.lower().replace("\u2019", "'")
-        if lw in STOPWORDS or (len(lw) < 2 and not lw.isdigit()):
+        if (lw in STOPWORDS and lw not in _POLAR) or (len(lw) < 2 and not lw.isdigit()):
             continue
         out.append(lw[:-2] if lw.endswith("'s") else lw)
     return out
@@ -368,7 +401,7 @@ def swapped_terms(claim: str, window_sentence: str,
     """
     a_words = _content_words(claim)
     a = [stem(x) for x in a_words]
-    w = content_terms(window_sentence)
+    w = [stem(x) for x in _content_words(window_sentence)]
     if len(a) < 2 or not w:
         return []
     sm = SequenceMatcher(None, a, w, autojunk=False)
