@@ -4,9 +4,8 @@ Rate limit: a sliding one-window log per key (the times of the requests in the l
 window), in memory.  That is exact for one server process, which is how ``bookreader
 serve`` runs: its ``--workers`` are threads of one process.  Several processes behind a
 load balancer would each count on their own, so a key could make N x the limit; they
-need one shared counter (a row per key and window in the audit database, incremented
-with ``INSERT ... ON CONFLICT DO UPDATE``, or Redis ``INCR`` + ``EXPIRE``).  That is
-documented in the README's scale-out settings and not implemented here.
+share one count in the audit database instead
+(:class:`bookreader.server.shared_limits.SharedRateLimiter`, ``--rate-limit-store``).
 
 Answer pool: ``workers`` threads take jobs from a queue.  A local llama.cpp model answers
 one question at a time (its context is not thread-safe), so the server gives it one
