@@ -11,7 +11,8 @@ process on a free loopback port, one API key per client (as a class has), and cl
 that ask in a loop (selected-text and whole-book questions in turn, drawn from the sample
 guide's 31 questions and passages of the sample book) until the time is up, each waiting
 ``--think`` seconds after an answer (default 0: a closed loop, the hardest load).  Before
-the clock starts every question is asked once (``--cold`` skips that): a server that has
+the clock starts every question is asked once with the extractive backend (``--cold``
+skips that): a server that has
 run for a while has the passages' sentence vectors cached, and the first answer about a
 passage costs several times the later ones.
 Prints requests/s, p50/p95/p99 latency of answered requests, counts per status (429 are
@@ -153,8 +154,9 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
     try:
         server.wait_ready()
         health = server.health()
+        # A local model's answer costs seconds either way; warming it up would take minutes.
         warmed = asyncio.run(warm_up(server.url, warm_token, book_id, questions, selections)) \
-            if warm else 0
+            if warm and backend == "extractive" else 0
         results: list = []
         until = time.monotonic() + seconds
         t0 = time.monotonic()
