@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
@@ -43,14 +42,17 @@ CONFIDENCE = {
 }
 
 
-#: ``[Source: Section (Page X) - "excerpt"]`` as written in answers (see core.citations).
-SOURCE_MARKUP = re.compile(r"\s*\[Source:[^\]]*\]")
-
-
-def number_sources(text: str) -> str:
-    """Replace each inline ``[Source: ...]`` with ``[1]``, ``[2]``... matching the chips."""
-    counter = iter(range(1, 1000))
-    return SOURCE_MARKUP.sub(lambda m: f" [{next(counter)}]", text).strip()
+def number_sources(answer: Answer) -> str:
+    """The answer's text with each inline ``[Source: ...]`` shown as ``[n]``, where ``n``
+    is the number of its chip (core finds the markers: ``Answer.citation_marks``)."""
+    text = answer.text
+    out: list[str] = []
+    pos = 0
+    for start, end, number in answer.citation_marks():
+        out.append(text[pos:start].rstrip() + f" [{number}]")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out).strip()
 
 
 class CitationChip(QPushButton):
@@ -160,7 +162,7 @@ class AnswerCard(QFrame):
         """Show the final answer: the validated text replaces the streamed draft."""
         self.answer = answer
         self._text = answer.text
-        shown = number_sources(answer.text) if answer.citations else answer.text
+        shown = number_sources(answer) if answer.citations else answer.text
         self.answer_label.setText(shown or "(no answer)")
         if answer.error:
             self.answer_label.setProperty("state", "error")
@@ -188,7 +190,7 @@ class AnswerCard(QFrame):
         if warnings:
             self.warning_label.setText("\n".join(warnings))
             self.warning_label.show()
-        numbered = len(answer.citations) > 1 or "[Source:" in answer.text
+        numbered = len(answer.citations) > 1 or bool(answer.citation_marks())
         for n, citation in enumerate(answer.citations, 1):
             chip = CitationChip(citation, n if numbered else 0)
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
@@ -209,7 +211,7 @@ class AnswerCard(QFrame):
         """Copy the answer with its citations as plain text."""
         text = self._text
         if self.answer is not None and self.answer.citations:
-            text = number_sources(text)
+            text = number_sources(self.answer)
             refs = [f"[{n}] {c.section}, p. {c.page_label}: \u201c{c.excerpt}\u201d"
                     for n, c in enumerate(self.answer.citations, 1)]
             text = text.rstrip() + "\n\n" + "\n".join(refs)

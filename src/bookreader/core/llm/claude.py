@@ -19,7 +19,7 @@ import os
 import threading
 from typing import Any, Iterator, Optional, Sequence
 
-from bookreader.core.types import CancelFn, Message, Token
+from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import BackendError
 
 log = logging.getLogger(__name__)
@@ -181,8 +181,10 @@ class ClaudeBackend:
         max_tokens: int = 500,
         temperature: float = 0.1,
         cancel: Optional[CancelFn] = None,
+        request: Optional[AnswerRequest] = None,
     ) -> Iterator[Token]:
-        """Stream the answer; see :class:`bookreader.core.llm.base.LLMBackend`.
+        """Stream the answer; see :class:`bookreader.core.llm.base.LLMBackend`
+        (``request`` is not used: the model reads the messages).
 
         ``temperature`` is sent when the installed SDK still accepts it (newer SDKs
         dropped the parameter).  The cancel check runs between streamed events; a stalled

@@ -37,7 +37,7 @@ from typing import Any, Iterator, Optional, Sequence
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import split_sentences as _split
 from bookreader.core.sentences import stem
-from bookreader.core.types import CancelFn, Message, Token
+from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +107,18 @@ def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
             if found:
                 fallback = found.group(1).strip()
     return ParsedPrompt(tuple(blocks), " ".join(question.split()), fallback)
+
+
+def prompt_from_request(request: AnswerRequest) -> ParsedPrompt:
+    """The same as :func:`parse_prompt`, from the structured request answering passes."""
+    blocks: list[ContextBlock] = []
+    if request.selection is not None:
+        blocks.append(ContextBlock("selection", request.selection.strip(), SELECTION_SECTION,
+                                   request.selection_page_label))
+    blocks.extend(ContextBlock("excerpt", e.text.strip(), e.section or "Book", e.page_label,
+                               e.number) for e in request.excerpts)
+    return ParsedPrompt(tuple(blocks), " ".join(request.question.split()),
+                        request.fallback or None)
 
 
 #: Where a "sentence" of the shared splitter holds more than one unit: after a colon that
@@ -193,9 +205,13 @@ class ExtractiveBackend:
         max_tokens: int = 500,
         temperature: float = 0.1,
         cancel: Optional[CancelFn] = None,
+        request: Optional[AnswerRequest] = None,
     ) -> Iterator[Token]:
-        """Yield the answer word by word (``temperature`` is ignored: nothing is sampled)."""
-        text = self.answer(messages, max_tokens=max_tokens)
+        """Yield the answer word by word (``temperature`` is ignored: nothing is sampled).
+
+        With ``request`` the context and question come from it, not from the messages.
+        """
+        text = self.answer(messages, max_tokens=max_tokens, request=request)
         pieces = re.findall(r"\s*\S+", text)[: max(0, max_tokens)]
         for piece in pieces:
             if cancel is not None and cancel():
@@ -203,9 +219,10 @@ class ExtractiveBackend:
             yield Token(piece)
 
     # --- the work ------------------------------------------------------------------
-    def answer(self, messages: Sequence[Message], *, max_tokens: int = 500) -> str:
+    def answer(self, messages: Sequence[Message], *, max_tokens: int = 500,
+               request: Optional[AnswerRequest] = None) -> str:
         """The whole answer text for ``messages`` (what :meth:`stream` yields)."""
-        prompt = parse_prompt(messages)
+        prompt = prompt_from_request(request) if request is not None else parse_prompt(messages)
         fallback = self._fallback_for(prompt)
         chosen = self.select(prompt)
         if not chosen:
