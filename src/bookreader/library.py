@@ -317,7 +317,8 @@ class Library(IngestMixin):
     def chapters(self, ref: str | Path) -> list[str]:
         """The book's chapter titles in reading order (from its indexed chunks)."""
         seen: dict[str, None] = {}
-        for chunk in self.retriever(ref).lexical.chunks:  # pyright: ignore[reportOptionalMemberAccess]
+        lexical = self.retriever(ref).lexical
+        for chunk in lexical.chunks if lexical is not None else ():
             seen.setdefault(chunk.chapter, None)
         return [c for c in seen if c]
 

@@ -113,26 +113,22 @@ class Answerer:
         settings: Any,
         *,
         embedder: Any,
-        backend_factory: Optional[Callable[[str], Any]] = None,  # pyright: ignore[reportRedeclaration]
-        budget_fn: Optional[Callable[[str], float]] = None,  # pyright: ignore[reportRedeclaration]
+        backend_factory: Optional[Callable[[str], Any]] = None,
+        budget_fn: Optional[Callable[[str], Any]] = None,
         validator: Optional[GroundingValidator] = None,
     ) -> None:
         self.settings = settings
         self.embedder = embedder
-        if backend_factory is None:
-            from bookreader.core.llm import registry
+        from bookreader.core.llm import registry
 
-            def backend_factory(name: str) -> Any:
-                return registry.create_backend(name, settings, embedder=embedder)
+        def default_factory(name: str) -> Any:
+            return registry.create_backend(name, settings, embedder=embedder)
 
-        if budget_fn is None:
-            from bookreader.core.llm import registry as _registry
+        def default_budget(name: str) -> Any:
+            return registry.budget_for(name, settings)
 
-            def budget_fn(name: str) -> Any:
-                return _registry.budget_for(name, settings)
-
-        self._backend_factory = backend_factory
-        self._budget_fn = budget_fn
+        self._backend_factory: Callable[[str], Any] = backend_factory or default_factory
+        self._budget_fn: Callable[[str], Any] = budget_fn or default_budget
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
             validator = GroundingValidator(
@@ -283,7 +279,9 @@ class _Run(OutcomeAssembly):
         if self.mode is Mode.BOOK:
             retrieval = retriever.search(self.question, top_k=self.settings.top_k)
         else:
-            a, b = self.page_range  # type: ignore[misc]
+            if self.page_range is None:  # ask() refuses a highlight question without one
+                raise InvalidInput("Highlight questions need the pages of the selection.")
+            a, b = self.page_range
             chapters = self._chapters(a, b)
             self.chapter = chapters[0] if chapters else ""
             flt = SearchFilter(page_start=a, page_end=b, chapters=tuple(chapters))

@@ -218,7 +218,7 @@ class CitationChecker:
         if finder is None:
             return ()
         try:
-            return tuple(tuple(r) for r in finder(page, text))  # type: ignore[misc]
+            return tuple(tuple(r) for r in finder(page, text))
         except Exception as exc:  # noqa: BLE001 - highlighting is best effort, but logged
             log.warning("Cannot locate a citation on page %d for highlighting: %s", page, exc)
             return ()

@@ -42,6 +42,7 @@ from bookreader.core.pdf_document import (  # noqa: F401 - part of this module's
     mupdf_log,
     open_document,
     read_title,
+    rotation_of,
     route_mupdf_messages,
 )
 from bookreader.core.pdf_document import flush_mupdf_messages as _flush_mupdf_messages
@@ -462,7 +463,7 @@ class PdfBook:
             try:
                 page = self._doc.load_page(index)
                 hits = page.search_for(piece, flags=fitz.TEXTFLAGS_SEARCH & ~fitz.TEXT_PRESERVE_LIGATURES)
-                disp = lay.display_transform(tuple(page.rotation_matrix))  # pyright: ignore[reportArgumentType]
+                disp = lay.display_transform(rotation_of(page))
                 return [disp(tuple(r)) for r in hits]
             except Exception as exc:
                 log.info("Search on page %d of %s failed: %r", index + 1, self.path, exc)

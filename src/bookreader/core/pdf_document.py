@@ -15,7 +15,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, cast
 
 import fitz
 
@@ -182,17 +182,26 @@ def read_title(doc: fitz.Document, path: Path) -> str:
     return title
 
 
+def rotation_of(page: fitz.Page) -> tuple[float, ...]:
+    """The page's rotation matrix as six numbers (for :func:`pdf_layout.display_transform`)."""
+    m = page.rotation_matrix
+    return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
 def extract_page(doc: fitz.Document, index: int) -> Extracted:
     """The words of one page grouped into lines and blocks, in reading order (uncleaned)."""
     page = doc.load_page(index)
-    disp = lay.display_transform(tuple(page.rotation_matrix))  # pyright: ignore[reportArgumentType]
+    disp = lay.display_transform(rotation_of(page))
     prect = page.rect
 
     tp = page.get_textpage(flags=TEXT_FLAGS)
-    info = page.get_text("dict", textpage=tp)
+    # get_text's return type depends on its option, which PyMuPDF's hints do not say.
+    info = cast(dict[str, Any], page.get_text("dict", textpage=tp))
+    words = cast(list[tuple[float, float, float, float, str, int, int, int]],
+                 page.get_text("words", textpage=tp))
     line_style: dict[tuple[int, int], tuple[float, bool, Rect]] = {}
     block_boxes: dict[int, Rect] = {}
-    for b, block in enumerate(info.get("blocks", [])):  # pyright: ignore[reportAttributeAccessIssue]
+    for b, block in enumerate(info.get("blocks", [])):
         if block.get("type", 0) != 0:
             continue
         block_boxes[b] = disp(block["bbox"])
@@ -202,16 +211,16 @@ def extract_page(doc: fitz.Document, index: int) -> Extracted:
             bold = bool(spans) and all(s.get("flags", 0) & 16 for s in spans)
             line_style[(b, ln)] = (round(size * 2) / 2, bold, disp(line["bbox"]))
     lines: OrderedDict[tuple[int, int], lay.TextLine] = OrderedDict()
-    for x0, y0, x1, y1, text, b, ln, _w in page.get_text("words", textpage=tp):
+    for x0, y0, x1, y1, text, b, ln, _w in words:
         text = lay.normalize_text(text).strip()
         if not text:
             continue
         key = (b, ln)
         if key not in lines:
-            size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))  # pyright: ignore[reportArgumentType, reportCallIssue]
-            lines[key] = lay.TextLine([], bbox, size, bold, b)  # pyright: ignore[reportArgumentType]
+            size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))
+            lines[key] = lay.TextLine([], bbox, size, bold, b)
         for part, box in lay.split_word(text, (x0, y0, x1, y1)):
-            lines[key].words.append(Word(part, disp(box), b, ln, -1))  # pyright: ignore[reportArgumentType]
+            lines[key].words.append(Word(part, disp(box), b, ln, -1))
     blocks: OrderedDict[int, lay.TextBlock] = OrderedDict()
     for (b, _ln), line in lines.items():
         blk = blocks.setdefault(b, lay.TextBlock([], block_boxes.get(b, line.bbox)))

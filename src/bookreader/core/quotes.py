@@ -169,10 +169,11 @@ def _embed(embedder: Any, texts: list[str]) -> Optional[list]:
     if embedder is None:
         return None
     for method in ("embed", "encode"):
-        fn = getattr(embedder, method, None)
+        fn: Any = getattr(embedder, method, None)  # a duck-typed embedder
         if callable(fn):
             try:
-                return list(fn(texts))  # pyright: ignore[reportArgumentType]
+                vectors: Any = fn(texts)
+                return list(vectors)
             except Exception:  # keyword scores still stand; the log says why
                 log.exception("quotes: embedding failed, using keywords only")
                 return None

@@ -35,7 +35,7 @@ OUTCOME_MARKS = {
     Outcome.TIMEOUT: ("Timed out", "bad", "No answer came within the time budget"),
     Outcome.ERROR: ("Error", "bad", ""),
 }
-CONFIDENCE = {
+CONFIDENCE: dict[str, tuple[str, str]] = {  # ConfidenceLevel values are strings
     ConfidenceLevel.HIGH: ("High confidence", "good"),
     ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
     ConfidenceLevel.LOW: ("Low confidence", "bad"),
@@ -171,7 +171,7 @@ class AnswerCard(QFrame):
         outcome = answer.outcome or Outcome.ANSWER
         if outcome is Outcome.ANSWER:
             level = (answer.confidence_level or "low").lower()
-            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))  # pyright: ignore[reportArgumentType]
+            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
             marks.append(badge(text, kind, f"Estimated chance that this answer is right "
                                            f"({answer.confidence:.2f})"))
         else:
@@ -205,7 +205,9 @@ class AnswerCard(QFrame):
         self.copy_button.setEnabled(bool(answer.text))
 
     def citation_chips(self) -> list[CitationChip]:
-        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]  # pyright: ignore[reportOptionalMemberAccess]
+        items = (self.chips.itemAt(i) for i in range(self.chips.count()))
+        return [w for item in items if item is not None
+                for w in (item.widget(),) if isinstance(w, CitationChip)]
 
     def copy_answer(self) -> str:
         """Copy the answer with its citations as plain text."""

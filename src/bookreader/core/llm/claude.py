@@ -222,8 +222,9 @@ class ClaudeBackend:
                 kind = getattr(event, "type", "")
                 if kind == "content_block_delta":
                     delta = getattr(event, "delta", None)
-                    if getattr(delta, "type", "") == "text_delta" and delta.text:  # pyright: ignore[reportOptionalMemberAccess]
-                        yield Token(delta.text)  # pyright: ignore[reportOptionalMemberAccess]
+                    text = getattr(delta, "text", "")
+                    if getattr(delta, "type", "") == "text_delta" and text:
+                        yield Token(text)
                 elif kind == "message_stop":
                     finished = True
         except anthropic.APIError as exc:

@@ -420,9 +420,10 @@ def _quote(sentence: str, max_words: int = 30) -> str:
 
 def _embed(embedder: Any, texts: list[str]) -> list[Sequence[float]]:
     for method in ("embed", "encode"):
-        fn = getattr(embedder, method, None)
+        fn: Any = getattr(embedder, method, None)  # a duck-typed embedder
         if callable(fn):
-            return list(fn(texts))  # pyright: ignore[reportArgumentType]
+            vectors: Any = fn(texts)
+            return list(vectors)
     raise TypeError(f"{type(embedder).__name__} has neither embed() nor encode()")
 
 
