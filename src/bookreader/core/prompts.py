@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Sequence
 
+from bookreader.core.model_output import format_citation
 from bookreader.core.model_output import split_confidence  # noqa: F401 - part of the API
 from bookreader.core.types import AnswerRequest, Excerpt, Message, Mode
 
@@ -109,10 +110,8 @@ _EXAMPLE_TEXT = (
     "Mitochondria release energy from food. This energy is stored in a molecule called ATP."
 )
 _EXAMPLE_QUESTION = "Where is the energy from food stored?"
-_EXAMPLE_ANSWER = (
-    'The energy is stored in a molecule called ATP. [Source: {section} (Page 12) - '
-    '"This energy is stored in a molecule called ATP."]\nConfidence: 0.9'
-)
+_EXAMPLE_CLAIM = "The energy is stored in a molecule called ATP."
+_EXAMPLE_QUOTE = "This energy is stored in a molecule called ATP."
 
 
 def system_prompt(mode: Mode) -> str:
@@ -135,7 +134,9 @@ def _example_turn(mode: Mode) -> list[Message]:
     user = f"{ctx}\n{render_question(_EXAMPLE_QUESTION)}"
     return [
         Message("user", user),
-        Message("assistant", _EXAMPLE_ANSWER.format(section=section)),
+        Message("assistant", f"{_EXAMPLE_CLAIM} "
+                             f"{format_citation(section, _EXAMPLE_LABEL, _EXAMPLE_QUOTE)}"
+                             "\nConfidence: 0.9"),
     ]
 
 

@@ -34,6 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
+from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import split_sentences as _split
 from bookreader.core.sentences import stem
@@ -404,10 +405,7 @@ def _render(c: _Candidate) -> str:
     the block carries no page."""
     if not c.block.page_label:
         return f"\u201c{c.sentence}\u201d"
-    return (
-        f'{c.sentence} [Source: {c.block.section or "Book"} (Page {c.block.page_label}) - '
-        f'"{_quote(c.sentence)}"]'
-    )
+    return f"{c.sentence} {format_citation(c.block.section, c.block.page_label, _quote(c.sentence))}"
 
 
 def _quote(sentence: str, max_words: int = 30) -> str:
