@@ -184,3 +184,24 @@ def test_the_request_wins_over_the_messages():
     text = ExtractiveBackend().answer([], request=request)
     (cite,) = mo.parse_citations(text)
     assert (cite.section, cite.page_label) == ("Cells", "12")
+
+
+def test_numbering_markers_does_not_load_the_stemmer():
+    # The window calls Answer.citation_marks(); NLTK (core.sentences) takes seconds to
+    # import and the window's process never needs it.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from bookreader.core.types import Answer, Citation, Mode\n"
+        "c = Citation(section='S', page=0, page_label='1', excerpt='x y', verified=True)\n"
+        "a = Answer(query_id='q', answer_id='a', question='?', mode=Mode.BOOK, fallback=False,\n"
+        "           text='A. [Source: S (Page 1) - \"x y\"]', in_selected_text=None,\n"
+        "           confidence=0.9, confidence_level='high', citations=(c,))\n"
+        "assert a.citation_marks() == [(3, 31, 1)], a.citation_marks()\n"
+        "print('nltk' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -28,9 +28,21 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from bookreader.core.sentences import split_sentences, words
-
 log = logging.getLogger(__name__)
+
+
+def split_sentences(text: str) -> list[str]:
+    # Imported on first use: the window numbers markers (citation_numbers) without
+    # loading NLTK's stemmer, which core.sentences brings and which takes seconds.
+    from bookreader.core.sentences import split_sentences as split
+
+    return split(text)
+
+
+def words(text: str) -> list[str]:
+    from bookreader.core.sentences import words as find_words
+
+    return find_words(text)
 
 #: A citation longer than this (characters) is a copied paragraph, not a pointer.
 MAX_CITATION_CHARS = 400
