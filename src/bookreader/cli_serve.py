@@ -98,7 +98,8 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int,
                    help="questions answered at once (default 1 for a local model, 4 for "
                    "claude/extractive)")
-    p.add_argument("--max-queue", type=int, help="questions that may wait (default 4 per worker)")
+    p.add_argument("--max-queue", type=int, help="questions that may wait (default 16 per worker for "
+                   "claude/extractive, 4 for a local model)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="budget of one answer in seconds; over it, 504 (default: the "
                    "backend's generation budget + the retrieval budget)")

@@ -34,7 +34,9 @@ class ServeConfig:
             when the library is empty.
         rate_limit: Per-key limit, ``COUNT/UNIT``.
         workers: Answering threads (None: 1 for a local model, 4 for Claude/extractive).
-        max_queue: Questions that may wait for a worker (None: 4 per worker).
+        max_queue: Questions that may wait for a worker (None: 16 per worker for Claude
+            and extractive, whose answers take a fraction of a second, so a class's burst
+            waits its turn instead of being sent away; 4 for a local model).
         timeout_s: Budget of one answer once it runs (None: the backend's generation
             budget plus the retrieval budget); over it, 504.
         queue_wait_s: Longest wait for a worker (None: ``timeout_s``); over it, 503.
@@ -103,8 +105,9 @@ class ServerState:
         limit, window = parse_rate(config.rate_limit)
         self.limiter = _limiter(settings, config, limit, window)
         workers = config.workers or (4 if kind in CONCURRENT_BACKENDS else 1)
+        per_worker = 16 if kind in CONCURRENT_BACKENDS else 4
         self.pool = AnswerPool(workers, config.max_queue if config.max_queue is not None
-                               else 4 * workers)
+                               else per_worker * workers)
         first_s, total_s = budget_for(self.backend, settings)
         # A local model has a first-token budget and then streams to its token cap; a
         # server still needs one limit per request, so allow it a minute to stream.
