@@ -205,3 +205,28 @@ def test_numbering_markers_does_not_load_the_stemmer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_answerer_hands_the_backend_the_request_its_prompt_shows(settings, embedder):
+    from bookreader.core.answering import Answerer
+
+    seen: list = []
+
+    class Recording(ExtractiveBackend):
+        def stream(self, messages, **kw):
+            seen.append((list(messages), kw.get("request")))
+            return super().stream(messages, **kw)
+
+    selection = ("Mitochondria release energy from food. This energy is stored in a molecule "
+                 "called ATP.")
+    answerer = Answerer(settings, embedder=embedder,
+                        backend_factory=lambda name: Recording(embedder))
+    a = answerer.ask("Where is the energy from food stored?", mode=Mode.SELECTED,
+                     selection=selection, backend="extractive")
+    ((messages, request),) = seen
+    assert isinstance(request, AnswerRequest)
+    assert (request.mode, request.question, request.selection) == (
+        Mode.SELECTED, "Where is the energy from food stored?", selection)
+    assert request.excerpts == () and request.fallback == "The selected text does not contain the answer."
+    assert messages == messages_for(request) == list(a.prompt)
+    assert "energy" in a.raw_output  # the backend answered from the request's selection
