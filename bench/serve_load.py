@@ -10,7 +10,11 @@ default local tier, with 8): a fresh data folder with the sample book, one real 
 process on a free loopback port, one API key per client (as a class has), and clients
 that ask in a loop (selected-text and whole-book questions in turn, drawn from the sample
 guide's 31 questions and passages of the sample book) until the time is up, each waiting
-``--think`` seconds after an answer (default 0: a closed loop, the hardest load).
+``--think`` seconds after an answer (default 0: a closed loop, the hardest load).  Before
+the clock starts every question is asked once with the extractive backend (``--cold``
+skips that): a server that has
+run for a while has the passages' sentence vectors cached, and the first answer about a
+passage costs several times the later ones.
 Prints requests/s, p50/p95/p99 latency of answered requests, counts per status (429 are
 the rate limit, 503 the bounded queue, each with ``Retry-After``), whether every 429/503
 carried ``Retry-After``, and checks that the audit log holds exactly one record per
@@ -121,17 +125,38 @@ async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
                 await asyncio.sleep(min(think, max(0.0, until - time.monotonic())))
 
 
-def run_one(backend: str, clients: int, seconds: float, rate: str, think: float = 0.0) -> dict:
+async def warm_up(url: str, token: str, book_id: str, questions: list[str],
+                  selections: list[str]) -> int:
+    """Each question once, whole-book and about a selection, one at a time: the state of
+    a server that has run for a while (its sentence vectors cached).  Returns the count."""
+    async with httpx.AsyncClient(base_url=url, timeout=300,
+                                 headers={"Authorization": f"Bearer {token}"}) as c:
+        for q in questions:
+            await c.post(f"/v1/books/{book_id}/query", json={"question": q,
+                                                           "session_id": "warm-up"})
+        for n in range(len(selections)):
+            await c.post("/query-selected-text", json={
+                "query": questions[n % len(questions)], "selected_text": selections[n],
+                "session_id": "warm-up"})
+    return len(questions) + len(selections)
+
+
+def run_one(backend: str, clients: int, seconds: float, rate: str, think: float = 0.0,
+            warm: bool = True) -> dict:
     from bookreader.core.audit import AuditLog
 
     data = Path(tempfile.mkdtemp(prefix=f"serve-load-{backend}-"))
     book_id, selections = prepare(data)
     questions = load_questions()
     tokens = [add_key(data, f"student{i:02d}") for i in range(clients)]
+    warm_token = add_key(data, "warm-up")
     server = ServerProcess(data, "--backend", backend, "--rate-limit", rate)
     try:
         server.wait_ready()
         health = server.health()
+        # A local model's answer costs seconds either way; warming it up would take minutes.
+        warmed = asyncio.run(warm_up(server.url, warm_token, book_id, questions, selections)) \
+            if warm and backend == "extractive" else 0
         results: list = []
         until = time.monotonic() + seconds
         t0 = time.monotonic()
@@ -152,12 +177,13 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
     with AuditLog(f"sqlite:///{data / 'audit.sqlite3'}") as log:
         # One answer record per answered request; a question's write-ahead "pending"
         # record (issue 12) precedes it in the chain and is not counted here.
-        n_records = sum(1 for row in log.iter_rows() if row.get("status") != "pending")
+        n_records = sum(1 for row in log.iter_rows()
+                        if row.get("status") != "pending" and row.get("session_id") != "warm-up")
         verified = log.verify().ok
     missing_retry = sum(1 for s, _, r in results if s in (429, 503) and not r)
     errors = sum(c for s, c in statuses.items() if s not in ("200", "429", "503"))
     return {
-        "backend": backend, "clients": clients, "think_s": think,
+        "backend": backend, "clients": clients, "think_s": think, "warm_up_requests": warmed,
         "seconds": round(elapsed, 1),
         "requests": len(results), "requests_per_s": round(len(results) / elapsed, 1),
         "answered_per_s": round(len(ok) / elapsed, 1),
@@ -183,6 +209,9 @@ def main(argv=None) -> int:
     parser.add_argument("--think", type=float, default=0.0,
                         help="seconds each client waits after an answer before its next "
                         "question (default 0: every client asks again at once)")
+    parser.add_argument("--cold", action="store_true",
+                        help="measure from a fresh start (default: first ask every question "
+                        "once, as a server that has run for a while)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -191,7 +220,8 @@ def main(argv=None) -> int:
     runs = []
     for i, backend in enumerate(backends):
         n = clients[i] if i < len(clients) else (50 if backend == "extractive" else 8)
-        runs.append(run_one(backend, n, args.seconds, args.rate_limit, args.think))
+        runs.append(run_one(backend, n, args.seconds, args.rate_limit, args.think,
+                           warm=not args.cold))
     load = os.getloadavg()
     out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                        "loadavg": [round(x, 2) for x in load]}, "runs": runs}
@@ -202,12 +232,13 @@ def main(argv=None) -> int:
         return 0
     print(f"bookreader serve under load, 127.0.0.1, {os.cpu_count()} CPUs, "
           f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print("| backend | clients | think s | s | req/s | answered/s | p50 ms | p95 ms | p99 ms | budget s "
+    print("| backend | clients | think s | warm-up | s | req/s | answered/s | p50 ms | p95 ms | p99 ms | budget s "
           "| statuses | other errors | Retry-After missing | audit records / expected |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         st = " ".join(f"{k}:{v}" for k, v in sorted(r["statuses"].items()))
-        print(f"| {r['backend']} | {r['clients']} | {r['think_s']} | {r['seconds']} | {r['requests_per_s']} | "
+        print(f"| {r['backend']} | {r['clients']} | {r['think_s']} | {r['warm_up_requests']} | "
+              f"{r['seconds']} | {r['requests_per_s']} | "
               f"{r['answered_per_s']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | "
               f"{r['budget_s']} | {st} | {r['errors_other_than_429_503']} | "
               f"{r['retry_after_missing']} | {r['audit_records']} / {r['audit_expected']}"
