@@ -10,7 +10,8 @@ default local tier, with 8): a fresh data folder with the sample book, one real 
 process on a free loopback port, one API key per client (as a class has), and clients
 that ask in a loop (selected-text and whole-book questions in turn, drawn from the sample
 guide's 31 questions and passages of the sample book) until the time is up, each waiting
-``--think`` seconds after an answer (default 0: a closed loop, the hardest load).  Before
+0.5-1.5 x ``--think`` seconds after an answer, starting at a random moment of the first
+such wait (default 0: a closed loop, all at once, the hardest load).  Before
 the clock starts every question is asked once with the extractive backend (``--cold``
 skips that): a server that has
 run for a while has the passages' sentence vectors cached, and the first answer about a
@@ -30,6 +31,7 @@ import asyncio
 import json
 import os
 import platform
+import random
 import sys
 import tempfile
 import time
@@ -98,6 +100,11 @@ async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
                       results: list, questions: list[str], selections: list[str],
                       think: float) -> None:
     headers = {"Authorization": f"Bearer {token}"}
+    rng = random.Random(i)
+    if think:
+        # students do not all press Ask at the same instant: each starts at a random
+        # moment of the first reading time, and reads for 0.5-1.5 x --think after that
+        await asyncio.sleep(rng.uniform(0.0, think))
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as c:
         n = 0
         while time.monotonic() < until:
@@ -122,7 +129,8 @@ async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
                 await asyncio.sleep(min(float(retry), max(0.0, until - time.monotonic())))
             elif think:
                 # a student reads the answer before the next question
-                await asyncio.sleep(min(think, max(0.0, until - time.monotonic())))
+                await asyncio.sleep(min(rng.uniform(0.5, 1.5) * think,
+                                        max(0.0, until - time.monotonic())))
 
 
 async def warm_up(url: str, token: str, book_id: str, questions: list[str],
