@@ -57,6 +57,10 @@ _QUESTION_WORDS = frozenset(
     give tell text book selection passage following""".split()
 )
 
+#: Score given to a sentence of the first excerpt over one of the last (see ``rank_weight``).
+RANK_WEIGHT = 0.06
+
+
 @dataclass(frozen=True)
 class ContextBlock:
     """One ``<excerpt>`` or ``<selection>`` block of the prompt."""
@@ -110,9 +114,13 @@ def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
 
 
 #: Where a "sentence" of the shared splitter holds more than one unit: after a colon that
-#: ends a line (a lead-in to code or a list), and before a line that opens a glossary entry
-#: ("base case: A condition that ...").
-_UNIT_BREAK = re.compile(r"(?<=:)[ \t]*\n|\n(?=[ \t]*[A-Za-z][\w \-]{1,40}:[ \t]+[A-Z(])")
+#: ends a line (a lead-in to code or a list), before a line that opens a glossary entry
+#: ("base case: A condition that ..."), and where a vocabulary list runs its entries
+#: together after a full stop ("... into a single value. accumulator: A variable ...";
+#: the shared splitter only breaks before a capital letter).
+_UNIT_BREAK = re.compile(
+    r"(?<=:)[ \t]*\n|\n(?=[ \t]*[A-Za-z][\w \-]{1,40}:[ \t]+[A-Z(])"
+    r"|(?<=[a-z0-9)]{2}[.!?])\s+(?=[a-z][\w\-']*(?:[ \t][\w\-']+){0,3}:[ \t]+[A-Z(])")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -157,6 +165,9 @@ class ExtractiveBackend:
         min_similarity: With an embedder, a sentence at least this similar to the
             question also counts as answering (paraphrases share few words).
         max_sentences: Most sentences quoted.
+        rank_weight: Score added to a sentence of the first excerpt (less for later ones,
+            none for the last): the retriever ranked the passages with the whole book in
+            view, and its first passage is the gold page's more often than any other.
     """
 
     name = "extractive"
@@ -170,6 +181,7 @@ class ExtractiveBackend:
         min_coverage: float = 0.5,
         min_similarity: float = 0.5,
         max_sentences: int = 2,
+        rank_weight: float = RANK_WEIGHT,
     ) -> None:
         self._embedder = embedder
         self.not_covered = not_covered
@@ -177,6 +189,7 @@ class ExtractiveBackend:
         self.min_coverage = min_coverage
         self.min_similarity = min_similarity
         self.max_sentences = max_sentences
+        self.rank_weight = rank_weight
 
     @property
     def model_name(self) -> str:
@@ -239,11 +252,13 @@ class ExtractiveBackend:
             self._score_similarity(ranked, prompt.question)
         kind = question_kind(prompt.question)
         q_terms = set(query)
+        n_blocks = sum(1 for b in prompt.blocks if b.kind == "excerpt")
         for c in ranked:
             c.score = c.coverage if c.similarity is None else max(
                 c.coverage, (c.coverage + c.similarity) / 2
             )
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
+            c.score += self.rank_weight * _rank_prior(c.block, n_blocks)
             if "exercise" in c.block.section.lower():
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
@@ -259,9 +274,19 @@ class ExtractiveBackend:
             return []
         chosen = [best]
         covered = set(best.terms)
+        if is_glossary_entry(best.sentence) and self.max_sentences > 1:
+            # A vocabulary entry defines the term; the running text where the book explains
+            # it is the page to read, so it goes with the entry when it is close enough.
+            text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
+                         and c.score >= 0.6 * best.score), None)
+            if text is not None:
+                chosen.append(text)
+                covered |= set(text.terms)
         for c in ranked[1:]:
             if len(chosen) >= self.max_sentences:
                 break
+            if c in chosen:
+                continue
             adds_terms = any(t in c.terms and t not in covered for t in query)
             if c.score >= 0.75 * best.score and adds_terms:
                 chosen.append(c)
@@ -329,6 +354,9 @@ _INTRODUCES_CODE = re.compile(
     r"\bfor\s+example\s*,?\s*$|\bas\s+follows\b)", re.IGNORECASE)
 
 
+#: A sentence that runs from its colon into the first line of a code listing.
+LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
+_CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
 _SECTION_NUMBER = re.compile(r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.])")
 
 
@@ -354,6 +382,10 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
     s = sentence.strip()
     if s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
         return -1.0
+    if LEAD_IN_TO_CODE.search(s):  # "... as follows: public int compareTo(Card that) {"
+        return -1.0
+    if len(_CODE_CHARS.findall(s)) > max(4, len(s.split()) // 3):
+        return -0.5  # mostly code: a listing shows, it does not say
     if len(_SECTION_NUMBER.findall(s)) >= 3:
         return -1.0  # a table of contents or an index line lists topics, it answers nothing
     if s.endswith("?"):
@@ -372,6 +404,19 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
     elif kind == "reason" and _REASON.search(s):
         bonus += 0.1
     return bonus
+
+
+def _rank_prior(block: ContextBlock, n_blocks: int) -> float:
+    """1.0 for the first excerpt down to 0.0 for the last; 1.0 for a selection."""
+    if block.kind != "excerpt" or block.number is None or n_blocks <= 1:
+        return 1.0
+    return max(0.0, 1.0 - (block.number - 1) / (n_blocks - 1))
+
+
+def is_glossary_entry(sentence: str) -> bool:
+    """True for a vocabulary or glossary entry: "term: A definition ..."."""
+    head = _GLOSSARY.match(sentence)
+    return bool(head) and len(head.group(1).split()) <= 4
 
 
 _TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
