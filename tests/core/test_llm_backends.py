@@ -509,8 +509,8 @@ def test_budgets_per_backend_come_from_the_spec_table_with_overrides(settings):
     assert reg.budget_for("bundled", s) == (4.0, None)
     assert reg.budget_for("qwen.gguf", s) == (60.0, None)
     assert reg.budget_for("claude", s) == (None, 30.0)  # no first-token limit to override
-    first, total = reg.budget_for("extractive", s)
-    assert first is None and 0 < total <= 10.0
+    s = s.updated(budgets={"extractive": {"total_s": 3, "first_token_s": 1}})
+    assert reg.budget_for("extractive", s) == (None, None)  # nothing to override
 
 
 def test_list_gguf_models_finds_files_in_the_models_folder(settings):
