@@ -281,6 +281,10 @@ def _with_all_signals(r: dict) -> dict:
     sig = dict(r.get("signals") or {})
     if sig and "coverage" not in sig:
         sig["coverage"] = calibration.question_coverage(r["question"], r["answer"])
+    if sig and "length" not in sig:
+        sig["length"] = calibration.answer_length(r["answer"])
+    if sig and "answer_type" not in sig:
+        sig["answer_type"] = calibration.answer_type(r["question"], r["answer"])
     return {**r, "signals": sig}
 
 

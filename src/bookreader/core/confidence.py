@@ -65,6 +65,8 @@ COEFFICIENTS: dict[str, float] = {
     "coverage": 0.22,
     "generation": 0.56,
     "extractive": 0.0,
+    "length": 0.0,
+    "answer_type": 0.0,
 }
 FEATURES: tuple[str, ...] = tuple(k for k in COEFFICIENTS if k != "intercept")
 
@@ -81,6 +83,8 @@ class Signals:
     coverage: float = 0.0
     generation: float = DEFAULT_GENERATION
     extractive: float = 0.0
+    length: float = 0.0
+    answer_type: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {k: round(float(v), 4) for k, v in asdict(self).items()}
@@ -132,6 +136,33 @@ def question_coverage(question: str, answer: str) -> float:
     return round(len(asked & set(content_terms(strip_citations(answer)))) / len(asked), 4)
 
 
+#: Words of an answer (citations removed) at which ``length`` reaches 1.
+FULL_LENGTH_WORDS = 60
+
+
+def answer_length(answer: str) -> float:
+    """Words of the answer without its citations, as a share of FULL_LENGTH_WORDS (<= 1)."""
+    from bookreader.core.citations import strip_citations
+
+    return round(min(1.0, len(strip_citations(answer).split()) / FULL_LENGTH_WORDS), 4)
+
+
+def answer_type(question: str, answer: str) -> float:
+    """How well the answer's best sentence has the shape the question asks for (a
+    definition for "what is", a procedure for "how", a reason for "why"): the extractive
+    backend's answer-type score of its best sentence, from -1 (a lead-in to code, a contents
+    line) to 0.3 (the book's own glossary entry for the asked term)."""
+    from bookreader.core.citations import strip_citations
+    from bookreader.core.llm.extractive import answer_type_bonus, question_kind, split_sentences
+    from bookreader.core.sentences import content_terms
+
+    kind = question_kind(question)
+    q_terms = set(content_terms(question))
+    scores = [answer_type_bonus(kind, s, q_terms)
+              for s in split_sentences(strip_citations(answer)) if s.strip()]
+    return round(max(scores), 4) if scores else 0.0
+
+
 def margin_of(scores: Sequence[float]) -> float:
     """Top score minus the second (0 with fewer than two)."""
     ranked = sorted((float(s) for s in scores), reverse=True)
@@ -170,4 +201,6 @@ def answer_signals(
         coverage=question_coverage(question, text),
         generation=generation,
         extractive=1.0 if extractive else 0.0,
+        length=answer_length(text),
+        answer_type=answer_type(question, text),
     )
