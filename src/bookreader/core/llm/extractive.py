@@ -258,7 +258,7 @@ class ExtractiveBackend:
                 c.coverage, (c.coverage + c.similarity) / 2
             )
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
-            if "exercise" in c.block.section.lower():
+            if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
         best = ranked[0]
@@ -378,7 +378,11 @@ TOC_LINE = re.compile(r"\.{5,}|(?:\.\s){4,}")
 #: it asks the student for the answer, it does not give it.
 TASK = re.compile(
     r"^\s*(?:\d+[.)]\s*)?(?:explain|describe|discuss|analy[sz]e|evaluate|derive|compare|"
-    r"contrast|investigate|research|justify|prove)\b", re.IGNORECASE)
+    r"contrast|investigate|research|justify|prove)\b|^\s*(?:objective|task|goal)s?\s*:",
+    re.IGNORECASE)
+#: Sections that set tasks or list goals rather than explain (their sentences rank lower).
+_TASK_SECTION = re.compile(r"exercise|problem|assignment|\blab\b|project|review\s+question|"
+                           r"learning\s+(?:objective|outcome|goal)|quiz", re.IGNORECASE)
 #: Score change of a line of a listing (-0.3: picked only when no prose sentence comes close;
 #: in a code-heavy book the listing is sometimes all the gold page holds).
 CODE_PENALTY = -0.3
