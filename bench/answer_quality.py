@@ -344,7 +344,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "apart from speed on a busy machine (results get a _ftN suffix)")
     ap.add_argument("--fit", nargs="+", type=Path, default=None,
                     help="fit the confidence calibration on these result files")
-    ap.add_argument("--features", default="generation,coverage",
+    ap.add_argument("--features", default="generation,answer_type,relevance,coverage,length",
                     help="signals the fit uses (comma separated; '' for all)")
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
     ap.add_argument("--rescore", nargs="+", type=Path, default=None,

@@ -136,3 +136,13 @@ def test_answer_type_and_length_signals_separate_a_definition_from_a_lead_in():
     assert calibration.answer_length("one two three") == pytest.approx(3 / 60, abs=1e-3)
     cited = good + ' [Source: 7.10 Vocabulary (Page 125) - "accumulator: A variable used"]'
     assert calibration.answer_length(cited) == calibration.answer_length(good)
+
+
+def test_the_fitted_calibration_can_say_medium_and_says_low_for_a_weak_answer():
+    best = calibration.Signals(generation=1.0, answer_type=0.3, relevance=1.0, coverage=1.0,
+                               length=1.0)
+    weak = calibration.Signals(generation=0.4, answer_type=-1.0, relevance=0.3, coverage=0.3,
+                               length=0.1)
+    assert calibration.level(calibration.calibrated(best)) in ("medium", "high")
+    assert calibration.level(calibration.calibrated(weak)) == "low"
+    assert calibration.calibrated(weak) < 0.3 < calibration.calibrated(best)
