@@ -3,12 +3,18 @@
 Usage::
 
     python bench/serve_load.py [--clients 50] [--seconds 20] [--backend extractive]
-                               [--backend bundled --clients 8] [--json]
+                               [--backend bundled --clients 8] [--think S] [--json]
 
 For each ``--backend`` (default: ``extractive`` with 50 clients, then ``bundled``, the
 default local tier, with 8): a fresh data folder with the sample book, one real server
 process on a free loopback port, one API key per client (as a class has), and clients
-that ask in a loop (selected-text and whole-book questions in turn) until the time is up.
+that ask in a loop (selected-text and whole-book questions in turn, drawn from the sample
+guide's 31 questions and passages of the sample book) until the time is up, each waiting
+``--think`` seconds after an answer (default 0: a closed loop, the hardest load).  Before
+the clock starts every question is asked once with the extractive backend (``--cold``
+skips that): a server that has
+run for a while has the passages' sentence vectors cached, and the first answer about a
+passage costs several times the later ones.
 Prints requests/s, p50/p95/p99 latency of answered requests, counts per status (429 are
 the rate limit, 503 the bounded queue, each with ``Retry-After``), whether every 429/503
 carried ``Retry-After``, and checks that the audit log holds exactly one record per
@@ -38,15 +44,35 @@ sys.path.insert(0, str(ROOT / "tests"))  # the server-process helper the tests u
 from serve_support import ServerProcess, add_key  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
-SELECTION = ("The grounding check compares every sentence of an answer with the context. "
-             "An answer whose sentences are not supported is replaced by a fallback. "
-             "Every question and answer is written to the audit log.")
-SELECTED_QUESTIONS = ["What replaces an unsupported answer?",
-                      "What does the grounding check compare?",
-                      "Where is every question written?"]
-BOOK_QUESTIONS = ["How do I export the audit log?",
-                  "How many characters may a selection hold?",
-                  "What is highlight mode?"]
+QUESTIONS_FILE = ROOT / "bench" / "questions" / "sample_guide.jsonl"
+SELECTION_CHARS = 600
+
+
+def load_questions() -> list[str]:
+    """The sample guide's 31 in-scope questions: clients draw from them in turn, so
+    requests differ as a class's do (and repeat, as a class's do)."""
+    with QUESTIONS_FILE.open(encoding="utf-8") as fh:
+        return [json.loads(line)["question"] for line in fh if line.strip()]
+
+
+def selections_of(book: Path) -> list[str]:
+    """Passages of the sample book a student might select: each page's text in pieces of
+    about ``SELECTION_CHARS`` characters, cut at sentence ends."""
+    import fitz
+
+    out: list[str] = []
+    with fitz.open(book) as doc:
+        for page in doc:
+            text = " ".join(page.get_text().split())
+            piece = ""
+            for sentence in text.replace(". ", ".\n").splitlines():
+                piece = f"{piece} {sentence}".strip()
+                if len(piece) >= SELECTION_CHARS:
+                    out.append(piece)
+                    piece = ""
+            if len(piece) > 80:
+                out.append(piece)
+    return out
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -58,17 +84,19 @@ def percentile(values: list[float], pct: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def prepare(data: Path) -> str:
+def prepare(data: Path) -> tuple[str, list[str]]:
     from bookreader.config import Settings
     from bookreader.core.samplebook import sample_book_path
     from bookreader.library import Library
 
+    book = sample_book_path(data)
     with Library(Settings(data_dir=data)) as lib:
-        return lib.ingest(sample_book_path(data)).book_id
+        return lib.ingest(book).book_id, selections_of(book)
 
 
 async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
-                      results: list) -> None:
+                      results: list, questions: list[str], selections: list[str],
+                      think: float) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as c:
         n = 0
@@ -76,11 +104,13 @@ async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
             n += 1
             if (i + n) % 2:
                 path = "/query-selected-text"
-                body = {"query": SELECTED_QUESTIONS[n % 3], "selected_text": SELECTION,
+                body = {"query": questions[(i + 5 * n) % len(questions)],
+                        "selected_text": selections[(3 * i + n) % len(selections)],
                         "session_id": f"load-{i}"}
             else:
                 path = f"/v1/books/{book_id}/query"
-                body = {"question": BOOK_QUESTIONS[n % 3], "session_id": f"load-{i}"}
+                body = {"question": questions[(7 * i + n) % len(questions)],
+                        "session_id": f"load-{i}"}
             t0 = time.perf_counter()
             try:
                 r = await c.post(path, json=body)
@@ -90,25 +120,51 @@ async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
             results.append((status, (time.perf_counter() - t0) * 1000.0, retry))
             if status in (429, 503) and retry:
                 await asyncio.sleep(min(float(retry), max(0.0, until - time.monotonic())))
+            elif think:
+                # a student reads the answer before the next question
+                await asyncio.sleep(min(think, max(0.0, until - time.monotonic())))
 
 
-def run_one(backend: str, clients: int, seconds: float, rate: str) -> dict:
+async def warm_up(url: str, token: str, book_id: str, questions: list[str],
+                  selections: list[str]) -> int:
+    """Each question once, whole-book and about a selection, one at a time: the state of
+    a server that has run for a while (its sentence vectors cached).  Returns the count."""
+    async with httpx.AsyncClient(base_url=url, timeout=300,
+                                 headers={"Authorization": f"Bearer {token}"}) as c:
+        for q in questions:
+            await c.post(f"/v1/books/{book_id}/query", json={"question": q,
+                                                           "session_id": "warm-up"})
+        for n in range(len(selections)):
+            await c.post("/query-selected-text", json={
+                "query": questions[n % len(questions)], "selected_text": selections[n],
+                "session_id": "warm-up"})
+    return len(questions) + len(selections)
+
+
+def run_one(backend: str, clients: int, seconds: float, rate: str, think: float = 0.0,
+            warm: bool = True) -> dict:
     from bookreader.core.audit import AuditLog
 
     data = Path(tempfile.mkdtemp(prefix=f"serve-load-{backend}-"))
-    book_id = prepare(data)
+    book_id, selections = prepare(data)
+    questions = load_questions()
     tokens = [add_key(data, f"student{i:02d}") for i in range(clients)]
+    warm_token = add_key(data, "warm-up")
     server = ServerProcess(data, "--backend", backend, "--rate-limit", rate)
     try:
         server.wait_ready()
         health = server.health()
+        # A local model's answer costs seconds either way; warming it up would take minutes.
+        warmed = asyncio.run(warm_up(server.url, warm_token, book_id, questions, selections)) \
+            if warm and backend == "extractive" else 0
         results: list = []
         until = time.monotonic() + seconds
         t0 = time.monotonic()
 
         async def main() -> None:
             await asyncio.gather(*(client_loop(i, server.url, tokens[i], book_id, until,
-                                               results) for i in range(clients)))
+                                               results, questions, selections, think)
+                                   for i in range(clients)))
 
         asyncio.run(main())
         elapsed = time.monotonic() - t0
@@ -121,12 +177,14 @@ def run_one(backend: str, clients: int, seconds: float, rate: str) -> dict:
     with AuditLog(f"sqlite:///{data / 'audit.sqlite3'}") as log:
         # One answer record per answered request; a question's write-ahead "pending"
         # record (issue 12) precedes it in the chain and is not counted here.
-        n_records = sum(1 for row in log.iter_rows() if row.get("status") != "pending")
+        n_records = sum(1 for row in log.iter_rows()
+                        if row.get("status") != "pending" and row.get("session_id") != "warm-up")
         verified = log.verify().ok
     missing_retry = sum(1 for s, _, r in results if s in (429, 503) and not r)
     errors = sum(c for s, c in statuses.items() if s not in ("200", "429", "503"))
     return {
-        "backend": backend, "clients": clients, "seconds": round(elapsed, 1),
+        "backend": backend, "clients": clients, "think_s": think, "warm_up_requests": warmed,
+        "seconds": round(elapsed, 1),
         "requests": len(results), "requests_per_s": round(len(results) / elapsed, 1),
         "answered_per_s": round(len(ok) / elapsed, 1),
         "p50_ms": round(percentile(ok, 50), 1), "p95_ms": round(percentile(ok, 95), 1),
@@ -148,6 +206,12 @@ def main(argv=None) -> int:
                         "(default 50 for extractive, 8 otherwise)")
     parser.add_argument("--seconds", type=float, default=20.0, help="load time per backend")
     parser.add_argument("--rate-limit", default="100/minute", help="per-key limit of the server")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds each client waits after an answer before its next "
+                        "question (default 0: every client asks again at once)")
+    parser.add_argument("--cold", action="store_true",
+                        help="measure from a fresh start (default: first ask every question "
+                        "once, as a server that has run for a while)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -156,7 +220,8 @@ def main(argv=None) -> int:
     runs = []
     for i, backend in enumerate(backends):
         n = clients[i] if i < len(clients) else (50 if backend == "extractive" else 8)
-        runs.append(run_one(backend, n, args.seconds, args.rate_limit))
+        runs.append(run_one(backend, n, args.seconds, args.rate_limit, args.think,
+                           warm=not args.cold))
     load = os.getloadavg()
     out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                        "loadavg": [round(x, 2) for x in load]}, "runs": runs}
@@ -167,12 +232,13 @@ def main(argv=None) -> int:
         return 0
     print(f"bookreader serve under load, 127.0.0.1, {os.cpu_count()} CPUs, "
           f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print("| backend | clients | s | req/s | answered/s | p50 ms | p95 ms | p99 ms | budget s "
+    print("| backend | clients | think s | warm-up | s | req/s | answered/s | p50 ms | p95 ms | p99 ms | budget s "
           "| statuses | other errors | Retry-After missing | audit records / expected |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         st = " ".join(f"{k}:{v}" for k, v in sorted(r["statuses"].items()))
-        print(f"| {r['backend']} | {r['clients']} | {r['seconds']} | {r['requests_per_s']} | "
+        print(f"| {r['backend']} | {r['clients']} | {r['think_s']} | {r['warm_up_requests']} | "
+              f"{r['seconds']} | {r['requests_per_s']} | "
               f"{r['answered_per_s']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | "
               f"{r['budget_s']} | {st} | {r['errors_other_than_429_503']} | "
               f"{r['retry_after_missing']} | {r['audit_records']} / {r['audit_expected']}"

@@ -9,8 +9,12 @@ throw-away data folder, the bundled sample book and a generated second book:
 4. ``citation-followed.png``: a citation followed to its page, the excerpt highlighted;
 5. ``settings.png`` and 6. ``instructor.png``: the two dialogs over the window.
 
+3b. ``quotes-card.png``: a question no verified answer could be written for, answered with
+   quotes of the pages that address it;
+
 Runs offscreen (or under Xvfb).  ``SCREENSHOT_BACKEND`` picks the answering model
-(default ``extractive``, whose answers are always grounded and need no model).
+(default ``auto``: the tier the app picks for this machine, as a new user gets it;
+``extractive`` needs no model).
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ log = logging.getLogger(__name__)
 
 WIDTH, HEIGHT = 1440, 900
 QUESTION = "How do I ask about a passage I selected?"
+QUOTES_QUESTIONS = ("Why does the reader keep an audit log of every question?",
+                    "How should an instructor compare two exports of the audit log?",
+                    "What makes the grounding check reject an answer?",
+                    "When should a student use highlight mode rather than selected text?")
 
 
 def _pump(qapp, predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
@@ -195,6 +203,30 @@ def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
         _settle(qapp)
         written.append(_composite(win, None, "answer-citations.png", out_dir))
 
+        # 3b. A quotes card: no verified answer could be written, so the card quotes the
+        # passages that address the question, each with its citation.  Which question
+        # ends so depends on the model: ask until one does (none with the extractive
+        # backend, whose answers are copied sentences).
+        from bookreader.core.types import Outcome
+
+        for question in QUOTES_QUESTIONS:
+            if any(getattr(a, "outcome", None) == Outcome.QUOTES for a in answers):
+                break
+            n = len(answers)
+            win.chat.question_edit.setPlainText(question)
+            win.chat.ask()
+            _pump(qapp, lambda n=n: len(answers) > n, 300, "an answer")
+        if any(getattr(a, "outcome", None) == Outcome.QUOTES for a in answers):
+            quotes_card = next(c for c in reversed(win.chat.cards())
+                               if getattr(c.answer, "outcome", None) == Outcome.QUOTES)
+            area = getattr(win.chat, "scroll_area", None) or win.chat.scroll
+            area.ensureWidgetVisible(quotes_card)
+            _settle(qapp)
+            written.append(_composite(win, None, "quotes-card.png", out_dir))
+        else:
+            log.warning("No question ended in quotes with backend %s; skipped "
+                        "quotes-card.png", backend)
+
         # 4. Follow a citation.
         cards = win.chat.cards()
         chips = [c for card in reversed(cards) for c in card.citation_chips() if c.isEnabled()]
@@ -257,7 +289,7 @@ def _sentence_span(words) -> tuple[int, int]:
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     out = Path(os.environ.get("SCREENSHOTS_DIR") or "docs/screenshots")
-    backend = os.environ.get("SCREENSHOT_BACKEND", "extractive")
+    backend = os.environ.get("SCREENSHOT_BACKEND", "auto")
     paths = make_screenshots(out, backend)
     for p in paths:
         print(p)

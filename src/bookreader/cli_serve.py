@@ -35,6 +35,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         rate_limit=args.rate_limit, workers=args.workers, max_queue=args.max_queue,
         timeout_s=args.timeout, queue_wait_s=args.queue_wait,
         cors_origins=tuple(o.strip() for o in (args.cors_origin or ()) if o.strip()),
+        rate_limit_store=args.rate_limit_store,
     )
     app = create_app(settings, config)
     state = app.state.bookreader
@@ -90,10 +91,15 @@ def register(sub) -> None:
                    "for several (default: every ready book, else the sample book)")
     p.add_argument("--rate-limit", default="100/minute",
                    help="requests per key, COUNT/UNIT (default 100/minute)")
+    p.add_argument("--rate-limit-store", choices=("auto", "memory", "shared"), default="auto",
+                   help="where the per-key counts live: this process's memory, or a table in "
+                   "the audit database shared by every server process writing it (default "
+                   "auto: shared when settings.json names an audit_url)")
     p.add_argument("--workers", type=int,
                    help="questions answered at once (default 1 for a local model, 4 for "
                    "claude/extractive)")
-    p.add_argument("--max-queue", type=int, help="questions that may wait (default 4 per worker)")
+    p.add_argument("--max-queue", type=int, help="questions that may wait (default 16 per worker for "
+                   "claude/extractive, 4 for a local model)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="budget of one answer in seconds; over it, 504 (default: the "
                    "backend's generation budget + the retrieval budget)")

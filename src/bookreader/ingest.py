@@ -242,7 +242,7 @@ class IngestMixin:
         for i in range(0, len(todo), batch):
             check_cancel(cancel)
             part = todo[i : i + batch]
-            vectors = embedder.embed([c.text for c in part])
+            vectors = embedder.embed([c.text for c in part], cache=False)
             store.upsert(part, vectors)
             done += len(part)
             progress(done, len(chunks), "Embedding")

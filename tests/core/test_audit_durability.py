@@ -63,3 +63,18 @@ def test_sigkill_mid_run_loses_no_reported_answer(audit_url):
         log.record_many([], session_id="after")  # and it is writable again
     finally:
         log.close()
+
+
+def test_journal_rows_commit_without_fsync_and_chained_records_still_with_it(tmp_path):
+    """The journal of a streaming answer (scratch rows, for a killed app) is committed with
+    SQLite's synchronous=NORMAL; every chained record keeps FULL."""
+    from bookreader.core.audit import AuditLog
+
+    log = AuditLog(f"sqlite:///{tmp_path / 'audit.sqlite3'}")
+    try:
+        with log._write(durable=False) as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        with log._write() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL again
+    finally:
+        log.close()

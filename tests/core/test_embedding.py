@@ -142,3 +142,31 @@ def test_corrupt_tokenizer_gives_a_fix(tmp_path):
     with pytest.raises(ModelError) as err:
         MiniLMEmbedder(copy).count_tokens("text")
     assert "tokenizer" in err.value.user_message
+
+
+def test_repeated_texts_come_from_the_cache_with_the_same_vectors(embedder):
+    texts = ["A base case ends the recursion.", "Cache test: an array holds values.",
+             "A base case ends the recursion."]
+    fresh = embedder.embed(texts[:2], cache=False)
+    misses = embedder.cache_misses
+    first = embedder.embed(texts)
+    # the duplicate inside one call is embedded once
+    assert embedder.cache_misses - misses <= 2
+    hits = embedder.cache_hits
+    again = embedder.embed(list(reversed(texts)))
+    assert embedder.cache_hits - hits == 3
+    np.testing.assert_allclose(first[:2], fresh, atol=1e-5)
+    np.testing.assert_allclose(first[0], first[2])
+    np.testing.assert_allclose(again, first[::-1], atol=1e-6)
+
+
+def test_uncached_texts_are_not_kept_and_the_cache_is_bounded(embedder, monkeypatch):
+    from bookreader.core import embedding as emb
+
+    text = "A chunk embedded once at ingest, never kept: 8f1c2."
+    embedder.embed([text], cache=False)
+    assert text not in embedder._cache
+    monkeypatch.setattr(emb, "CACHE_ENTRIES", 3)
+    embedder.embed([f"bounded cache text {i}" for i in range(6)])
+    assert len(embedder._cache) <= 3
+    assert "bounded cache text 5" in embedder._cache

@@ -35,9 +35,9 @@ class CountingEmbedder:
     def warm_up(self) -> None:
         self.real.warm_up()
 
-    def embed(self, texts, batch_size: int = 32):
+    def embed(self, texts, batch_size: int = 32, *, cache: bool = True):
         self.texts += len(texts)
-        return self.real.embed(texts, batch_size=batch_size)
+        return self.real.embed(texts, batch_size=batch_size, cache=cache)
 
     def count_tokens(self, text: str) -> int:
         return self.real.count_tokens(text)

@@ -39,6 +39,17 @@ def test_health_needs_no_key_and_says_ready(extractive_server):
     assert httpx.get(extractive_server.url + "/openapi.json").status_code == 200
 
 
+def test_docs_page_loads_its_script_and_style_from_this_server(extractive_server):
+    """/docs works offline: no CDN (FastAPI's default page loads Swagger UI from one)."""
+    page = httpx.get(extractive_server.url + "/docs")
+    assert page.status_code == 200
+    assert "cdn" not in page.text.lower() and "https://" not in page.text
+    for asset in ("/docs-assets/swagger-ui-bundle.js", "/docs-assets/swagger-ui.css"):
+        assert asset in page.text
+        r = httpx.get(extractive_server.url + asset)
+        assert r.status_code == 200 and len(r.content) > 10_000
+
+
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer brk_wrong"},
                                      {"Authorization": "Basic YWxpY2U6eA=="}])
 def test_missing_or_wrong_key_is_401_json(extractive_server, headers):

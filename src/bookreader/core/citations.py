@@ -16,6 +16,7 @@ it, and carry the selection's page when it is known (else page -1).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -33,6 +34,14 @@ from bookreader.core.types import Chunk, Citation, Rect
 from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=512)
+def _page_match_key(text: str) -> tuple[str, list[int]]:
+    """``match_key`` of a page's text, kept for the pages cited last: every answer
+    verifies its citations against whole pages, and a class asks about the same ones.
+    (Callers only read the offsets list.)"""
+    return match_key(text)
 
 #: An excerpt shorter than this (letters and digits) proves nothing and is repaired.
 MIN_KEY_CHARS = 12
@@ -228,7 +237,7 @@ class CitationChecker:
 
     def _key_of_page(self, index: int) -> tuple[str, list[int]]:
         if index not in self._page_key:
-            self._page_key[index] = match_key(self._text_of_page(index) or "")
+            self._page_key[index] = _page_match_key(self._text_of_page(index) or "")
         return self._page_key[index]
 
     def _label_pages(self, src: CitationSource) -> list[tuple[int, str]]:

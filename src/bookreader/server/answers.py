@@ -36,7 +36,7 @@ from bookreader.server.limits import Busy
 
 log = logging.getLogger(__name__)
 
-_POLL_S = 0.05
+_POLL_S = 0.5  # how often a waiting request looks for a vanished client
 
 
 def _outcome(answer: Any) -> str:
@@ -161,17 +161,25 @@ class _Question:
         if state.load_error:
             raise ApiError(503, "not_ready", f"The server could not load: {state.load_error}",
                            {"Retry-After": "60"})
-        job = state.pool.submit(self.work)
-        waited = 0.0
+        started = asyncio.Event()
+        loop = self.loop
+        job = state.pool.submit(self.work,
+                                on_start=lambda: loop.call_soon_threadsafe(started.set))
+        deadline = loop.time() + state.queue_wait_s
         while not job.started.is_set():
-            if waited > state.queue_wait_s or await self.request.is_disconnected():
+            remaining = deadline - loop.time()
+            if remaining <= 0 or await self.request.is_disconnected():
                 if state.pool.abandon(job):
                     raise Busy("The server is busy answering other questions and this one "
                                "waited longer than its budget. Try again shortly.",
                                state.pool.retry_after())
                 break
-            await asyncio.sleep(_POLL_S)
-            waited += _POLL_S
+            # woken by the worker as it takes the job; every half second the request
+            # looks whether its client is still there
+            try:
+                await asyncio.wait_for(started.wait(), timeout=min(remaining, _POLL_S))
+            except asyncio.TimeoutError:
+                pass
         return job
 
     def result_to_response(self, kind: str, value: Any) -> tuple[int, dict, dict]:
@@ -216,7 +224,7 @@ async def run_question(request: Request, client: str, session_id: str, ask: dict
     future = asyncio.wrap_future(job.future)
     if not stream:
         while True:
-            done, _ = await asyncio.wait({future}, timeout=0.25)
+            done, _ = await asyncio.wait({future}, timeout=_POLL_S)
             if done:
                 break
             if await request.is_disconnected():

@@ -159,9 +159,11 @@ def create_app(settings: Settings, config: Optional[ServeConfig] = None, *,
         summary="Answers about a textbook with checked citations, from the book only.",
         version=_version(),
         lifespan=lifespan,
+        docs_url=None,  # served below from local files: FastAPI's own page loads a CDN
         redoc_url=None,
     )
     app.state.bookreader = state
+    _offline_docs(app)
 
     if config.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -207,6 +209,31 @@ def create_app(settings: Settings, config: Optional[ServeConfig] = None, *,
 
     routes.register(app)
     return app
+
+
+def _offline_docs(app: FastAPI) -> None:
+    """``/docs`` with Swagger UI from the ``fastapi-offline`` package's files.
+
+    FastAPI's default page loads Swagger UI from a CDN, so a student's or an instructor's
+    browser would reach the internet (and show a blank page offline).  The same page is
+    served here with its script and style from ``/docs-assets`` on this server.
+    """
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+    from fastapi_offline.core import _STATIC_PATH
+
+    app.mount("/docs-assets", StaticFiles(directory=str(_STATIC_PATH)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs(request: Request):
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} API",
+            swagger_js_url=f"{root}/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}/docs-assets/swagger-ui.css",
+            swagger_favicon_url=f"{root}/docs-assets/favicon.png",
+        )
 
 
 def _version() -> str:

@@ -4,9 +4,8 @@ Rate limit: a sliding one-window log per key (the times of the requests in the l
 window), in memory.  That is exact for one server process, which is how ``bookreader
 serve`` runs: its ``--workers`` are threads of one process.  Several processes behind a
 load balancer would each count on their own, so a key could make N x the limit; they
-need one shared counter (a row per key and window in the audit database, incremented
-with ``INSERT ... ON CONFLICT DO UPDATE``, or Redis ``INCR`` + ``EXPIRE``).  That is
-documented in the README's scale-out settings and not implemented here.
+share one count in the audit database instead
+(:class:`bookreader.server.shared_limits.SharedRateLimiter`, ``--rate-limit-store``).
 
 Answer pool: ``workers`` threads take jobs from a queue.  A local llama.cpp model answers
 one question at a time (its context is not thread-safe), so the server gives it one
@@ -89,6 +88,7 @@ class Job:
     started: threading.Event = field(default_factory=threading.Event)
     abandoned: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    on_start: Optional[Callable[[], None]] = None  # called on the worker as it starts
 
 
 class AnswerPool:
@@ -117,8 +117,11 @@ class AnswerPool:
             ahead = self._waiting + self.workers
         return max(1, math.ceil(mean * ahead / self.workers))
 
-    def submit(self, fn: Callable[[], Any]) -> Job:
-        """Queue ``fn``; raises Busy when the queue is full."""
+    def submit(self, fn: Callable[[], Any],
+               on_start: Optional[Callable[[], None]] = None) -> Job:
+        """Queue ``fn``; raises Busy when the queue is full.  ``on_start`` runs on the
+        worker thread when the job starts (the server wakes the waiting request with it
+        instead of polling)."""
         with self._lock:
             idle = self.workers - self._running
             if self._waiting >= self.max_queue + max(0, idle):
@@ -129,7 +132,7 @@ class AnswerPool:
         if full:
             raise Busy("The server is busy answering other questions. Try again shortly.",
                        self.retry_after())
-        job = Job(fn)
+        job = Job(fn, on_start=on_start)
         self._queue.put(job)
         return job
 
@@ -153,6 +156,11 @@ class AnswerPool:
                 self._waiting -= 1
                 job.started.set()
                 self._running += 1
+            if job.on_start is not None:
+                try:
+                    job.on_start()
+                except Exception:  # the waiting request also sees job.started
+                    log.exception("Starting an answer's notification failed")
             t0 = time.monotonic()
             try:
                 result = job.fn()

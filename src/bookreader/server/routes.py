@@ -45,7 +45,9 @@ def register(app: FastAPI) -> None:
         return {"status": status, "message": state.load_error or "",
                 "backend": state.backend, "books": len(state.books),
                 "workers": state.pool.workers, "max_queue": state.pool.max_queue,
-                "timeout_s": state.timeout_s, "counters": state.counters.as_dict()}
+                "timeout_s": state.timeout_s, "rate_limit": state.config.rate_limit,
+                "rate_limit_store": state.rate_limit_store,
+                "counters": state.counters.as_dict()}
 
     @app.post("/query-selected-text", dependencies=auth, tags=["questions"])
     async def query_selected_text(request: Request):

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from bookreader.config import Settings
-from bookreader.errors import BookNotFound, BookReaderError
+from bookreader.errors import BookNotFound, BookReaderError, InvalidInput, StoreError
 from bookreader.server.keys import KeyStore
 from bookreader.server.limits import AnswerPool, RateLimiter, parse_rate
+from bookreader.server.shared_limits import SharedRateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +34,17 @@ class ServeConfig:
             when the library is empty.
         rate_limit: Per-key limit, ``COUNT/UNIT``.
         workers: Answering threads (None: 1 for a local model, 4 for Claude/extractive).
-        max_queue: Questions that may wait for a worker (None: 4 per worker).
+        max_queue: Questions that may wait for a worker (None: 16 per worker for Claude
+            and extractive, whose answers take a fraction of a second, so a class's burst
+            waits its turn instead of being sent away; 4 for a local model).
         timeout_s: Budget of one answer once it runs (None: the backend's generation
             budget plus the retrieval budget); over it, 504.
         queue_wait_s: Longest wait for a worker (None: ``timeout_s``); over it, 503.
         cors_origins: Origins allowed to call from a browser (none by default).
+        rate_limit_store: Where the per-key counts live: ``memory`` (this process),
+            ``shared`` (a table in the audit database, shared by every server process
+            that writes the same audit log) or ``auto`` (shared when ``audit_url`` names
+            a database of its own, memory otherwise).
         max_body: Largest request body in bytes; larger ones get 413.
     """
 
@@ -51,6 +58,7 @@ class ServeConfig:
     timeout_s: Optional[float] = None
     queue_wait_s: Optional[float] = None
     cors_origins: tuple[str, ...] = ()
+    rate_limit_store: str = "auto"
     max_body: int = DEFAULT_MAX_BODY
 
 
@@ -95,10 +103,11 @@ class ServerState:
         self.backend = config.backend or settings.llm_backend
         kind = spec_for(resolve_name(self.backend, settings)).kind
         limit, window = parse_rate(config.rate_limit)
-        self.limiter = RateLimiter(limit, window)
+        self.limiter = _limiter(settings, config, limit, window)
         workers = config.workers or (4 if kind in CONCURRENT_BACKENDS else 1)
+        per_worker = 16 if kind in CONCURRENT_BACKENDS else 4
         self.pool = AnswerPool(workers, config.max_queue if config.max_queue is not None
-                               else 4 * workers)
+                               else per_worker * workers)
         first_s, total_s = budget_for(self.backend, settings)
         # A local model has a first-token budget and then streams to its token cap; a
         # server still needs one limit per request, so allow it a minute to stream.
@@ -188,6 +197,34 @@ class ServerState:
             "server answers about."
         )
 
+    @property
+    def rate_limit_store(self) -> str:
+        return "shared" if isinstance(self.limiter, SharedRateLimiter) else "memory"
+
     def close(self) -> None:
         self.pool.close()
+        if isinstance(self.limiter, SharedRateLimiter):
+            self.limiter.close()
         self.library.close()
+
+
+def _limiter(settings: Settings, config: ServeConfig, limit: int,
+             window: float) -> RateLimiter | SharedRateLimiter:
+    store = (config.rate_limit_store or "auto").lower()
+    if store not in ("auto", "memory", "shared"):
+        raise InvalidInput(f"--rate-limit-store must be auto, memory or shared, not {store!r}.")
+    if store == "auto":
+        store = "shared" if settings.audit_url else "memory"
+    if store == "memory":
+        return RateLimiter(limit, window)
+    import sqlalchemy as sa
+
+    try:
+        return SharedRateLimiter(settings.audit_db_url, limit, window)
+    except (sa.exc.SQLAlchemyError, ImportError, ValueError) as exc:
+        where = sa.engine.make_url(settings.audit_db_url).render_as_string(hide_password=True)
+        raise StoreError(
+            f"The shared rate limit keeps its counts in the audit database {where}, which "
+            f"could not be used ({type(exc).__name__}). Start the database, fix audit_url in "
+            "settings.json, or run with --rate-limit-store memory.", details=repr(exc),
+        ) from exc

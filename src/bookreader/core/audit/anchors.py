@@ -95,12 +95,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
     tmp = path.with_name(path.name + ".part")
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -169,8 +170,13 @@ class HeadFile:
         current = self.read()
         if current is not None and current[0] >= seq:
             return
+        # No fsync: the head file is written after every record (two per question), and
+        # a power cut that loses its last update leaves an older head, which never
+        # raises a false alarm (the database, synced at each commit, holds more); an
+        # unreadable file is ignored with a warning.  The manifest stays durable.
         try:
             _atomic_write(self.path, json.dumps(
-                {"seq": seq, "record_hash": record_hash, "updated_at": utc_timestamp()}))
+                {"seq": seq, "record_hash": record_hash, "updated_at": utc_timestamp()}),
+                durable=False)
         except OSError as exc:
             log.warning("Cannot update the audit head file %s: %s", self.path, exc)

@@ -104,7 +104,9 @@ class AnswerJournal:
         if len(text) == self._flushed_len:
             return
         try:
-            with self.audit._write() as conn:
+            # A kill of the app is what the journal is for; it need not wait for the disk
+            # (see AuditLog._write): the pending record before it was committed durably.
+            with self.audit._write(durable=False) as conn:
                 conn.execute(
                     stream_t.update().where(stream_t.c.record_id == self.record_id)
                     .values(text=scrub(text), updated_at=utc_timestamp())

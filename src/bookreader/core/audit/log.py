@@ -158,7 +158,8 @@ class AuditLog:
         self.hot_days = hot_days
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
-        self._engine = self._make_engine(url, synchronous.upper())
+        self._synchronous = synchronous.upper()
+        self._engine = self._make_engine(url, self._synchronous)
         self._is_pg = self._engine.dialect.name == "postgresql"
         try:
             with self._write() as conn:
@@ -237,14 +238,34 @@ class AuditLog:
         return engine
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """A transaction holding the log's write lock (in this process and across processes)."""
+    def _write(self, *, durable: bool = True) -> Iterator[Connection]:
+        """A transaction holding the log's write lock (in this process and across processes).
+
+        ``durable=False`` is for scratch rows outside the chain (the journal of a streaming
+        answer): committed without waiting for the disk, so they survive the app being
+        killed but not a power cut.  In SQLite's WAL mode the next durable commit syncs
+        the earlier ones too, so the order on disk is kept; PostgreSQL's
+        ``synchronous_commit = off`` gives the same.
+        """
+        relax = not durable and not self._is_pg and self._synchronous != "NORMAL"
         with self._lock, self._engine.connect() as conn:
             conn.execution_options(audit_write=True)
-            with conn.begin():
-                if self._is_pg:
-                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
-                yield conn
+            # on the driver's connection: a statement through SQLAlchemy would begin a
+            # transaction, and SQLite takes this pragma only outside one
+            raw: Any = conn.connection.dbapi_connection if relax else None
+            if raw is not None:
+                raw.execute("PRAGMA synchronous=NORMAL")
+            try:
+                with conn.begin():
+                    if self._is_pg:
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                                     {"k": _PG_LOCK_KEY})
+                        if not durable:
+                            conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                    yield conn
+            finally:
+                if raw is not None:
+                    raw.execute(f"PRAGMA synchronous={self._synchronous}")
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:

@@ -34,6 +34,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
+import numpy as np
+
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import split_sentences as _split
 from bookreader.core.sentences import stem
@@ -504,7 +506,7 @@ def _embed(embedder: Any, texts: list[str]) -> list[Sequence[float]]:
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
+    # numpy: the pure-Python sums cost ~4 ms per candidate sentence on a busy server
+    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
+    return float(np.dot(va, vb)) / (na * nb) if na and nb else 0.0

@@ -24,7 +24,12 @@
       return 'The question is ' + n.toLocaleString('en') + ' characters long; the limit is ' +
         '1,000. Shorten it.';
     },
-    noKey: 'Enter the API key your instructor gave you.'
+    noKey: 'Enter the API key your instructor gave you.',
+    unreachable: function (server, origin) {
+      return 'Could not reach the BookReader server at ' + server + '. It may not be ' +
+        'running, or it does not accept questions from this site: the instructor starts it ' +
+        'with --cors-origin ' + origin + '.';
+    }
   };
 
   var CSS = [
@@ -123,11 +128,15 @@
     var token = this.token();
     if (!token) { return Promise.reject(new Error(MESSAGES.noKey)); }
     this.requests += 1;
+    var server = this.server;
     return this.fetch(url, {
       method: 'POST',
       headers: {'Content-Type': 'application/json', 'Accept': 'text/event-stream',
                 'Authorization': 'Bearer ' + token},
       body: JSON.stringify(body)
+    }).catch(function () {
+      // fetch rejects only when no response came: server down, or CORS refused this page
+      throw new Error(MESSAGES.unreachable(server, global.location.origin));
     }).then(function (response) {
       var type = response.headers.get('content-type') || '';
       if (!response.ok || type.indexOf('text/event-stream') < 0) {
