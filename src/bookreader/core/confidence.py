@@ -33,14 +33,15 @@ physical_ai_textbook}_extractive.json --features generation,answer_type,relevanc
 length``, L2 0.01): 222 extractive answers after the issue 11 section 6 changes (111 tune,
 111 held-out; no local model answered inside its budget on the loaded bench machine, so
 the fit has no language-model rows).  The features are the signals whose ROC AUC on the
-tune split was at least 0.60 (generation 0.65, answer_type 0.65, relevance 0.61,
-coverage 0.61, length 0.61; retrieval 0.56, margin 0.56, grounding similarity and overlap
-0.49-0.50: an extractive answer quotes the book, so the check passes every one).  Held-out:
-ECE 0.096 (target 0.10), every answer "low" (52.3 % of them correct).  The signals are
-weak, so the honest estimate stays near the base rate: the highest estimate the fitted
-model can give (every signal at its best) is 0.74, "medium"; no held-out answer came that
-close, and nothing is labelled "high" until a signal earns it.  Refit when a language
-model's answers are measured: its token probabilities are the ``generation`` signal.
+tune split was at least 0.60 (length 0.66, answer_type 0.65, generation 0.64, coverage
+0.64, relevance 0.62; retrieval 0.55, margin 0.53, grounding similarity and overlap
+0.41-0.49: an extractive answer quotes the book, so the check passes every one).
+Held-out: ECE 0.069 (target 0.10); "medium" 5 answers, 4 correct (80 %); "low" 106
+answers, 54.7 % correct; nothing "high" (tune split: medium 4 of 4 correct, low 49.5 %).
+The signals are weak, so the estimate stays near the base rate for most answers: the
+highest it can give (every signal at its best) is 0.81, "medium", and nothing is labelled
+"high" until a signal earns it.  Refit when a language model's answers are measured: its
+token probabilities are the ``generation`` signal.
 
 Every other outcome (quotes, not covered, timeout, error) is capped below the "high"
 level: no such card ever shows "High confidence".
@@ -62,17 +63,17 @@ NON_ANSWER_CAP = 0.69
 
 #: Intercept and weights of the logistic model (see the module docstring for the fit).
 COEFFICIENTS: dict[str, float] = {
-    "intercept": -2.464,
+    "intercept": -2.722,
     "retrieval": 0.0,
     "margin": 0.0,
     "similarity": 0.0,
     "overlap": 0.0,
-    "relevance": 0.707,
-    "coverage": 0.608,
-    "generation": 0.998,
+    "relevance": 0.925,
+    "coverage": 0.832,
+    "generation": 0.896,
     "extractive": 0.0,
-    "length": 1.012,
-    "answer_type": 0.596,
+    "length": 1.297,
+    "answer_type": 0.795,
 }
 FEATURES: tuple[str, ...] = tuple(k for k in COEFFICIENTS if k != "intercept")
 
