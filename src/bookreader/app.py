@@ -182,10 +182,12 @@ def build_app(argv: Optional[list[str]] = None, *, settings: Optional[Settings] 
     from bookreader.ui.style import apply_style
     from bookreader.ui.workers import TaskRunner
 
-    qapp = QApplication.instance() or QApplication(list(argv or []) or [APP_NAME])
+    existing = QApplication.instance()
+    qapp = existing if isinstance(existing, QApplication) else QApplication(
+        list(argv or []) or [APP_NAME])
     qapp.setApplicationName(APP_NAME)
     qapp.setOrganizationName(APP_NAME)
-    apply_style(qapp)  # type: ignore[arg-type]  # a QApplication: made just above
+    apply_style(qapp)  # a QApplication: made just above
     if settings is None:
         settings = Settings.load(resolve_data_dir())
     log_file = setup_logging(settings)

@@ -58,7 +58,7 @@ def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[P
     root = logging.getLogger()
     path: Optional[Path] = settings.log_dir / LOG_FILE
     added: list[logging.Handler] = []
-    handler = add_file_handler(path, process="cli", replace=False)  # type: ignore[arg-type]
+    handler = add_file_handler(path, process="cli", replace=False)
     if handler is None:
         path = None
     else:
@@ -134,14 +134,15 @@ def parse_pages(text: Optional[str], find_label: Optional[Callable[[str], Option
                 f"The book has no page printed as '{missing[0]}'. Give printed page numbers as "
                 "the window shows them, or PDF page numbers with pdf: (pdf:6-8)."
             )
-        a, b = found  # type: ignore[misc]
-    if a < 0 or b < a or (page_count is not None and b >= page_count):  # type: ignore[operator]
+        a, b = found[0], found[1]
+        assert a is not None and b is not None  # checked just above: no page is missing
+    if a < 0 or b < a or (page_count is not None and b >= page_count):
         pages = f" (the book has {page_count} pages)" if page_count else ""
         raise InvalidInput(
             f"'{text}' is not a page range of this book{pages}: pages start at 1 and the "
             "first must not be after the last."
         )
-    return a, b  # type: ignore[return-value]
+    return a, b
 
 
 def book_pages(lib, book: Optional[str], text: Optional[str]) -> Optional[tuple[int, int]]:

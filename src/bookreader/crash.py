@@ -16,13 +16,14 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 log = logging.getLogger(__name__)
 
 CRASH_PREFIX = "crash-"
 ARCHIVE_DIR = "crash-reports"
 #: Files kept open for faulthandler, by path (one per process; closing one disables it).
-_open_files: dict[str, object] = {}
+_open_files: dict[str, TextIO] = {}
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def enable_crash_log(log_dir: Path, process: str) -> Path | None:
     faulthandler.enable(file=handle, all_threads=True)
     _open_files[str(path)] = handle
     if old is not None:
-        old.close()  # type: ignore[attr-defined]
+        old.close()
     log.info("Native crashes of the %s process are written to %s", process, path)
     return path
 

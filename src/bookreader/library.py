@@ -20,7 +20,6 @@ answerer and the stores are built on first use.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import shutil
 import threading
@@ -28,6 +27,12 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from bookreader.answer_records import (  # noqa: F401 - part of this module's API
+    REJECTED_KEEP_CHARS,
+    cancelled_answer,
+    capped_input,
+    error_answer,
+)
 from bookreader.catalogue import Catalogue
 from bookreader.config import Settings
 from bookreader.core import sandbox
@@ -39,7 +44,6 @@ from bookreader.core.types import (
     BookInfo,
     BookState,
     CancelFn,
-    ConfidenceLevel,
     Mode,
     Retrieval,
     SearchFilter,
@@ -313,7 +317,8 @@ class Library(IngestMixin):
     def chapters(self, ref: str | Path) -> list[str]:
         """The book's chapter titles in reading order (from its indexed chunks)."""
         seen: dict[str, None] = {}
-        for chunk in self.retriever(ref).lexical.chunks:  # pyright: ignore[reportOptionalMemberAccess]
+        lexical = self.retriever(ref).lexical
+        for chunk in lexical.chunks if lexical is not None else ():
             seen.setdefault(chunk.chapter, None)
         return [c for c in seen if c]
 
@@ -413,13 +418,13 @@ class Library(IngestMixin):
                 on_start=started,
             )
         except BookReaderError as exc:
-            failed = _error_answer(question, mode, exc, info, selection, backend)
+            failed = error_answer(question, mode, exc, info, selection, backend)
             self._record(failed, pending, session, client_id)
             raise
         except Cancelled:
             if pending:  # the student stopped an answer that was already streaming
                 pending[0].flush()
-                stopped = _cancelled_answer(question, mode, info, selection, backend,
+                stopped = cancelled_answer(question, mode, info, selection, backend,
                                             pending[0].text)
                 self.audit.complete_answer(pending[0], stopped)
             raise
@@ -454,7 +459,7 @@ class Library(IngestMixin):
                 info = self.book(book)
             except BookReaderError:
                 info = None
-        failed = _error_answer(question, Mode(mode), error, info, selection, backend)
+        failed = error_answer(question, Mode(mode), error, info, selection, backend)
         self.audit.record(failed, session_id=session_id or self.session_id, client_id=client_id)
         return failed
 
@@ -543,61 +548,3 @@ class Library(IngestMixin):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _cancelled_answer(question: str, mode: Mode, info: Optional[BookInfo],
-                      selection: Optional[str], backend: Optional[str], shown: str) -> Answer:
-    """The completion record of an answer the student stopped while it streamed."""
-    from bookreader.errors import BookReaderError as _E
-
-    answer = _error_answer(question, mode, _E("The answer was stopped by the user."), info,
-                           selection, backend)
-    return dataclasses.replace(answer, text=shown or answer.text)
-
-
-def _error_answer(
-    question: str,
-    mode: Mode,
-    exc: BookReaderError,
-    info: Optional[BookInfo],
-    selection: Optional[str],
-    backend: Optional[str],
-) -> Answer:
-    """The audit record of a question that ended in an error."""
-    fields = {f.name for f in dataclasses.fields(Answer)}
-    values: dict[str, Any] = dict(
-        query_id=str(uuid.uuid4()),
-        answer_id=str(uuid.uuid4()),
-        question=capped_input(question if isinstance(question, str) else repr(question)),
-        mode=mode,
-        text=exc.user_message,
-        fallback=True,
-        in_selected_text=None,
-        confidence=0.0,
-        confidence_level=ConfidenceLevel.LOW,
-        backend=backend or "",
-        error=exc.user_message,
-        book_id=info.book_id if info else "",
-        book_title=info.title if info else "",
-        selection=capped_input(selection if isinstance(selection, str) else repr(selection or "")),
-    )
-    return Answer(**{k: v for k, v in values.items() if k in fields})
-
-
-#: A rejected question or selection keeps this many characters in the audit log.
-REJECTED_KEEP_CHARS = 2000
-
-
-def capped_input(text: str) -> str:
-    """A rejected input as the audit log keeps it: valid Unicode, and beyond
-    :data:`REJECTED_KEEP_CHARS` its start, its length and the SHA-256 of the whole."""
-    import hashlib
-
-    from bookreader.core.storage import valid_text
-
-    text = valid_text(text or "")
-    if len(text) <= REJECTED_KEEP_CHARS:
-        return text
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return (f"{text[:REJECTED_KEEP_CHARS]} [... cut by BookReader: {len(text):,} characters in "
-            f"all, SHA-256 {digest}]")

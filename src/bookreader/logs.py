@@ -25,6 +25,8 @@ class QuietRotatingFileHandler(logging.handlers.RotatingFileHandler):
     and then drops records instead of printing a traceback for every one."""
 
     _failed = False
+    #: Set on the handlers BookReader adds (so that a later setup replaces them).
+    _bookreader = False
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
         if not self._failed:
@@ -78,7 +80,7 @@ def add_file_handler(path: Path, *, process: str = "", level: int = logging.INFO
             sys.stderr.write(f"bookreader: cannot write the log file {path}: {exc}\n")
         return None
     handler.setFormatter(logging.Formatter(FORMAT))
-    handler._bookreader = True  # type: ignore[attr-defined]
+    handler._bookreader = True
     root.addHandler(handler)
     if process:
         import multiprocessing

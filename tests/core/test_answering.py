@@ -13,7 +13,7 @@ import sqlite3
 import pytest
 
 from bookreader.config import Settings
-from bookreader.core import answering, prompts
+from bookreader.core import answering, generation, model_output, prompts
 from bookreader.core import confidence as calibration
 from bookreader.core.answering import Answerer, clean_selection
 from bookreader.core.llm.specs import spec_for
@@ -427,7 +427,7 @@ def test_bundled_model_prompt_injection(answerer):
 
 
 def test_generation_stops_once_the_answer_is_complete_or_repeating():
-    done = answering._answer_complete
+    done = generation.answer_complete
     assert done(["ATP stores it.", "\nConfidence: 0.9", "\n"])
     assert not done(["ATP stores it.\nConfidence: 0.", "9"])  # the number may go on
     assert done(["It is not optimised for large inputs. "] * 4)
@@ -441,25 +441,25 @@ def test_generation_stops_once_the_answer_is_complete_or_repeating():
 
 def test_loops_and_repeated_sentences_are_cut_from_the_answer():
     looped = "Records stay 365 days. Use the command `x --mode csv" + " --mode csv" * 8
-    assert answering._cut_loop(looped) == "Records stay 365 days."
-    assert answering._cut_loop("No loop here. At all.") == "No loop here. At all."
+    assert model_output.cut_loop(looped) == "Records stay 365 days."
+    assert model_output.cut_loop("No loop here. At all.") == "No loop here. At all."
     assert answering.loop_start("abcdefgh") is None
     twice = ("The cell membrane controls what enters the cell. Proteins carry molecules "
              "across it. The cell membrane controls what enters the cell.")
-    assert answering._dedupe_sentences(twice).count("controls what enters") == 1
+    assert model_output.dedupe_sentences(twice).count("controls what enters") == 1
     once = "The membrane is thin.\n\nIt is made of lipids."
-    assert answering._dedupe_sentences(once) == once  # untouched, newlines kept
+    assert model_output.dedupe_sentences(once) == once  # untouched, newlines kept
 
 
 def test_bundled_answers_stop_after_two_claims_with_their_citations():
     text = ('The cell is small. [Source: Cells (Page 1) - "The cell is small"] It has a '
             'membrane. The membrane is thin. [Source: Cells (Page 1) - "thin"] It also')
     assert spec_for("bundled").max_claims == 2 and spec_for("extractive").max_claims is None
-    assert answering._enough_sentences([text], 3)
-    assert answering._enough_sentences([text], 2)
-    assert not answering._enough_sentences([text], None)  # other backends: no limit
-    assert not answering._enough_sentences(["The cell is small. It has a membrane."], 3)
-    assert answering._first_claims(text, 3) == text[: text.index(" It also")]
+    assert generation.enough_sentences([text], 3)
+    assert generation.enough_sentences([text], 2)
+    assert not generation.enough_sentences([text], None)  # other backends: no limit
+    assert not generation.enough_sentences(["The cell is small. It has a membrane."], 3)
+    assert generation.first_claims(text, 3) == text[: text.index(" It also")]
 
 
 def test_bundled_model_is_shown_the_relevant_part_of_a_long_selection(answerer):

@@ -56,7 +56,7 @@ def test_right_click_ask_about_this_streams_an_answer(opened, qtbot):
     assert answer.text and not answer.error
     assert tokens, "the answer should arrive in pieces while it is generated"
     card = chat.cards()[-1]
-    assert card.answer_label.text() == number_sources(answer.text)
+    assert card.answer_label.text() == number_sources(answer)
     assert "glucose" in answer.text.lower()
     assert "glucose" in card.copy_answer().lower()
     badges = [w.text() for w in card.findChildren(type(card.meta_label))

@@ -36,7 +36,7 @@ def test_answer_cards_wrap_to_the_panel_at_every_width(opened, qtbot, width):
     card.set_answer(_answer(Mode.HIGHLIGHT))
     qtbot.waitUntil(lambda: card.isVisible() and card.width() > 0, timeout=5000)
     qtbot.wait(50)  # let the layouts settle after the resize
-    viewport = chat.scroll.viewport()
+    viewport = chat.scroll_area.viewport()
     assert card.width() <= viewport.width()
     shown = [w for w in card.findChildren(type(card.meta_label)) if w.isVisible()]
     shown += [card.copy_button, *card.citation_chips()]

@@ -31,6 +31,13 @@ Confidence of an ``answer`` is a calibrated estimate of being correct
 (:mod:`bookreader.core.confidence`); every other outcome is capped below "medium".
 Levels: high > 0.85, medium 0.70-0.85, low < 0.70.
 
+The run is split by responsibility: this module retrieves, builds the prompt (and the
+structured :class:`~bookreader.core.types.AnswerRequest` backends receive beside it) and
+checks the answer; :mod:`bookreader.core.generation` streams it within its budgets and stop
+rules; :mod:`bookreader.core.model_output` reads the model's text once
+(:func:`~bookreader.core.model_output.parse_answer`); :mod:`bookreader.core.outcomes`
+assembles the Answer of every outcome.
+
 Timing: ``first_token_ms`` counts from the call (what the user waits for);
 ``stage_ms`` holds ``retrieval``, ``prompt``, ``first_token`` (from the start of
 generation), ``generation`` and ``validation``.
@@ -39,21 +46,15 @@ generation), ``generation`` and ``validation``.
 from __future__ import annotations
 
 import logging
-import math
-import re
 import time
-import uuid
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
-from bookreader.core import prompts, quotes
-from bookreader.core.citations import (
-    CitationSource,
-    claim_units,
-    verify_answer,
-)
+from bookreader.core import prompts
+from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.focus import focus, focus_passages
+from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     MAX_QUESTION_CHARS,
@@ -62,13 +63,24 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     clean_selection,
 )
 from bookreader.core.llm.specs import spec_for, timeout_message
-from bookreader.core.quotes import drop_unclosed_citations  # noqa: F401 - part of the API
+from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
+    drop_unclosed_citations,
+    loop_start,
+    parse_answer,
+)
+from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
+    DEFAULT_GENERATION_CONFIDENCE,
+    RETRIEVAL_WEIGHT,
+    OutcomeAssembly,
+    combine_confidence,
+    confidence_level,
+    declines,
+    generation_confidence,
+)
 from bookreader.core.retrieval import is_covered
-from bookreader.core.sentences import words
 from bookreader.core.types import (
     Answer,
     CancelFn,
-    ConfidenceLevel,
     Message,
     Mode,
     Outcome,
@@ -80,36 +92,6 @@ from bookreader.core.types import (
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput, QueryTimeout
 
 log = logging.getLogger(__name__)
-
-#: Generation confidence when the model states none and gives no token probabilities.
-DEFAULT_GENERATION_CONFIDENCE = 0.80
-RETRIEVAL_WEIGHT = 0.6
-# Context and selection characters, claim caps and time budgets per backend come from
-# the spec table (core/llm/specs.py), not from here.
-
-_ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
-
-
-# --- confidence ------------------------------------------------------------------------
-def confidence_level(confidence: float) -> ConfidenceLevel:
-    """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
-    if confidence > 0.85:
-        return ConfidenceLevel.HIGH
-    if confidence >= 0.70:
-        return ConfidenceLevel.MEDIUM
-    return ConfidenceLevel.LOW
-
-
-def combine_confidence(retrieval: float, generation: float) -> float:
-    """0.6 x retrieval + 0.4 x generation, clamped to [0, 1]."""
-    value = RETRIEVAL_WEIGHT * retrieval + (1.0 - RETRIEVAL_WEIGHT) * generation
-    return round(max(0.0, min(1.0, value)), 4)
-
-
-def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) -> float:
-    """The model's stated confidence, else its mean token probability, else 0.80."""
-    return calibration.generation_confidence(stated, logprobs)
-
 
 class Answerer:
     """Answers questions in the three modes.
@@ -131,26 +113,22 @@ class Answerer:
         settings: Any,
         *,
         embedder: Any,
-        backend_factory: Optional[Callable[[str], Any]] = None,  # pyright: ignore[reportRedeclaration]
-        budget_fn: Optional[Callable[[str], float]] = None,  # pyright: ignore[reportRedeclaration]
+        backend_factory: Optional[Callable[[str], Any]] = None,
+        budget_fn: Optional[Callable[[str], Any]] = None,
         validator: Optional[GroundingValidator] = None,
     ) -> None:
         self.settings = settings
         self.embedder = embedder
-        if backend_factory is None:
-            from bookreader.core.llm import registry
+        from bookreader.core.llm import registry
 
-            def backend_factory(name: str) -> Any:
-                return registry.create_backend(name, settings, embedder=embedder)
+        def default_factory(name: str) -> Any:
+            return registry.create_backend(name, settings, embedder=embedder)
 
-        if budget_fn is None:
-            from bookreader.core.llm import registry as _registry
+        def default_budget(name: str) -> Any:
+            return registry.budget_for(name, settings)
 
-            def budget_fn(name: str) -> Any:
-                return _registry.budget_for(name, settings)
-
-        self._backend_factory = backend_factory
-        self._budget_fn = budget_fn
+        self._backend_factory: Callable[[str], Any] = backend_factory or default_factory
+        self._budget_fn: Callable[[str], Any] = budget_fn or default_budget
         if validator is None:
             copy = getattr(embedder, "quantized_copy", None)
             validator = GroundingValidator(
@@ -227,7 +205,7 @@ class Answerer:
         return run.execute(retriever, on_token, cancel)
 
 
-class _Run:
+class _Run(OutcomeAssembly):
     """The state of one question while it is being answered."""
 
     def __init__(
@@ -265,56 +243,6 @@ class _Run:
         self.on_start: Optional[Callable[[Answer], None]] = None
 
     # --- helpers ----------------------------------------------------------------------
-    def _ms(self) -> float:
-        return (time.perf_counter() - self.t0) * 1000.0
-
-    def _answer(self, text: str, *, fallback: bool, confidence: float, **kw: Any) -> Answer:
-        in_sel = kw.pop("in_selected_text", None)
-        outcome = kw.pop("outcome", None)
-        if outcome is None:
-            outcome = Outcome.ANSWER if not fallback else (
-                Outcome.ERROR if kw.get("error") else
-                Outcome.NOT_COVERED if self.mode is Mode.BOOK else Outcome.NOT_IN_SELECTION
-            )
-        if outcome is not Outcome.ANSWER:
-            fallback = True
-            confidence = calibration.cap_non_answer(confidence)
-        if self.mode is not Mode.BOOK and in_sel is None:
-            in_sel = not fallback
-        return Answer(
-            query_id=str(uuid.uuid4()),
-            answer_id=str(uuid.uuid4()),
-            question=self.question,
-            mode=self.mode,
-            text=text,
-            fallback=fallback,
-            in_selected_text=in_sel if self.mode is not Mode.BOOK else None,
-            confidence=confidence,
-            confidence_level=confidence_level(confidence),
-            truncation_warning=self.warning,
-            backend=self.backend_name,
-            model=self.model_name,
-            latency_ms=self._ms(),
-            retrieval=self.retrieval,
-            prompt=self.messages,
-            book_id=self.book_id,
-            book_title=self.book_title,
-            selection=self.selection,
-            stage_ms=dict(self.stage_ms),
-            chapter=self.chapter,
-            selection_page=self.page_range[0] if self.page_range and self.mode is not Mode.BOOK else None,
-            outcome=outcome,
-            **kw,
-        )
-
-    def _failed(self, exc: BookReaderError) -> Answer:
-        log.warning("Answering failed: %s", exc.user_message)
-        outcome = Outcome.TIMEOUT if isinstance(exc, QueryTimeout) else Outcome.ERROR
-        return self._answer(
-            exc.user_message, fallback=True, confidence=0.0, error=exc.user_message,
-            outcome=outcome,
-        )
-
     # --- the chain ----------------------------------------------------------------------
     def execute(self, retriever: Any, on_token: Optional[Callable[[str], None]], cancel: CancelFn) -> Answer:
         try:
@@ -351,7 +279,9 @@ class _Run:
         if self.mode is Mode.BOOK:
             retrieval = retriever.search(self.question, top_k=self.settings.top_k)
         else:
-            a, b = self.page_range  # type: ignore[misc]
+            if self.page_range is None:  # ask() refuses a highlight question without one
+                raise InvalidInput("Highlight questions need the pages of the selection.")
+            a, b = self.page_range
             chapters = self._chapters(a, b)
             self.chapter = chapters[0] if chapters else ""
             flt = SearchFilter(page_start=a, page_end=b, chapters=tuple(chapters))
@@ -409,13 +339,6 @@ class _Run:
             used += n
         return chosen
 
-    def _sources(self, passages: Sequence[Passage]) -> list[CitationSource]:
-        sources: list[CitationSource] = []
-        if self.mode is not Mode.BOOK:
-            sources.append(CitationSource.for_selection(self.selection, self.page_range, self.pages))
-        sources.extend(CitationSource.from_chunk(p.chunk) for p in passages)
-        return sources
-
     def _generate(
         self,
         passages: Sequence[Passage],
@@ -443,17 +366,16 @@ class _Run:
             if len(shown) < len(self.selection):
                 log.debug("Selection focused for %s: %d of %d characters",
                           self.backend_name, len(shown), len(self.selection))
-        self.messages = tuple(
-            prompts.build_messages(
-                self.mode, self.question, excerpts=excerpts, selection=shown,
-                selection_page_label=sel_label,
-            )
+        request = prompts.request_for(
+            self.mode, self.question, excerpts=excerpts, selection=shown,
+            selection_page_label=sel_label,
         )
+        self.messages = tuple(prompts.messages_for(request))
         self.stage_ms["prompt"] = (time.perf_counter() - t) * 1000.0
 
         try:
             backend = self.owner._backend_factory(self.backend_name)
-            first_budget, total_budget = _budget_pair(self.owner._budget_fn(self.backend_name))
+            first_budget, total_budget = budget_pair(self.owner._budget_fn(self.backend_name))
         except BookReaderError as exc:
             return self._failed(exc)
         self.model_name = getattr(backend, "model_name", "") or self.backend_name
@@ -474,79 +396,32 @@ class _Run:
 
         if self.on_start is not None:
             self.on_start(self._answer("", fallback=False, confidence=0.0))
-        g0 = time.perf_counter()
-        # A local model must start within its first-token budget; once tokens flow it
-        # streams to its token cap (the student can press Stop).  Claude has a total.
-        first_deadline = g0 + first_budget if first_budget is not None else math.inf
-        deadline = g0 + total_budget if total_budget is not None else math.inf
-        timed_out = ""
-        first_token_ms: Optional[float] = None
-
-        def stop() -> bool:
-            nonlocal timed_out
-            if cancel():
-                return True
-            now = time.perf_counter()
-            if first_token_ms is None and now > first_deadline:
-                timed_out = "first_token"
-                return True
-            if now > deadline:
-                timed_out = "total"
-                return True
-            return False
-
-        pieces: list[str] = []
-        cut: Optional[str] = None
-        max_sentences = self.spec.max_claims
-        logprobs: list[float] = []
         max_tokens = int(self.settings.max_new_tokens)
         if self.spec.max_tokens:
             max_tokens = min(max_tokens, self.spec.max_tokens)
         try:
-            for token in backend.stream(
-                list(self.messages),
-                max_tokens=max_tokens,
-                temperature=float(self.settings.temperature),
-                cancel=stop,
-            ):
-                if first_token_ms is None and token.text:
-                    first_token_ms = self._ms()
-                    self.stage_ms["first_token"] = (time.perf_counter() - g0) * 1000.0
-                pieces.append(token.text)
-                if token.logprob is not None:
-                    logprobs.append(token.logprob)
-                if on_token is not None and token.text:
-                    on_token(token.text)
-                if stop():
-                    break
-                if _enough_sentences(pieces, max_sentences):
-                    log.debug("Stopped generation after %d sentences", max_sentences)
-                    # The answer keeps the first claims; raw_output keeps all that streamed.
-                    cut = _first_claims("".join(pieces), max_sentences)  # pyright: ignore[reportArgumentType]
-                    break
-                if _answer_complete(pieces):
-                    log.debug("Stopped generation: the answer is complete or repeating")
-                    break
+            gen = generate(
+                backend, self.messages, request=request, max_tokens=max_tokens,
+                temperature=float(self.settings.temperature), first_budget=first_budget,
+                total_budget=total_budget, max_claims=self.spec.max_claims, started=self.t0,
+                stage_ms=self.stage_ms, on_token=on_token, cancel=cancel,
+            )
         except Cancelled:
             raise
         except BookReaderError as exc:
-            self.stage_ms["generation"] = (time.perf_counter() - g0) * 1000.0
             return self._failed(exc)
-        generation_ms = (time.perf_counter() - g0) * 1000.0
-        self.stage_ms["generation"] = generation_ms
-        raw = "".join(pieces)
         if cancel():
             raise Cancelled()
         # Only an answer that was cut off is a timeout: one that finished is kept,
         # however long it took.  A cut-off answer with confident retrieval still leaves
         # the student with quotes of the pages to read.
-        if timed_out:
-            seconds = first_budget if timed_out == "first_token" else total_budget
-            message = timeout_message(self.spec, timed_out, float(seconds or 0.0))
+        if gen.timed_out:
+            seconds = first_budget if gen.timed_out == "first_token" else total_budget
+            message = timeout_message(self.spec, gen.timed_out, float(seconds or 0.0))
             log.warning("Generation with %s over its %s budget of %.1f s",
-                        self.backend_name, timed_out, seconds)
-            common = dict(raw_output=raw, first_token_ms=first_token_ms,
-                          generation_ms=generation_ms)
+                        self.backend_name, gen.timed_out, seconds)
+            common = dict(raw_output=gen.raw, first_token_ms=gen.first_token_ms,
+                          generation_ms=gen.generation_ms)
             rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout")
             if rescued is not None:
                 return rescued
@@ -554,8 +429,8 @@ class _Run:
                 message, fallback=True, confidence=0.0,
                 error=message, outcome=Outcome.TIMEOUT, **common,
             )
-        return self._finish(raw, passages, retrieval_conf, logprobs, first_token_ms, generation_ms,
-                            answer_source=cut)
+        return self._finish(gen.raw, passages, retrieval_conf, gen.logprobs, gen.first_token_ms,
+                            gen.generation_ms, answer_source=gen.cut)
 
     def _finish(
         self,
@@ -570,14 +445,13 @@ class _Run:
         t = time.perf_counter()
         fallback_sentence = prompts.fallback_text(self.mode)
         source = raw if answer_source is None else answer_source
-        text, stated = prompts.split_confidence(_cut_loop(source))
-        text = drop_unclosed_citations(text)
-        text = _dedupe_sentences(_ANSWER_PREFIX.sub("", text).strip())
+        parsed = parse_answer(source)
+        text, stated = parsed.text, parsed.confidence
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
 
-        if not text or _declines(text):
+        if not text or declines(text):
             self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
             rescued = self._no_answer(passages, retrieval_conf, common, reason="declined")
             if rescued is not None:
@@ -619,209 +493,3 @@ class _Run:
             validation=validation, confidence_signals=signals.as_dict(),
             in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
         )
-
-    def _not_shown(self, passages: Sequence[Passage], retrieval_conf: float, common: dict,
-                   reason: str, validation: Any, confidence: float, t: float) -> Answer:
-        """A written answer the checks would not show: quotes, else the mode's fallback."""
-        self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
-        rescued = self._no_answer(passages, retrieval_conf, common, reason=reason,
-                                  validation=validation)
-        if rescued is not None:
-            return rescued
-        return self._answer(
-            prompts.fallback_text(self.mode), fallback=True, confidence=confidence,
-            validation=validation, replaced_by_validator=True, **common,
-        )
-
-    # --- better ways to fail (core/quotes.py) ---------------------------------------------
-    def _mark_tautologies(self, text: str, validation: Any) -> Any:
-        """``validation`` with the sentences that only restate the question unsupported."""
-        return quotes.mark_tautologies(
-            validation, self.owner.validator.answer_sentences(text), self.question,
-            self.selection)
-
-    def _no_answer(
-        self,
-        passages: Sequence[Passage],
-        retrieval_conf: float,
-        common: dict,
-        *,
-        reason: str,
-        validation: Any = None,
-    ) -> Optional[Answer]:
-        """What to show instead of a dead end, or None for the mode's fixed fallback.
-
-        A request about the selection gets the selection's own sentences; a whole-book
-        question whose retrieval was confident gets quotes; a highlight question gets
-        quotes only when a sentence clearly addresses it.  Selected-text look-ups keep
-        "The selected text does not contain the answer."
-        """
-        embedder = self.owner.validator.embedder
-        if self.mode is not Mode.BOOK and self.selection.strip():
-            kind = quotes.task_kind(self.question)
-            if kind is not None:
-                sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
-                text = quotes.explain_selection(kind, self.question, sel, embedder)
-                if text:
-                    text, citations = verify_answer(text, [sel], self.pages, add_missing=False)
-                    signals = calibration.Signals(retrieval=1.0, similarity=1.0, overlap=1.0,
-                                                  relevance=0.5, generation=0.8)
-                    return self._answer(
-                        text, fallback=False, confidence=calibration.calibrated(signals),
-                        citations=citations, in_selected_text=True,
-                        confidence_signals=signals.as_dict(), outcome=Outcome.ANSWER,
-                        **common,
-                    )
-        if self.mode is Mode.SELECTED or not passages:
-            return None
-        sources = self._sources(passages)
-        min_score = 0.0 if self.mode is Mode.BOOK else 0.45
-        text = quotes.build_quotes(self.question, sources, embedder, min_score=min_score,
-                                   selection_mode=self.mode is Mode.HIGHLIGHT)
-        if not text:
-            return None
-        text, citations = verify_answer(text, sources, self.pages, add_missing=False)
-        if not citations:
-            return None
-        log.info("No verified answer (%s): %d quote(s) instead", reason, len(citations))
-        return self._answer(
-            text, fallback=True, confidence=retrieval_conf, citations=citations,
-            validation=validation, replaced_by_validator=reason == "rejected",
-            outcome=Outcome.QUOTES, in_selected_text=False if self.mode is not Mode.BOOK else None,
-            **common,
-        )
-
-    def _signals(self, text: str, validation: Any, retrieval_conf: float,
-                 gen_conf: float) -> calibration.Signals:
-        """The inputs of the calibrated confidence for a verified answer."""
-        scores = ()
-        if self.mode is Mode.BOOK and self.retrieval is not None:
-            scores = [p.score for p in self.retrieval.passages[:2]]
-        return calibration.answer_signals(
-            self.question, text, validation, retrieval=retrieval_conf, passage_scores=scores,
-            generation=gen_conf, extractive=self.spec.kind == "extractive",
-            embedder=self.owner.validator.embedder,
-        )
-
-
-def _budget_pair(value: Any) -> tuple[Optional[float], Optional[float]]:
-    """(first-token, total) seconds from a budget function's result (a number: a total)."""
-    if isinstance(value, (int, float)):
-        return None, float(value)
-    first, total = value
-    return first, total
-
-
-def _enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:
-    """True once ``limit`` claims are complete (with their citations, if any follow)."""
-    if not limit:
-        return False
-    last = pieces[-1] if pieces else ""
-    if not last or not any(c in last for c in ".!?]\n"):
-        return False
-    text, _ = prompts.split_confidence("".join(pieces))
-    units = [c for c, _ in claim_units(text) if words(c)]
-    if len(units) <= limit:
-        return False
-    # The (limit+1)-th claim has begun, so the limit-th one and its citations are complete.
-    return True
-
-
-def _first_claims(text: str, limit: int) -> str:
-    """The first ``limit`` claims of ``text`` with their citations (the rest cut)."""
-    body, _ = prompts.split_confidence(text)
-    kept: list[str] = []
-    n = 0
-    for claim, full in claim_units(body):
-        if words(claim):
-            if n == limit:
-                break
-            n += 1
-        kept.append(full)
-    return " ".join(kept)
-
-
-_CONFIDENCE_DONE = re.compile(r"confidence[ \t*_]*[:=][ \t*_]*\d+(?:[.,]\d+)?%?[^\d.,%]", re.I)
-_TAIL_CHARS = 400
-
-
-def _answer_complete(pieces: list[str]) -> bool:
-    """True once the model wrote its confidence line, or started repeating itself.
-
-    Small models often go on after "Confidence: 0.9" or loop over one sentence until the
-    token limit; both only cost time (the rest would be cut or judged unsupported).
-    """
-    last = pieces[-1] if pieces else ""
-    if not last or not any(c in last for c in ".\n!?%0123456789 "):
-        return False
-    text = "".join(pieces)
-    tail = text[-_TAIL_CHARS:]
-    if _CONFIDENCE_DONE.search(tail):
-        return True
-    if loop_start(tail) is not None:
-        return True
-    if len(text) < 120:
-        return False
-    # One sentence three times over, also with its numbers counting up ("4.8 The window
-    # is 10 days. 4.9 The window is 10 days. ...").
-    sentences = [
-        " ".join(re.sub(r"\d+(?:[.,]\d+)*", "#", x).lower().split())
-        for x in re.split(r"(?<=[.!?])\s+|\n+", text)
-        if len(x.strip()) >= 20
-    ]
-    return len(sentences) >= 3 and sentences.count(sentences[-1]) >= 3
-
-
-#: A text ending in one unit (2-80 characters) written this many times over is a loop.
-_LOOP_REPEATS = 4
-
-
-def loop_start(text: str) -> Optional[int]:
-    """Where a degenerate loop at the end of ``text`` begins, or None.
-
-    Small models fall into token loops ("--mode csv --mode csv --mode csv ..."); the
-    sentence-level check above does not see them because the sentence never ends.  A
-    tail that repeats with some period ``p`` at least ``_LOOP_REPEATS`` times is one.
-    """
-    n = len(text)
-    for p in range(2, 81):
-        span = p * _LOOP_REPEATS
-        if span > n:
-            break
-        k = 0
-        while k < n - p and text[n - 1 - k] == text[n - 1 - k - p]:
-            k += 1
-        if k + p >= span:
-            return n - k - p
-    return None
-
-
-def _cut_loop(text: str) -> str:
-    """``text`` without a trailing loop and the unfinished sentence it sits in."""
-    at = loop_start(text)
-    if at is None:
-        return text
-    head = text[:at]
-    end = max(head.rfind(". "), head.rfind(".\n"), head.rfind("] "), head.rfind("]\n"))
-    return head[: end + 1] if end >= 0 else ""
-
-
-def _dedupe_sentences(text: str) -> str:
-    """Drop sentences the model wrote twice (small models restate one claim in a loop)."""
-    seen: set[str] = set()
-    kept: list[str] = []
-    units = claim_units(text)
-    for claim, full in units:
-        key = " ".join(claim.lower().split())
-        if key and key in seen:
-            continue
-        seen.add(key)
-        kept.append(full)
-    return text if len(kept) == len(units) else " ".join(kept)
-
-
-def _declines(text: str) -> bool:
-    """True when the model said it cannot answer (either fixed sentence, anywhere)."""
-    flat = " ".join(text.split()).lower()
-    return any(s.lower().rstrip(".") in flat for s in (prompts.NOT_COVERED, prompts.NOT_IN_SELECTION))
-

@@ -1,7 +1,8 @@
 """Citations: read them from a model's answer, check them against the page, fix or drop.
 
-A citation reads ``[Source: Section (Page X) - "excerpt"]``.  Every one the model writes
-is verified: its excerpt must occur on the cited page once both are reduced to letters and
+A citation reads ``[Source: Section (Page X) - "excerpt"]`` (written and read by
+:mod:`bookreader.core.model_output`, re-exported here).  Every one the model writes is
+verified: its excerpt must occur on the cited page once both are reduced to letters and
 digits (see :func:`bookreader.core.sentences.match_key`), which makes the check immune to
 whitespace, quote styles, ligatures and hyphenation while still demanding the words
 verbatim.  A citation whose excerpt is found in another excerpt of the context is moved
@@ -22,6 +23,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from bookreader.core.model_output import (  # noqa: F401 - the format, as citations' API
+    RawCitation,
+    claim_units,
+    format_citation,
+    has_citation,
+    parse_citations,
+    strip_citations,
+)
 from bookreader.core.prompts import SELECTION_SECTION
 from bookreader.core.sentences import (
     content_terms,
@@ -49,31 +58,6 @@ MIN_KEY_CHARS = 12
 REPAIR_MIN_OVERLAP = 0.5
 #: Longest excerpt kept when a sentence is used as a repair.
 MAX_EXCERPT_CHARS = 300
-
-_OPEN_Q = "\"\u201c\u201d\u201e\u00ab'\u2018\u2019"
-_CLOSE_Q = "\"\u201c\u201d\u00bb'\u2018\u2019"
-_CITE_RE = re.compile(
-    r"\[\s*Sources?\s*:?\s*"
-    r"(?P<section>[^\[\]()" + _OPEN_Q + r"]*?)\s*"
-    r"(?:\(\s*(?:pages?|pp?\.?)\s*(?P<page>[^()\[\]]*?)\s*\)\s*)?"
-    r"(?:[-\u2013\u2014:,]\s*)*"
-    r"(?:[" + _OPEN_Q + r"]\s*(?P<excerpt>[^\[\]]*?)\s*[" + _CLOSE_Q + r"]?\s*)?\]",
-    re.IGNORECASE | re.DOTALL,
-)
-_PAGE_IN_SECTION = re.compile(r"[,;\s]*\b(?:page|p\.)\s*(?P<page>[\w\-\u2013]+)\s*$", re.I)
-
-
-@dataclass(frozen=True)
-class RawCitation:
-    """A citation as the model wrote it, with where it stands in the answer."""
-
-    section: str
-    page_label: str
-    excerpt: str
-    start: int
-    end: int
-    claim: str  # the answer text the citation supports (the sentence before it)
-
 
 @dataclass(frozen=True)
 class CitationSource:
@@ -128,82 +112,6 @@ def _label(pages: Any, index: int) -> str:
         except (IndexError, ValueError, KeyError, BookReaderError) as exc:
             log.warning("No label for page %d: %s", index, exc)
     return str(index + 1)
-
-
-def format_citation(section: str, page_label: str, excerpt: str) -> str:
-    """``[Source: Section (Page X) - "excerpt"]`` (the page part left out when unknown)."""
-    excerpt = " ".join(excerpt.replace('"', "'").split())
-    if "[" in excerpt or "]" in excerpt:
-        # A bracket would end the marker (Java's "int[]"): quote a bracket-free stretch of
-        # the same sentence, which still appears on the page as it is.
-        pieces = [p.strip() for p in re.split(r"[\[\]]", excerpt) if p.strip()]
-        first = pieces[0] if pieces else ""
-        excerpt = first if len(first.split()) >= 4 else max(pieces, key=len, default="")
-    page = f" (Page {page_label})" if page_label else ""
-    return f'[Source: {section or "Book"}{page} - "{excerpt}"]'
-
-
-def parse_citations(text: str) -> list[RawCitation]:
-    """Every ``[Source: ...]`` marker in ``text``, in order."""
-    found: list[RawCitation] = []
-    prev_end = 0
-    for m in _CITE_RE.finditer(text):
-        section = (m.group("section") or "").strip().rstrip("-\u2013\u2014:,").strip()
-        page = (m.group("page") or "").strip()
-        if not page:
-            pm = _PAGE_IN_SECTION.search(section)
-            if pm:
-                page = pm.group("page")
-                section = section[: pm.start()].strip()
-        claim_region = text[prev_end : m.start()]
-        sents = split_sentences(_CITE_RE.sub(" ", claim_region))
-        claim = sents[-1] if sents else ""
-        found.append(
-            RawCitation(
-                section=section,
-                page_label=page.strip().strip("."),
-                excerpt=(m.group("excerpt") or "").strip(),
-                start=m.start(),
-                end=m.end(),
-                claim=claim,
-            )
-        )
-        prev_end = m.end()
-    return found
-
-
-def claim_units(text: str) -> list[tuple[str, str]]:
-    """The answer as ``(claim, claim with its citations)`` pairs, one per sentence.
-
-    A citation belongs to the sentence before it; punctuation left after a citation
-    ("... claim [Source: ...].") stays with that sentence.
-    """
-    units: list[list[str]] = []
-
-    def add_text(piece: str) -> None:
-        for sent in split_sentences(piece):
-            if not words(sent) and units:
-                units[-1][1] += sent
-            else:
-                units.append([sent, sent])
-
-    pos = 0
-    for m in _CITE_RE.finditer(text):
-        add_text(text[pos : m.start()])
-        if units:
-            units[-1][1] += " " + m.group(0)
-        else:
-            units.append(["", m.group(0)])
-        pos = m.end()
-    add_text(text[pos:])
-    return [(c.strip(), f.strip()) for c, f in units]
-
-
-def strip_citations(text: str) -> str:
-    """``text`` without citation markers (what the grounding validator judges)."""
-    out = _CITE_RE.sub(" ", text)
-    out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out)
-    return re.sub(r"[ \t]{2,}", " ", out).strip()
 
 
 class CitationChecker:
@@ -319,7 +227,7 @@ class CitationChecker:
         if finder is None:
             return ()
         try:
-            return tuple(tuple(r) for r in finder(page, text))  # type: ignore[misc]
+            return tuple(tuple(r) for r in finder(page, text))
         except Exception as exc:  # noqa: BLE001 - highlighting is best effort, but logged
             log.warning("Cannot locate a citation on page %d for highlighting: %s", page, exc)
             return ()
@@ -452,7 +360,7 @@ def verify_answer(
         added = False
         rebuilt: list[str] = []
         for claim, full in units:
-            if words(claim) and not _CITE_RE.search(full):
+            if words(claim) and not has_citation(full):
                 cit = checker.support_for(claim)
                 if cit is not None:
                     ident = (cit.page, key_only(cit.excerpt))

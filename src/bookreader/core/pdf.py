@@ -16,16 +16,16 @@ Damaged input ends in a :class:`~bookreader.errors.PdfError` naming the file and
 what to do; a page that cannot be read is reported and treated as a page without text, so
 the rest of the book stays usable.  MuPDF's own messages go to the ``bookreader.mupdf``
 logger, never to stderr.  A document is not thread-safe in MuPDF, so every access goes
-through one lock per book.
+through one lock per book.  Opening the file and reading a page's raw lines live in
+:mod:`bookreader.core.pdf_document`; the layout rules in :mod:`bookreader.core.pdf_layout`
+and the outline in :mod:`bookreader.core.pdf_outline`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -33,6 +33,19 @@ import fitz
 
 from bookreader.core import pdf_layout as lay
 from bookreader.core import pdf_outline as outline
+from bookreader.core.pdf_document import (  # noqa: F401 - part of this module's API
+    MAX_PAGES,
+    TEXT_FLAGS,
+    Extracted,
+    extract_page,
+    file_book_id,
+    mupdf_log,
+    open_document,
+    read_title,
+    rotation_of,
+    route_mupdf_messages,
+)
+from bookreader.core.pdf_document import flush_mupdf_messages as _flush_mupdf_messages
 from bookreader.core.types import (
     CancelFn,
     Page,
@@ -44,15 +57,10 @@ from bookreader.core.types import (
     never_cancel,
     no_progress,
 )
-from bookreader.errors import PasswordRequired, PdfError
+from bookreader.errors import PdfError
 
 log = logging.getLogger(__name__)
-mupdf_log = logging.getLogger("bookreader.mupdf")
 
-#: More pages than any real book; a larger declared count means a broken page tree.
-MAX_PAGES = 100_000
-#: Ligatures expanded (no PRESERVE_LIGATURES), whitespace kept, text outside the page dropped.
-TEXT_FLAGS = fitz.TEXT_PRESERVE_WHITESPACE | fitz.TEXT_MEDIABOX_CLIP
 #: Pages on each side compared when deciding whether a margin line is a running header.
 HEADER_WINDOW = 6
 #: Largest rendered image, in pixels (a 40 MP RGB image is 120 MB).
@@ -61,50 +69,6 @@ MAX_RENDER_PIXELS = 40_000_000
 PAGE_CACHE_SIZE = 24
 #: Pages sampled to learn the body and heading font sizes of a book without an outline.
 HEADING_SAMPLE = 80
-
-
-def file_book_id(path: str | Path) -> str:
-    """The book id: first 16 hex digits of the SHA-256 of the file's bytes (streamed)."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as exc:
-        raise PdfError(
-            f"Cannot read {path}: {exc.strerror or exc}. Check that the file exists and "
-            "that you may read it."
-        ) from exc
-    return digest.hexdigest()[:16]
-
-
-def route_mupdf_messages() -> None:
-    """Send MuPDF's errors and warnings to logging instead of stderr (idempotent); bad
-    bytes in them become U+FFFD."""
-    from bookreader.core.storage import ValidTextFilter
-
-    if not any(isinstance(f, ValidTextFilter) for f in mupdf_log.filters):
-        mupdf_log.addFilter(ValidTextFilter())
-    fitz.TOOLS.mupdf_display_errors(False)
-    fitz.TOOLS.mupdf_display_warnings(False)
-    fitz.set_messages(pylogging=True, pylogging_name=mupdf_log.name, pylogging_level=logging.INFO)
-
-
-def _flush_mupdf_messages(context: str) -> None:
-    text = fitz.TOOLS.mupdf_warnings(reset=True)
-    if text:
-        mupdf_log.info("MuPDF (%s): %s", context, text.replace("\n", "; "))
-
-
-@dataclass
-class _Extracted:
-    """One page as extracted: blocks of lines in reading order, before cleaning."""
-
-    blocks: list[lay.TextBlock]
-    top: float
-    height: float
-    width: float
-    damaged: str = ""  # why the page could not be read, if it could not
 
 
 class PdfBook:
@@ -122,13 +86,13 @@ class PdfBook:
         self.path = path
         self.book_id = book_id
         self.page_count = doc.page_count
-        self.title = self._read_title()
+        self.title = read_title(doc, path)
         self._labels: Optional[list[str]] = None
         self._label_index: Optional[dict[str, int]] = None
         self._toc: Optional[list[TocEntry]] = None
         self._outline: Optional[list[TocEntry]] = None
         self._sections: Optional[outline.SectionMap] = None
-        self._extracted: OrderedDict[int, _Extracted] = OrderedDict()
+        self._extracted: OrderedDict[int, Extracted] = OrderedDict()
         self._pages: OrderedDict[int, tuple[Page, list[Word]]] = OrderedDict()
         self._signatures: dict[int, frozenset[tuple[str, str]]] = {}
         self._has_text: dict[int, bool] = {}
@@ -152,98 +116,8 @@ class PdfBook:
             PasswordRequired: encrypted and no password, or a wrong one, was given.
             PdfError: missing, not a PDF, damaged beyond repair, no pages, absurd size.
         """
-        path = Path(path)
-        name = path.name
-        route_mupdf_messages()
-        if not path.is_file():
-            what = "is a folder, not a PDF file" if path.is_dir() else "does not exist"
-            raise PdfError(f"{path} {what}. Check the path and choose a PDF file.")
-        book_id = file_book_id(path)
-        if path.stat().st_size == 0:
-            raise PdfError(f"'{name}' is empty (0 bytes). Choose another copy of the book.")
-        from bookreader.core.sandbox import check_file_type
-
-        check_file_type(path)
-        looks_like_pdf = True
-        try:
-            doc = fitz.open(str(path), filetype="pdf")
-        except Exception as exc:  # MuPDF raises several types; all mean "cannot open"
-            _flush_mupdf_messages(name)
-            log.info("Cannot open %s: %r", path, exc)
-            if "number of pages" in str(exc).lower():
-                reason = "declares an impossible number of pages (its page tree is broken)"
-            elif looks_like_pdf:
-                reason = "is damaged beyond repair"
-            else:
-                reason = "is not a PDF file"
-            raise PdfError(
-                f"'{name}' {reason}. Open it in another PDF viewer and save a new copy, "
-                "or choose another file.",
-                details=repr(exc),
-            ) from exc
-        try:
-            cls._authenticate(doc, path, password)
-            count = doc.page_count
-        except PdfError:
-            doc.close()
-            raise
-        except Exception as exc:
-            doc.close()
-            log.info("Cannot count the pages of %s: %r", path, exc)
-            what = (
-                "declares an impossible number of pages (its page tree is broken)"
-                if "number of pages" in str(exc).lower()
-                else "could not be read: its structure is damaged"
-            )
-            raise PdfError(
-                f"'{name}' {what}. Save a new copy from another PDF viewer and try again.",
-                details=repr(exc),
-            ) from exc
-        finally:
-            _flush_mupdf_messages(name)
-        if count <= 0:
-            doc.close()
-            raise PdfError(
-                f"'{name}' has no pages BookReader can find (the file is empty or its page "
-                "tree is broken). Open it in another PDF viewer and save a new copy."
-            )
-        if count > MAX_PAGES:
-            doc.close()
-            raise PdfError(
-                f"'{name}' declares {count:,} pages, more than any real book; its page tree "
-                "is broken. Save a new copy from another PDF viewer and try again."
-            )
+        doc, path, book_id = open_document(path, password)
         return cls(doc, path, book_id, blocked=blocked, max_page_chars=max_page_chars)
-
-    @staticmethod
-    def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> None:
-        if not doc.needs_pass:
-            return
-        name = path.name
-        if not password:
-            raise PasswordRequired(
-                f"'{name}' is protected by a password. Open it again and enter its password "
-                "(on the command line: --password).",
-                path=str(path),
-            )
-        if not any(doc.authenticate(v) for v in lay.password_variants(password)):
-            raise PasswordRequired(
-                f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
-                "and try again.",
-                path=str(path),
-                wrong_password=True,
-            )
-
-    def _read_title(self) -> str:
-        try:
-            title = (self._doc.metadata or {}).get("title") or ""
-        except Exception as exc:
-            log.info("Cannot read the metadata of %s: %r", self.path, exc)
-            title = ""
-        title = " ".join(lay.normalize_text(title).split())
-        if not title or title.lower() in ("untitled", "none"):
-            title = self.path.stem.replace("_", " ")
-        return title
 
     # --- lifetime --------------------------------------------------------------------
     def close(self) -> None:
@@ -348,7 +222,7 @@ class PdfBook:
         return self._sections
 
     # --- extraction ------------------------------------------------------------------
-    def _extract(self, index: int) -> _Extracted:
+    def _extract(self, index: int) -> Extracted:
         with self._lock:
             cached = self._extracted.get(index)
             if cached is not None:
@@ -356,54 +230,18 @@ class PdfBook:
                 return cached
             self._check_index(index)
             if index in self.blocked:
-                return _Extracted([], 0.0, 792.0, 612.0, damaged=self.blocked[index])
+                return Extracted([], 0.0, 792.0, 612.0, damaged=self.blocked[index])
             try:
-                ex = self._extract_uncached(index)
+                ex = extract_page(self._doc, index)
             except Exception as exc:  # a damaged page must not take the book down
                 log.warning("Cannot read page %d of %s: %s", index + 1, self.path, exc)
-                ex = _Extracted([], 0.0, 792.0, 612.0, damaged=str(exc) or type(exc).__name__)
+                ex = Extracted([], 0.0, 792.0, 612.0, damaged=str(exc) or type(exc).__name__)
             finally:
                 _flush_mupdf_messages(f"{self.path.name} page {index + 1}")
             self._extracted[index] = ex
             while len(self._extracted) > PAGE_CACHE_SIZE:
                 self._extracted.popitem(last=False)
         return ex
-
-    def _extract_uncached(self, index: int) -> _Extracted:
-        page = self._doc.load_page(index)
-        disp = lay.display_transform(tuple(page.rotation_matrix))  # pyright: ignore[reportArgumentType]
-        prect = page.rect
-
-        tp = page.get_textpage(flags=TEXT_FLAGS)
-        info = page.get_text("dict", textpage=tp)
-        line_style: dict[tuple[int, int], tuple[float, bool, Rect]] = {}
-        block_boxes: dict[int, Rect] = {}
-        for b, block in enumerate(info.get("blocks", [])):  # pyright: ignore[reportAttributeAccessIssue]
-            if block.get("type", 0) != 0:
-                continue
-            block_boxes[b] = disp(block["bbox"])
-            for ln, line in enumerate(block.get("lines", [])):
-                spans = [s for s in line.get("spans", []) if s.get("text", "").strip()]
-                size = max((s["size"] for s in spans), default=0.0)
-                bold = bool(spans) and all(s.get("flags", 0) & 16 for s in spans)
-                line_style[(b, ln)] = (round(size * 2) / 2, bold, disp(line["bbox"]))
-        lines: OrderedDict[tuple[int, int], lay.TextLine] = OrderedDict()
-        for x0, y0, x1, y1, text, b, ln, _w in page.get_text("words", textpage=tp):
-            text = lay.normalize_text(text).strip()
-            if not text:
-                continue
-            key = (b, ln)
-            if key not in lines:
-                size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))  # pyright: ignore[reportArgumentType, reportCallIssue]
-                lines[key] = lay.TextLine([], bbox, size, bold, b)  # pyright: ignore[reportArgumentType]
-            for part, box in lay.split_word(text, (x0, y0, x1, y1)):
-                lines[key].words.append(Word(part, disp(box), b, ln, -1))  # pyright: ignore[reportArgumentType]
-        blocks: OrderedDict[int, lay.TextBlock] = OrderedDict()
-        for (b, _ln), line in lines.items():
-            blk = blocks.setdefault(b, lay.TextBlock([], block_boxes.get(b, line.bbox)))
-            blk.lines.append(line)
-        ordered = lay.reading_order(list(blocks.values()), prect.width)
-        return _Extracted(ordered, prect.y0, prect.height, prect.width)
 
     def _margin_signatures(self, index: int) -> frozenset[tuple[str, str]]:
         sig = self._signatures.get(index)
@@ -625,7 +463,7 @@ class PdfBook:
             try:
                 page = self._doc.load_page(index)
                 hits = page.search_for(piece, flags=fitz.TEXTFLAGS_SEARCH & ~fitz.TEXT_PRESERVE_LIGATURES)
-                disp = lay.display_transform(tuple(page.rotation_matrix))  # pyright: ignore[reportArgumentType]
+                disp = lay.display_transform(rotation_of(page))
                 return [disp(tuple(r)) for r in hits]
             except Exception as exc:
                 log.info("Search on page %d of %s failed: %r", index + 1, self.path, exc)

@@ -407,23 +407,23 @@ def locate_in_words(words: list[Word], piece: str) -> list[Rect]:
 def merge_rects_by_line(words: list[Word]) -> list[Rect]:
     """One rectangle per line covered by ``words`` (plus second halves of joined words)."""
     rects: list[Rect] = []
-    current: list[float] | None = None
+    current: Rect | None = None
     key = None
     for w in words:
         if (w.block, w.line) != key or current is None:
             if current is not None:
-                rects.append(tuple(current))  # type: ignore[arg-type]
-            current = list(w.rect)
+                rects.append(current)
+            current = (w.rect[0], w.rect[1], w.rect[2], w.rect[3])
             key = (w.block, w.line)
         else:
-            current = [
+            current = (
                 min(current[0], w.rect[0]),
                 min(current[1], w.rect[1]),
                 max(current[2], w.rect[2]),
                 max(current[3], w.rect[3]),
-            ]
+            )
     if current is not None:
-        rects.append(tuple(current))  # type: ignore[arg-type]
+        rects.append(current)
     for w in words:
         rects.extend(w.more_rects)
     return rects

@@ -120,6 +120,7 @@ def probe_pdf(
     """
     ctx = mp.get_context(start_method)
     parent, child = ctx.Pipe(duplex=False)
+    # typeshed types get_context(str) as BaseContext, which lacks Process; each real one has it.
     proc = ctx.Process(target=_child, args=(str(path), password, child), daemon=True)  # pyright: ignore[reportAttributeAccessIssue]
     start = time.perf_counter()
     proc.start()

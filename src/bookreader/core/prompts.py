@@ -21,10 +21,11 @@ demonstration moves a 135M model far more than a description does).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from bookreader.core.types import Message, Mode
+from bookreader.core.model_output import format_citation
+from bookreader.core.model_output import split_confidence  # noqa: F401 - part of the API
+from bookreader.core.types import AnswerRequest, Excerpt, Message, Mode
 
 #: The fixed answers.  The UI, the audit log and the benchmarks compare against these.
 NOT_COVERED = "This question is not covered in the book."
@@ -58,16 +59,6 @@ def neutralise(text: str) -> str:
 def _attr(value: str) -> str:
     """A value safe inside a double-quoted attribute (one line, no quotes or brackets)."""
     return " ".join(_ATTR_BAD.sub(" ", neutralise(value)).split())
-
-
-@dataclass(frozen=True)
-class Excerpt:
-    """One numbered excerpt of the context, as shown to the model."""
-
-    number: int
-    section: str
-    page_label: str
-    text: str
 
 
 def render_excerpt(e: Excerpt) -> str:
@@ -119,10 +110,8 @@ _EXAMPLE_TEXT = (
     "Mitochondria release energy from food. This energy is stored in a molecule called ATP."
 )
 _EXAMPLE_QUESTION = "Where is the energy from food stored?"
-_EXAMPLE_ANSWER = (
-    'The energy is stored in a molecule called ATP. [Source: {section} (Page 12) - '
-    '"This energy is stored in a molecule called ATP."]\nConfidence: 0.9'
-)
+_EXAMPLE_CLAIM = "The energy is stored in a molecule called ATP."
+_EXAMPLE_QUOTE = "This energy is stored in a molecule called ATP."
 
 
 def system_prompt(mode: Mode) -> str:
@@ -145,7 +134,9 @@ def _example_turn(mode: Mode) -> list[Message]:
     user = f"{ctx}\n{render_question(_EXAMPLE_QUESTION)}"
     return [
         Message("user", user),
-        Message("assistant", _EXAMPLE_ANSWER.format(section=section)),
+        Message("assistant", f"{_EXAMPLE_CLAIM} "
+                             f"{format_citation(section, _EXAMPLE_LABEL, _EXAMPLE_QUOTE)}"
+                             "\nConfidence: 0.9"),
     ]
 
 
@@ -185,50 +176,39 @@ def build_messages(
     return messages
 
 
+def request_for(
+    mode: Mode,
+    question: str,
+    *,
+    excerpts: Sequence[Excerpt] = (),
+    selection: Optional[str] = None,
+    selection_page_label: str = "",
+) -> AnswerRequest:
+    """The structured request that :func:`build_messages` renders (same arguments)."""
+    mode = Mode(mode)
+    return AnswerRequest(
+        mode=mode,
+        question=question,
+        excerpts=tuple(excerpts) if mode is not Mode.SELECTED else (),
+        selection=(selection or "") if mode is not Mode.BOOK else None,
+        selection_page_label=selection_page_label if mode is not Mode.BOOK else "",
+        fallback=fallback_text(mode),
+    )
+
+
+def messages_for(request: AnswerRequest, *, with_example: bool = True) -> list[Message]:
+    """The chat messages of a structured request (see :func:`build_messages`)."""
+    return build_messages(
+        request.mode, request.question, excerpts=request.excerpts,
+        selection=request.selection, selection_page_label=request.selection_page_label,
+        with_example=with_example,
+    )
+
+
 def prompt_chars(messages: Iterable[Message]) -> int:
     """Characters in all messages (for logging and budget checks)."""
     return sum(len(m.content) for m in messages)
 
 
-# --- reading the model's output -------------------------------------------------------
-
-_CONFIDENCE_RE = re.compile(
-    r"(?:^|\n)[ \t>*_#-]*confidence[ \t*_]*[:=][ \t*_]*(?P<value>\d+(?:[.,]\d+)?)[ \t]*(?P<pct>%?)"
-    r"[^\n]*\s*$",
-    re.IGNORECASE,
-)
-_CONFIDENCE_ANYWHERE = re.compile(
-    r"[ \t]*\(?confidence[ \t*_]*[:=][ \t*_]*(\d+(?:[.,]\d+)?)[ \t]*(%?)\)?[.]?", re.IGNORECASE
-)
-
-
-def split_confidence(text: str) -> tuple[str, Optional[float]]:
-    """Remove the model's ``Confidence: x`` line and return ``(text, x or None)``.
-
-    The value is clamped to [0, 1]; "85%", "85" and "8.5" are read as 0.85.  When the model
-    writes the line somewhere other than the end, the first one counts and every one
-    is removed from the text shown.
-    """
-    value: Optional[float] = None
-    m = _CONFIDENCE_RE.search(text)
-    if m is not None:
-        value = _to_unit(m.group("value"), m.group("pct"))
-        text = text[: m.start()]
-    else:
-        first = _CONFIDENCE_ANYWHERE.search(text)
-        if first is not None:
-            value = _to_unit(first.group(1), first.group(2))
-    text = _CONFIDENCE_ANYWHERE.sub("", text)
-    return text.strip(), value
-
-
-def _to_unit(number: str, pct: str) -> float:
-    """0.85, "85%", "85" and "8.5" (out of ten) all read as 0.85."""
-    v = float(number.replace(",", "."))
-    if pct:
-        v /= 100.0
-    elif v > 10.0:
-        v /= 100.0
-    elif v > 1.0:
-        v /= 10.0
-    return max(0.0, min(1.0, v))
+# Reading the model's output (the citation markers and the confidence line this prompt
+# asks for) is bookreader.core.model_output's job; split_confidence stays importable here.

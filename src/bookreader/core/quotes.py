@@ -177,10 +177,11 @@ def _embed(embedder: Any, texts: list[str]) -> Optional[list]:
     if embedder is None:
         return None
     for method in ("embed", "encode"):
-        fn = getattr(embedder, method, None)
+        fn: Any = getattr(embedder, method, None)  # a duck-typed embedder
         if callable(fn):
             try:
-                return list(fn(texts))  # pyright: ignore[reportArgumentType]
+                vectors: Any = fn(texts)
+                return list(vectors)
             except Exception:  # keyword scores still stand; the log says why
                 log.exception("quotes: embedding failed, using keywords only")
                 return None
@@ -344,35 +345,3 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
         validation, passed=False,
         unsupported_sentences=tuple(validation.unsupported_sentences) + tautologies,
     )
-
-
-_CITE_OPEN = re.compile(r"\[\s*Source\s*:", re.I)
-#: A citation longer than this (characters) is a copied paragraph, not a pointer.
-MAX_CITATION_CHARS = 400
-
-
-def drop_unclosed_citations(text: str) -> str:
-    """``text`` without citations that never close or run past ``MAX_CITATION_CHARS``.
-
-    A model that copies a paragraph into its citation and stops before the ``]`` would
-    otherwise have that copied text shown as its answer (once, the whole selection with an
-    injected instruction in it).
-    """
-    out: list[str] = []
-    pos = 0
-    while True:
-        m = _CITE_OPEN.search(text, pos)
-        if m is None:
-            out.append(text[pos:])
-            break
-        out.append(text[pos : m.start()])
-        close = text.find("]", m.end())
-        if close < 0:
-            break  # unclosed: everything from here on is dropped
-        if close - m.start() > MAX_CITATION_CHARS:
-            log.info("Dropped an over-long citation (%d characters)", close - m.start())
-            pos = close + 1
-            continue
-        out.append(text[m.start() : close + 1])
-        pos = close + 1
-    return "".join(out).strip()

@@ -192,8 +192,8 @@ def _blocks_html(blocks: list[tuple[str, object]]) -> str:
     for kind, content in blocks:
         if kind == "p":
             parts.append(f"<p>{_inline(str(content))}</p>")
-        elif kind == "ul":
-            parts.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in content) + "</ul>")  # pyright: ignore[reportGeneralTypeIssues]
+        elif kind == "ul" and isinstance(content, list):
+            parts.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in content) + "</ul>")
         elif kind == "pre":
             parts.append(f"<pre>{html.escape(str(content), quote=False)}</pre>")
     return "\n".join(parts)

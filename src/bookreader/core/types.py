@@ -224,6 +224,34 @@ class Message:
 
 
 @dataclass(frozen=True)
+class Excerpt:
+    """One numbered excerpt of the context, as shown to the model."""
+
+    number: int
+    section: str
+    page_label: str
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    """What one prompt asks, as values: a backend that does not read prose (the
+    extractive one) takes this instead of parsing the rendered messages back.
+
+    ``excerpts`` and ``selection`` hold exactly the text the messages show (focused for
+    a small model's window); ``fallback`` is the fixed sentence the rules ask for when the
+    context does not answer.
+    """
+
+    mode: Mode
+    question: str
+    excerpts: tuple[Excerpt, ...] = ()
+    selection: Optional[str] = None  # selected and highlight modes
+    selection_page_label: str = ""
+    fallback: str = ""
+
+
+@dataclass(frozen=True)
 class Token:
     """One streamed piece of an answer; ``logprob`` where the backend reports it."""
 
@@ -303,6 +331,18 @@ class Answer:
             object.__setattr__(self, "outcome", derive_outcome(self))
         elif not isinstance(self.outcome, Outcome):
             object.__setattr__(self, "outcome", Outcome(self.outcome))
+
+    def citation_marks(self) -> list[tuple[int, int, int]]:
+        """``(start, end, number)`` of every citation marker in ``text``.
+
+        ``number`` is the 1-based place in ``citations`` of the citation the marker names,
+        so the window can show ``[n]`` next to the chip ``n`` (the grammar of a marker is
+        :mod:`bookreader.core.model_output`'s alone).
+        """
+        from bookreader.core.model_output import citation_numbers
+
+        return citation_numbers(
+            self.text, [(c.section, c.page_label, c.excerpt) for c in self.citations])
 
 
 #: The timeout messages (core.prompts.TIMEOUT_MESSAGE and older wordings) start with this.

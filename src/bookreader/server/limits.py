@@ -88,7 +88,7 @@ class Job:
     started: threading.Event = field(default_factory=threading.Event)
     abandoned: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
-    on_start: Optional[Callable[[], None]] = None  # called on the worker as it starts
+    on_start: Optional[Callable[[], object]] = None  # called on the worker as it starts
 
 
 class AnswerPool:
@@ -118,7 +118,7 @@ class AnswerPool:
         return max(1, math.ceil(mean * ahead / self.workers))
 
     def submit(self, fn: Callable[[], Any],
-               on_start: Optional[Callable[[], None]] = None) -> Job:
+               on_start: Optional[Callable[[], object]] = None) -> Job:
         """Queue ``fn``; raises Busy when the queue is full.  ``on_start`` runs on the
         worker thread when the job starts (the server wakes the waiting request with it
         instead of polling)."""

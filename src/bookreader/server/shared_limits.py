@@ -30,6 +30,7 @@ import time
 from typing import Callable, Optional
 
 import sqlalchemy as sa
+import sqlalchemy.exc
 from sqlalchemy import event
 
 from bookreader.server.limits import RateLimiter
@@ -107,7 +108,7 @@ class SharedRateLimiter:
         """Count a request of ``key``: None when allowed, else seconds until it would be."""
         try:
             return self._check(key)
-        except sa.exc.SQLAlchemyError as exc:
+        except sqlalchemy.exc.SQLAlchemyError as exc:
             log.warning("The shared rate limit in %s is unavailable (%s); counting in this "
                         "process only", self.where, exc)
             return self._fallback.check(key)

@@ -218,10 +218,11 @@ def _limiter(settings: Settings, config: ServeConfig, limit: int,
     if store == "memory":
         return RateLimiter(limit, window)
     import sqlalchemy as sa
+    import sqlalchemy.exc
 
     try:
         return SharedRateLimiter(settings.audit_db_url, limit, window)
-    except (sa.exc.SQLAlchemyError, ImportError, ValueError) as exc:
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError, ValueError) as exc:
         where = sa.engine.make_url(settings.audit_db_url).render_as_string(hide_password=True)
         raise StoreError(
             f"The shared rate limit keeps its counts in the audit database {where}, which "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
@@ -36,21 +35,24 @@ OUTCOME_MARKS = {
     Outcome.TIMEOUT: ("Timed out", "bad", "No answer came within the time budget"),
     Outcome.ERROR: ("Error", "bad", ""),
 }
-CONFIDENCE = {
+CONFIDENCE: dict[str, tuple[str, str]] = {  # ConfidenceLevel values are strings
     ConfidenceLevel.HIGH: ("High confidence", "good"),
     ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
     ConfidenceLevel.LOW: ("Low confidence", "bad"),
 }
 
 
-#: ``[Source: Section (Page X) - "excerpt"]`` as written in answers (see core.citations).
-SOURCE_MARKUP = re.compile(r"\s*\[Source:[^\]]*\]")
-
-
-def number_sources(text: str) -> str:
-    """Replace each inline ``[Source: ...]`` with ``[1]``, ``[2]``... matching the chips."""
-    counter = iter(range(1, 1000))
-    return SOURCE_MARKUP.sub(lambda m: f" [{next(counter)}]", text).strip()
+def number_sources(answer: Answer) -> str:
+    """The answer's text with each inline ``[Source: ...]`` shown as ``[n]``, where ``n``
+    is the number of its chip (core finds the markers: ``Answer.citation_marks``)."""
+    text = answer.text
+    out: list[str] = []
+    pos = 0
+    for start, end, number in answer.citation_marks():
+        out.append(text[pos:start].rstrip() + f" [{number}]")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out).strip()
 
 
 class CitationChip(QPushButton):
@@ -160,7 +162,7 @@ class AnswerCard(QFrame):
         """Show the final answer: the validated text replaces the streamed draft."""
         self.answer = answer
         self._text = answer.text
-        shown = number_sources(answer.text) if answer.citations else answer.text
+        shown = number_sources(answer) if answer.citations else answer.text
         self.answer_label.setText(shown or "(no answer)")
         if answer.error:
             self.answer_label.setProperty("state", "error")
@@ -169,7 +171,7 @@ class AnswerCard(QFrame):
         outcome = answer.outcome or Outcome.ANSWER
         if outcome is Outcome.ANSWER:
             level = (answer.confidence_level or "low").lower()
-            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))  # pyright: ignore[reportArgumentType]
+            text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
             marks.append(badge(text, kind, f"Estimated chance that this answer is right "
                                            f"({answer.confidence:.2f})"))
         else:
@@ -188,7 +190,7 @@ class AnswerCard(QFrame):
         if warnings:
             self.warning_label.setText("\n".join(warnings))
             self.warning_label.show()
-        numbered = len(answer.citations) > 1 or "[Source:" in answer.text
+        numbered = len(answer.citations) > 1 or bool(answer.citation_marks())
         for n, citation in enumerate(answer.citations, 1):
             chip = CitationChip(citation, n if numbered else 0)
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
@@ -203,13 +205,15 @@ class AnswerCard(QFrame):
         self.copy_button.setEnabled(bool(answer.text))
 
     def citation_chips(self) -> list[CitationChip]:
-        return [self.chips.itemAt(i).widget() for i in range(self.chips.count())]  # pyright: ignore[reportOptionalMemberAccess]
+        items = (self.chips.itemAt(i) for i in range(self.chips.count()))
+        return [w for item in items if item is not None
+                for w in (item.widget(),) if isinstance(w, CitationChip)]
 
     def copy_answer(self) -> str:
         """Copy the answer with its citations as plain text."""
         text = self._text
         if self.answer is not None and self.answer.citations:
-            text = number_sources(text)
+            text = number_sources(self.answer)
             refs = [f"[{n}] {c.section}, p. {c.page_label}: \u201c{c.excerpt}\u201d"
                     for n, c in enumerate(self.answer.citations, 1)]
             text = text.rstrip() + "\n\n" + "\n".join(refs)

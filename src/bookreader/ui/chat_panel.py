@@ -90,9 +90,9 @@ class ChatPanel(QWidget):
         hl.addWidget(self.book_label)
         lay.addWidget(header)
 
-        self.scroll = QScrollArea(objectName="chatScroll")
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = QScrollArea(objectName="chatScroll")
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         host = QWidget(objectName="chatHost")
         self.cards_layout = QVBoxLayout(host)
         self.cards_layout.setContentsMargins(10, 10, 10, 10)
@@ -103,9 +103,9 @@ class ChatPanel(QWidget):
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.cards_layout.addWidget(self.empty_label)
         self.cards_layout.addStretch(1)
-        self.scroll.setWidget(host)
-        self.scroll.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
-        lay.addWidget(self.scroll, 1)  # pyright: ignore[reportArgumentType]
+        self.scroll_area.setWidget(host)
+        self.scroll_area.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
+        lay.addWidget(self.scroll_area, 1)
 
         self.quote_frame = QFrame(objectName="quoteFrame")
         ql = QVBoxLayout(self.quote_frame)
@@ -372,7 +372,8 @@ class ChatPanel(QWidget):
     def cards(self) -> list[AnswerCard]:
         out = []
         for i in range(self.cards_layout.count()):
-            w = self.cards_layout.itemAt(i).widget()  # pyright: ignore[reportOptionalMemberAccess]
+            item = self.cards_layout.itemAt(i)
+            w = item.widget() if item is not None else None
             if isinstance(w, AnswerCard):
                 out.append(w)
         return out
@@ -390,7 +391,7 @@ class ChatPanel(QWidget):
 
     def _on_range_changed(self, _lo: int, hi: int) -> None:
         if getattr(self, "_stick_to_bottom", False):
-            self.scroll.verticalScrollBar().setValue(hi)
+            self.scroll_area.verticalScrollBar().setValue(hi)
 
     def load_history(self, book_id: str) -> None:
         def loaded(answers: list[Answer]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
@@ -19,6 +19,9 @@ from PySide6.QtGui import QImage
 from bookreader.core.types import Rect, TocEntry, Word
 from bookreader.errors import BookReaderError, Cancelled
 from bookreader.ui.workers import Task, TaskControl, TaskRunner
+
+if TYPE_CHECKING:
+    from bookreader.core.pdf import PdfBook
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,7 @@ def _page_sizes(book) -> tuple[tuple[float, float], ...]:
     return tuple((float(w), float(h)) for w, h in map(book.page_size, range(book.page_count)))
 
 
-def _open_book(path: str, password: Optional[str], settings=None):
+def _open_book(path: str, password: Optional[str], settings=None) -> "PdfBook":
     """Open a PDF only after the sandbox has read it in a capped child process.
 
     A file that crashes or exhausts the child raises a clear PdfError here (the window
@@ -89,7 +92,7 @@ class DocumentService(QObject):
     def __init__(self, runner: TaskRunner, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
         self.runner = runner
-        self._book = None  # touched on the document thread only
+        self._book: Optional[PdfBook] = None  # touched on the document thread only
         self._generation = 0
         self.meta: Optional[DocumentMeta] = None
         self._wanted: list[tuple[int, int, float]] = []  # (page, key, zoom)
@@ -169,7 +172,7 @@ class DocumentService(QObject):
             book = self._book
             if book is None or gen != self._generation:
                 return None
-            data, w, h, stride = book.render(page, zoom)  # pyright: ignore[reportGeneralTypeIssues]
+            data, w, h, stride = book.render(page, zoom)
             # RGB32 is what the raster painter draws fastest; convert here, off the GUI thread.
             image = QImage(data, w, h, stride, QImage.Format.Format_RGB888).convertToFormat(
                 QImage.Format.Format_RGB32)
@@ -214,7 +217,7 @@ class DocumentService(QObject):
             for page in order:
                 if ctl.cancel() or gen != self._generation or self._book is None:
                     raise Cancelled()
-                rects = [tuple(r) for r in self._book.search_rects(page, query)]  # pyright: ignore[reportGeneralTypeIssues]
+                rects = [tuple(r) for r in self._book.search_rects(page, query)]
                 if rects:
                     hits += len(rects)
                     ctl.emit((page, rects))
@@ -252,7 +255,7 @@ class DocumentService(QObject):
                     continue
                 rects = self._book.search_rects(page, " ".join(words[:n]))
                 if rects:
-                    return [tuple(r) for r in rects]  # pyright: ignore[reportGeneralTypeIssues]
+                    return list(rects)
             return []
 
         def done(rects: list[Rect]) -> None:

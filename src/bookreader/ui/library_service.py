@@ -153,7 +153,7 @@ class _ProcessLanes:
                name: str, callbacks: dict):
         self._ensure_started()
         call_id = next(self.ids)
-        task = RemoteTask(name, lambda: self._send(("cancel", call_id)))  # pyright: ignore[reportArgumentType]
+        task = RemoteTask(name, lambda: self._send(("cancel", call_id)))
         self.runner.attach(task, lane, **callbacks)
         with self.lock:
             self.tasks[call_id] = task
@@ -163,8 +163,12 @@ class _ProcessLanes:
         return task
 
     def _send(self, msg) -> bool:
+        conn = self.conn
+        if conn is None:  # not started, or already stopped
+            log.warning("Cannot reach the library process: it is not running")
+            return False
         try:
-            self.conn.send(msg)  # pyright: ignore[reportOptionalMemberAccess]
+            conn.send(msg)
             return True
         except (OSError, ValueError, AttributeError) as exc:
             log.warning("Cannot reach the library process: %r", exc)

@@ -366,9 +366,11 @@ class MainWindow(QMainWindow):
     def last_page(self, path: str) -> int:
         """The page a book was left at (0 when never opened)."""
         value = self.ui_state.value(_last_page_key(path), 0)
+        if not isinstance(value, (int, float, str)):
+            return 0
         try:
-            return int(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            return int(value)
+        except ValueError:
             return 0
 
     def on_page_changed(self, page: int, label: str) -> None:
@@ -473,7 +475,9 @@ class MainWindow(QMainWindow):
         value = self.ui_state.value("recent", [])
         if isinstance(value, str):
             value = [value]
-        return [p for p in (value or []) if p]  # pyright: ignore[reportGeneralTypeIssues]
+        if not isinstance(value, (list, tuple)):
+            return []
+        return [str(p) for p in value if p]
 
     def _add_recent(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_books() if p != path]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from bookreader.core.types import Rect, Word
 
@@ -154,7 +154,7 @@ def word_at(words: Sequence[Word], x: float, y: float, *, snap: bool = True) -> 
 
 
 def selected_refs(anchor: WordRef, cursor: WordRef,
-                  words_by_page: dict[int, Sequence[Word]]) -> list[tuple[int, Word]]:
+                  words_by_page: Mapping[int, Sequence[Word]]) -> list[tuple[int, Word]]:
     """Every word between two ends (inclusive) in reading order, across pages."""
     a, b = sorted((anchor, cursor), key=WordRef.key)
     out: list[tuple[int, Word]] = []

@@ -7,9 +7,11 @@ short); it uses the view's selection state, signals and geometry helpers.
 
 from __future__ import annotations
 
+from typing import cast
+
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QWidget
 
 from bookreader.core.types import Mode
 from bookreader.ui.answer_card import NEARBY_ACTION, NEARBY_TIP
@@ -121,7 +123,7 @@ class ReaderInputMixin:
         if self.context_menu is not None:
             self.context_menu.close()
             self.context_menu.deleteLater()
-        menu = QMenu(self)  # pyright: ignore[reportArgumentType]
+        menu = QMenu(cast(QWidget, self))  # the mixin is part of a QWidget (ReaderView)
         menu.setObjectName("selectionMenu")
         ask = menu.addAction("Ask about this")
         ask.setToolTip("Ask about the selected text only")

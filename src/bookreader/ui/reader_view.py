@@ -223,7 +223,7 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
     def selected_items(self) -> list[tuple[int, Word]]:
         if self._anchor is None or self._cursor is None:
             return []
-        return selected_refs(self._anchor, self._cursor, self._words)  # pyright: ignore[reportArgumentType]
+        return selected_refs(self._anchor, self._cursor, self._words)
 
     def selected_text(self) -> str:
         """The selected words in reading order (what Ctrl+C copies and questions quote)."""
@@ -438,12 +438,13 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
 
     def _paint_rects(self, painter: QPainter, page: int, rects, color: QColor, dx: float,
                      dy: float, edge: Optional[QColor] = None) -> None:
-        if not rects:
+        layout = self.layout_
+        if not rects or layout is None:
             return
         painter.setPen(QPen(edge, 1.5) if edge is not None else Qt.PenStyle.NoPen)
         painter.setBrush(color)
         for r in rects:
-            x, y, w, h = self.layout_.rect_to_content(page, r)  # pyright: ignore[reportOptionalMemberAccess]
+            x, y, w, h = layout.rect_to_content(page, r)
             painter.drawRoundedRect(QRectF(x - dx - 1, y - dy - 1, w + 2, h + 2), 2, 2)
 
     def _selection_by_page(self) -> dict[int, list[Rect]]:

@@ -36,7 +36,7 @@ POOLS = ("library", "ingest", "document")
 class RemoteTask:
     """A task that runs outside this process; its owner emits the signals."""
 
-    def __init__(self, name: str, cancel: Callable[[], None]) -> None:
+    def __init__(self, name: str, cancel: Callable[[], object]) -> None:
         self.name = name
         self.signals = TaskSignals()
         self.cancel_event = threading.Event()

@@ -215,9 +215,10 @@ class AuditLog:
                     f"driver that is not installed ({exc}). For PostgreSQL install "
                     "'psycopg[binary]' and use a postgresql+psycopg:// URL."
                 ) from exc
-        in_memory = not u.database or u.database == ":memory:"
-        if not in_memory:
-            Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)  # pyright: ignore[reportArgumentType]
+        database = u.database
+        in_memory = not database or database == ":memory:"
+        if database and not in_memory:
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(u, poolclass=StaticPool) if in_memory else sa.create_engine(u)
 
         @event.listens_for(engine, "connect")

@@ -124,9 +124,9 @@ def prune(audit: "AuditLog", *, dry_run: bool = False, now: Optional[datetime] =
                     "AuditLog.from_settings or pass archive_dir."
                 )
             if cut and not dry_run:
-                if to_archive:
-                    archive_dir.mkdir(parents=True, exist_ok=True)  # pyright: ignore[reportOptionalMemberAccess]
-                    path = archive_dir / archive_name(to_archive[0]["seq"], to_archive[-1]["seq"])  # pyright: ignore[reportOptionalOperand]
+                if to_archive and archive_dir is not None:  # None was refused above
+                    archive_dir.mkdir(parents=True, exist_ok=True)
+                    path = archive_dir / archive_name(to_archive[0]["seq"], to_archive[-1]["seq"])
                     _write_gz(path, to_archive)
                     files.append(path)
                 last = cut[-1]

@@ -48,11 +48,11 @@ class ChainChecker:
         """Check one record; False (and :attr:`bad` set) when it does not match."""
         if self.bad is not None:
             return False
-        seq, rid = row.get("seq"), row.get("record_id")
+        raw_seq, rid = row.get("seq"), row.get("record_id")
         try:
-            seq = int(seq)  # pyright: ignore[reportArgumentType]
+            seq = int(raw_seq if raw_seq is not None else "")
         except (TypeError, ValueError):
-            return self._fail(row, f"record {rid} has no valid position (seq={seq!r})")
+            return self._fail(row, f"record {rid} has no valid position (seq={raw_seq!r})")
         if self.first_seq is None:
             self.first_seq = seq
         if self.prev_seq is not None:
@@ -299,7 +299,9 @@ def _verify_live(rows, anchor, archive_dir, head, hashes: "ContainsChecker") -> 
                 if not checker.add(rec):
                     return checker.result(f"Archive {f.name}")
                 hashes.add(rec)
-        start = (checker.prev_seq, checker.prev_hash)
+        start: Optional[tuple[int, str]] = None  # empty archive files: accept the first
+        if checker.prev_seq is not None and checker.prev_hash is not None:
+            start = (checker.prev_seq, checker.prev_hash)
         extra = f" Archive: {checker.n} records in {len(files)} files chain into it."
         if anchor is not None and checker.prev_seq is not None and checker.prev_seq < anchor[0]:
             # Records after the archive expired straight from the live log (older than the
@@ -323,7 +325,7 @@ def _verify_live(rows, anchor, archive_dir, head, hashes: "ContainsChecker") -> 
             )
     else:
         start = anchor if anchor is not None else (0, GENESIS_HASH)
-    live = ChainChecker(start)  # pyright: ignore[reportArgumentType]
+    live = ChainChecker(start)
     head_hash_seen: Optional[str] = None
     for row in rows:
         if not live.add(row):

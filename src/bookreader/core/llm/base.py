@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Protocol, Sequence, runtime_checkable
 
-from bookreader.core.types import CancelFn, Message, Token
+from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 
 
 @runtime_checkable
@@ -31,11 +31,14 @@ class LLMBackend(Protocol):
         max_tokens: int = 500,
         temperature: float = 0.1,
         cancel: Optional[CancelFn] = None,
+        request: Optional[AnswerRequest] = None,
     ) -> Iterator[Token]:
         """Yield the answer token by token.
 
         Stops early (without raising) when ``cancel()`` turns true; the caller decides
-        whether that was a timeout or the user's Stop.
+        whether that was a timeout or the user's Stop.  ``request`` is what the messages
+        say, as values (mode, question, excerpts, selection, fallback sentence): a backend
+        that does not read prose uses it instead of parsing the prompt; a model ignores it.
 
         Raises:
             ModelError: the model is missing or corrupt.

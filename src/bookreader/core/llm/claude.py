@@ -19,7 +19,7 @@ import os
 import threading
 from typing import Any, Iterator, Optional, Sequence
 
-from bookreader.core.types import CancelFn, Message, Token
+from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import BackendError
 
 log = logging.getLogger(__name__)
@@ -181,8 +181,10 @@ class ClaudeBackend:
         max_tokens: int = 500,
         temperature: float = 0.1,
         cancel: Optional[CancelFn] = None,
+        request: Optional[AnswerRequest] = None,
     ) -> Iterator[Token]:
-        """Stream the answer; see :class:`bookreader.core.llm.base.LLMBackend`.
+        """Stream the answer; see :class:`bookreader.core.llm.base.LLMBackend`
+        (``request`` is not used: the model reads the messages).
 
         ``temperature`` is sent when the installed SDK still accepts it (newer SDKs
         dropped the parameter).  The cancel check runs between streamed events; a stalled
@@ -220,8 +222,9 @@ class ClaudeBackend:
                 kind = getattr(event, "type", "")
                 if kind == "content_block_delta":
                     delta = getattr(event, "delta", None)
-                    if getattr(delta, "type", "") == "text_delta" and delta.text:  # pyright: ignore[reportOptionalMemberAccess]
-                        yield Token(delta.text)  # pyright: ignore[reportOptionalMemberAccess]
+                    text = getattr(delta, "text", "")
+                    if getattr(delta, "type", "") == "text_delta" and text:
+                        yield Token(text)
                 elif kind == "message_stop":
                     finished = True
         except anthropic.APIError as exc:

@@ -36,10 +36,11 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import split_sentences as _split
 from bookreader.core.sentences import stem
-from bookreader.core.types import CancelFn, Message, Token
+from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,18 @@ def parse_prompt(messages: Sequence[Message]) -> ParsedPrompt:
             if found:
                 fallback = found.group(1).strip()
     return ParsedPrompt(tuple(blocks), " ".join(question.split()), fallback)
+
+
+def prompt_from_request(request: AnswerRequest) -> ParsedPrompt:
+    """The same as :func:`parse_prompt`, from the structured request answering passes."""
+    blocks: list[ContextBlock] = []
+    if request.selection is not None:
+        blocks.append(ContextBlock("selection", request.selection.strip(), SELECTION_SECTION,
+                                   request.selection_page_label))
+    blocks.extend(ContextBlock("excerpt", e.text.strip(), e.section or "Book", e.page_label,
+                               e.number) for e in request.excerpts)
+    return ParsedPrompt(tuple(blocks), " ".join(request.question.split()),
+                        request.fallback or None)
 
 
 #: Where a "sentence" of the shared splitter holds more than one unit: after a colon that
@@ -212,9 +225,13 @@ class ExtractiveBackend:
         max_tokens: int = 500,
         temperature: float = 0.1,
         cancel: Optional[CancelFn] = None,
+        request: Optional[AnswerRequest] = None,
     ) -> Iterator[Token]:
-        """Yield the answer word by word (``temperature`` is ignored: nothing is sampled)."""
-        text = self.answer(messages, max_tokens=max_tokens)
+        """Yield the answer word by word (``temperature`` is ignored: nothing is sampled).
+
+        With ``request`` the context and question come from it, not from the messages.
+        """
+        text = self.answer(messages, max_tokens=max_tokens, request=request)
         pieces = re.findall(r"\s*\S+", text)[: max(0, max_tokens)]
         for piece in pieces:
             if cancel is not None and cancel():
@@ -222,9 +239,10 @@ class ExtractiveBackend:
             yield Token(piece)
 
     # --- the work ------------------------------------------------------------------
-    def answer(self, messages: Sequence[Message], *, max_tokens: int = 500) -> str:
+    def answer(self, messages: Sequence[Message], *, max_tokens: int = 500,
+               request: Optional[AnswerRequest] = None) -> str:
         """The whole answer text for ``messages`` (what :meth:`stream` yields)."""
-        prompt = parse_prompt(messages)
+        prompt = prompt_from_request(request) if request is not None else parse_prompt(messages)
         fallback = self._fallback_for(prompt)
         chosen = self.select(prompt)
         if not chosen:
@@ -483,10 +501,7 @@ def _render(c: _Candidate) -> str:
     shown = c.sentence
     if shown.endswith(":"):  # a claim that introduced a listing reads as a statement
         shown = shown[:-1].rstrip() + "."
-    return (
-        f'{shown} [Source: {c.block.section or "Book"} (Page {c.block.page_label}) - '
-        f'"{_quote(c.sentence)}"]'
-    )
+    return f"{shown} {format_citation(c.block.section, c.block.page_label, _quote(c.sentence))}"
 
 
 def _quote(sentence: str, max_words: int = 30) -> str:
@@ -499,9 +514,10 @@ def _quote(sentence: str, max_words: int = 30) -> str:
 
 def _embed(embedder: Any, texts: list[str]) -> list[Sequence[float]]:
     for method in ("embed", "encode"):
-        fn = getattr(embedder, method, None)
+        fn: Any = getattr(embedder, method, None)  # a duck-typed embedder
         if callable(fn):
-            return list(fn(texts))  # pyright: ignore[reportArgumentType]
+            vectors: Any = fn(texts)
+            return list(vectors)
     raise TypeError(f"{type(embedder).__name__} has neither embed() nor encode()")
 
 

@@ -33,7 +33,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
-from bookreader.core.types import CancelFn, Message, Token
+from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -320,8 +320,10 @@ class LlamaCppBackend:
         max_tokens: int = 500,
         temperature: float = 0.1,
         cancel: Optional[CancelFn] = None,
+        request: Optional[AnswerRequest] = None,
     ) -> Iterator[Token]:
-        """Stream the answer; see :class:`bookreader.core.llm.base.LLMBackend`.
+        """Stream the answer; see :class:`bookreader.core.llm.base.LLMBackend`
+        (``request`` is not used: the model reads the messages).
 
         One generation runs at a time per model; a second caller waits (and gives up
         quietly if it is cancelled while waiting).

@@ -27,7 +27,7 @@ import logging
 import shutil
 import time
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 import numpy as np
 from qdrant_edge import (
@@ -47,6 +47,9 @@ from qdrant_edge import (
     ScrollRequest,
     UpdateOperation,
 )
+
+if TYPE_CHECKING:
+    from qdrant_edge import PointId  # a type alias of the stubs only
 
 from bookreader.core.store.locking import BookLock
 from bookreader.core.store.points import (
@@ -234,11 +237,11 @@ class EdgeStore:
             return set()
         shard = self._live()
         found: set[str] = set()
-        keys = list(by_point)
+        keys: list[PointId] = list(by_point)
         with self._errors("read", damaged=True):
             for start in range(0, len(keys), _PAGE):
                 records = shard.retrieve(
-                    keys[start : start + _PAGE], with_payload=False, with_vector=False  # pyright: ignore[reportArgumentType]
+                    keys[start : start + _PAGE], with_payload=False, with_vector=False
                 )
                 found.update(by_point[str(rec.id)] for rec in records)
         return found

@@ -1,0 +1,188 @@
+"""Generation: stream a backend's answer within its time budget, and stop it early.
+
+A local model must start within its first-token budget; once tokens flow it streams to
+its token cap (the student can press Stop).  Claude has a total budget.  Generation also
+stops, without waiting for the token cap, when:
+
+* the backend's claim cap is reached (small models add wrong claims after the first
+  few; the answer keeps the first ``max_claims`` with their citations),
+* the model wrote its confidence line (what follows is chatter), or
+* the model repeats itself (a token loop, or one sentence three times over).
+
+Only an answer that was cut off by a budget is a timeout; one that finished is kept,
+however long it took.  :mod:`bookreader.core.answering` decides what to show either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from bookreader.core.model_output import (
+    claim_units,
+    confidence_written,
+    loop_start,
+    split_confidence,
+)
+from bookreader.core.sentences import words
+from bookreader.core.types import AnswerRequest, CancelFn, Message
+
+log = logging.getLogger(__name__)
+
+#: Characters at the end of the stream that the stop rules look at.
+_TAIL_CHARS = 400
+
+
+@dataclass
+class Generation:
+    """What one streamed generation produced."""
+
+    raw: str = ""  # everything that streamed
+    #: The first ``max_claims`` claims when the claim cap stopped generation, else None.
+    cut: Optional[str] = None
+    logprobs: list[float] = field(default_factory=list)
+    first_token_ms: Optional[float] = None  # from the question's start
+    generation_ms: float = 0.0
+    timed_out: str = ""  # "", "first_token" or "total"
+
+
+def budget_pair(value: Any) -> tuple[Optional[float], Optional[float]]:
+    """(first-token, total) seconds from a budget function's result (a number: a total)."""
+    if isinstance(value, (int, float)):
+        return None, float(value)
+    first, total = value
+    return first, total
+
+
+def generate(
+    backend: Any,
+    messages: Sequence[Message],
+    *,
+    request: Optional[AnswerRequest],
+    max_tokens: int,
+    temperature: float,
+    first_budget: Optional[float],
+    total_budget: Optional[float],
+    max_claims: Optional[int],
+    started: float,
+    stage_ms: dict[str, float],
+    on_token: Optional[Callable[[str], None]],
+    cancel: CancelFn,
+) -> Generation:
+    """Stream ``backend``'s answer to ``messages`` under the budgets and stop rules.
+
+    Args:
+        started: ``time.perf_counter()`` when the question was asked (first-token time
+            is reported from there: it is what the user waits for).
+        stage_ms: Gets ``first_token`` (from the start of generation) and ``generation``.
+
+    Raises:
+        BookReaderError: the backend failed (``stage_ms["generation"]`` is set first).
+        Cancelled: raised by the backend when the user pressed Stop.
+    """
+    g0 = time.perf_counter()
+    first_deadline = g0 + first_budget if first_budget is not None else math.inf
+    deadline = g0 + total_budget if total_budget is not None else math.inf
+    out = Generation()
+
+    def stop() -> bool:
+        if cancel():
+            return True
+        now = time.perf_counter()
+        if out.first_token_ms is None and now > first_deadline:
+            out.timed_out = "first_token"
+            return True
+        if now > deadline:
+            out.timed_out = "total"
+            return True
+        return False
+
+    pieces: list[str] = []
+    try:
+        for token in backend.stream(
+            list(messages), max_tokens=max_tokens, temperature=temperature, cancel=stop,
+            request=request,
+        ):
+            if out.first_token_ms is None and token.text:
+                out.first_token_ms = (time.perf_counter() - started) * 1000.0
+                stage_ms["first_token"] = (time.perf_counter() - g0) * 1000.0
+            pieces.append(token.text)
+            if token.logprob is not None:
+                out.logprobs.append(token.logprob)
+            if on_token is not None and token.text:
+                on_token(token.text)
+            if stop():
+                break
+            if max_claims and enough_sentences(pieces, max_claims):
+                log.debug("Stopped generation after %d sentences", max_claims)
+                # The answer keeps the first claims; raw keeps all that streamed.
+                out.cut = first_claims("".join(pieces), max_claims)
+                break
+            if answer_complete(pieces):
+                log.debug("Stopped generation: the answer is complete or repeating")
+                break
+    finally:
+        out.generation_ms = (time.perf_counter() - g0) * 1000.0
+        stage_ms["generation"] = out.generation_ms
+    out.raw = "".join(pieces)
+    return out
+
+
+# --- the stop rules ------------------------------------------------------------------------
+
+def enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:
+    """True once ``limit`` claims are complete (with their citations, if any follow)."""
+    if not limit:
+        return False
+    last = pieces[-1] if pieces else ""
+    if not last or not any(c in last for c in ".!?]\n"):
+        return False
+    text, _ = split_confidence("".join(pieces))
+    units = [c for c, _ in claim_units(text) if words(c)]
+    # The (limit+1)-th claim has begun, so the limit-th one and its citations are complete.
+    return len(units) > limit
+
+
+def first_claims(text: str, limit: int) -> str:
+    """The first ``limit`` claims of ``text`` with their citations (the rest cut)."""
+    body, _ = split_confidence(text)
+    kept: list[str] = []
+    n = 0
+    for claim, full in claim_units(body):
+        if words(claim):
+            if n == limit:
+                break
+            n += 1
+        kept.append(full)
+    return " ".join(kept)
+
+
+def answer_complete(pieces: list[str]) -> bool:
+    """True once the model wrote its confidence line, or started repeating itself.
+
+    Small models often go on after "Confidence: 0.9" or loop over one sentence until the
+    token limit; both only cost time (the rest would be cut or judged unsupported).
+    """
+    last = pieces[-1] if pieces else ""
+    if not last or not any(c in last for c in ".\n!?%0123456789 "):
+        return False
+    text = "".join(pieces)
+    tail = text[-_TAIL_CHARS:]
+    if confidence_written(tail):
+        return True
+    if loop_start(tail) is not None:
+        return True
+    if len(text) < 120:
+        return False
+    # One sentence three times over, also with its numbers counting up ("4.8 The window
+    # is 10 days. 4.9 The window is 10 days. ...").
+    sentences = [
+        " ".join(re.sub(r"\d+(?:[.,]\d+)*", "#", x).lower().split())
+        for x in re.split(r"(?<=[.!?])\s+|\n+", text)
+        if len(x.strip()) >= 20
+    ]
+    return len(sentences) >= 3 and sentences.count(sentences[-1]) >= 3

@@ -1,0 +1,229 @@
+"""The MuPDF document under a :class:`~bookreader.core.pdf.PdfBook`: opening it safely,
+routing its messages into logging, and reading the raw lines of one page.
+
+Opening checks what a user can get wrong or a broken file can hide (a folder, an empty file,
+not a PDF, a password, a page tree that declares no or absurdly many pages) and says so in a
+:class:`~bookreader.errors.PdfError`.  :func:`extract_page` returns a page's words grouped into
+lines and blocks in reading order, in display coordinates; cleaning them (running headers,
+hyphenation, sections) is :class:`~bookreader.core.pdf.PdfBook`'s job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, cast
+
+import fitz
+
+from bookreader.core import pdf_layout as lay
+from bookreader.core.types import Rect, Word
+from bookreader.errors import PasswordRequired, PdfError
+
+log = logging.getLogger(__name__)
+mupdf_log = logging.getLogger("bookreader.mupdf")
+
+#: More pages than any real book; a larger declared count means a broken page tree.
+MAX_PAGES = 100_000
+#: Ligatures expanded (no PRESERVE_LIGATURES), whitespace kept, text outside the page dropped.
+TEXT_FLAGS = fitz.TEXT_PRESERVE_WHITESPACE | fitz.TEXT_MEDIABOX_CLIP
+
+
+def file_book_id(path: str | Path) -> str:
+    """The book id: first 16 hex digits of the SHA-256 of the file's bytes (streamed)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise PdfError(
+            f"Cannot read {path}: {exc.strerror or exc}. Check that the file exists and "
+            "that you may read it."
+        ) from exc
+    return digest.hexdigest()[:16]
+
+
+def route_mupdf_messages() -> None:
+    """Send MuPDF's errors and warnings to logging instead of stderr (idempotent); bad
+    bytes in them become U+FFFD."""
+    from bookreader.core.storage import ValidTextFilter
+
+    if not any(isinstance(f, ValidTextFilter) for f in mupdf_log.filters):
+        mupdf_log.addFilter(ValidTextFilter())
+    fitz.TOOLS.mupdf_display_errors(False)
+    fitz.TOOLS.mupdf_display_warnings(False)
+    fitz.set_messages(pylogging=True, pylogging_name=mupdf_log.name, pylogging_level=logging.INFO)
+
+
+def flush_mupdf_messages(context: str) -> None:
+    text = fitz.TOOLS.mupdf_warnings(reset=True)
+    if text:
+        mupdf_log.info("MuPDF (%s): %s", context, text.replace("\n", "; "))
+
+
+@dataclass
+class Extracted:
+    """One page as extracted: blocks of lines in reading order, before cleaning."""
+
+    blocks: list[lay.TextBlock]
+    top: float
+    height: float
+    width: float
+    damaged: str = ""  # why the page could not be read, if it could not
+
+
+def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fitz.Document, Path, str]:
+    """Open a PDF with MuPDF, authenticating with ``password`` when it is encrypted.
+
+    Returns:
+        ``(document, path, book id)``.
+
+    Raises:
+        PasswordRequired: encrypted and no password, or a wrong one, was given.
+        PdfError: missing, not a PDF, damaged beyond repair, no pages, absurd size.
+    """
+    path = Path(path)
+    name = path.name
+    route_mupdf_messages()
+    if not path.is_file():
+        what = "is a folder, not a PDF file" if path.is_dir() else "does not exist"
+        raise PdfError(f"{path} {what}. Check the path and choose a PDF file.")
+    book_id = file_book_id(path)
+    if path.stat().st_size == 0:
+        raise PdfError(f"'{name}' is empty (0 bytes). Choose another copy of the book.")
+    from bookreader.core.sandbox import check_file_type
+
+    check_file_type(path)
+    looks_like_pdf = True
+    try:
+        doc = fitz.open(str(path), filetype="pdf")
+    except Exception as exc:  # MuPDF raises several types; all mean "cannot open"
+        flush_mupdf_messages(name)
+        log.info("Cannot open %s: %r", path, exc)
+        if "number of pages" in str(exc).lower():
+            reason = "declares an impossible number of pages (its page tree is broken)"
+        elif looks_like_pdf:
+            reason = "is damaged beyond repair"
+        else:
+            reason = "is not a PDF file"
+        raise PdfError(
+            f"'{name}' {reason}. Open it in another PDF viewer and save a new copy, "
+            "or choose another file.",
+            details=repr(exc),
+        ) from exc
+    try:
+        _authenticate(doc, path, password)
+        count = doc.page_count
+    except PdfError:
+        doc.close()
+        raise
+    except Exception as exc:
+        doc.close()
+        log.info("Cannot count the pages of %s: %r", path, exc)
+        what = (
+            "declares an impossible number of pages (its page tree is broken)"
+            if "number of pages" in str(exc).lower()
+            else "could not be read: its structure is damaged"
+        )
+        raise PdfError(
+            f"'{name}' {what}. Save a new copy from another PDF viewer and try again.",
+            details=repr(exc),
+        ) from exc
+    finally:
+        flush_mupdf_messages(name)
+    if count <= 0:
+        doc.close()
+        raise PdfError(
+            f"'{name}' has no pages BookReader can find (the file is empty or its page "
+            "tree is broken). Open it in another PDF viewer and save a new copy."
+        )
+    if count > MAX_PAGES:
+        doc.close()
+        raise PdfError(
+            f"'{name}' declares {count:,} pages, more than any real book; its page tree "
+            "is broken. Save a new copy from another PDF viewer and try again."
+        )
+    return doc, path, book_id
+
+
+def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> None:
+    if not doc.needs_pass:
+        return
+    name = path.name
+    if not password:
+        raise PasswordRequired(
+            f"'{name}' is protected by a password. Open it again and enter its password "
+            "(on the command line: --password).",
+            path=str(path),
+        )
+    if not any(doc.authenticate(v) for v in lay.password_variants(password)):
+        raise PasswordRequired(
+            f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
+            "and try again.",
+            path=str(path),
+            wrong_password=True,
+        )
+
+
+def read_title(doc: fitz.Document, path: Path) -> str:
+    """The title in the metadata, else the file name."""
+    try:
+        title = (doc.metadata or {}).get("title") or ""
+    except Exception as exc:
+        log.info("Cannot read the metadata of %s: %r", path, exc)
+        title = ""
+    title = " ".join(lay.normalize_text(title).split())
+    if not title or title.lower() in ("untitled", "none"):
+        title = path.stem.replace("_", " ")
+    return title
+
+
+def rotation_of(page: fitz.Page) -> tuple[float, ...]:
+    """The page's rotation matrix as six numbers (for :func:`pdf_layout.display_transform`)."""
+    m = page.rotation_matrix
+    return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
+def extract_page(doc: fitz.Document, index: int) -> Extracted:
+    """The words of one page grouped into lines and blocks, in reading order (uncleaned)."""
+    page = doc.load_page(index)
+    disp = lay.display_transform(rotation_of(page))
+    prect = page.rect
+
+    tp = page.get_textpage(flags=TEXT_FLAGS)
+    # get_text's return type depends on its option, which PyMuPDF's hints do not say.
+    info = cast(dict[str, Any], page.get_text("dict", textpage=tp))
+    words = cast(list[tuple[float, float, float, float, str, int, int, int]],
+                 page.get_text("words", textpage=tp))
+    line_style: dict[tuple[int, int], tuple[float, bool, Rect]] = {}
+    block_boxes: dict[int, Rect] = {}
+    for b, block in enumerate(info.get("blocks", [])):
+        if block.get("type", 0) != 0:
+            continue
+        block_boxes[b] = disp(block["bbox"])
+        for ln, line in enumerate(block.get("lines", [])):
+            spans = [s for s in line.get("spans", []) if s.get("text", "").strip()]
+            size = max((s["size"] for s in spans), default=0.0)
+            bold = bool(spans) and all(s.get("flags", 0) & 16 for s in spans)
+            line_style[(b, ln)] = (round(size * 2) / 2, bold, disp(line["bbox"]))
+    lines: OrderedDict[tuple[int, int], lay.TextLine] = OrderedDict()
+    for x0, y0, x1, y1, text, b, ln, _w in words:
+        text = lay.normalize_text(text).strip()
+        if not text:
+            continue
+        key = (b, ln)
+        if key not in lines:
+            size, bold, bbox = line_style.get(key, (0.0, False, disp((x0, y0, x1, y1))))
+            lines[key] = lay.TextLine([], bbox, size, bold, b)
+        for part, box in lay.split_word(text, (x0, y0, x1, y1)):
+            lines[key].words.append(Word(part, disp(box), b, ln, -1))
+    blocks: OrderedDict[int, lay.TextBlock] = OrderedDict()
+    for (b, _ln), line in lines.items():
+        blk = blocks.setdefault(b, lay.TextBlock([], block_boxes.get(b, line.bbox)))
+        blk.lines.append(line)
+    ordered = lay.reading_order(list(blocks.values()), prect.width)
+    return Extracted(ordered, prect.y0, prect.height, prect.width)
