@@ -281,6 +281,10 @@ def _with_all_signals(r: dict) -> dict:
     sig = dict(r.get("signals") or {})
     if sig and "coverage" not in sig:
         sig["coverage"] = calibration.question_coverage(r["question"], r["answer"])
+    if sig and "length" not in sig:
+        sig["length"] = calibration.answer_length(r["answer"])
+    if sig and "answer_type" not in sig:
+        sig["answer_type"] = calibration.answer_type(r["question"], r["answer"])
     return {**r, "signals": sig}
 
 
@@ -340,7 +344,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "apart from speed on a busy machine (results get a _ftN suffix)")
     ap.add_argument("--fit", nargs="+", type=Path, default=None,
                     help="fit the confidence calibration on these result files")
-    ap.add_argument("--features", default="generation,coverage",
+    ap.add_argument("--features", default="generation,answer_type,relevance,coverage,length",
                     help="signals the fit uses (comma separated; '' for all)")
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
     ap.add_argument("--rescore", nargs="+", type=Path, default=None,

@@ -502,13 +502,15 @@ def test_budgets_per_backend_come_from_the_spec_table_with_overrides(settings):
     assert reg.budget_for("tiny", settings) == (6.0, None)
     assert reg.budget_for("gguf:/models/qwen.gguf", settings) == (60.0, None)
     assert reg.budget_for("claude", settings) == (None, 60.0)
+    # The extractive answer exists whole before its first word: no budget can cut it.
+    assert reg.budget_for("extractive", settings) == (None, None)
     s = settings.updated(budgets={"tiny": {"first_token_s": 4}, "qwen": {"x": 1},
                                   "claude": {"total_s": 30, "first_token_s": 9}})
     assert reg.budget_for("bundled", s) == (4.0, None)
     assert reg.budget_for("qwen.gguf", s) == (60.0, None)
     assert reg.budget_for("claude", s) == (None, 30.0)  # no first-token limit to override
-    first, total = reg.budget_for("extractive", s)
-    assert first is None and 0 < total <= 10.0
+    s = s.updated(budgets={"extractive": {"total_s": 3, "first_token_s": 1}})
+    assert reg.budget_for("extractive", s) == (None, None)  # nothing to override
 
 
 def test_list_gguf_models_finds_files_in_the_models_folder(settings):

@@ -16,7 +16,12 @@ card replaced by the grounding check all showed High.  Now the confidence of an
 * ``generation``: the model's stated confidence, else its mean token probability, else
   0.80 (:data:`DEFAULT_GENERATION`);
 * ``extractive``: 1 for the extractive backend (its "stated confidence" is its own
-  keyword/similarity score, a different quantity).
+  keyword/similarity score, a different quantity);
+* ``length``: the answer's words without citations over 60, at most 1
+  (:func:`answer_length`: the gold answers name several points, and a one-line answer
+  holds fewer of them);
+* ``answer_type``: whether the answer's best sentence has the shape the question asks
+  for (:func:`answer_type`: a definition for "what is", a procedure for "how").
 
 The coefficients (:data:`COEFFICIENTS`) are fitted by ``bench/answer_quality.py --fit`` on
 the tune split of the question sets (every other in-scope question of
@@ -24,17 +29,19 @@ the tune split of the question sets (every other in-scope question of
 on the held-out split.
 
 FIT (``bench/answer_quality.py --fit bench/results/answer_quality_{thinkjava2,py4e,
-sample_guide,physical_ai_textbook}_extractive.json``, features generation + coverage, L2
-0.01): 78 extractive answers (31 tune, 47 held-out; the bundled model wrote no answer
-inside its budget on the loaded bench machine).  On this data the signals barely separate
-right from wrong (mean generation 0.70 vs 0.65, coverage 0.84 vs 0.77; grounding
-similarity and overlap are ~1 for every extractive answer, which quotes the book), so the
-honest estimate is close to the base rate: every held-out answer is "low" (0.45-0.6),
-44.7 % of them correct; held-out ECE 0.133 (target 0.10 not reached: the tune split is
-58 % correct, the held-out split 45 %).  The full feature set fitted on the same rows gave
-negative weights to similarity and relevance (noise at this size) and held-out ECE 0.147.
-No answer is labelled "high" until a signal earns it: refit when larger tiers' answers
-are measured.
+physical_ai_textbook}_extractive.json --features generation,answer_type,relevance,coverage,
+length``, L2 0.01): 222 extractive answers after the issue 11 section 6 changes (111 tune,
+111 held-out; no local model answered inside its budget on the loaded bench machine, so
+the fit has no language-model rows).  The features are the signals whose ROC AUC on the
+tune split was at least 0.60 (length 0.66, answer_type 0.65, generation 0.64, coverage
+0.64, relevance 0.62; retrieval 0.55, margin 0.53, grounding similarity and overlap
+0.41-0.49: an extractive answer quotes the book, so the check passes every one).
+Held-out: ECE 0.069 (target 0.10); "medium" 5 answers, 4 correct (80 %); "low" 106
+answers, 54.7 % correct; nothing "high" (tune split: medium 4 of 4 correct, low 49.5 %).
+The signals are weak, so the estimate stays near the base rate for most answers: the
+highest it can give (every signal at its best) is 0.81, "medium", and nothing is labelled
+"high" until a signal earns it.  Refit when a language model's answers are measured: its
+token probabilities are the ``generation`` signal.
 
 Every other outcome (quotes, not covered, timeout, error) is capped below the "high"
 level: no such card ever shows "High confidence".
@@ -56,15 +63,17 @@ NON_ANSWER_CAP = 0.69
 
 #: Intercept and weights of the logistic model (see the module docstring for the fit).
 COEFFICIENTS: dict[str, float] = {
-    "intercept": -0.23,
+    "intercept": -2.722,
     "retrieval": 0.0,
     "margin": 0.0,
     "similarity": 0.0,
     "overlap": 0.0,
-    "relevance": 0.0,
-    "coverage": 0.22,
-    "generation": 0.56,
+    "relevance": 0.925,
+    "coverage": 0.832,
+    "generation": 0.896,
     "extractive": 0.0,
+    "length": 1.297,
+    "answer_type": 0.795,
 }
 FEATURES: tuple[str, ...] = tuple(k for k in COEFFICIENTS if k != "intercept")
 
@@ -81,6 +90,8 @@ class Signals:
     coverage: float = 0.0
     generation: float = DEFAULT_GENERATION
     extractive: float = 0.0
+    length: float = 0.0
+    answer_type: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {k: round(float(v), 4) for k, v in asdict(self).items()}
@@ -132,6 +143,33 @@ def question_coverage(question: str, answer: str) -> float:
     return round(len(asked & set(content_terms(strip_citations(answer)))) / len(asked), 4)
 
 
+#: Words of an answer (citations removed) at which ``length`` reaches 1.
+FULL_LENGTH_WORDS = 60
+
+
+def answer_length(answer: str) -> float:
+    """Words of the answer without its citations, as a share of FULL_LENGTH_WORDS (<= 1)."""
+    from bookreader.core.citations import strip_citations
+
+    return round(min(1.0, len(strip_citations(answer).split()) / FULL_LENGTH_WORDS), 4)
+
+
+def answer_type(question: str, answer: str) -> float:
+    """How well the answer's best sentence has the shape the question asks for (a
+    definition for "what is", a procedure for "how", a reason for "why"): the extractive
+    backend's answer-type score of its best sentence, from -1 (a lead-in to code, a contents
+    line) to 0.3 (the book's own glossary entry for the asked term)."""
+    from bookreader.core.citations import strip_citations
+    from bookreader.core.llm.extractive import answer_type_bonus, question_kind, split_sentences
+    from bookreader.core.sentences import content_terms
+
+    kind = question_kind(question)
+    q_terms = set(content_terms(question))
+    scores = [answer_type_bonus(kind, s, q_terms)
+              for s in split_sentences(strip_citations(answer)) if s.strip()]
+    return round(max(scores), 4) if scores else 0.0
+
+
 def margin_of(scores: Sequence[float]) -> float:
     """Top score minus the second (0 with fewer than two)."""
     ranked = sorted((float(s) for s in scores), reverse=True)
@@ -170,4 +208,6 @@ def answer_signals(
         coverage=question_coverage(question, text),
         generation=generation,
         extractive=1.0 if extractive else 0.0,
+        length=answer_length(text),
+        answer_type=answer_type(question, text),
     )

@@ -25,7 +25,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 from bookreader.core.citations import CitationSource, format_citation
-from bookreader.core.llm.extractive import split_sentences
+from bookreader.core.llm.extractive import (
+    TOC_LINE,
+    answer_type_bonus,
+    looks_like_code,
+    question_kind,
+    split_sentences,
+)
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -160,6 +166,8 @@ def usable_sentence(sentence: str) -> bool:
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
+    if TOC_LINE.search(s) or looks_like_code(s):  # a contents line or a listing
+        return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False
     return bool(re.search(r"[.!?\"'\u201d)]$", s)) or n >= 8
@@ -197,8 +205,10 @@ def rank_sentences(
     """The usable sentences of ``sources``, most relevant to ``question`` first.
 
     Relevance is the mean of keyword coverage (the share of the question's content words
-    the sentence holds) and, with an embedder, the MiniLM cosine to the question; a
-    definition gets a small bonus for "what is" questions.
+    the sentence holds) and, with an embedder, the MiniLM cosine to the question, adjusted
+    by :func:`~bookreader.core.llm.extractive.answer_type_bonus` (a matching glossary
+    entry or definition up for "what is", a procedure for "how", a reason for "why"; a
+    task or a question down).
     """
     q_terms = set(content_terms(question))
     cands: list[tuple[str, CitationSource, float]] = []
@@ -218,14 +228,16 @@ def rank_sentences(
     cands.sort(key=lambda c: -c[2])
     cands = cands[:limit]
     vectors = _embed(embedder, [question] + [c[0] for c in cands])
-    definitional = bool(re.match(r"\s*(?:what\s+(?:is|are)|define|what\s+does)", question, re.I))
+    kind = question_kind(question)
     out = []
     for i, (sent, src, cov) in enumerate(cands):
         score = cov
         if vectors is not None:
             score = (cov + _cos(vectors[0], vectors[i + 1])) / 2
-        if definitional and _DEFINITION.search(sent):
-            score += 0.05
+        # The extractive backend's preferences: a definition (the book's own glossary entry
+        # first) for "what is", a procedure for "how", a reason for "why"; an exercise, a
+        # question or a passing remark without the answer's shape ranks lower.
+        score += answer_type_bonus(kind, sent, q_terms)
         out.append(Quote(sent, src, round(score, 4)))
     out.sort(key=lambda q: -q.score)
     return out
