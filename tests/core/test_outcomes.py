@@ -282,3 +282,36 @@ def test_a_whole_book_answer_no_page_supports_is_quotes_not_an_answer(book, clau
                      retriever=book[2], pages=book[3], backend="claude")
     assert a.outcome is not Outcome.ANSWER and a.fallback
     assert a.outcome is Outcome.QUOTES and a.citations and all(c.verified for c in a.citations)
+
+
+TRUNCATION = ("end of a sentence before the limit, and a truncation warning under the answer "
+              "says how much was left out. An instruction hidden inside a")
+
+
+def test_a_conclusion_stitched_from_the_selection_with_an_invented_excerpt_is_rejected(claude):
+    """Found making the screenshots with the tiny model: every word of this wrong answer is
+    in the selection (overlap 1.0), its similarity is low, and the excerpt it quotes is
+    nowhere in the selection.  It was shown as a verified answer."""
+    server, answerer = claude
+    server.queue(Behaviour.normal(
+        "The truncation warning says that the instruction inside the sentence was left out. "
+        '[Source: Selected text (Page 12) - "This instruction was left out."]\n'
+        "Confidence: 0.9"))
+    a = answerer.ask("What does the truncation warning say?", mode=Mode.SELECTED,
+                     selection=TRUNCATION, backend="claude")
+    assert a.outcome is Outcome.NOT_IN_SELECTION
+    assert a.text == "The selected text does not contain the answer."
+    assert a.validation is not None and not a.validation.passed
+
+
+def test_a_faithful_answer_whose_excerpt_was_repaired_stays_an_answer_and_says_so(claude):
+    server, answerer = claude
+    server.queue(Behaviour.normal(
+        "A truncation warning under the answer says how much was left out. "
+        '[Source: Selected text - "the warning tells how much was cut"]\nConfidence: 0.9'))
+    a = answerer.ask("What does the truncation warning say?", mode=Mode.SELECTED,
+                     selection=TRUNCATION, backend="claude")
+    assert a.outcome is Outcome.ANSWER, (a.text, a.validation)
+    assert a.citations and a.citations[0].verified
+    # the second verification pass finds the repaired excerpt verbatim; it stays marked
+    assert a.citations[0].repaired

@@ -78,6 +78,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     generation_confidence,
 )
 from bookreader.core.retrieval import is_covered
+from bookreader.core.sentences import key_only
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -92,6 +93,10 @@ from bookreader.core.types import (
 from bookreader.errors import BookReaderError, Cancelled, InvalidInput, QueryTimeout
 
 log = logging.getLogger(__name__)
+
+#: Below this grounding similarity an answer whose citation excerpt the model invented is
+#: rejected even when its words are all in the context (see ``_finish``).
+INVENTED_MIN_SIMILARITY = 0.70
 
 class Answerer:
     """Answers questions in the three modes.
@@ -461,8 +466,20 @@ class _Run(OutcomeAssembly):
         sources = self._sources(passages)
         context = "\n\n".join(s.text for s in sources)
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
+        # Citations whose excerpt the model invented (found nowhere in the context, so
+        # replaced by the closest real sentence): remembered across the second pass below.
+        invented = {(c.page, key_only(c.excerpt)) for c in citations if c.repaired}
         validation = self.owner.validator.validate(text, context)
         validation = self._mark_tautologies(text, validation)
+        if invented and validation.passed and validation.similarity < INVENTED_MIN_SIMILARITY:
+            # The model quoted words the context does not hold, and its answer is only
+            # loosely like the context: the usual shape of a conclusion stitched from the
+            # passage's own words ("the warning says the instruction was left out").
+            log.info("Rejected: an invented citation excerpt and similarity %.2f",
+                     validation.similarity)
+            validation = replace(validation, passed=False)
+            return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
+                                   confidence, t)
         replaced = False
         if not validation.passed:
             kept = supported_part(text, validation)
@@ -475,6 +492,9 @@ class _Run(OutcomeAssembly):
             return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
                                    confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
+        if invented:  # the second pass finds the repaired excerpts verbatim
+            citations = tuple(replace(c, repaired=True) if (c.page, key_only(c.excerpt))
+                              in invented else c for c in citations)
         if self.mode is Mode.BOOK and not any(c.verified for c in citations):
             # Every claim of a whole-book answer carries a citation a student can follow;
             # an answer none of whose sentences could be tied to a page is not shown as one.
