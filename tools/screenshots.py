@@ -209,18 +209,19 @@ def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
         # backend, whose answers are copied sentences).
         from bookreader.core.types import Outcome
 
+        def quotes_cards() -> list:
+            return [c for c in win.chat.cards()
+                    if c.answer is not None and c.answer.outcome is Outcome.QUOTES]
+
         for question in QUOTES_QUESTIONS:
-            if any(getattr(a, "outcome", None) == Outcome.QUOTES for a in answers):
+            if quotes_cards():
                 break
             n = len(answers)
             win.chat.question_edit.setPlainText(question)
             win.chat.ask()
             _pump(qapp, lambda n=n: len(answers) > n, 300, "an answer")
-        if any(getattr(a, "outcome", None) == Outcome.QUOTES for a in answers):
-            quotes_card = next(c for c in reversed(win.chat.cards())
-                               if getattr(c.answer, "outcome", None) == Outcome.QUOTES)
-            area = getattr(win.chat, "scroll_area", None) or win.chat.scroll
-            area.ensureWidgetVisible(quotes_card)
+        if quotes_cards():
+            win.chat.scroll_area.ensureWidgetVisible(quotes_cards()[-1])
             _settle(qapp)
             written.append(_composite(win, None, "quotes-card.png", out_dir))
         else:

@@ -128,7 +128,6 @@ class CitationChecker:
         self.sources = list(sources)
         self.pages = pages
         self._page_text: dict[int, str] = {}
-        self._page_key: dict[int, tuple[str, list[int]]] = {}
         self._last_offset: Optional[int] = None  # page offset of the last excerpt located
 
     # --- page access ------------------------------------------------------------------
@@ -144,9 +143,7 @@ class CitationChecker:
         return self._page_text[index]
 
     def _key_of_page(self, index: int) -> tuple[str, list[int]]:
-        if index not in self._page_key:
-            self._page_key[index] = _page_match_key(self._text_of_page(index) or "")
-        return self._page_key[index]
+        return _page_match_key(self._text_of_page(index) or "")
 
     def _label_pages(self, src: CitationSource) -> list[tuple[int, str]]:
         """(physical page, printed label) for every page a source covers."""

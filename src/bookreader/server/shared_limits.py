@@ -31,8 +31,8 @@ from typing import Callable, Optional
 
 import sqlalchemy as sa
 import sqlalchemy.exc
-from sqlalchemy import event
 
+from bookreader.core.audit.log import AuditLog
 from bookreader.server.limits import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -47,30 +47,6 @@ RATE_TABLE = sa.Table(
 )
 _EPS = 1e-9  # float slack at the exact moment a request fits again
 _PRUNE_EVERY = 200  # requests between removals of windows that no longer count
-
-
-def _engine(url: str) -> sa.Engine:
-    u = sa.engine.make_url(url)
-    if u.get_backend_name() != "sqlite":
-        return sa.create_engine(u, pool_pre_ping=True)
-    engine = sa.create_engine(u)
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record) -> None:
-        dbapi_conn.isolation_level = None  # BEGIN IMMEDIATE below takes the write lock
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA busy_timeout=10000")
-        cur.execute("PRAGMA journal_mode=WAL")
-        # A counter needs no fsync per request: losing the last second of counts in a
-        # power cut only lets a few requests more through.
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-    return engine
 
 
 def _upsert(dialect: str):
@@ -92,7 +68,10 @@ class SharedRateLimiter:
         self.limit = limit
         self.window = window
         self._clock = clock
-        self._engine = _engine(url)
+        # The audit log's own engine set-up (WAL, busy timeout, BEGIN IMMEDIATE for
+        # writes), without an fsync per commit: losing the last second of counts in a
+        # power cut only lets a few requests more through.
+        self._engine = AuditLog.make_engine(url, "NORMAL")
         self._insert = _upsert(self._engine.dialect.name)
         self._fallback = RateLimiter(limit, window)
         self._calls = 0
@@ -122,7 +101,7 @@ class SharedRateLimiter:
         stmt = self._insert(t).values(client=key, window=current, count=1)
         stmt = stmt.on_conflict_do_update(index_elements=[t.c.client, t.c.window],
                                           set_={"count": t.c.count + 1})
-        with self._engine.begin() as conn:
+        with self._engine.connect() as conn, conn.execution_options(audit_write=True).begin():
             conn.execute(stmt)
             counts = dict(conn.execute(
                 sa.select(t.c.window, t.c.count).where(

@@ -159,7 +159,7 @@ class AuditLog:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._synchronous = synchronous.upper()
-        self._engine = self._make_engine(url, self._synchronous)
+        self._engine = self.make_engine(url, self._synchronous)
         self._is_pg = self._engine.dialect.name == "postgresql"
         try:
             with self._write() as conn:
@@ -196,7 +196,10 @@ class AuditLog:
         return self._engine.url.render_as_string(hide_password=True)
 
     @staticmethod
-    def _make_engine(url: str, synchronous: str) -> Engine:
+    def make_engine(url: str, synchronous: str) -> Engine:
+        """An engine for ``url`` as the audit log uses it: SQLite in WAL mode, waiting
+        for other writers, ``BEGIN IMMEDIATE`` on connections with the ``audit_write``
+        execution option; PostgreSQL with a pre-ping pool."""
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, not {synchronous!r}")
         try:
