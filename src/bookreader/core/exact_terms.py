@@ -141,3 +141,33 @@ _QUANTIFIERS = {"only": "only", "solely": "only", "exclusively": "only", "all": 
 def quantifiers(text: str) -> set[str]:
     """The quantifier keys of ``text`` (see :data:`_QUANTIFIERS`)."""
     return {_QUANTIFIERS[w.lower()] for w in words(text) if w.lower() in _QUANTIFIERS}
+
+
+#: Capitalised words written next to each other (spaces only, an abbreviation's dot
+#: allowed): "Lake Erie State Park", "Dr. Hannibal Lecter".
+_NAME_RUN = re.compile(r"(?:[A-Z\u00c0-\u00de][\w'\u2019-]*\.? +)+[A-Z\u00c0-\u00de][\w'\u2019-]*")
+
+
+def name_runs(sentence: str) -> list[tuple[str, ...]]:
+    """The multi-word names of a sentence, as tuples of name keys.
+
+    A run of two or more capitalised words, stop words trimmed from its ends ("The
+    Southern Railway" -> southern railway).  A name is one term: "Lake Erie State Park"
+    built from "Lake Erie" and "state park" names a place the context does not, although
+    each of its words is there.
+    """
+    out = []
+    for m in _NAME_RUN.finditer(sentence):
+        keys = [name_key(w) for w in words(m.group(0))]
+        while keys and keys[0] in STOPWORDS:
+            keys.pop(0)
+        while keys and keys[-1] in STOPWORDS:
+            keys.pop()
+        if len(keys) >= 2:
+            out.append(tuple(keys))
+    return out
+
+
+def key_text(text: str) -> str:
+    """``text`` as space-separated name keys, padded, to find a name run in (see above)."""
+    return " " + " ".join(name_key(w) for w in words(text)) + " "

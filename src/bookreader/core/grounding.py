@@ -74,6 +74,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -105,7 +106,9 @@ from bookreader.core.exact_terms import (
     COMPARATIVES,
     code_terms,
     covered,
+    key_text,
     name_key,
+    name_runs,
     quantifiers,
     relation_names,
     squash,
@@ -152,6 +155,10 @@ VECTOR_CACHE = 4096
 #: full answer, then the trimmed answer; a benchmark checks two answers per context).
 CONTEXT_CACHE = 8
 
+#: A list item's marker: a bullet, or a number or letter with a dot or parenthesis.
+_MARKER = re.compile(r"(?:[\u2022\u25aa\u25cf\u2013*-]|\(?(?:\d{1,2}|[a-z])[.)])(?:\s+|$)")
+
+
 @dataclass(frozen=True)
 class WindowScore:
     """How well one context sentence, or pair of sentences, supports an answer sentence."""
@@ -194,6 +201,7 @@ class _Context:
     lower_words: set[str]
     numbers: set[str]
     squashed: str  # lower-cased, whitespace-free text for code-term checks
+    keys: str  # the words as name keys, space-separated (multi-word names)
     windows: list[str]  # the support sentences (instructions left out)
     sentence_terms: list[set[str]]
     #: Each sentence's name keys, plus the previous sentence's when it opens with
@@ -205,6 +213,9 @@ class _Context:
     continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
     payloads: list[str]  # what planted instructions ask the model to say
     nouns: set[str]  # stems the context uses as nouns or names (the swapped-term check)
+    #: Per sentence, the list it opens or belongs to: a line ending in ":" and the items
+    #: after it (indices), or () when it is in no list.
+    lists: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
 
 
 class GroundingValidator:
@@ -276,11 +287,30 @@ class GroundingValidator:
             if sent.rstrip().endswith(":"):
                 header, since_header = set(ws), 0
             sentence_words.append(here)
+        lists: list[tuple[int, ...]] = [()] * len(support)
+        for h, sent in enumerate(support):
+            if not sent.rstrip().endswith(":"):
+                continue
+            end, items = h + 1, 0
+            while end < len(support) and items < HEADER_REACH:
+                item = support[end].lstrip()
+                if _MARKER.fullmatch(item):
+                    end += 1  # "1." on its own line: the next sentence is the item
+                    continue
+                if not (_MARKER.match(item) or _MARKER.fullmatch(support[end - 1].strip())):
+                    break  # prose or code after the colon, not a list
+                items += 1
+                end += 1
+            if items >= 2:  # a header and at least two items
+                group = tuple(range(h, end))
+                for i in group:
+                    lists[i] = group
         ctx = _Context(
             terms=set(claim_terms(text)),
             lower_words=lower,
             numbers=number_terms(text),
             squashed=squash(text),
+            keys=key_text(text),
             windows=support,
             sentence_terms=[set(claim_terms(x)) for x in support],
             sentence_words=sentence_words,
@@ -290,6 +320,7 @@ class GroundingValidator:
             continues=[bool(words(x)) and words(x)[0].lower() in ANAPHORA for x in support],
             payloads=[p for p in payloads if p],
             nouns=noun_terms(text),
+            lists=lists,
         )
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
@@ -326,6 +357,9 @@ class GroundingValidator:
             if squash(w) in ctx.squashed:
                 continue
             missing.append(w)
+        for run in name_runs(sentence):
+            if f" {' '.join(run)} " not in ctx.keys and " ".join(run) not in missing:
+                missing.append(" ".join(run))
         for w in ws:
             lw = w.lower()
             if lw in COMPARATIVES and lw not in ctx.lower_words and w not in missing:
@@ -388,7 +422,10 @@ class GroundingValidator:
             polarity = polarity_agrees(s_cues, w_cues, cterms, wterms) and not any(
                 opposite_words(claim, ctx.windows[i]) for i in idx)
             # A term swapped in one sentence of a pair that the other holds is synthesis.
+            # In a list, a term of another item put in this item's place is a swap: the
+            # items are parallel statements about different things.
             swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
+                          or len(idx) > 2
                           for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns))
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
                                swapped)
@@ -404,9 +441,12 @@ class GroundingValidator:
             for j in (i - 1, i + 1):
                 if 0 <= j < n_ctx:
                     pairs.add((min(i, j), max(i, j)))
-        for i, j in pairs:
-            sims.setdefault(i, 0.0)
-            sims.setdefault(j, 0.0)
+        # A list as a whole: "Robots use several sensors:" and its items ("1. Vision:
+        # cameras ...") support "Robots perceive with cameras, ... and LIDAR".
+        pairs |= {ctx.lists[i] for i in best[:2] if ctx.lists[i]}
+        for p in pairs:
+            for i in p:
+                sims.setdefault(i, 0.0)
         out = singles + [score(p) for p in sorted(pairs)]
         out.sort(key=lambda w: -(w.coverage + w.similarity))
         return out
