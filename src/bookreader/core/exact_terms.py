@@ -171,3 +171,42 @@ def name_runs(sentence: str) -> list[tuple[str, ...]]:
 def key_text(text: str) -> str:
     """``text`` as space-separated name keys, padded, to find a name run in (see above)."""
     return " " + " ".join(name_key(w) for w in words(text)) + " "
+
+
+_ORDINALS = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5",
+             "sixth": "6", "seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10"}
+_ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_SUPERLATIVES = frozenset(w for w in COMPARATIVES if w.endswith("est"))
+
+
+def _ordinal(word: str) -> str | None:
+    m = _ORDINAL_DIGITS.match(word)
+    return m.group(1) if m else _ORDINALS.get(word)
+
+
+def ranks(text: str) -> dict[str, set[str]]:
+    """Each superlative of ``text`` with the ranks it is given: "the 2nd largest mall" ->
+    {"largest": {"2"}}, "the largest" -> {"largest": {"1"}}, "second-most popular" ->
+    {"most popular": {"2"}}; "one of the largest" -> {"largest": {"some"}}."""
+    ws = [w.lower() for w in words(text)]
+    out: dict[str, set[str]] = {}
+    for i, w in enumerate(ws):
+        if w in _SUPERLATIVES:
+            key = w
+        elif w in ("most", "least") and i + 1 < len(ws) and ws[i + 1] not in STOPWORDS:
+            key = f"{w} {ws[i + 1]}"
+        else:
+            continue
+        rank = _ordinal(ws[i - 1]) if i else None
+        before = ws[max(0, i - 3): i]
+        if before[-2:] == ["of", "the"] or before[-2:] == ["among", "the"]:
+            rank = "some"  # "one of the largest", "among the largest"
+        out.setdefault(key, set()).add(rank or "1")
+    return out
+
+
+def rank_differs(sentence: str, window_sentence: str) -> bool:
+    """True when the two give one superlative different ranks ("the largest" where the
+    window says "the 2nd largest")."""
+    mine, theirs = ranks(sentence), ranks(window_sentence)
+    return any(key in theirs and not (r & theirs[key]) for key, r in mine.items())

@@ -110,6 +110,7 @@ from bookreader.core.exact_terms import (
     name_key,
     name_runs,
     quantifiers,
+    rank_differs,
     relation_names,
     squash,
 )
@@ -426,7 +427,8 @@ class GroundingValidator:
             # items are parallel statements about different things.
             swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
                           or len(idx) > 2
-                          for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns))
+                          for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
+                          ) or any(rank_differs(claim, ctx.windows[i]) for i in idx)
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
                                swapped)
 
