@@ -120,7 +120,8 @@ from bookreader.core.exact_terms import (
     name_key,
     name_runs,
     quantifiers,
-    rank_differs,
+    ranks,
+    ranks_differ,
     relation_names,
     squash,
 )
@@ -227,6 +228,7 @@ class _Context:
     #: Per sentence, the list it opens or belongs to: a line ending in ":" and the items
     #: after it (indices), or () when it is in no list.
     lists: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    ranks: list[dict[str, set[str]]] = dataclasses.field(default_factory=list)  # superlatives
 
 
 class GroundingValidator:
@@ -332,6 +334,7 @@ class GroundingValidator:
             payloads=[p for p in payloads if p],
             nouns=noun_terms(text),
             lists=lists,
+            ranks=[ranks(x) for x in support],
         )
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
@@ -414,6 +417,7 @@ class GroundingValidator:
         quants = quantifiers(claim)
         s_cues = negation_cues(claim)
         cterms = set(claim_terms(claim))
+        claim_ranks = ranks(claim)
 
         def score(idx: tuple[int, ...]) -> WindowScore:
             wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
@@ -438,7 +442,7 @@ class GroundingValidator:
             swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
                           or len(idx) > 2
                           for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
-                          ) or any(rank_differs(claim, ctx.windows[i]) for i in idx)
+                          ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
                                swapped)
 
