@@ -108,6 +108,8 @@ class EdgeStore:
         self.flush_interval_s = flush_interval_s
         self._last_flush = time.monotonic()
         self._lock = BookLock(self.path.with_name(self.path.name + ".lock"), book_id)
+        #: Chunks read from the shard, by point id (dropped for points written again).
+        self._chunk_cache: dict[str, Chunk] = {}
         self._lock.acquire()
         try:
             self._shard: Optional[EdgeShard] = self._open()
@@ -167,6 +169,8 @@ class EdgeStore:
             return
         rows = check_batch(chunks, vectors, self.dimension).tolist()
         shard = self._live()
+        for c in chunks:
+            self._chunk_cache.pop(point_id(c.chunk_id), None)
         with self._errors("write"):
             for start in range(0, len(chunks), _UPSERT_BATCH):
                 batch = chunks[start : start + _UPSERT_BATCH]
@@ -199,16 +203,24 @@ class EdgeStore:
             return []
         shard = self._live()
         with self._errors("search", damaged=True):
+            # Ids only: turning payloads into Python objects costs most of a query (and
+            # holds the interpreter lock); a chunk's payload is read once, then cached.
             hits = shard.query(
                 QueryRequest(
                     limit=top_k,
                     query=Query.Nearest(query),
                     filter=edge_filter(flt),
-                    with_payload=True,
+                    with_payload=False,
                     with_vector=False,
                 )
             )
-            return [(payload_to_chunk(h.payload or {}), float(h.score)) for h in hits]
+            found = [(str(h.id), float(h.score)) for h in hits]
+            missing = [pid for pid, _ in found if pid not in self._chunk_cache]
+            if missing:
+                for rec in shard.retrieve(missing, with_payload=True, with_vector=False):
+                    self._chunk_cache[str(rec.id)] = payload_to_chunk(rec.payload or {})
+            return [(self._chunk_cache[pid], score) for pid, score in found
+                    if pid in self._chunk_cache]
 
     def chunks(self, flt: Optional[SearchFilter] = None) -> list[Chunk]:
         """Every chunk inside ``flt``, in ``position`` order."""
