@@ -215,7 +215,7 @@ class EdgeStore:
                 )
             )
             found = [(str(h.id), float(h.score)) for h in hits]
-            missing = [pid for pid, _ in found if pid not in self._chunk_cache]
+            missing: list[PointId] = [pid for pid, _ in found if pid not in self._chunk_cache]
             if missing:
                 for rec in shard.retrieve(missing, with_payload=True, with_vector=False):
                     self._chunk_cache[str(rec.id)] = payload_to_chunk(rec.payload or {})
