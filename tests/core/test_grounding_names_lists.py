@@ -100,3 +100,12 @@ def test_a_superlative_must_keep_its_rank(validator):
     assert not v.passed, v
     v = validator.validate("Mall del Norte is the second largest mall in South Texas.", MALLS)
     assert v.passed, v
+
+
+def test_list_groups_helper():
+    from bookreader.core.exact_terms import list_groups
+
+    sents = ["Robots use sensors:", "1.", "Vision: cameras", "2.", "Touch: skin", "Done."]
+    assert list_groups(sents) == [(0, 1, 2, 3, 4)] * 5 + [()]
+    assert list_groups(["Like this:", "if (x) {", "}"]) == [(), (), ()]
+    assert list_groups(["Items:", "\u2022 one thing", "\u2022 another"])[0] == (0, 1, 2)

@@ -214,3 +214,37 @@ def rank_differs(sentence: str, window_sentence: str) -> bool:
 def ranks_differ(mine: dict[str, set[str]], theirs: dict[str, set[str]]) -> bool:
     """:func:`rank_differs` on the two texts' :func:`ranks`."""
     return any(key in theirs and not (r & theirs[key]) for key, r in mine.items())
+
+
+#: A list item's marker: a bullet, or a number or letter with a dot or parenthesis.
+_MARKER = re.compile(r"(?:[\u2022\u25aa\u25cf\u2013*-]|\(?(?:\d{1,2}|[a-z])[.)])(?:\s+|$)")
+#: Items of one list at most.
+LIST_REACH = 8
+
+
+def list_groups(sentences: list[str]) -> list[tuple[int, ...]]:
+    """Per sentence, the list it opens or belongs to (indices), or () outside any list.
+
+    A list is a sentence ending in ":" followed by at least two bulleted or numbered
+    items ("1." alone on a line marks the sentence after it); prose or code after the
+    colon is not a list.
+    """
+    lists: list[tuple[int, ...]] = [()] * len(sentences)
+    for h, sent in enumerate(sentences):
+        if not sent.rstrip().endswith(":"):
+            continue
+        end, items = h + 1, 0
+        while end < len(sentences) and items < LIST_REACH:
+            item = sentences[end].lstrip()
+            if _MARKER.fullmatch(item):
+                end += 1  # "1." on its own line: the next sentence is the item
+                continue
+            if not (_MARKER.match(item) or _MARKER.fullmatch(sentences[end - 1].strip())):
+                break
+            items += 1
+            end += 1
+        if items >= 2:
+            group = tuple(range(h, end))
+            for i in group:
+                lists[i] = group
+    return lists
