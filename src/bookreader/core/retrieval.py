@@ -21,6 +21,26 @@ gives .911 / .976 / .937: better than both single retrievers on Think Java and a
 the better one on the other two, with a higher MRR@10 than dense alone on all three
 (see ``bench/retrieval.py`` for the current figures).
 
+Ranking priors (issue 11, gold page cited), added to the blend after the confidence is
+taken from it, so whether the book covers a question does not move:
+
+* ``APPARATUS_PENALTY`` (0.05) off a chunk of exercises, assessment questions, a quiz, a
+  chapter summary, learning objectives or further reading (:func:`is_apparatus`, by
+  section name or by the chunk's own text).  Such chunks name every topic of a chapter in
+  a few lines and outranked the pages that explain it (the Physical AI book's "Practical
+  Exercises" and "Chapter Summary" pages were the top passage for a third of its misses).
+* ``HEADING_WEIGHT`` (0.15) times :func:`heading_match`: the best match between the
+  question's terms and the chunk's outline section or a heading line inside it
+  ("10.9 List comprehension"), (share of the heading's terms in the question) x (share of
+  the question's terms in the heading).
+
+Chosen on the tune half (even in-scope positions) of the three question files among
+penalty 0 / 0.05 / 0.08 and heading weight 0 / 0.05 / 0.1 / 0.15; recall@1 / recall@5 of
+the first gold chunk before -> after,
+tune | held-out: Think Java .725/.850 -> .775/.900 | .821/.949 -> .846/.974; Py4E
+.744/.977 -> .814/.977 | .595/.976 -> .690/.976; Physical AI .625/.950 -> .775/.950 |
+.590/.897 -> .744/.949.  Chunking and indexes are unchanged (no reindex).
+
 Retrieval confidence (CALIBRATION below): min-max normalised scores say which chunk is
 best but not whether *any* chunk is good, so confidence comes from absolute evidence:
 
