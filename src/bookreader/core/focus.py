@@ -35,6 +35,8 @@ from bookreader.core.sentences import content_terms, split_sentences
 log = logging.getLogger(__name__)
 
 GAP = " ... "
+#: Characters of framing one more passage costs in the prompt (its excerpt tags).
+PASSAGE_COST = 80
 
 
 def _keyword_scores(sentences: Sequence[str], question: str) -> list[float]:
@@ -150,6 +152,7 @@ def focus_passages(
     max_chars: int,
     *,
     embedder: Any = None,
+    passage_cost: int = PASSAGE_COST,
 ) -> list[tuple[int, str]]:
     """The most relevant sentences of several retrieved passages, ``max_chars`` in all.
 
@@ -158,6 +161,11 @@ def focus_passages(
     passages that bear most on the question, ranked together, each passage's kept
     sentences in their original order.  Citations and the grounding check still use the
     whole passages.
+
+    Each passage shown costs its framing too (``passage_cost`` characters: the
+    ``<excerpt id section page>`` tags, about 20 tokens), so a sentence from a passage
+    not yet shown must be worth that much more room: the budget goes to fewer passages'
+    best sentences rather than to one sentence each of many.
 
     Returns:
         ``(index into texts, shown text)`` for each passage that keeps a sentence, in the
@@ -173,21 +181,23 @@ def focus_passages(
         owner.extend([k] * len(u))
     if not units:
         return []
-    if sum(len(t) for t in texts) <= max_chars:
+    if sum(len(t) + passage_cost for t in texts) <= max_chars + passage_cost:
         return [(k, t) for k, t in enumerate(texts)]
     scores = _scores(units, question, embedder)
     order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
     best = order[0]
     chosen = {best}
+    shown = {owner[best]}
     used = min(len(units[best]), max_chars) + 2 * len(GAP)
     wanted = ([best - 1] if best > 0 and owner[best - 1] == owner[best] else []) + order[1:]
     for i in wanted:
         if i in chosen:
             continue
-        cost = len(units[i]) + len(GAP)
+        cost = len(units[i]) + len(GAP) + (0 if owner[i] in shown else passage_cost)
         if used + cost > max_chars:
             continue
         chosen.add(i)
+        shown.add(owner[i])
         used += cost
     out: list[tuple[int, str]] = []
     for k in range(len(texts)):

@@ -104,6 +104,14 @@ class BackendSpec:
     model: Optional[ModelFile] = None
     #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s), issue 11.
     reference_speed: tuple[float, float] = (0.0, 0.0)
+    #: Tokens a whole-book question's prompt reads after the cached rules prefix
+    #: (p50, p95), counted with the tier's own tokenizer and chat template by
+    #: ``bench/prompt_tokens.py`` on Think Java (load-independent).  (0, 0): estimated
+    #: from ``context_chars``.  :mod:`bookreader.core.llm.choose` times them.
+    prompt_tokens: tuple[int, int] = (0, 0)
+    #: Tokens of a whole-book answer (p50, p95) as the tier writes them with its claim
+    #: cap and stop rules, counted on the same questions.
+    answer_tokens: tuple[int, int] = (80, 120)
     aliases: tuple[str, ...] = field(default=())
 
     @property
