@@ -62,6 +62,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--answers", type=Path, default=None)
     ap.add_argument("--prompt-tps", type=float, default=0.0)
     ap.add_argument("--gen-tps", type=float, default=0.0)
+    ap.add_argument("--show", type=int, default=0, help="print the first N user messages")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -115,6 +116,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             if "messages" not in state:
                 rows.append({"question": item["question"], "reached_model": False})
                 continue
+            if len(rows) < args.show:
+                print(f"--- {item['question']}\n{state['messages'][-1].content}\n")
             cost = counter.cost(state["messages"])
             full = counter.tokens(state["messages"])
             shared &= cost.prefix_shared

@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 GAP = " ... "
 #: Characters of framing one more passage costs in the prompt (its excerpt tags).
 PASSAGE_COST = 80
+#: Between kept runs of a retrieved passage: a line break, not " ... ".  A model told to
+#: quote exact words copied the dots into its quotes (text the book does not have),
+#: and runs on separate lines end a copied quote where the book's sentence ends.
+PASSAGE_GAP = "\n"
 
 
 def _keyword_scores(sentences: Sequence[str], question: str) -> list[float]:
@@ -134,14 +138,17 @@ def _scores(units: Sequence[str], question: str, embedder: Any) -> list[float]:
     return scores
 
 
-def _render(units: Sequence[str], joins: Sequence[str], kept: Sequence[int]) -> str:
-    """The kept units in order, runs joined as in the text, gaps shown as " ... "."""
-    out: list[str] = [GAP.lstrip()] if kept[0] > 0 else []
+def _render(units: Sequence[str], joins: Sequence[str], kept: Sequence[int],
+            gap: str = GAP) -> str:
+    """The kept units in order, runs joined as in the text, gaps shown as ``gap``
+    (" ... " also marks what is left out at either end; a line break does not)."""
+    marked = gap == GAP
+    out: list[str] = [GAP.lstrip()] if kept[0] > 0 and marked else []
     for prev, i in zip([None, *kept], kept):
         if prev is not None:
-            out.append(joins[i] if i == prev + 1 else GAP)
+            out.append(joins[i] if i == prev + 1 else gap)
         out.append(units[i])
-    if kept[-1] < len(units) - 1:
+    if kept[-1] < len(units) - 1 and marked:
         out.append(GAP.rstrip())
     return "".join(out).strip()
 
@@ -159,8 +166,8 @@ def focus_passages(
     For a local model tier in whole-book and highlight modes: instead of the first
     passage whole (and nothing of the others), the prompt carries the sentences of all
     passages that bear most on the question, ranked together, each passage's kept
-    sentences in their original order.  Citations and the grounding check still use the
-    whole passages.
+    sentences in their original order, runs on separate lines.  Citations and the
+    grounding check still use the whole passages.
 
     Each passage shown costs its framing too (``passage_cost`` characters: the
     ``<excerpt id section page>`` tags, about 20 tokens), so a sentence from a passage
@@ -206,6 +213,6 @@ def focus_passages(
         if not kept:
             continue
         mine = [units[i] for i in idx]
-        shown = _render(mine, [joins[i] for i in idx], kept)
+        shown = _render(mine, [joins[i] for i in idx], kept, PASSAGE_GAP)
         out.append((k, shown[:max_chars] if len(kept) == 1 else shown))
     return out
