@@ -235,7 +235,7 @@ def _link_tier(args, settings, default_data: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--backend", default=None, help="backend name (see core/llm/specs.py)")
     ap.add_argument("--tier", default=None, help="a local tier: tiny, small or better "
                     "(its file is linked from --models-dir into the bench's data folder)")

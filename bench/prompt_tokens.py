@@ -51,7 +51,7 @@ def pct(values: list[int], q: float) -> Optional[float]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or '').splitlines()[0])
     ap.add_argument("--book", type=Path, required=True)
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--tier", default="small")

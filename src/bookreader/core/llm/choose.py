@@ -4,11 +4,15 @@ The best tier is the largest installed one whose *expected* whole-book answer me
 targets of issue 11: first token p50 <= 3 s and p95 <= 6 s, complete answer p95 <= 15 s.
 Each installed tier is measured in a couple of seconds: load it, read a ~100-token
 prompt (prompt tokens per second) and write 16 tokens (generated tokens per second).
-From those two speeds and the tier's prompt size (its ``context_chars`` of focused
-passages, about 3.5 characters a token, plus the question; the rules prefix is cached)
-and a typical answer length, the expected first-token and total times follow.  p95 is
-taken as 1.6 x p50: the spread measured with ``bench/answer.py`` on a shared 2-core
-machine (see docs).  The tiny tier is the fallback when no tier meets the targets.
+The expected times follow from those speeds and what the tier's prompt really costs:
+``spec.prompt_tokens``, the tokens a whole-book question reads after the cached rules
+prefix (p50 and p95), and ``spec.answer_tokens``, counted with the tier's own tokenizer
+on real questions by ``bench/prompt_tokens.py`` (a tier without counts is estimated from
+its ``context_chars``, about 3.5 characters a token, plus the question).  The first token
+also waits two generation steps (the backend streams each token one step late, with its
+probability).  p95 reads the p95 prompt and writes the p95 answer, times
+:data:`P95_FACTOR` for a machine busier than in the seconds it was measured.  The tiny
+tier is the fallback when no tier meets the targets.
 
 Runs at first start when ``llm_backend`` is ``auto`` and more than one tier is
 installed (a single installed tier needs no measurement), and in ``bookreader doctor``.

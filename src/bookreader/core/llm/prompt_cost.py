@@ -13,6 +13,7 @@ questions; the tests use it to check that the prefix really is shared.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +61,9 @@ class PromptCounter:
 
     def __init__(self, model_path: Path | str) -> None:
         try:
-            import llama_cpp
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+            llama_cpp: Any = importlib.import_module("llama_cpp")
+            chat_format: Any = importlib.import_module("llama_cpp.llama_chat_format")
+            Jinja2ChatFormatter = chat_format.Jinja2ChatFormatter
 
             self._llm: Any = llama_cpp.Llama(model_path=str(model_path), vocab_only=True,
                                              verbose=False)
