@@ -149,8 +149,17 @@ async def warm_up(url: str, token: str, book_id: str, questions: list[str],
     return len(questions) + len(selections)
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds a process has used (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_one(backend: str, clients: int, seconds: float, rate: str, think: float = 0.0,
-            warm: bool = True) -> dict:
+            warm: bool = True, workers: int = 0) -> dict:
     from bookreader.core.audit import AuditLog
 
     data = Path(tempfile.mkdtemp(prefix=f"serve-load-{backend}-"))
@@ -158,7 +167,8 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
     questions = load_questions()
     tokens = [add_key(data, f"student{i:02d}") for i in range(clients)]
     warm_token = add_key(data, "warm-up")
-    server = ServerProcess(data, "--backend", backend, "--rate-limit", rate)
+    extra = ("--workers", str(workers)) if workers else ()
+    server = ServerProcess(data, "--backend", backend, "--rate-limit", rate, *extra)
     try:
         server.wait_ready()
         health = server.health()
@@ -168,6 +178,7 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
         results: list = []
         until = time.monotonic() + seconds
         t0 = time.monotonic()
+        server_cpu0, client_cpu0 = process_cpu_s(server.proc.pid), time.process_time()
 
         async def main() -> None:
             await asyncio.gather(*(client_loop(i, server.url, tokens[i], book_id, until,
@@ -176,6 +187,7 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
 
         asyncio.run(main())
         elapsed = time.monotonic() - t0
+        server_cpu1, client_cpu = process_cpu_s(server.proc.pid), time.process_time() - client_cpu0
         counters = server.health()["counters"]
     finally:
         server.stop()
@@ -190,6 +202,8 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
         verified = log.verify().ok
     missing_retry = sum(1 for s, _, r in results if s in (429, 503) and not r)
     errors = sum(c for s, c in statuses.items() if s not in ("200", "429", "503"))
+    server_cpu = (server_cpu1 - server_cpu0) if server_cpu0 is not None and \
+        server_cpu1 is not None else None
     return {
         "backend": backend, "clients": clients, "think_s": think, "warm_up_requests": warmed,
         "seconds": round(elapsed, 1),
@@ -202,6 +216,11 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
         "audit_lost_or_extra": n_records - audited_expected, "audit_chain_ok": verified,
         "budget_s": health["timeout_s"], "workers": health["workers"],
         "max_queue": health["max_queue"], "server_counters": counters,
+        # CPU per request: what the answers cost, whatever else the machine is doing
+        # (the clients run on the same cores; a class's would not)
+        "server_cpu_ms_per_request": round(1000 * server_cpu / max(len(results), 1), 1)
+        if server_cpu is not None else None,
+        "client_cpu_ms_per_request": round(1000 * client_cpu / max(len(results), 1), 1),
     }
 
 
@@ -220,6 +239,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cold", action="store_true",
                         help="measure from a fresh start (default: first ask every question "
                         "once, as a server that has run for a while)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="answering threads of the server (default: its own choice)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -229,7 +250,7 @@ def main(argv=None) -> int:
     for i, backend in enumerate(backends):
         n = clients[i] if i < len(clients) else (50 if backend == "extractive" else 8)
         runs.append(run_one(backend, n, args.seconds, args.rate_limit, args.think,
-                           warm=not args.cold))
+                           warm=not args.cold, workers=args.workers))
     load = os.getloadavg()
     out = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                        "loadavg": [round(x, 2) for x in load]}, "runs": runs}
@@ -241,8 +262,9 @@ def main(argv=None) -> int:
     print(f"bookreader serve under load, 127.0.0.1, {os.cpu_count()} CPUs, "
           f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     print("| backend | clients | think s | warm-up | s | req/s | answered/s | p50 ms | p95 ms | p99 ms | budget s "
-          "| statuses | other errors | Retry-After missing | audit records / expected |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| statuses | other errors | Retry-After missing | audit records / expected "
+          "| CPU ms/request server, client |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         st = " ".join(f"{k}:{v}" for k, v in sorted(r["statuses"].items()))
         print(f"| {r['backend']} | {r['clients']} | {r['think_s']} | {r['warm_up_requests']} | "
@@ -250,7 +272,8 @@ def main(argv=None) -> int:
               f"{r['answered_per_s']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | "
               f"{r['budget_s']} | {st} | {r['errors_other_than_429_503']} | "
               f"{r['retry_after_missing']} | {r['audit_records']} / {r['audit_expected']}"
-              f"{' (chain ok)' if r['audit_chain_ok'] else ' (CHAIN BROKEN)'} |")
+              f"{' (chain ok)' if r['audit_chain_ok'] else ' (CHAIN BROKEN)'} | "
+              f"{r['server_cpu_ms_per_request']}, {r['client_cpu_ms_per_request']} |")
     return 0
 
 

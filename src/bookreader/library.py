@@ -381,10 +381,16 @@ class Library(IngestMixin):
         info: Optional[BookInfo] = None
         session = session_id or self.session_id
         pending: list = []  # the write-ahead record, once the model is about to start
+        begun: list[bool] = []  # the model was about to start (with or without that record)
 
         def started(provisional: Answer) -> None:
-            pending.append(self.audit.begin_answer(provisional, session_id=session,
-                                                   client_id=client_id))
+            # The write-ahead record is for text shown while it streams (issue 12).  An
+            # answer nobody sees before it returns (a server's JSON reply) is recorded
+            # once, whole, before it is returned: one durable commit instead of two.
+            begun.append(True)
+            if on_token is not None:
+                pending.append(self.audit.begin_answer(provisional, session_id=session,
+                                                       client_id=client_id))
 
         def token(text: str) -> None:
             if pending:
@@ -427,6 +433,9 @@ class Library(IngestMixin):
                 stopped = cancelled_answer(question, mode, info, selection, backend,
                                             pending[0].text)
                 self.audit.complete_answer(pending[0], stopped)
+            elif begun:  # stopped before anything was shown: the question is still audited
+                self.audit.record(cancelled_answer(question, mode, info, selection, backend, ""),
+                                  session_id=session, client_id=client_id)
             raise
         self._record(answer, pending, session, client_id)
         return answer

@@ -227,6 +227,9 @@ def test_reupsert_is_idempotent_and_replaces(filled):
     store, chunks, vectors = filled
     store.upsert(chunks, vectors)
     assert store.count() == len(chunks)
+    # read every chunk once first: a store that caches what it read must not serve the
+    # old text after the chunk is written again
+    assert len(store.search(vectors[5], len(chunks))) == len(chunks)
     changed = dataclasses.replace(chunks[5], text="replaced text", section="New")
     new_vector = make_vectors(1, seed=5)[0]
     store.upsert([changed], new_vector[None, :])

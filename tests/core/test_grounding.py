@@ -33,6 +33,31 @@ def test_supported_answers_pass(validator):
         assert v.ms >= 0
 
 
+def test_a_sentence_copied_from_the_context_passes_without_scoring_windows(validator):
+    """The extractive backend copies sentences: they pass as fully supported, and a copy
+    with one word changed is still checked in full."""
+    v = validator.validate("She moved to Paris in 1891 to study physics at the Sorbonne.", CONTEXT)
+    assert v.passed and v.similarity == pytest.approx(1.0), v
+    swapped = validator.validate("She moved to Paris in 1893 to study physics at the Sorbonne.",
+                                 CONTEXT)
+    assert not swapped.passed, swapped
+    negated = validator.validate("She did not move to Paris in 1891 to study physics at the "
+                                 "Sorbonne.", CONTEXT)
+    assert not negated.passed, negated
+    # a copy that only restates the question is still a tautology
+    taut = validator.validate("She received the Nobel Prize in Physics in 1903 and in Chemistry "
+                              "in 1911.", CONTEXT, question="She received the Nobel Prize in "
+                              "Physics in 1903 and in Chemistry in 1911?")
+    assert not taut.passed, taut
+
+
+def test_split_sentences_is_cached_but_returns_a_fresh_list():
+    first = split_sentences("One sentence here. Another one there.")
+    first.append("mutated")
+    assert split_sentences("One sentence here. Another one there.") == [
+        "One sentence here.", "Another one there."]
+
+
 def test_a_paraphrase_passes(validator):
     v = validator.validate("In 1891 she relocated to Paris to study physics at the Sorbonne.", CONTEXT)
     assert v.passed, v

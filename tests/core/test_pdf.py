@@ -307,6 +307,17 @@ def test_search_rects_finds_excerpts(tmp_path):
         assert b.search_rects(0, "nothing like this is on the page") == []
 
 
+def test_located_excerpts_are_remembered_and_callers_get_their_own_list(tmp_path):
+    path = pf.hyphenated_pdf(tmp_path / "hyph.pdf")
+    with PdfBook.open(path) as b:
+        first = b.search_rects(0, "Reading order matters")
+        first.append((0.0, 0.0, 1.0, 1.0))  # a caller's own list: the cache is not touched
+        again = b.search_rects(0, "Reading order matters")
+        assert len(again) == 1 and again == first[:1]
+        assert (0, "Reading order matters") in b._rects_cache
+        assert b.search_rects(1 - 1, "nothing like this is on the page") == []
+
+
 def test_render_returns_rgb_samples(tmp_path):
     path = pf.make_pdf(tmp_path / "r.pdf", ["Render me."])
     with PdfBook.open(path) as b:

@@ -98,8 +98,11 @@ def test_sigkill_while_streaming_leaves_an_interrupted_record(tmp_path):
 
 def test_a_completed_answer_is_a_pending_and_a_completion_record(settings, embedder):
     settings = settings.updated(llm_backend="extractive")
+    shown: list[str] = []
     with Library(settings, embedder=embedder) as lib:
-        answer = lib.ask("What does chlorophyll absorb?", mode=Mode.SELECTED, selection=SELECTION)
+        answer = lib.ask("What does chlorophyll absorb?", mode=Mode.SELECTED, selection=SELECTION,
+                         on_token=shown.append)
+        assert "".join(shown).strip()
         rows = list(lib.audit.iter_rows())
         assert [r["status"] for r in rows] == ["pending", "complete"]
         assert rows[1]["completes"] == rows[0]["record_id"]
@@ -107,6 +110,22 @@ def test_a_completed_answer_is_a_pending_and_a_completion_record(settings, embed
         assert rows[0]["answer_text"] is None
         assert lib.audit.verify().ok
         with lib.audit._read() as conn:  # the stream journal is gone once completed
+            assert conn.exec_driver_sql("SELECT count(*) FROM audit_stream").scalar() == 0
+
+
+def test_an_answer_nobody_sees_streaming_is_one_record_written_before_it_returns(
+        settings, embedder):
+    """A server's JSON reply shows nothing until the answer returns: no write-ahead
+    record, no journal; one complete record, committed before ``ask`` returns."""
+    settings = settings.updated(llm_backend="extractive")
+    with Library(settings, embedder=embedder) as lib:
+        answer = lib.ask("What does chlorophyll absorb?", mode=Mode.SELECTED, selection=SELECTION)
+        rows = list(lib.audit.iter_rows())
+        # a whole record, as written before write-ahead records existed (no status)
+        assert [r["status"] for r in rows] == [None]
+        assert rows[0]["answer_text"] == answer.text and rows[0]["completes"] is None
+        assert lib.audit.verify().ok
+        with lib.audit._read() as conn:
             assert conn.exec_driver_sql("SELECT count(*) FROM audit_stream").scalar() == 0
 
 

@@ -201,8 +201,14 @@ def answer_complete(pieces: list[str]) -> bool:
     token limit; both only cost time (the rest would be cut or judged unsupported).
     """
     last = pieces[-1] if pieces else ""
-    if not last or not any(c in last for c in ".\n!?%0123456789 "):
+    if not last:
         return False
+    if not any(c in last for c in ".\n!?%0123456789"):
+        # A plain word: only a word loop ("--mode csv --mode csv ...") can have begun,
+        # looked for every 8th piece (joining the text after every word made a streamed
+        # answer's stop checks quadratic in its length).
+        if " " not in last or len(pieces) % 8:
+            return False
     text = "".join(pieces)
     tail = text[-_TAIL_CHARS:]
     if confidence_written(tail):

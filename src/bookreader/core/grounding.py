@@ -76,8 +76,9 @@ import itertools
 import logging
 import time
 from collections import OrderedDict
+from functools import lru_cache
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -205,6 +206,34 @@ class _Context:
     continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
     payloads: list[str]  # what planted instructions ask the model to say
     nouns: set[str]  # stems the context uses as nouns or names (the swapped-term check)
+    #: Each support sentence's :func:`verbatim_key` -> its index (copied sentences).
+    verbatim: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+class _Facts(NamedTuple):
+    """What the checks read of one context sentence (see :class:`_Context`)."""
+
+    terms: frozenset[str]
+    names: frozenset[str]  # its words' name keys
+    numbers: frozenset[str]
+    squashed: str
+    cues: tuple[Cue, ...]
+    continues: bool  # opens with "It", "This"... (goes on from the sentence before)
+
+
+@lru_cache(maxsize=16384)
+def _sentence_facts(sentence: str) -> _Facts:
+    """Cached: a served book's passages recur in context after context."""
+    ws = words(sentence)
+    return _Facts(frozenset(claim_terms(sentence)), frozenset(name_key(w) for w in ws),
+                  frozenset(number_terms(sentence)), squash(sentence),
+                  tuple(negation_cues(sentence)), bool(ws) and ws[0].lower() in ANAPHORA)
+
+
+def verbatim_key(sentence: str) -> str:
+    """A sentence with its whitespace and final full stop normalised (case and every other
+    character kept: "a == b" and "a != b" stay apart)."""
+    return " ".join(sentence.split()).rstrip(" .")
 
 
 class GroundingValidator:
@@ -261,35 +290,36 @@ class GroundingValidator:
                 support.append(sent[:start].strip())  # the text before the instruction
         support = support[:MAX_WINDOWS]
         text = " ".join(support)
-        lower = {name_key(w) for w in words(text)}
+        facts = [_sentence_facts(x) for x in support]
+        lower = set().union(*(f.names for f in facts))
         sentence_words: list[set[str]] = []
         header: set[str] = set()
         since_header = HEADER_REACH
-        for sent in support:
-            ws = [name_key(w) for w in words(sent)]
-            here = set(ws)
-            if ws and ws[0] in ANAPHORA and sentence_words:
+        for sent, f in zip(support, facts):
+            here = set(f.names)
+            if f.continues and sentence_words:
                 here |= sentence_words[-1]
             since_header += 1
             if since_header <= HEADER_REACH:
                 here |= header  # an item of a list introduced by "... include:"
             if sent.rstrip().endswith(":"):
-                header, since_header = set(ws), 0
+                header, since_header = set(f.names), 0
             sentence_words.append(here)
         ctx = _Context(
-            terms=set(claim_terms(text)),
+            terms=set().union(*(f.terms for f in facts)),
             lower_words=lower,
             numbers=number_terms(text),
             squashed=squash(text),
             windows=support,
-            sentence_terms=[set(claim_terms(x)) for x in support],
+            sentence_terms=[set(f.terms) for f in facts],
             sentence_words=sentence_words,
-            sentence_numbers=[number_terms(x) for x in support],
-            sentence_squashed=[squash(x) for x in support],
-            negation_cues=[negation_cues(x) for x in support],
-            continues=[bool(words(x)) and words(x)[0].lower() in ANAPHORA for x in support],
+            sentence_numbers=[set(f.numbers) for f in facts],
+            sentence_squashed=[f.squashed for f in facts],
+            negation_cues=[list(f.cues) for f in facts],
+            continues=[f.continues for f in facts],
             payloads=[p for p in payloads if p],
             nouns=noun_terms(text),
+            verbatim={verbatim_key(x): i for i, x in reversed(list(enumerate(support)))},
         )
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
@@ -421,7 +451,16 @@ class GroundingValidator:
         out = []
         for sent in sentences:
             terms = claim_terms(sent)
-            parts = tuple(tuple(self._windows(c, ctx)) for c in clauses(sent)) if terms else ()
+            copied = ctx.verbatim.get(verbatim_key(sent)) if terms else None
+            if copied is not None:
+                # Copied word for word from one support sentence (the extractive
+                # backend's answers, quotes): that sentence supports every clause; scoring
+                # the windows would only confirm it, at milliseconds a sentence.
+                whole = WindowScore((copied,), 1.0, 1.0, True, True)
+                parts = tuple((whole,) for _ in clauses(sent))
+            else:
+                parts = tuple(tuple(self._windows(c, ctx)) for c in clauses(sent)) \
+                    if terms else ()
             overlap = 1.0
             if terms:
                 overlap = sum(1 for t in terms if t in ctx.terms) / len(terms)

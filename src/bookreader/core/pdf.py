@@ -67,6 +67,8 @@ HEADER_WINDOW = 6
 MAX_RENDER_PIXELS = 40_000_000
 #: Pages whose extraction is kept in memory.
 PAGE_CACHE_SIZE = 24
+#: Located excerpts kept per book ((page, excerpt) -> rectangles).
+RECTS_CACHE_SIZE = 4096
 #: Pages sampled to learn the body and heading font sizes of a book without an outline.
 HEADING_SAMPLE = 80
 
@@ -94,6 +96,7 @@ class PdfBook:
         self._sections: Optional[outline.SectionMap] = None
         self._extracted: OrderedDict[int, Extracted] = OrderedDict()
         self._pages: OrderedDict[int, tuple[Page, list[Word]]] = OrderedDict()
+        self._rects_cache: OrderedDict[tuple[int, str], tuple[Rect, ...]] = OrderedDict()
         self._signatures: dict[int, frozenset[tuple[str, str]]] = {}
         self._has_text: dict[int, bool] = {}
         self._damaged: dict[int, str] = {}
@@ -452,10 +455,20 @@ class PdfBook:
         self._check_index(index)
         if index in self.blocked:
             return []
+        key = (index, text)
+        cached = self._rects_cache.get(key)
+        if cached is not None:
+            return list(cached)
         rects: list[Rect] = []
         for piece in lay.excerpt_pieces(text):
             found = self._search_mupdf(index, piece)
             rects.extend(found or lay.locate_in_words(self._build(index)[1], piece))
+        # A served book is asked about the same passages again and again; MuPDF's search
+        # holds the interpreter lock, so it is done once per page and excerpt.
+        with self._lock:
+            self._rects_cache[key] = tuple(rects)
+            if len(self._rects_cache) > RECTS_CACHE_SIZE:
+                self._rects_cache.popitem(last=False)
         return rects
 
     def _search_mupdf(self, index: int, piece: str) -> list[Rect]:

@@ -128,8 +128,16 @@ def term_coverage(query: str, texts: list[str]) -> float:
         return 0.0
     found: set[str] = set()
     for text in texts:
-        found.update(tokenize(text))
+        found |= _token_set(text)
     return len(terms & found) / len(terms)
+
+
+@functools.lru_cache(maxsize=8192)
+def _token_set(text: str) -> frozenset[str]:
+    """A passage's BM25 terms (cached: the same passages come back question after question)."""
+    from bookreader.core.lexical import tokenize
+
+    return frozenset(tokenize(text))
 
 
 class HybridRetriever:

@@ -49,10 +49,18 @@ _stemmer = SnowballStemmer("english")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences (keeps abbreviations such as "e.g." and "Fig. 3" whole)."""
+    """Split ``text`` into sentences (keeps abbreviations such as "e.g." and "Fig. 3" whole).
+
+    Cached: the same passages are split for every answer about them (grounding, quotes,
+    the extractive backend), and on a server for every student who asks."""
+    return list(_split_sentences(text))
+
+
+@lru_cache(maxsize=4096)
+def _split_sentences(text: str) -> tuple[str, ...]:
     text = text.strip()
     if not text:
-        return []
+        return ()
     parts: list[str] = []
     start = 0
     for m in _SENT_END.finditer(text):
@@ -65,7 +73,7 @@ def split_sentences(text: str) -> list[str]:
     tail = text[start:].strip()
     if tail:
         parts.append(tail)
-    return parts
+    return tuple(parts)
 
 
 def words(text: str) -> list[str]:

@@ -135,7 +135,7 @@ class _Question:
             answer = state.library.ask(
                 ask["question"], mode=ask["mode"], book=ask.get("book"),
                 selection=ask.get("selection"), pages=ask.get("pages"), backend=state.backend,
-                on_token=self._on_token, cancel=cancel, session_id=self.session_id,
+                on_token=self._on_token if self.tokens is not None else None, cancel=cancel, session_id=self.session_id,
                 client_id=self.client,
             )
         except Cancelled:
