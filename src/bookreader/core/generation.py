@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 #: Characters at the end of the stream that the stop rules look at.
 _TAIL_CHARS = 400
+#: Streamed pieces (tokens) the quote check looks back over: a citation's head and a
+#: quote past its word cap fit well within them.
+_QUOTE_PIECES = 160
 
 
 @dataclass
@@ -121,7 +124,10 @@ def generate(
                 on_token(token.text)
             if stop():
                 break
-            if quote_words:
+            # Checked at word ends, on the last pieces only (the whole text is joined
+            # once, when the quote is cut).
+            if quote_words and " " in token.text and \
+                    close_long_quote("".join(pieces[-_QUOTE_PIECES:]), quote_words):
                 closed = close_long_quote("".join(pieces), quote_words)
                 if closed is not None:
                     log.debug("Stopped generation: a quote ran past %d words", quote_words)
