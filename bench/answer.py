@@ -15,6 +15,7 @@ Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated int
   (lower-cased, punctuation and articles removed, citations stripped);
 * ``unanswerable_fallback``: unanswerable cases answered with the fixed sentence;
 * ``answerable_fallback``, ``replaced_by_validator``, ``timeouts``, ``errors``;
+* ``leaks``: answers with a citation that is not the selection's (must be 0);
 * ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
 
 Whole-book mode (``--book`` with ``--questions``, lines ``{"question", "gold_pages"}``,
@@ -77,6 +78,20 @@ def pct(values: Sequence[float], q: float) -> Optional[float]:
     return round(vals[k], 1)
 
 
+def leaked(answer, selection: str) -> bool:
+    """True when a selected-text answer shows a citation that is not the selection's
+    (another section, or an excerpt the selection does not contain)."""
+    from bookreader.core.prompts import SELECTION_SECTION
+
+    if answer.fallback:
+        return False
+    hay = set(normalise_answer(selection).split())
+    for c in answer.citations:
+        if c.section != SELECTION_SECTION or not set(normalise_answer(c.excerpt).split()) <= hay:
+            return True
+    return False
+
+
 def _answerer(args, settings, embedder):
     from bookreader.core.answering import Answerer
 
@@ -115,6 +130,7 @@ def run_selected(args, settings, embedder) -> dict:
             correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
             fallback=a.fallback and not a.error,
             replaced=a.replaced_by_validator,
+            leak=leaked(a, case["selection"]),
             timeout=_timed_out(a),
             error=bool(a.error) and not _timed_out(a),
             first_token_ms=a.first_token_ms,
@@ -133,6 +149,7 @@ def run_selected(args, settings, embedder) -> dict:
         unanswerable_fallback=share(una, "fallback"),
         answerable_fallback=share(ans, "fallback"),
         replaced_by_validator=share(rows, "replaced"),
+        leaks=sum(r["leak"] for r in rows),
         timeouts=sum(r["timeout"] for r in rows),
         errors=sum(r["error"] for r in rows),
         first_token_ms_p50=pct([r["first_token_ms"] for r in rows], 0.5),
@@ -218,7 +235,7 @@ def _link_tier(args, settings, default_data: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--backend", default=None, help="backend name (see core/llm/specs.py)")
     ap.add_argument("--tier", default=None, help="a local tier: tiny, small or better "
                     "(its file is linked from --models-dir into the bench's data folder)")

@@ -241,7 +241,8 @@ def test_a_local_tier_reads_the_best_sentences_of_all_passages(book, answerer, m
     shown = "".join(b.split("</excerpt>")[0] for b in a.prompt[-1].content.split("<excerpt")[1:])
     assert "called ATP" in shown and len(shown) < 300 + 120 * len(a.retrieval.passages)
     whole = sum(len(p.chunk.text) for p in a.retrieval.passages)
-    assert whole > 300 and "..." in shown
+    # Left-out sentences are not marked with dots the model would copy into quotes.
+    assert whole > 300 and "..." not in shown
     # Citations and grounding still see the whole passages.
     assert not a.fallback and "ATP" in a.text
     assert any(c.verified for c in a.citations)

@@ -408,7 +408,8 @@ class _Run(OutcomeAssembly):
             gen = generate(
                 backend, self.messages, request=request, max_tokens=max_tokens,
                 temperature=float(self.settings.temperature), first_budget=first_budget,
-                total_budget=total_budget, max_claims=self.spec.max_claims, started=self.t0,
+                total_budget=total_budget, max_claims=self.spec.max_claims,
+                quote_words=self.spec.quote_words, started=self.t0,
                 stage_ms=self.stage_ms, on_token=on_token, cancel=cancel,
             )
         except Cancelled:

@@ -35,6 +35,12 @@ from bookreader.core.sentences import content_terms, split_sentences
 log = logging.getLogger(__name__)
 
 GAP = " ... "
+#: Characters of framing one more passage costs in the prompt (its excerpt tags).
+PASSAGE_COST = 80
+#: Between kept runs of a retrieved passage: a line break, not " ... ".  A model told to
+#: quote exact words copied the dots into its quotes (text the book does not have),
+#: and runs on separate lines end a copied quote where the book's sentence ends.
+PASSAGE_GAP = "\n"
 
 
 def _keyword_scores(sentences: Sequence[str], question: str) -> list[float]:
@@ -132,14 +138,17 @@ def _scores(units: Sequence[str], question: str, embedder: Any) -> list[float]:
     return scores
 
 
-def _render(units: Sequence[str], joins: Sequence[str], kept: Sequence[int]) -> str:
-    """The kept units in order, runs joined as in the text, gaps shown as " ... "."""
-    out: list[str] = [GAP.lstrip()] if kept[0] > 0 else []
+def _render(units: Sequence[str], joins: Sequence[str], kept: Sequence[int],
+            gap: str = GAP) -> str:
+    """The kept units in order, runs joined as in the text, gaps shown as ``gap``
+    (" ... " also marks what is left out at either end; a line break does not)."""
+    marked = gap == GAP
+    out: list[str] = [GAP.lstrip()] if kept[0] > 0 and marked else []
     for prev, i in zip([None, *kept], kept):
         if prev is not None:
-            out.append(joins[i] if i == prev + 1 else GAP)
+            out.append(joins[i] if i == prev + 1 else gap)
         out.append(units[i])
-    if kept[-1] < len(units) - 1:
+    if kept[-1] < len(units) - 1 and marked:
         out.append(GAP.rstrip())
     return "".join(out).strip()
 
@@ -150,14 +159,20 @@ def focus_passages(
     max_chars: int,
     *,
     embedder: Any = None,
+    passage_cost: int = PASSAGE_COST,
 ) -> list[tuple[int, str]]:
     """The most relevant sentences of several retrieved passages, ``max_chars`` in all.
 
     For a local model tier in whole-book and highlight modes: instead of the first
     passage whole (and nothing of the others), the prompt carries the sentences of all
     passages that bear most on the question, ranked together, each passage's kept
-    sentences in their original order.  Citations and the grounding check still use the
-    whole passages.
+    sentences in their original order, runs on separate lines.  Citations and the
+    grounding check still use the whole passages.
+
+    Each passage shown costs its framing too (``passage_cost`` characters: the
+    ``<excerpt id section page>`` tags, about 20 tokens), so a sentence from a passage
+    not yet shown must be worth that much more room: the budget goes to fewer passages'
+    best sentences rather than to one sentence each of many.
 
     Returns:
         ``(index into texts, shown text)`` for each passage that keeps a sentence, in the
@@ -173,21 +188,23 @@ def focus_passages(
         owner.extend([k] * len(u))
     if not units:
         return []
-    if sum(len(t) for t in texts) <= max_chars:
+    if sum(len(t) + passage_cost for t in texts) <= max_chars + passage_cost:
         return [(k, t) for k, t in enumerate(texts)]
     scores = _scores(units, question, embedder)
     order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
     best = order[0]
     chosen = {best}
+    shown = {owner[best]}
     used = min(len(units[best]), max_chars) + 2 * len(GAP)
     wanted = ([best - 1] if best > 0 and owner[best - 1] == owner[best] else []) + order[1:]
     for i in wanted:
         if i in chosen:
             continue
-        cost = len(units[i]) + len(GAP)
+        cost = len(units[i]) + len(GAP) + (0 if owner[i] in shown else passage_cost)
         if used + cost > max_chars:
             continue
         chosen.add(i)
+        shown.add(owner[i])
         used += cost
     out: list[tuple[int, str]] = []
     for k in range(len(texts)):
@@ -196,6 +213,6 @@ def focus_passages(
         if not kept:
             continue
         mine = [units[i] for i in idx]
-        shown = _render(mine, [joins[i] for i in idx], kept)
+        shown = _render(mine, [joins[i] for i in idx], kept, PASSAGE_GAP)
         out.append((k, shown[:max_chars] if len(kept) == 1 else shown))
     return out

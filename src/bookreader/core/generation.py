@@ -7,7 +7,10 @@ stops, without waiting for the token cap, when:
 * the backend's claim cap is reached (small models add wrong claims after the first
   few; the answer keeps the first ``max_claims`` with their citations),
 * the model wrote its confidence line (what follows is chatter), or
-* the model repeats itself (a token loop, or one sentence three times over).
+* the model repeats itself (a token loop, or one sentence three times over), or
+* a citation's quoted excerpt runs past the tier's ``quote_words`` (a small model told
+  to copy "exact words" copies whole paragraphs, and an unclosed citation is dropped):
+  the quote is cut to its first ``quote_words`` words, still copied text, and closed.
 
 Only an answer that was cut off by a budget is a timeout; one that finished is kept,
 however long it took.  :mod:`bookreader.core.answering` decides what to show either way.
@@ -35,6 +38,9 @@ log = logging.getLogger(__name__)
 
 #: Characters at the end of the stream that the stop rules look at.
 _TAIL_CHARS = 400
+#: Streamed pieces (tokens) the quote check looks back over: a citation's head and a
+#: quote past its word cap fit well within them.
+_QUOTE_PIECES = 160
 
 
 @dataclass
@@ -69,6 +75,7 @@ def generate(
     total_budget: Optional[float],
     max_claims: Optional[int],
     started: float,
+    quote_words: Optional[int] = None,
     stage_ms: dict[str, float],
     on_token: Optional[Callable[[str], None]],
     cancel: CancelFn,
@@ -117,6 +124,15 @@ def generate(
                 on_token(token.text)
             if stop():
                 break
+            # Checked at word ends, on the last pieces only (the whole text is joined
+            # once, when the quote is cut).
+            if quote_words and " " in token.text and \
+                    close_long_quote("".join(pieces[-_QUOTE_PIECES:]), quote_words):
+                closed = close_long_quote("".join(pieces), quote_words)
+                if closed is not None:
+                    log.debug("Stopped generation: a quote ran past %d words", quote_words)
+                    out.cut = first_claims(closed, max_claims) if max_claims else closed
+                    break
             if max_claims and enough_sentences(pieces, max_claims):
                 log.debug("Stopped generation after %d sentences", max_claims)
                 # The answer keeps the first claims; raw keeps all that streamed.
@@ -145,6 +161,29 @@ def enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:
     units = [c for c, _ in claim_units(text) if words(c)]
     # The (limit+1)-th claim has begun, so the limit-th one and its citations are complete.
     return len(units) > limit
+
+
+_OPEN_QUOTE = re.compile(
+    r"\[\s*Sources?\s*:[^\[\]]*?[-\u2013\u2014:]\s*[\"\u201c\u201e\u00ab'\u2018](?P<quote>[^\[\]\"\u201d\u00bb]*)$",
+    re.IGNORECASE,
+)
+
+
+def close_long_quote(text: str, limit: int) -> Optional[str]:
+    """``text`` cut after the first ``limit`` words of an open citation quote that has
+    already run past them, with the quote and the citation closed; None when no open
+    quote is that long yet."""
+    m = _OPEN_QUOTE.search(text[-_TAIL_CHARS * 2:])
+    if m is None:
+        return None
+    quote = m.group("quote")
+    parts = quote.split()
+    # The (limit+1)-th word has begun, so the limit-th is complete.
+    if len(parts) <= limit:
+        return None
+    start = len(text) - len(quote)
+    kept = " ".join(parts[:limit]).rstrip(" .,;:\u2026")
+    return f'{text[:start]}{kept}"]'
 
 
 def first_claims(text: str, limit: int) -> str:

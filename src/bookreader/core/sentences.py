@@ -88,7 +88,15 @@ def stem(word: str) -> str:
 
 
 def content_terms(text: str) -> list[str]:
-    """Stemmed, lower-cased content words: stopwords and one-letter tokens dropped."""
+    """Stemmed, lower-cased content words: stopwords and one-letter tokens dropped.
+
+    Cached (a fresh list each call): the checks read the same passages' sentences for
+    every answer about them."""
+    return list(_content_terms(text))
+
+
+@lru_cache(maxsize=16384)
+def _content_terms(text: str) -> tuple[str, ...]:
     out = []
     for w in words(text):
         lw = w.lower().replace("\u2019", "'")
@@ -97,7 +105,7 @@ def content_terms(text: str) -> list[str]:
         if lw.endswith("'s"):
             lw = lw[:-2]
         out.append(stem(lw))
-    return out
+    return tuple(out)
 
 
 def numbers(text: str) -> list[str]:

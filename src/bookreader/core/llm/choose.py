@@ -4,11 +4,15 @@ The best tier is the largest installed one whose *expected* whole-book answer me
 targets of issue 11: first token p50 <= 3 s and p95 <= 6 s, complete answer p95 <= 15 s.
 Each installed tier is measured in a couple of seconds: load it, read a ~100-token
 prompt (prompt tokens per second) and write 16 tokens (generated tokens per second).
-From those two speeds and the tier's prompt size (its ``context_chars`` of focused
-passages, about 3.5 characters a token, plus the question; the rules prefix is cached)
-and a typical answer length, the expected first-token and total times follow.  p95 is
-taken as 1.6 x p50: the spread measured with ``bench/answer.py`` on a shared 2-core
-machine (see docs).  The tiny tier is the fallback when no tier meets the targets.
+The expected times follow from those speeds and what the tier's prompt really costs:
+``spec.prompt_tokens``, the tokens a whole-book question reads after the cached rules
+prefix (p50 and p95), and ``spec.answer_tokens``, counted with the tier's own tokenizer
+on real questions by ``bench/prompt_tokens.py`` (a tier without counts is estimated from
+its ``context_chars``, about 3.5 characters a token, plus the question).  The first token
+also waits two generation steps (the backend streams each token one step late, with its
+probability).  p95 reads the p95 prompt and writes the p95 answer, times
+:data:`P95_FACTOR` for a machine busier than in the seconds it was measured.  The tiny
+tier is the fallback when no tier meets the targets.
 
 Runs at first start when ``llm_backend`` is ``auto`` and more than one tier is
 installed (a single installed tier needs no measurement), and in ``bookreader doctor``.
@@ -35,8 +39,6 @@ P95_FACTOR = 1.6
 CHARS_PER_TOKEN = 3.5
 #: Prompt tokens of a question and its framing, besides the passages.
 QUESTION_TOKENS = 60
-#: Tokens of a typical answer: claims with their (at most 20-word) citations.
-ANSWER_TOKENS = {"tiny": 80, "small": 120, "better": 120}
 _PROBE_TEXT = (
     "A method that calls itself is recursive. Every recursive method needs a base case, "
     "a condition under which it returns without calling itself again; otherwise the "
@@ -67,12 +69,37 @@ class Measurement:
                 f"{self.total_p95_s:.1f} s")
 
 
+def first_token_s(prompt_tokens: float, prompt_tps: float, gen_tps: float) -> float:
+    """Seconds to the first streamed token: read the prompt, then two generation steps
+    (the backend streams each token one step late, with its probability)."""
+    return prompt_tokens / max(prompt_tps, 1e-6) + 2.0 / max(gen_tps, 1e-6)
+
+
+def prompt_tokens(spec: BackendSpec) -> tuple[float, float]:
+    """(p50, p95) tokens a whole-book question reads after the cached rules prefix.
+
+    The tier's counted figures (``spec.prompt_tokens``, from ``bench/prompt_tokens.py``)
+    when there are some, else an estimate from its passage budget.
+    """
+    p50, p95 = spec.prompt_tokens
+    if p50 > 0:
+        return float(p50), float(max(p95, p50))
+    guess = spec.context_chars / CHARS_PER_TOKEN + QUESTION_TOKENS
+    return guess, guess
+
+
 def expected(spec: BackendSpec, prompt_tps: float, gen_tps: float) -> tuple[float, float, float]:
-    """(first p50, first p95, total p95) seconds of a whole-book answer at these speeds."""
-    prompt_tokens = spec.context_chars / CHARS_PER_TOKEN + QUESTION_TOKENS
-    first = prompt_tokens / max(prompt_tps, 1e-6)
-    total = first + ANSWER_TOKENS.get(spec.name, 120) / max(gen_tps, 1e-6)
-    return first, first * P95_FACTOR, total * P95_FACTOR
+    """(first p50, first p95, total p95) seconds of a whole-book answer at these speeds.
+
+    p50 reads the median prompt; p95 reads the 95th-percentile prompt and writes the
+    95th-percentile answer, both slowed by :data:`P95_FACTOR` (the machine is never as
+    quiet as the couple of seconds it was measured in).
+    """
+    p50_tokens, p95_tokens = prompt_tokens(spec)
+    first = first_token_s(p50_tokens, prompt_tps, gen_tps)
+    first95 = first_token_s(p95_tokens, prompt_tps, gen_tps)
+    answer95 = spec.answer_tokens[1] / max(gen_tps, 1e-6)
+    return first, first95 * P95_FACTOR, (first95 + answer95) * P95_FACTOR
 
 
 def measure(spec: BackendSpec, settings: Any) -> Measurement:

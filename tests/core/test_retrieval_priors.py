@@ -1,0 +1,141 @@
+"""Issue 11 (gold page cited): the ranking priors of hybrid retrieval and the extractive
+backend's heading match and score, on a real Qdrant Edge shard, real BM25 and the real MiniLM.
+
+* Apparatus chunks (exercises, summaries, learning objectives) name a chapter's topics in a
+  few lines; they rank below the page that explains the topic.
+* A chunk under a heading whose words are the question's ranks higher.
+* Whether the book covers a question is judged before those priors (the calibrated
+  confidence does not move).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.config import Settings
+from bookreader.core import retrieval as retrieval_mod
+from bookreader.core.chunking import Chunker
+from bookreader.core.lexical import LexicalIndex
+from bookreader.core.llm import extractive as extractive_mod
+from bookreader.core.llm.extractive import ExtractiveBackend, heading_match
+from bookreader.core.prompts import Excerpt, build_messages
+from bookreader.core.retrieval import HybridRetriever, chunk_headings, is_apparatus
+from bookreader.core.store.base import open_store
+from bookreader.core.types import Chunk, Mode, Page
+
+EXPLAINS = ("A while loop repeats its body as long as its condition stays true. Java checks "
+            "the condition before each pass, so the body may never run at all, and a loop "
+            "whose condition never becomes false runs forever.")
+EXERCISES = ("Exercise 1: While Loops. Objective: Write a while loop that repeats its body as "
+             "long as a condition is true and a for loop that counts. Expected Outcome: a "
+             "program that uses while loops and conditions.")
+COMPREHENSION = ("Python programs often build one list from another with a for loop. "
+                 "10.9 List comprehension\n\nSometimes you want to create a sequence by "
+                 "using data from another sequence, in a single expression.")
+OTHER = ("Tuples are immutable sequences of values. Lists are mutable, so a list can be "
+         "changed in place and a tuple cannot.")
+PAGES = [
+    ("4 Loops", "4.2 The while Statement", EXPLAINS),
+    ("4 Loops", "4.9 Practical Exercises", EXERCISES),
+    ("10 Tuples", "10.8 Sequences of sequences", COMPREHENSION),
+    ("10 Tuples", "10.1 Tuples are immutable", OTHER),
+]
+
+
+@pytest.fixture(scope="module")
+def retriever(tmp_path_factory, embedder):
+    settings = Settings(data_dir=tmp_path_factory.mktemp("priors-data"))
+    settings.ensure_dirs()
+    pages = [Page(i, str(i + 1), text, ch, sec) for i, (ch, sec, text) in enumerate(PAGES)]
+    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
+                  .chunks(pages, "priors"))
+    store = open_store(settings, "priors")
+    store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+    yield HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
+    store.close()
+
+
+def _chunk(text: str, section: str) -> Chunk:
+    return Chunk("c", "b", 0, text, 0, 0, "1", "1", "ch", section, 0, len(text))
+
+
+def test_apparatus_chunks_are_recognised_by_section_or_text():
+    assert is_apparatus(_chunk("Write a loop.", "4.9 Practical Exercises"))
+    assert is_apparatus(_chunk("Key ideas.", "Chapter Summary"))
+    assert is_apparatus(_chunk("Chapter 10\n\nLearning Objectives\n\nBy the end of this "
+                               "chapter, students will be able to ...", "Theoretical Foundations"))
+    assert not is_apparatus(_chunk("A while loop repeats its body.", "4.2 The while Statement"))
+    assert not is_apparatus(_chunk("loop: A statement that repeats.", "4.10 Vocabulary"))
+
+
+def test_headings_inside_a_chunk_are_read():
+    heads = chunk_headings(_chunk(COMPREHENSION, "10.8 Sequences of sequences"))
+    assert heads == ["10.8 Sequences of sequences", "10.9 List comprehension"]
+
+
+def test_the_page_that_explains_outranks_the_exercise_that_names_the_topic(retriever):
+    q = "How does a while loop repeat its body as long as a condition is true?"
+    r = retriever.search(q, top_k=4)
+    assert r.passages[0].chunk.page_start == 0, [p.chunk.section for p in r.passages]
+    exercise = next(p for p in r.passages if is_apparatus(p.chunk))
+    blend = (retriever.settings.dense_weight * exercise.dense_score
+             + (1 - retriever.settings.dense_weight) * exercise.bm25_score)
+    q_terms = set(retrieval_mod._query_terms(q))
+    prior = retrieval_mod.HEADING_WEIGHT * retrieval_mod.heading_match(q_terms, exercise.chunk)
+    assert exercise.score == pytest.approx(blend + prior - retrieval_mod.APPARATUS_PENALTY)
+
+
+def test_a_chunk_under_a_matching_heading_gets_the_heading_prior(retriever):
+    q = "What is a list comprehension?"
+    r = retriever.search(q, top_k=4)
+    assert r.passages[0].chunk.page_start == 2
+    top = r.passages[0]
+    blend = (retriever.settings.dense_weight * top.dense_score
+             + (1 - retriever.settings.dense_weight) * top.bm25_score)
+    # heading "10.9 List comprehension": both its words are the question's (1 x 1)
+    assert top.score == pytest.approx(blend + retrieval_mod.HEADING_WEIGHT)
+
+
+def test_the_priors_do_not_move_the_coverage_confidence(retriever, monkeypatch):
+    questions = ["What is a list comprehension?", "How do I bake bread at home?",
+                 "How does a while loop repeat its body as long as a condition is true?"]
+    with_priors = [retriever.search(q).confidence for q in questions]
+    monkeypatch.setattr(retrieval_mod, "HEADING_WEIGHT", 0.0)
+    monkeypatch.setattr(retrieval_mod, "APPARATUS_PENALTY", 0.0)
+    assert [retriever.search(q).confidence for q in questions] == with_priors
+
+
+def test_extractive_heading_match_ignores_numbers_and_weighs_both_sides():
+    assert heading_match("10.9 List comprehension", {"list", "comprehens"}) == 1.0
+    assert heading_match("Lists", {"list", "comprehens"}) == 0.5
+    assert heading_match("4.2 Tuples", {"list", "comprehens"}) == 0.0
+
+
+def test_extractive_prefers_the_sentence_under_the_matching_heading(embedder, monkeypatch):
+    # Two sentences that both hold the question's words; the one under the heading line
+    # "10.9 List comprehension" inside the later excerpt is the one that answers.
+    first = Excerpt(1, "10.1 Tuples are immutable", "120",
+                    "A list comprehension makes a new list from the items of an old list.")
+    later = Excerpt(2, "10.8 Sequences", "127",
+                    "Tuples can be compared.\n\n10.9 List comprehension\n\n"
+                    "With a list comprehension the loop that builds the list fits on one line.")
+    messages = build_messages(Mode.BOOK, "What is a list comprehension?",
+                              excerpts=[first, later])
+    line = ExtractiveBackend(embedder).answer(messages).splitlines()[0]
+    assert line.startswith("With a list comprehension the loop"), line
+    assert "(Page 127)" in line
+    monkeypatch.setattr(extractive_mod, "HEADING_WEIGHT", 0.0)
+    line = ExtractiveBackend(embedder).answer(messages).splitlines()[0]
+    assert line.startswith("A list comprehension makes a new list"), line
+
+
+def test_extractive_similarity_separates_sentences_that_hold_every_question_word(embedder):
+    # Both sentences hold "API" (coverage 1.0); before, they tied at 1.0 and the one with
+    # more keyword hits won however little it said about the question.
+    text = ("It is quite common that you need an API key to use a vendor's API, and the API "
+            "key goes with every API call. An API is a contract between applications that "
+            "defines how two application components interact.")
+    messages = build_messages(Mode.BOOK, "What is an API?",
+                              excerpts=[Excerpt(1, "Web services", "170", text)])
+    first = ExtractiveBackend(embedder, max_sentences=1).answer(messages).splitlines()[0]
+    assert first.startswith("An API is a contract"), first
