@@ -84,23 +84,18 @@ import itertools
 import logging
 import time
 from collections import OrderedDict
-from functools import lru_cache
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
 from bookreader.core.citations import claim_units
 from bookreader.core.claim_text import (
-    Cue,
     carries_out,
     claim_terms,
     clauses,
-    instruction_payload,
-    instruction_start,
     is_tautology,
     negation_cues,
-    noun_terms,
     number_terms,
     opposite_words,
     is_opposite,
@@ -109,13 +104,10 @@ from bookreader.core.claim_text import (
     swapped_terms,
 )
 from bookreader.core.exact_terms import (
-    ANAPHORA,
     CAPITALISED,
     COMPARATIVES,
     code_terms,
     covered,
-    key_text,
-    list_groups,
     name_key,
     name_runs,
     quantifiers,
@@ -124,8 +116,9 @@ from bookreader.core.exact_terms import (
     relation_names,
     squash,
 )
+from bookreader.core.grounding_context import Context, build_context, verbatim_key
 from bookreader.core.prompts import split_confidence
-from bookreader.core.sentences import STOPWORDS, split_sentences, stem, words
+from bookreader.core.sentences import STOPWORDS, stem, words
 from bookreader.core.types import Validation
 
 if TYPE_CHECKING:
@@ -202,56 +195,6 @@ class SentenceScore:
     tautology: bool = False
 
 
-@dataclass
-class _Context:
-    terms: set[str]
-    lower_words: set[str]
-    numbers: set[str]
-    squashed: str  # lower-cased, whitespace-free text for code-term checks
-    keys: str  # the words as name keys, space-separated (multi-word names)
-    windows: list[str]  # the support sentences (instructions left out)
-    sentence_terms: list[set[str]]
-    #: Each sentence's name keys, plus the previous sentence's when it opens with
-    #: "It", "She", "This"... (the relation check, and names in a window).
-    sentence_words: list[set[str]]
-    sentence_numbers: list[set[str]]
-    sentence_squashed: list[str]
-    negation_cues: list[list[Cue]]
-    continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
-    payloads: list[str]  # what planted instructions ask the model to say
-    nouns: set[str]  # stems the context uses as nouns or names (the swapped-term check)
-    #: Per sentence, the list it opens or belongs to: a line ending in ":" and the items
-    #: after it (indices), or () when it is in no list.
-    lists: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
-    ranks: list[dict[str, set[str]]] = dataclasses.field(default_factory=list)  # superlatives
-    #: Each support sentence's :func:`verbatim_key` -> its index (copied sentences).
-    verbatim: dict[str, int] = dataclasses.field(default_factory=dict)
-
-
-class _Facts(NamedTuple):
-    """What the checks read of one context sentence (see :class:`_Context`)."""
-
-    terms: frozenset[str]
-    names: frozenset[str]  # its words' name keys
-    numbers: frozenset[str]
-    squashed: str
-    cues: tuple[Cue, ...]
-    continues: bool  # opens with "It", "This"... (goes on from the sentence before)
-
-
-@lru_cache(maxsize=16384)
-def _sentence_facts(sentence: str) -> _Facts:
-    """Cached: a served book's passages recur in context after context."""
-    ws = words(sentence)
-    return _Facts(frozenset(claim_terms(sentence)), frozenset(name_key(w) for w in ws),
-                  frozenset(number_terms(sentence)), squash(sentence),
-                  tuple(negation_cues(sentence)), bool(ws) and ws[0].lower() in ANAPHORA)
-
-
-def verbatim_key(sentence: str) -> str:
-    """A sentence with its whitespace and final full stop normalised (case and every other
-    character kept: "a == b" and "a != b" stay apart)."""
-    return " ".join(sentence.split()).rstrip(" .")
 
 
 class GroundingValidator:
@@ -287,61 +230,16 @@ class GroundingValidator:
         self.contradiction_similarity = CONTRADICTION_SIMILARITY
         self.adjacent_pairs_only = ADJACENT_PAIRS_ONLY
         self.pair_min_similarity = PAIR_MIN_SIMILARITY
-        self._cache: "OrderedDict[str, _Context]" = OrderedDict()
+        self._cache: "OrderedDict[str, Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
     # --- the context ---------------------------------------------------------------------
-    def _context(self, context_text: str) -> _Context:
+    def _context(self, context_text: str) -> Context:
         hit = self._cache.get(context_text)
         if hit is not None:
             self._cache.move_to_end(context_text)
             return hit
-        support: list[str] = []
-        payloads: list[str] = []
-        for sent in split_sentences(context_text):
-            start = instruction_start(sent)
-            if start is None:
-                support.append(sent)
-                continue
-            payloads.append(instruction_payload(sent))
-            if len(words(sent[:start])) >= 3:
-                support.append(sent[:start].strip())  # the text before the instruction
-        support = support[:MAX_WINDOWS]
-        text = " ".join(support)
-        facts = [_sentence_facts(x) for x in support]
-        lower = set().union(*(f.names for f in facts))
-        sentence_words: list[set[str]] = []
-        header: set[str] = set()
-        since_header = HEADER_REACH
-        for sent, f in zip(support, facts):
-            here = set(f.names)
-            if f.continues and sentence_words:
-                here |= sentence_words[-1]
-            since_header += 1
-            if since_header <= HEADER_REACH:
-                here |= header  # an item of a list introduced by "... include:"
-            if sent.rstrip().endswith(":"):
-                header, since_header = set(f.names), 0
-            sentence_words.append(here)
-        ctx = _Context(
-            terms=set().union(*(f.terms for f in facts)),
-            lower_words=lower,
-            numbers=number_terms(text),
-            squashed=squash(text),
-            keys=key_text(text),
-            windows=support,
-            sentence_terms=[set(f.terms) for f in facts],
-            sentence_words=sentence_words,
-            sentence_numbers=[set(f.numbers) for f in facts],
-            sentence_squashed=[f.squashed for f in facts],
-            negation_cues=[list(f.cues) for f in facts],
-            continues=[f.continues for f in facts],
-            payloads=[p for p in payloads if p],
-            nouns=noun_terms(text),
-            lists=list_groups(support),
-            ranks=[ranks(x) for x in support],
-            verbatim={verbatim_key(x): i for i, x in reversed(list(enumerate(support)))},
-        )
+        ctx = build_context(context_text, HEADER_REACH, MAX_WINDOWS)
         self._cache[context_text] = ctx
         while len(self._cache) > CONTEXT_CACHE:
             self._cache.popitem(last=False)
@@ -360,7 +258,7 @@ class GroundingValidator:
         names = [n for n in relation_names(sentence) if not n[0].isdigit()]
         return code_terms(sentence), number_terms(sentence), names
 
-    def _missing_terms(self, sentence: str, ctx: _Context) -> list[str]:
+    def _missing_terms(self, sentence: str, ctx: Context) -> list[str]:
         """Numbers, names, code terms and comparatives found nowhere in the context."""
         codes, nums, _ = self._exact_terms(sentence)
         missing = [t for t in codes if squash(t) not in ctx.squashed]
@@ -387,7 +285,7 @@ class GroundingValidator:
         return missing
 
     @staticmethod
-    def _relation_unstated(sentence: str, ctx: _Context) -> bool:
+    def _relation_unstated(sentence: str, ctx: Context) -> bool:
         """True when the sentence's names all occur in the context but in no one sentence.
 
         "Stanford University is located in Chestnut Hill" built from a sentence about
@@ -407,7 +305,7 @@ class GroundingValidator:
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
 
-    def _windows(self, sentence: str, ctx: _Context) -> list[WindowScore]:
+    def _windows(self, sentence: str, ctx: Context) -> list[WindowScore]:
         """The sentence scored against its candidate windows (best first)."""
         n_ctx = len(ctx.windows)
         tset = set(claim_terms(sentence))

@@ -1,0 +1,137 @@
+"""What the grounding check reads of a context, computed once per context and per sentence.
+
+:func:`build_context` splits the context into support sentences (an instruction planted
+in a sentence is left out, and what it asks for kept as a payload), and gathers each
+sentence's terms, names, numbers, negation cues and superlatives.  A sentence's facts are
+cached (:func:`_sentence_facts`): a served book's passages recur in context after
+context, and the checks read the same sentences for every answer about them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
+
+from bookreader.core.claim_text import (
+    Cue,
+    claim_terms,
+    instruction_payload,
+    instruction_start,
+    negation_cues,
+    noun_terms,
+    number_terms,
+)
+from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
+from bookreader.core.sentences import split_sentences, words
+
+
+@dataclass
+class Context:
+    terms: set[str]
+    lower_words: set[str]
+    numbers: set[str]
+    squashed: str  # lower-cased, whitespace-free text for code-term checks
+    keys: str  # the words as name keys, space-separated (multi-word names)
+    windows: list[str]  # the support sentences (instructions left out)
+    sentence_terms: list[set[str]]
+    #: Each sentence's name keys, plus the previous sentence's when it opens with
+    #: "It", "She", "This"... (the relation check, and names in a window).
+    sentence_words: list[set[str]]
+    sentence_numbers: list[set[str]]
+    sentence_squashed: list[str]
+    negation_cues: list[list[Cue]]
+    continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
+    payloads: list[str]  # what planted instructions ask the model to say
+    nouns: set[str]  # stems the context uses as nouns or names (the swapped-term check)
+    #: Per sentence, the list it opens or belongs to: a line ending in ":" and the items
+    #: after it (indices), or () when it is in no list.
+    lists: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    ranks: list[dict[str, set[str]]] = dataclasses.field(default_factory=list)  # superlatives
+    #: Each support sentence's :func:`verbatim_key` -> its index (copied sentences).
+    verbatim: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+class _Facts(NamedTuple):
+    """What the checks read of one context sentence (see :class:`Context`)."""
+
+    terms: frozenset[str]
+    names: frozenset[str]  # its words' name keys
+    numbers: frozenset[str]
+    squashed: str
+    cues: tuple[Cue, ...]
+    continues: bool  # opens with "It", "This"... (goes on from the sentence before)
+    ranks: dict[str, set[str]]  # read only: shared by every context holding the sentence
+
+
+@lru_cache(maxsize=16384)
+def _sentence_facts(sentence: str) -> _Facts:
+    """Cached: a served book's passages recur in context after context."""
+    ws = words(sentence)
+    return _Facts(frozenset(claim_terms(sentence)), frozenset(name_key(w) for w in ws),
+                  frozenset(number_terms(sentence)), squash(sentence),
+                  tuple(negation_cues(sentence)), bool(ws) and ws[0].lower() in ANAPHORA,
+                  ranks(sentence))
+
+
+#: Where a context sentence's planted instruction starts (cached like the facts).
+_instruction_at = lru_cache(maxsize=16384)(instruction_start)
+
+
+def verbatim_key(sentence: str) -> str:
+    """A sentence with its whitespace and final full stop normalised (case and every other
+    character kept: "a == b" and "a != b" stay apart)."""
+    return " ".join(sentence.split()).rstrip(" .")
+
+
+def build_context(context_text: str, header_reach: int, max_windows: int) -> Context:
+    """What the checks read of ``context_text``: its support sentences (planted
+    instructions left out, their payloads kept) and each sentence's facts."""
+    support: list[str] = []
+    payloads: list[str] = []
+    for sent in split_sentences(context_text):
+        start = _instruction_at(sent)
+        if start is None:
+            support.append(sent)
+            continue
+        payloads.append(instruction_payload(sent))
+        if len(words(sent[:start])) >= 3:
+            support.append(sent[:start].strip())  # the text before the instruction
+    support = support[:max_windows]
+    text = " ".join(support)
+    facts = [_sentence_facts(x) for x in support]
+    lower = set().union(*(f.names for f in facts))
+    sentence_words: list[set[str]] = []
+    header: set[str] = set()
+    since_header = header_reach
+    for sent, f in zip(support, facts):
+        here = set(f.names)
+        if f.continues and sentence_words:
+            here |= sentence_words[-1]
+        since_header += 1
+        if since_header <= header_reach:
+            here |= header  # an item of a list introduced by "... include:"
+        if sent.rstrip().endswith(":"):
+            header, since_header = set(f.names), 0
+        sentence_words.append(here)
+    ctx = Context(
+        terms=set().union(*(f.terms for f in facts)),
+        lower_words=lower,
+        numbers=number_terms(text),
+        squashed=squash(text),
+        keys=key_text(text),
+        windows=support,
+        sentence_terms=[set(f.terms) for f in facts],
+        sentence_words=sentence_words,
+        sentence_numbers=[set(f.numbers) for f in facts],
+        sentence_squashed=[f.squashed for f in facts],
+        negation_cues=[list(f.cues) for f in facts],
+        continues=[f.continues for f in facts],
+        payloads=[p for p in payloads if p],
+        nouns=noun_terms(text),
+        lists=list_groups(support),
+        ranks=[f.ranks for f in facts],
+        verbatim={verbatim_key(x): i for i, x in reversed(list(enumerate(support)))},
+    )
+    return ctx
