@@ -53,6 +53,17 @@ def test_a_quotes_card_shows_quotes_and_sources_without_a_confidence_badge(qtbot
     assert not card.search_book_button.isVisible()
 
 
+def test_code_fences_are_not_shown_as_backticks(qtbot):
+    text = ("Declare a variable with an array type, then create the array:\n```java\n"
+            "int[] counts;\n```\nBoth can be one line.")
+    card = AnswerCard("How do you declare an array?", Mode.BOOK)
+    qtbot.addWidget(card)
+    card.set_answer(_answer(Outcome.ANSWER, text))
+    shown = card.answer_label.text()
+    assert "```" not in shown
+    assert "int[] counts;" in shown and shown.endswith("Both can be one line.")
+
+
 def test_no_high_badge_on_timeout_or_not_covered(qtbot):
     for outcome, text in ((Outcome.TIMEOUT, prompts.TIMEOUT_MESSAGE),
                           (Outcome.NOT_COVERED, prompts.NOT_COVERED)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
@@ -53,6 +55,15 @@ def number_sources(answer: Answer) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out).strip()
+
+
+_FENCE = re.compile(r"^[ \t]*```[\w+#.-]*[ \t]*$\n?", re.M)
+
+
+def without_fences(text: str) -> str:
+    """``text`` without Markdown code-fence lines (```java ... ```): the card shows plain
+    text, where the fences were stray backticks around the code they enclose."""
+    return _FENCE.sub("", text)
 
 
 class CitationChip(QPushButton):
@@ -163,7 +174,7 @@ class AnswerCard(QFrame):
         self.answer = answer
         self._text = answer.text
         shown = number_sources(answer) if answer.citations else answer.text
-        self.answer_label.setText(shown or "(no answer)")
+        self.answer_label.setText(without_fences(shown).strip() or "(no answer)")
         if answer.error:
             self.answer_label.setProperty("state", "error")
             self._restyle(self.answer_label)
