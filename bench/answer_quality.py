@@ -186,6 +186,13 @@ def ask_all(args, items: list[dict]) -> list[dict]:
 
     data_dir = Path(args.data_dir)
     settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    # an installed tier's file, linked into the bench's own data folder (as bench/answer.py)
+    from answer import _link_tier
+
+    from bookreader.config import default_data_dir
+
+    settings.models_dir.mkdir(parents=True, exist_ok=True)
+    _link_tier(args, settings, default_data_dir())
     if args.first_token_budget:
         from bookreader.core.llm.specs import lookup
 
@@ -338,6 +345,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--limit", type=int, default=0,
                     help="ask only the first N questions of each kind (in and out of scope)")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
+    ap.add_argument("--models-dir", type=Path, default=None,
+                    help="where an installed tier's model file is (default: the user's data "
+                    "folder's models); it is linked into the bench's data folder")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--first-token-budget", type=float, default=0.0,
                     help="override a local model's first-token budget (s), to measure quality "
