@@ -107,6 +107,7 @@ from bookreader.core.exact_terms import (
     CAPITALISED,
     COMPARATIVES,
     code_terms,
+    comparative_restated,
     covered,
     name_key,
     name_runs,
@@ -278,9 +279,10 @@ class GroundingValidator:
         for run in name_runs(sentence):
             if f" {' '.join(run)} " not in ctx.keys and " ".join(run) not in missing:
                 missing.append(" ".join(run))
-        for w in ws:
+        for i, w in enumerate(ws):
             lw = w.lower()
-            if lw in COMPARATIVES and lw not in ctx.lower_words and w not in missing:
+            if (lw in COMPARATIVES and lw not in ctx.lower_words and w not in missing
+                    and not comparative_restated(ws, i, ctx.keys)):
                 missing.append(w)
         return missing
 
