@@ -84,6 +84,7 @@ import itertools
 import logging
 import time
 from collections import OrderedDict
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -152,6 +153,11 @@ CONTRADICTION_COVERAGE = 0.6
 #: short answer ("Elmhurst College was founded in 1874") assembled from two sentences
 #: is how relations get invented.
 PAIR_MIN_SIMILARITY = 0.5
+#: When an answer sentence names people, places or works, each sentence of a pair must
+#: hold this many of its terms that the other does not (a synthesis joins two
+#: statements; an invented relation borrows a word: "Carl Orff is best known for his
+#: opera Der Mond" from "best known for his cantata ..." and "Der Mond is an opera").
+PAIR_MIN_OWN_TERMS = 2
 #: Sentences after a line ending in ":" that inherit its names (the items of a list).
 HEADER_REACH = 8
 #: Sentence vectors kept between calls.
@@ -159,6 +165,12 @@ VECTOR_CACHE = 4096
 #: Contexts whose word sets are kept (the same context is checked several times: the
 #: full answer, then the trimmed answer; a benchmark checks two answers per context).
 CONTEXT_CACHE = 8
+
+@lru_cache(maxsize=16384)
+def name_stems(sentence: str) -> frozenset[str]:
+    """The stems of a sentence's names (:func:`relation_names`, numbers left out)."""
+    return frozenset(stem(n) for n in relation_names(sentence) if not n[0].isdigit())
+
 
 @dataclass(frozen=True)
 class WindowScore:
@@ -172,6 +184,11 @@ class WindowScore:
     #: The sentence puts a number, an opposite or another term of the context in the
     #: place of one of the window's (:func:`~bookreader.core.claim_text.swapped_terms`).
     swapped: bool = False
+    #: Of the sentence's terms, the fewest that one sentence of the window alone holds
+    #: (a single sentence, or a sentence naming no person, place or work: all its
+    #: terms).  A pair whose second sentence only lends a word to a relation between
+    #: names is how relations get invented.
+    own_terms: int = 0
 
 
 @dataclass(frozen=True)
@@ -231,6 +248,7 @@ class GroundingValidator:
         self.contradiction_similarity = CONTRADICTION_SIMILARITY
         self.adjacent_pairs_only = ADJACENT_PAIRS_ONLY
         self.pair_min_similarity = PAIR_MIN_SIMILARITY
+        self.pair_min_own_terms = PAIR_MIN_OWN_TERMS
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -324,6 +342,11 @@ class GroundingValidator:
         s_cues = negation_cues(claim)
         cterms = set(claim_terms(claim))
         claim_ranks = ranks(claim)
+        claim_names = name_stems(claim)
+        # Names of people, places, works (not identifiers such as NullPointerException):
+        # a relation between them stitched from two sentences is how facts get invented.
+        proper_names = any(not any(c.isupper() for c in w[1:]) for w in words(claim)
+                           if stem(name_key(w)) in claim_names)
 
         def score(idx: tuple[int, ...]) -> WindowScore:
             wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
@@ -345,12 +368,19 @@ class GroundingValidator:
             # A term swapped in one sentence of a pair that the other holds is synthesis.
             # In a list, a term of another item put in this item's place is a swap: the
             # items are parallel statements about different things.
+            # ... but a name put in the place of another name is a new relation even when
+            # the other sentence holds it ("best known for his opera Der Mond" where one
+            # sentence says "best known for his cantata Carmina Burana").
             swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
-                          or len(idx) > 2
+                          or len(idx) > 2 or (len(idx) > 1 and x in claim_names
+                                              and y in name_stems(ctx.windows[i]))
                           for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
                           ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
+            own = min(sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
+                covered(t, ctx.sentence_terms[j]) for j in idx if j != i)) for i in idx) \
+                if proper_names else len(tset)
             return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
-                               swapped)
+                               swapped, own)
 
         singles = [score((i,)) for i in chosen]
         best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
@@ -419,6 +449,8 @@ class GroundingValidator:
         if not (w.exact_ok and w.polarity_ok) or w.swapped:
             return False
         if len(w.sentences) > 1 and w.similarity < self.pair_min_similarity:
+            return False
+        if len(w.sentences) == 2 and w.own_terms < self.pair_min_own_terms:
             return False
         if w.coverage >= self.local_overlap_threshold:
             return True
