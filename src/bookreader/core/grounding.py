@@ -189,6 +189,9 @@ class WindowScore:
     #: terms).  A pair whose second sentence only lends a word to a relation between
     #: names is how relations get invented.
     own_terms: int = 0
+    #: The best cosine of one of its sentences alone (``similarity`` also counts a
+    #: pair's sentences embedded together).
+    closest: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -342,6 +345,7 @@ class GroundingValidator:
         s_cues = negation_cues(claim)
         cterms = set(claim_terms(claim))
         claim_ranks = ranks(claim)
+        joint_sims: dict[tuple[int, ...], float] = {}
         claim_names = name_stems(claim)
         # Names of people, places, works (not identifiers such as NullPointerException):
         # a relation between them stitched from two sentences is how facts get invented.
@@ -379,8 +383,9 @@ class GroundingValidator:
             own = min(sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
                 covered(t, ctx.sentence_terms[j]) for j in idx if j != i)) for i in idx) \
                 if proper_names else len(tset)
-            return WindowScore(idx, max(sims.get(i, 0.0) for i in idx), cov, exact, polarity,
-                               swapped, own)
+            closest = max(sims.get(i, 0.0) for i in idx)
+            return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
+                               swapped, own, closest)
 
         singles = [score((i,)) for i in chosen]
         best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
@@ -399,6 +404,10 @@ class GroundingValidator:
         for p in pairs:
             for i in p:
                 sims.setdefault(i, 0.0)
+        joint = {p: " ".join(ctx.windows[i] for i in p) for p in pairs if len(p) == 2}
+        if joint:
+            self._embed(list(joint.values()))
+            joint_sims.update({p: float(vec @ self._vectors[t]) for p, t in joint.items()})
         out = singles + [score(p) for p in sorted(pairs)]
         out.sort(key=lambda w: -(w.coverage + w.similarity))
         return out
@@ -448,7 +457,7 @@ class GroundingValidator:
         """One window's verdict (the thresholds are this validator's)."""
         if not (w.exact_ok and w.polarity_ok) or w.swapped:
             return False
-        if len(w.sentences) > 1 and w.similarity < self.pair_min_similarity:
+        if len(w.sentences) > 1 and w.closest < self.pair_min_similarity:
             return False
         if len(w.sentences) == 2 and w.own_terms < self.pair_min_own_terms:
             return False
