@@ -404,11 +404,18 @@ class GroundingValidator:
         for p in pairs:
             for i in p:
                 sims.setdefault(i, 0.0)
-        joint = {p: " ".join(ctx.windows[i] for i in p) for p in pairs if len(p) == 2}
-        if joint:
-            self._embed(list(joint.values()))
-            joint_sims.update({p: float(vec @ self._vectors[t]) for p, t in joint.items()})
         out = singles + [score(p) for p in sorted(pairs)]
+        if not any(self.window_supports(w) for w in out):
+            # A pair is also embedded as one text, only where its cosine decides (every
+            # other check passes): a sentence can restate two sentences together better
+            # than either alone, and embedding every pair would cost a third more time.
+            joint = {w.sentences: " ".join(ctx.windows[i] for i in w.sentences) for w in out
+                     if len(w.sentences) == 2 and self.window_supports(
+                         dataclasses.replace(w, similarity=1.0))}
+            if joint:
+                self._embed(list(joint.values()))
+                joint_sims.update({p: float(vec @ self._vectors[t]) for p, t in joint.items()})
+                out = [score(w.sentences) if w.sentences in joint else w for w in out]
         out.sort(key=lambda w: -(w.coverage + w.similarity))
         return out
 
