@@ -8,6 +8,7 @@ import pytest
 from bookreader.core.claim_text import negation_cues, polarity_agrees
 from bookreader.core.exact_terms import comparative_restated, key_text
 from bookreader.core.grounding import GroundingValidator, name_stems
+from bookreader.core.grounding_context import opens_with_anaphora
 from bookreader.core.sentences import content_terms, words
 
 UPDATE = (
@@ -94,3 +95,55 @@ def test_a_relation_between_names_borrowed_from_a_second_sentence_fails(validato
     both = validator.validate("Carl Orff composed the opera Der Mond, but he is best known "
                               "for his cantata Carmina Burana.", OPERA)
     assert both.passed, both
+
+
+# Think Python / PY4E style: the rule, the code, then what the code means.
+UPDATE_CODE = (
+    "A common pattern in assignment statements is an assignment statement that updates a "
+    "variable, where the new value of the variable depends on the old.\n\nx = x + 1\n\n"
+    "This means \u201cget the current value of x, add 1, and then update x with the new "
+    "value.\u201d"
+)
+
+ROS = (
+    "The ROS Master allows nodes to identify each other and negotiate connections for "
+    "message passing. In ROS1, this is a central component, while ROS2 uses a peer-to-peer "
+    "discovery mechanism. Topics are named buses over which nodes exchange messages."
+)
+
+
+@pytest.fixture(scope="module")
+def int8(embedder):
+    return embedder.quantized_copy()  # the validator's own copy, as the app uses
+
+
+def test_a_pair_is_judged_as_one_text_where_its_cosine_decides(int8):
+    claim = ("When you update a variable, its new value is computed from its old value, as in "
+             "x = x + 1.")
+    apart = GroundingValidator(int8)
+    apart.joint_pairs = False
+    assert not apart.validate(claim, UPDATE_CODE).passed  # neither sentence alone is close
+    together = GroundingValidator(int8)
+    (score,) = together.score_sentences([claim], UPDATE_CODE)
+    pair = next(w for w in score.clauses[0] if len(w.sentences) == 2
+                and together.window_supports(w))
+    assert pair.similarity > pair.closest  # the pair, read together, is closer
+    assert together.validate(claim, UPDATE_CODE).passed
+    negated = claim.replace("is computed", "is not computed")
+    assert not together.validate(negated, UPDATE_CODE).passed
+
+
+def test_opens_with_anaphora_helper():
+    assert opens_with_anaphora("It has no effect on the original string.")
+    assert opens_with_anaphora("In ROS1, this is a central component.")
+    assert not opens_with_anaphora("In ROS1, nodes find the Master first.")
+    assert not opens_with_anaphora("When the program reaches the end of a long loop, it stops.")
+
+
+def test_a_pronoun_after_an_opening_phrase_carries_the_names_before_it(validator):
+    ok = validator.validate("In ROS1 the Master is a central component that lets nodes find "
+                            "each other and negotiate connections.", ROS)
+    assert ok.passed, ok
+    bad = validator.validate("In ROS1 the Master is not a central component that lets nodes "
+                             "find each other.", ROS)
+    assert not bad.passed
