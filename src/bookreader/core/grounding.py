@@ -6,7 +6,7 @@ among the context sentences that share most words with the answer sentence, the
 validator computes
 
 * ``similarity``: MiniLM cosine between the answer sentence and the window (a pair takes
-  the better of its two sentences);
+  the better of its two sentences, or of the two embedded together where that decides);
 * ``coverage``: the share of the sentence's content words (stop words out, Snowball
   stemmed) that the window holds;
 * exact terms: every number (digits or number words, "four" = "4"), every name
