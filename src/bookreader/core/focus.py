@@ -85,18 +85,6 @@ def _units(text: str, max_chars: int) -> tuple[list[str], list[str]]:
     return units, joins
 
 
-def candidate_units(text: str) -> list[str]:
-    """Every unit :func:`_units` can make of ``text`` under any budget: each sentence,
-    and the lines of each multi-line one (what ingest stores vectors for)."""
-    out: list[str] = []
-    for sentence in split_sentences(text):
-        out.append(sentence)
-        lines = [ln.rstrip() for ln in sentence.split("\n") if ln.strip()]
-        if len(lines) > 1:
-            out.extend(lines)
-    return out
-
-
 def focus(
     text: str,
     question: str,
