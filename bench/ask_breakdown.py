@@ -96,6 +96,15 @@ def main(argv=None) -> int:
     timer.wrap(HybridRetriever, "explain", "retrieval")
     timer.wrap(answering, "focus_passages", "focus")
     timer.wrap(answering.prompts, "messages_for", "prompt")
+    shown: list[str] = []  # the question's turn as the model reads it
+    real_messages_for = answering.prompts.messages_for
+
+    def recording_messages_for(*a, **k):
+        messages = real_messages_for(*a, **k)
+        shown.append(messages[-1].content)
+        return messages
+
+    answering.prompts.messages_for = recording_messages_for
     from bookreader.core.llm.llama_cpp import LlamaCppBackend
 
     timer.wrap(LlamaCppBackend, "prime", "prime")
@@ -112,11 +121,12 @@ def main(argv=None) -> int:
     try:
         for n, item in enumerate(items[: args.limit or None]):
             timer.events.clear()
+            shown.clear()
             timer.t0 = time.perf_counter()
             cpu0 = time.process_time()
             answer = library.ask(item["question"], book=info.book_id, backend=args.tier)
             row = {"question": item["question"], "outcome": answer.outcome.value,
-                   "answer": answer.text,
+                   "answer": answer.text, "prompt": shown[-1] if shown else "",
                    "first_token": answer.first_token_ms,
                    "total": (time.perf_counter() - timer.t0) * 1000.0,
                    "cpu": (time.process_time() - cpu0) * 1000.0}
