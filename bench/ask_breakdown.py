@@ -126,7 +126,7 @@ def main(argv=None) -> int:
             cpu0 = time.process_time()
             answer = library.ask(item["question"], book=info.book_id, backend=args.tier)
             row = {"question": item["question"], "outcome": answer.outcome.value,
-                   "answer": answer.text, "prompt": shown[-1] if shown else "",
+                   "answer": answer.text, "prompt_text": shown[-1] if shown else "",
                    "first_token": answer.first_token_ms,
                    "total": (time.perf_counter() - timer.t0) * 1000.0,
                    "cpu": (time.process_time() - cpu0) * 1000.0}
