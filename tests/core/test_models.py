@@ -141,6 +141,29 @@ def test_a_changed_file_is_hashed_again(fake_tier, tmp_path, monkeypatch):
         models.ensure_verified(path, spec.model, tmp_path / "models")
 
 
+def test_an_unchanged_verified_file_is_read_once_per_process(fake_tier, tmp_path, monkeypatch):
+    """Its GGUF metadata (the whole header: ~0.2-0.4 s for a Qwen vocabulary) is not read
+    again before every question; a changed file is checked again."""
+    spec, _, _ = fake_tier
+    path = models.join_parts(spec, tmp_path / "models")
+    reads: list[Path] = []
+    real = models.read_metadata
+
+    def counting(p):
+        reads.append(Path(p))
+        return real(p)
+
+    monkeypatch.setattr(models, "read_metadata", counting)
+    for _ in range(3):
+        assert models.ensure_verified(path, spec.model, tmp_path / "models") == []
+    assert len(reads) == 1
+    with path.open("r+b") as fh:  # same size, new contents and time: verified again
+        fh.seek(200)
+        fh.write(b"\x01")
+    with pytest.raises(ModelError, match="SHA-256"):
+        models.ensure_verified(path, spec.model, tmp_path / "models")
+
+
 def test_a_gguf_without_chat_template_gets_a_warning(settings):
     bare = write_tiny_gguf(settings.models_dir / "base-model.gguf", chat_template=None)
     assert "tokenizer.chat_template" not in read_metadata(bare)
