@@ -137,9 +137,13 @@ def question_overhead_s(embedder: Any = None) -> float:
     best = float("inf")
     for round_, question in enumerate(_PROBE_QUESTIONS):  # the better of two
         # Five passages of ten distinct sentences, about 90 characters each (Think Java's
-        # passages average 8 sentences of 89 characters).
-        passages = [" ".join(f"{sentences[i % len(sentences)].rstrip('.')}, as example "
-                             f"{round_}.{k}.{i} shows." for i in range(10)) for k in range(5)]
+        # passages average 8 sentences of 89 characters), and one long unit each (a
+        # listing or run-on text: the batch it lands in is padded to its length, which
+        # made real passages cost twice the probe's plain sentences).
+        passages = [" ".join([f"{sentences[i % len(sentences)].rstrip('.')}, as example "
+                              f"{round_}.{k}.{i} shows." for i in range(10)]
+                             + [" ".join(f"value{k}{j} = value{j} + {round_}" for j in range(12))
+                                + "."]) for k in range(5)]
         t = time.perf_counter()
         full.embed([question], cache=False)
         focus_passages(passages, question, 600, embedder=_Uncached(small))
