@@ -51,7 +51,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
-from bookreader.core import prompts
+from bookreader.core import prompts, quotes
 from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.focus import focus, focus_passages
 from bookreader.core.generation import budget_pair, generate
@@ -493,6 +493,9 @@ class _Run(OutcomeAssembly):
             return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
                                    confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
+        moved = quotes.repoint_citations(text, sources, self.pages)
+        if moved != text:  # a citation quoted a sentence unrelated to its claim
+            text, citations = verify_answer(moved, sources, self.pages, add_missing=True)
         if invented:  # the second pass finds the repaired excerpts verbatim
             citations = tuple(replace(c, repaired=True) if (c.page, key_only(c.excerpt))
                               in invented else c for c in citations)

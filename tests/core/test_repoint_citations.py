@@ -1,0 +1,45 @@
+"""A citation that quotes a sentence unrelated to its claim is moved to the one that holds it."""
+
+from __future__ import annotations
+
+from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.model_output import parse_citations
+from bookreader.core.quotes import repoint_citations
+
+# Two passages on two pages, as whole-book retrieval gives them (Think Java, 1.1).
+FIRST = CitationSource(
+    "When people hear the word computer, they often think of a desktop or a laptop. However, "
+    "in a more general sense, a computer can be any type of device that stores and processes "
+    "data.", "1. Computer Programming", 21, 22, "1", "2")
+SECOND = CitationSource(
+    "Users generally see and interact with touchscreens, keyboards, and monitors, but it's the "
+    "processors and memory that perform the actual computation.",
+    "1.1. What Is a Computer?", 22, 23, "2", "3")
+
+
+def test_citation_of_a_neighbouring_passage_moves_to_the_claims_sentence():
+    answer = ('A computer can be any type of device that stores and processes data. '
+              '[Source: 1.1. What Is a Computer? (Page 2) - "Users generally see and interact '
+              'with touchscreens, keyboards, and monitors"]')
+    moved = repoint_citations(answer, [FIRST, SECOND])
+    cite = parse_citations(moved)[0]
+    assert "stores and processes data" in cite.excerpt
+    assert moved.startswith("A computer can be any type of device that stores and processes data.")
+    # the moved citation is verbatim context, so the usual check verifies it
+    text, citations = verify_answer(moved, [FIRST, SECOND], add_missing=False)
+    assert [c.verified for c in citations] == [True]
+    assert citations[0].section == "1. Computer Programming"
+
+
+def test_a_citation_that_supports_its_claim_is_left_alone():
+    answer = ('Processors and memory perform the actual computation. [Source: 1.1. What Is a '
+              'Computer? (Page 2) - "it\'s the processors and memory that perform the actual '
+              'computation"]')
+    assert repoint_citations(answer, [FIRST, SECOND]) == answer
+
+
+def test_a_claim_no_context_sentence_holds_keeps_its_citation():
+    # Nothing in the context holds this claim: moving the citation would lend it support.
+    answer = ('Quantum computers use qubits for parallel search. [Source: 1.1. What Is a '
+              'Computer? (Page 2) - "Users generally see and interact with touchscreens"]')
+    assert repoint_citations(answer, [FIRST, SECOND]) == answer
