@@ -43,3 +43,15 @@ def test_a_claim_no_context_sentence_holds_keeps_its_citation():
     answer = ('Quantum computers use qubits for parallel search. [Source: 1.1. What Is a '
               'Computer? (Page 2) - "Users generally see and interact with touchscreens"]')
     assert repoint_citations(answer, [FIRST, SECOND]) == answer
+
+
+def test_an_answer_repeating_a_word_across_a_subordinate_copula_is_not_a_tautology():
+    from bookreader.core import quotes
+
+    # Think Java 2.5: the correct answer was thrown away as "restating the question".
+    assert not quotes.is_tautology(
+        "Java performs integer division when the operands are integers.",
+        "Why does 59 divided by 60 come out as zero in Java?")
+    assert quotes.is_tautology("The frame called the base case is called the base case.",
+                               "Which frame is called the base case?")
+    assert quotes.is_tautology("A base case is a base case.", "What is a base case?")

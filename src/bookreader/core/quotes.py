@@ -110,11 +110,14 @@ def _local_is_tautology(sentence: str, question: str, selection: str = "") -> bo
     new = [t for t in terms if t not in asked]
     if not new:
         return True  # every content word comes from the question: nothing is added
-    # "X is called X", "A base case is a base case": one side of the copula repeats the other.
+    # "X is called X", "A base case is a base case": one side of the copula repeats the
+    # other, and what the other side adds comes from the question.  ("Java performs integer
+    # division when the operands are integers" repeats "integers" across a subordinate
+    # "are", but its left side says what the question asked: not a tautology.)
     parts = _COPULA.split(sentence, maxsplit=1)
     if len(parts) == 2:
         left, right = set(content_terms(parts[0])), set(content_terms(parts[1]))
-        if left and right and right <= left:
+        if left and right and right <= left and (left - right) <= asked:
             return True
     return False
 
