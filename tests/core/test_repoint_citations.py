@@ -55,3 +55,16 @@ def test_an_answer_repeating_a_word_across_a_subordinate_copula_is_not_a_tautolo
     assert quotes.is_tautology("The frame called the base case is called the base case.",
                                "Which frame is called the base case?")
     assert quotes.is_tautology("A base case is a base case.", "What is a base case?")
+
+
+def test_a_long_sentence_is_quoted_where_it_holds_the_claim():
+    long = CitationSource(
+        "Users generally see and interact with touchscreens, keyboards, and monitors, and "
+        "they rarely think about the parts inside, but it's the processors and memory that "
+        "perform the actual computation of every program.", "1.1. What Is a Computer?",
+        22, 23, "2", "3")
+    answer = ('Processors and memory perform the actual computation of every program. '
+              '[Source: 1. Computer Programming (Page 1) - "When people hear the word computer"]')
+    cite = parse_citations(repoint_citations(answer, [FIRST, long]))[0]
+    assert len(cite.excerpt.split()) <= 20
+    assert "processors and memory that perform the actual computation" in cite.excerpt

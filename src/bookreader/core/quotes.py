@@ -367,9 +367,10 @@ def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any =
     passage's sentence about touchscreens): the citation verifies (the words are on the
     page) but sends the student to the wrong page.  When the cited excerpt holds under
     :data:`REPOINT_CITED_MAX` of the claim's content words and a context sentence holds at
-    least :data:`REPOINT_BEST_MIN` of them, the marker is replaced by one quoting (the
-    first :data:`EXCERPT_WORDS` words of) that sentence, verbatim, so the usual check
-    verifies it on its page.  Nothing else of the answer changes.
+    least :data:`REPOINT_BEST_MIN` of them, the marker is replaced by one quoting that
+    sentence verbatim (its stretch of :data:`EXCERPT_WORDS` words holding most of the
+    claim's words, when longer), so the usual check verifies it on its page.  Nothing else
+    of the answer changes.
     """
     from bookreader.core.citations import CitationChecker
     from bookreader.core.model_output import claims
@@ -393,9 +394,23 @@ def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any =
         if best is None or len(want & set(content_terms(best.excerpt))) / len(want) < REPOINT_BEST_MIN:
             out.append(unit.full)
             continue
-        quote = " ".join(best.excerpt.split()[:EXCERPT_WORDS])
+        quote = _best_window(best.excerpt, want)
         tail = unit.full[unit.full.rfind("]") + 1:] if "]" in unit.full else ""
         log.info("Citation moved to the sentence that holds its claim (page %s)", best.page_label)
         out.append(f"{unit.text} {format_citation(best.section, best.page_label, quote)}{tail}")
         changed = True
     return " ".join(out) if changed else text
+
+
+def _best_window(sentence: str, want: set[str]) -> str:
+    """The stretch of ``sentence`` (at most :data:`EXCERPT_WORDS` words) holding most of
+    the terms ``want``; the first such stretch on ties."""
+    tokens = sentence.split()
+    if len(tokens) <= EXCERPT_WORDS:
+        return " ".join(tokens)
+    best, best_score = 0, -1
+    for start in range(len(tokens) - EXCERPT_WORDS + 1):
+        score = len(want & set(content_terms(" ".join(tokens[start:start + EXCERPT_WORDS]))))
+        if score > best_score:
+            best, best_score = start, score
+    return " ".join(tokens[best:best + EXCERPT_WORDS])
