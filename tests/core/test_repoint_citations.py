@@ -68,3 +68,16 @@ def test_a_long_sentence_is_quoted_where_it_holds_the_claim():
     cite = parse_citations(repoint_citations(answer, [FIRST, long]))[0]
     assert len(cite.excerpt.split()) <= 20
     assert "processors and memory that perform the actual computation" in cite.excerpt
+
+
+def test_overlapping_chunks_show_a_repeated_sentence_once():
+    from bookreader.core.answering import unique_sentences
+
+    a = ("When you run nextInt, it reads characters until it gets to a non-digit. But since the "
+         "next character is already a newline, nextLine returns the empty string.")
+    b = ("But since the next character is already a newline, nextLine returns the empty string. "
+         "To solve this problem, you need an extra nextLine after nextInt.")
+    c = "Scanner reads input from the keyboard."
+    out = unique_sentences([a, b, c, a])
+    assert out[0] == a and out[2] == c and out[3] == ""
+    assert out[1] == "To solve this problem, you need an extra nextLine after nextInt."
