@@ -111,9 +111,9 @@ Rules:
 #   citation copies (one excerpt named "Cells" was copied into real answers as their
 #   section); the answer states the fact in the excerpt's words instead of restating the
 #   question; each quote is a short exact stretch, not a whole sentence;
-# * selected text: an answer, then a question the selection does not answer, declined
-#   with the fixed sentence (small models otherwise answer every question from whatever
-#   sentence of the selection looks closest).
+# * selected text: a question the selection does not answer, declined with the fixed
+#   sentence (small models otherwise answer every question from whatever sentence of the
+#   selection looks closest), then an answered one.
 _EXAMPLE_DISTRACTOR = Excerpt(
     1, "6.2. Plant Cells", "88",
     "Plant cells have a wall made of cellulose. The wall keeps the cell from bursting when "
@@ -160,8 +160,10 @@ def _example_turn(mode: Mode) -> list[Message]:
     turns = [Message("user", f"{ctx}\n{render_question(_EXAMPLE_QUESTION)}"),
              Message("assistant", _example_answer(SELECTION_SECTION))]
     if mode is Mode.SELECTED:
-        turns += [Message("user", f"{ctx}\n{render_question(_EXAMPLE_UNANSWERED)}"),
-                  Message("assistant", NOT_IN_SELECTION)]
+        # The declined question comes first: with it last, the 0.5B model declined
+        # answerable questions too (the turn just before the real one weighs most).
+        turns = [Message("user", f"{ctx}\n{render_question(_EXAMPLE_UNANSWERED)}"),
+                 Message("assistant", NOT_IN_SELECTION)] + turns
     return turns
 
 
