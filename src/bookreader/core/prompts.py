@@ -111,9 +111,8 @@ Rules:
 #   citation copies (one excerpt named "Cells" was copied into real answers as their
 #   section); the answer states the fact in the excerpt's words instead of restating the
 #   question; each quote is a short exact stretch, not a whole sentence;
-# * selected text: a question the selection does not answer, declined with the fixed
-#   sentence (small models otherwise answer every question from whatever sentence of the
-#   selection looks closest), then an answered one.
+# * selected text: the same answer, cited to the selection.  (A second, declined example
+#   turn made the 0.5B model decline answerable questions too: left out.)
 _EXAMPLE_DISTRACTOR = Excerpt(
     1, "6.2. Plant Cells", "88",
     "Plant cells have a wall made of cellulose. The wall keeps the cell from bursting when "
@@ -131,8 +130,6 @@ _EXAMPLE_CLAIMS = (
     ("Mitochondria release that energy, and the cell spends it to do work.",
      "and spends it to do work"),
 )
-#: The selected-text example's second question, which its selection does not answer.
-_EXAMPLE_UNANSWERED = "Who discovered mitochondria?"
 
 
 def system_prompt(mode: Mode) -> str:
@@ -157,14 +154,10 @@ def _example_turn(mode: Mode) -> list[Message]:
         return [Message("user", f"{ctx}\n{render_question(_EXAMPLE_QUESTION)}"),
                 Message("assistant", _example_answer(_EXAMPLE_SOURCE))]
     ctx = render_selection(_EXAMPLE_TEXT, _EXAMPLE_LABEL)
-    turns = [Message("user", f"{ctx}\n{render_question(_EXAMPLE_QUESTION)}"),
-             Message("assistant", _example_answer(SELECTION_SECTION))]
-    if mode is Mode.SELECTED:
-        # The declined question comes first: with it last, the 0.5B model declined
-        # answerable questions too (the turn just before the real one weighs most).
-        turns = [Message("user", f"{ctx}\n{render_question(_EXAMPLE_UNANSWERED)}"),
-                 Message("assistant", NOT_IN_SELECTION)] + turns
-    return turns
+    # No declined example: with one (before or after the answered one) the 0.5B model
+    # declined most answerable SQuAD questions too (0 of 5 answered, against 4 of 5).
+    return [Message("user", f"{ctx}\n{render_question(_EXAMPLE_QUESTION)}"),
+            Message("assistant", _example_answer(SELECTION_SECTION))]
 
 
 def build_messages(
