@@ -21,7 +21,10 @@ Printed (and written to ``bench/results/answer_quality_<book>_<backend>.json``, 
 answer in ``...answers.jsonl`` beside it to read):
 
 * ``cited_gold``: in-scope questions whose answer or quotes carry a verified citation on
-  a gold page;
+  a gold page (the pages of the question's section, with the page where the section's
+  text runs on above the next heading: ``bench/questions/check_questions.py``);
+* ``cited_evidence_page``: the same on the stricter gold, the gold pages that hold the
+  question's evidence phrase;
 * ``answer_correct``: in-scope questions with an ``answer`` outcome judged correct;
 * ``false_not_covered``: in-scope questions answered "not covered";
 * ``out_of_scope_declined``: out-of-scope questions answered "not covered";
@@ -130,6 +133,8 @@ def summarise(rows: Sequence[dict]) -> dict:
         "in_scope": len(ins),
         "out_of_scope": len(outs),
         "cited_gold": round(sum(r["cited_gold"] for r in ins) / n_in, 3),
+        "cited_evidence_page": round(
+            sum(r.get("cited_evidence", False) for r in ins) / n_in, 3),
         "cited_gold_by_answer": round(
             sum(r["cited_gold"] for r in ins if r["outcome"] == "answer") / n_in, 3),
         "answer_correct": round(sum(r["correct"] for r in answered) / n_in, 3),
@@ -175,6 +180,7 @@ def load(questions: Path, gold_file: Optional[Path]) -> list[dict]:
             split = "tune" if k % 2 == 0 else "test"
             k += 1
         out.append({"question": item["question"], "gold_pages": pages,
+                    "evidence_pages": [int(p) for p in item.get("evidence_pages", pages)],
                     "gold": gold.get(item["question"], ""), "split": split})
     return out
 
@@ -218,6 +224,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
                 "citations": [{"page": c.page, "label": c.page_label, "verified": c.verified,
                                "excerpt": c.excerpt} for c in a.citations],
                 "cited_gold": bool(item["gold_pages"]) and outcome in ("answer", "quotes") and cited,
+                "cited_evidence": outcome in ("answer", "quotes") and any(
+                    c.verified and c.page in item["evidence_pages"] for c in a.citations),
                 "gold_share": share,
                 "correct": outcome == "answer" and share >= CORRECT_SHARE,
                 "confidence": a.confidence,
@@ -250,6 +258,8 @@ def format_table(s: dict, title: str) -> str:
         f"## {title}",
         f"questions {s['questions']} (in scope {s['in_scope']}, out of scope {s['out_of_scope']})",
         f"in-scope with a verified citation on a gold page (answer or quotes): {s['cited_gold']:.1%}",
+        "  (stricter: on a page holding the answer's evidence phrase: "
+        f"{s['cited_evidence_page']:.1%})",
         f"in-scope answered correctly by the model: {s['answer_correct']:.1%} "
         f"({s['answers']} answers, {s['answers_correct_share'] or 0:.0%} of them correct)",
         f"in-scope given quotes that hold the gold content (share >= {CORRECT_SHARE}): "

@@ -6,12 +6,17 @@ that the answer's page must contain.  This script recomputes ``gold_pages`` from
 book's ``*.outline.json``:
 
 * a section's pages are its start page through the page before the next outline entry
-  that starts on a later page (the start page alone when the next entry shares it);
+  that starts on a later page (the start page alone when the next entry shares it), plus
+  that next entry's start page when the section's own text continues at its top (the
+  next heading is further down that page), as BookReader's PDF reader places headings;
 * because sections often start mid-page, when the evidence is not found in that range
   but is on the page right after it (where the section's tail ends), that page is added;
 * ``"Chapter > Section"`` names a section whose title repeats in other chapters;
 * every evidence phrase must be found on a gold page (case-insensitive, whitespace,
   ligatures and line-end hyphens normalised), else the line is reported as an error.
+
+``evidence_pages`` (also written) are the gold pages that hold an evidence phrase: a
+stricter gold that ``bench/answer_quality.py`` reports beside the section pages.
 
 Out-of-scope lines (no ``section``) must have ``gold_pages == []``; when they list
 ``absent`` terms (the near-domain files in ``near/``), none of them may occur anywhere in
@@ -33,6 +38,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Optional
 
 _LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"}
 _QUOTES = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2212": "-"}
@@ -84,10 +90,41 @@ def find_section(outline: list[tuple[str, int]], title: str) -> int:
     return matches[0]
 
 
-def gold_for(item: dict, outline, pages_text: list[str]) -> tuple[list[int], list[str]]:
-    """Gold pages for one in-scope item and the list of problems found."""
+def continues_on(section: str, page_top_section: Optional[str]) -> bool:
+    """Whether a section's text runs on at the top of the page after its range.
+
+    ``page_top_section`` is the section in effect at the top of that page, as
+    :class:`bookreader.core.pdf.PdfBook` reads it (the heading lines it finds in the page's
+    text); ``None`` when it is not known (then the range stays as the outline gives it).
+    """
+    leaf = section.split(" > ")[-1].strip()
+    return page_top_section is not None and page_top_section == leaf
+
+
+def top_sections_of(book: Path) -> list[str]:
+    """The section in effect at the top of each page, as BookReader's PDF reader sees it."""
+    from bookreader.core.pdf import PdfBook
+
+    pdf = PdfBook.open(book)
+    try:
+        return [pdf.page(i).section for i in range(pdf.page_count)]
+    finally:
+        pdf.close()
+
+
+def gold_for(item: dict, outline, pages_text: list[str],
+             top_sections: Optional[list[str]] = None) -> tuple[list[int], list[str]]:
+    """Gold pages for one in-scope item and the list of problems found.
+
+    ``top_sections[p]`` is the section in effect at the top of page ``p`` (see
+    :func:`continues_on`).
+    """
     idx = find_section(outline, item["section"])
     gold = section_pages(outline, idx, len(pages_text))
+    nxt = gold[-1] + 1
+    if (top_sections is not None and nxt < len(pages_text)
+            and continues_on(item["section"], top_sections[nxt])):
+        gold.append(nxt)
     evidence = item.get("evidence") or []
     if isinstance(evidence, str):
         evidence = [evidence]
@@ -106,7 +143,18 @@ def gold_for(item: dict, outline, pages_text: list[str]) -> tuple[list[int], lis
     return gold, problems
 
 
-def check_items(items: list[dict], outline, pages_text: list[str], fix: bool = False) -> int:
+def evidence_pages(item: dict, pages_text: list[str]) -> list[int]:
+    """The gold pages that hold one of the item's evidence phrases: a stricter gold, the
+    pages where the answer's key words are rather than its whole section."""
+    evidence = item.get("evidence") or []
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    needles = [normalise(phrase) for phrase in evidence]
+    return [p for p in item["gold_pages"] if any(n in pages_text[p] for n in needles)]
+
+
+def check_items(items: list[dict], outline, pages_text: list[str], fix: bool = False,
+                top_sections: Optional[list[str]] = None) -> int:
     """Check (and with ``fix`` rewrite) each item's gold pages; print and count problems."""
     errors = 0
     for n, item in enumerate(items, 1):
@@ -121,7 +169,7 @@ def check_items(items: list[dict], outline, pages_text: list[str], fix: bool = F
                 errors += 1
             continue
         try:
-            gold, problems = gold_for(item, outline, pages_text)
+            gold, problems = gold_for(item, outline, pages_text, top_sections)
         except KeyError as exc:
             print(f"line {n}: {exc}")
             errors += 1
@@ -133,6 +181,11 @@ def check_items(items: list[dict], outline, pages_text: list[str], fix: bool = F
             print(f"line {n}: stored gold {item.get('gold_pages')} != computed {gold}")
             errors += 1
         item["gold_pages"] = gold
+        strict = evidence_pages(item, pages_text)
+        if not fix and item.get("evidence_pages") != strict:
+            print(f"line {n}: stored evidence pages {item.get('evidence_pages')} != computed {strict}")
+            errors += 1
+        item["evidence_pages"] = strict
     return errors
 
 
@@ -148,13 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     with pymupdf.open(args.book) as doc:
         pages_text = [normalise(page.get_text()) for page in doc]
         outline = load_outline(args.book, doc)
+    top_sections = top_sections_of(args.book)
     items = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    errors = check_items(items, outline, pages_text, fix=args.write)
+    errors = check_items(items, outline, pages_text, fix=args.write, top_sections=top_sections)
     inscope = sum(1 for i in items if i["gold_pages"])
     print(f"{args.questions}: {len(items)} questions, {inscope} in scope, "
           f"{len(items) - inscope} out of scope, {errors} problems")
     if args.write:
-        keys = ("question", "gold_pages", "section", "evidence")
+        keys = ("question", "gold_pages", "evidence_pages", "section", "evidence")
         with args.questions.open("w", encoding="utf-8") as fh:
             for item in items:
                 ordered = {k: item[k] for k in keys if k in item}

@@ -171,7 +171,8 @@ def test_sample_questions_gold_pages_match_the_built_sample_book(sample_pdf, cap
     with pymupdf.open(sample_pdf) as doc:
         pages = [checker.normalise(p.get_text()) for p in doc]
         outline = checker.load_outline(sample_pdf, doc)
-    errors = checker.check_items(items, outline, pages, fix=False)
+    errors = checker.check_items(items, outline, pages, fix=False,
+                                 top_sections=checker.top_sections_of(sample_pdf))
     assert errors == 0, capsys.readouterr().out
     assert [i["gold_pages"] for i in items] == stored
 
@@ -218,3 +219,21 @@ def test_answerability_bench_runs_on_a_small_case_file(tmp_path, capsys):
     assert [f["fallback_at_least"] for f in out["frontier"]] == [0.5, 0.6, 0.7, 0.8, 0.9]
     # Here the unanswerable questions share few words with the text: separable.
     assert out["target_met"] is True
+
+
+def test_gold_pages_take_the_page_where_a_section_runs_on_above_the_next_heading():
+    checker = _load_questions_checker()
+    outline = [("1 Intro", 0), ("2 Loops", 1), ("3 Arrays", 3), ("4 Strings", 4)]
+    pages = ["intro", "loops while", "loops for", "nested loops end. arrays", "strings"]
+    # page 3 starts with the tail of "2 Loops"; page 4 starts with its own heading
+    tops = ["1 Intro", "2 Loops", "2 Loops", "2 Loops", "4 Strings"]
+    item = {"question": "q", "section": "2 Loops", "evidence": "nested loops"}
+    gold, problems = checker.gold_for(item, outline, pages, tops)
+    assert (gold, problems) == ([1, 2, 3], [])
+    item = {"question": "q", "section": "3 Arrays", "evidence": "arrays"}
+    assert checker.gold_for(item, outline, pages, tops) == ([3], [])
+    # without the reader's view of the pages the outline's range stands
+    item = {"question": "q", "section": "2 Loops", "evidence": "for"}
+    assert checker.gold_for(item, outline, pages, None) == ([1, 2], [])
+    item["gold_pages"] = [1, 2, 3]
+    assert checker.evidence_pages(item, pages) == [2]

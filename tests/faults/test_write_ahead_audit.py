@@ -14,6 +14,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from bookreader.config import Settings
 from bookreader.core.audit import AuditLog
 from bookreader.core.types import Mode
@@ -32,7 +34,9 @@ ASKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from bookreader.config import Settings
+    import pytest
+
+from bookreader.config import Settings
     from bookreader.library import Library
 
     settings = Settings(data_dir=Path(sys.argv[1])).updated(generation_budget_bundled_s=120)
@@ -127,6 +131,35 @@ def test_an_answer_nobody_sees_streaming_is_one_record_written_before_it_returns
         assert lib.audit.verify().ok
         with lib.audit._read() as conn:
             assert conn.exec_driver_sql("SELECT count(*) FROM audit_stream").scalar() == 0
+
+
+def test_an_answer_nobody_sees_stopped_after_the_model_started_is_recorded_as_stopped(
+        settings, embedder):
+    """A JSON request stopped once the model had started (the client went away) leaves
+    one record saying it was stopped, and the chain still verifies."""
+    from bookreader.errors import Cancelled
+
+    settings = settings.updated(llm_backend="extractive")
+    with Library(settings, embedder=embedder) as lib:
+        started: list[bool] = []
+        ask = lib.answerer.ask
+
+        def observed(*args, on_start, **kwargs):
+            def on_start_seen(provisional):
+                started.append(True)
+                on_start(provisional)
+            return ask(*args, on_start=on_start_seen, **kwargs)
+
+        lib.answerer.ask = observed
+        with pytest.raises(Cancelled):
+            lib.ask("What does chlorophyll absorb?", mode=Mode.SELECTED, selection=SELECTION,
+                    cancel=lambda: bool(started))
+        assert started
+        rows = list(lib.audit.iter_rows())
+        assert len(rows) == 1 and rows[0]["status"] is None
+        assert rows[0]["question"] == "What does chlorophyll absorb?"
+        assert "stopped by the user" in rows[0]["answer_text"]
+        assert lib.audit.verify().ok
 
 
 def test_a_live_writers_pending_record_is_left_alone(settings, embedder):
