@@ -122,10 +122,11 @@ def test_examples_show_the_habits_a_small_model_copies():
     assert f"[Source: {section} (Page {page})" in answer
     for quote in re.findall(r'- "([^"]+)"\]', answer):
         assert len(quote.split()) <= 20 and quote in " ".join(shown.split())
-    # Selected text: one answered example (a declined one made the 0.5B decline everything).
+    # Selected text: the original one-sentence example (no declined turn: it made the
+    # 0.5B decline everything).
     sel = build_messages(Mode.SELECTED, "q?", selection="x")
     assert [m.role for m in sel] == ["system", "user", "assistant", "user"]
-    assert "[Source: Selected text (Page 91)" in sel[2].content
+    assert "[Source: Selected text (Page 12)" in sel[2].content
     # Highlight mode keeps a single example (its fallback is judged with excerpts too).
     hl = build_messages(Mode.HIGHLIGHT, "q?", selection="x", excerpts=[Excerpt(1, "S", "1", "t")])
     assert [m.role for m in hl] == ["system", "user", "assistant", "user"]
