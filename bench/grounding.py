@@ -24,7 +24,9 @@ Three other formats are converted on the fly:
   ignored when matching), optionally ``inject`` (an instruction planted after the
   passage's middle sentence, for injection cases) and ``question``; then ``answer``,
   ``label`` and ``kind``.  The passage is read with the project's own ``core/pdf.py``.
-  Split: within each kind, pairs ordered by the SHA-1 of their id alternate tune/test.
+  Split: within each kind, pairs ordered by the SHA-1 of their id alternate tune/test;
+  a line with ``"split": "tune"`` (pairs added later, so that adding them moves no
+  existing pair between the halves) belongs to that half only.
 
 Metrics: ``balanced_accuracy`` (mean of the true-accept and true-reject rates),
 ``false_accept_rate`` (unsupported answers that pass), ``false_reject_rate`` (supported
@@ -139,9 +141,13 @@ def textbook_split(rows: list[dict], split: str) -> list[dict]:
     if split == "all":
         return rows
     by_kind: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        by_kind[r["kind"]].append(r)
     keep = []
+    for r in rows:
+        if r.get("split"):  # added later to one half explicitly; the others keep their half
+            if r["split"] == split:
+                keep.append(r)
+            continue
+        by_kind[r["kind"]].append(r)
     for kind_rows in by_kind.values():
         kind_rows.sort(key=lambda r: hashlib.sha1(r["id"].encode()).hexdigest())
         keep += kind_rows[(0 if split == "tune" else 1)::2]

@@ -112,12 +112,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from bookreader.core.llm.registry import describe_backends
 
     def choose() -> str:
-        from bookreader.core.llm.choose import choose_tier
+        from bookreader.core.llm.choose import basis, choose_tier
 
         name, reason, results = choose_tier(settings)
         for m in results:
             rows.append(("  measured", m.summary()))
-        settings.updated(auto_tier=name, auto_reason=reason).save()
+        settings.updated(auto_tier=name, auto_reason=reason, auto_basis=basis(settings)).save()
         settings.auto_tier, settings.auto_reason = name, reason
         return f"{name}. {reason}"
 

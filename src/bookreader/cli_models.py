@@ -85,12 +85,12 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_choose(args: argparse.Namespace) -> int:
-    from bookreader.core.llm.choose import choose_tier
+    from bookreader.core.llm.choose import basis, choose_tier
 
     settings = load_settings(args)
     name, reason, results = choose_tier(settings)
     for m in results:
         print(f"  {m.summary()} (loaded in {m.load_s:.1f} s)")
-    settings.updated(auto_tier=name, auto_reason=reason).save()
+    settings.updated(auto_tier=name, auto_reason=reason, auto_basis=basis(settings)).save()
     print(f"Default tier: {name}. {reason}")
     return 0

@@ -135,6 +135,9 @@ class Settings:
     )
     auto_tier: str = _d("", "The tier 'auto' chose on this machine (empty: not measured yet).")
     auto_reason: str = _d("", "Why 'auto' chose that tier (shown in Settings and doctor).")
+    auto_basis: str = _d(
+        "", "What the 'auto' choice was made on: the estimate's version and the installed "
+            "tiers (when they change, the tiers are measured again).")
     n_ctx: int = _d(4096, "Context window for llama.cpp models, in tokens.")
     n_threads: int = _d(
         0, "CPU threads for llama.cpp; 0 means one fewer than the cores (at least one).")

@@ -141,16 +141,20 @@ class Library(IngestMixin):
             return self._answerer
 
     def _choose_default_tier(self) -> None:
-        """At first start with ``llm_backend`` auto: measure the installed tiers, once."""
+        """With ``llm_backend`` auto: measure the installed tiers at first start, and again
+        when the stored choice was made on another basis (:func:`choose.basis`)."""
         s = self.settings
-        if (s.llm_backend or "").strip().lower() != "auto" or s.auto_tier:
-            return
-        from bookreader.core.llm.choose import choose_tier, installed_tiers
+        from bookreader.core.llm import choose
 
-        measured = len(installed_tiers(s)) > 1
-        name, reason, _ = choose_tier(s)
+        # Measured again after an upgrade that estimates differently, or once another
+        # tier was installed (or one removed).
+        if not choose.needs_choice(s):
+            return
+        measured = len(choose.installed_tiers(s)) > 1
+        name, reason, _ = choose.choose_tier(
+            s, overhead_fn=lambda: choose.question_overhead_s(self.embedder))
         log.info("Default tier: %s. %s", name, reason)
-        s.auto_tier, s.auto_reason = name, reason
+        s.auto_tier, s.auto_reason, s.auto_basis = name, reason, choose.basis(s)
         if measured:  # a lone tier is re-checked for free next time
             try:
                 s.save()

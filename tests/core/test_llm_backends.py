@@ -105,6 +105,66 @@ def test_primed_prefix_is_not_read_again():
     assert calls and calls[0] < len(primed) // 2
 
 
+def _counting(llm, calls):
+    real_eval = llm.eval
+
+    def counting_eval(tokens):
+        calls.append(len(tokens))
+        return real_eval(tokens)
+
+    llm.eval = counting_eval
+    return real_eval
+
+
+@needs_bundled
+def test_a_primed_mode_is_not_read_again_after_another_mode():
+    """Each mode's rules are read once: priming the mode just asked in costs nothing, and
+    priming a mode primed before loads its saved state instead of reading its rules."""
+    backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=1024, seed=1)
+    book = [Message("system", "You answer questions about a whole book. " * 15)]
+    sel = [Message("system", "You answer only from the selected text. " * 15)]
+    backend.prime(book)
+    llm = backend._llm
+    calls: list[int] = []
+    real_eval = _counting(llm, calls)
+    try:
+        answer = [t.text for t in backend.stream(book + [Message("user", "What is a cell?")],
+                                                 max_tokens=4, temperature=0.0)]
+        assert answer
+        calls.clear()
+        backend.prime(book)  # the same mode again: llama.cpp still holds its rules
+        assert calls == []
+        backend.prime(sel)  # a new mode: its rules are read once
+        assert sum(calls) > 100
+        list(backend.stream(sel + [Message("user", "Why?")], max_tokens=2, temperature=0.0))
+        calls.clear()
+        backend.prime(book)  # back to the first mode: its saved state, not its rules
+        assert 0 < sum(calls) < 20
+        calls.clear()
+        again = [t.text for t in backend.stream(book + [Message("user", "What is a cell?")],
+                                                max_tokens=4, temperature=0.0)]
+        assert 0 < calls[0] < 30  # only the question's own turn is read
+    finally:
+        llm.eval = real_eval
+    assert again == answer  # a loaded state answers as the live one did
+
+
+@needs_bundled
+def test_answers_leave_no_saved_state_behind():
+    """Only primed prefixes are kept, not a state per answer (each held a copy of the
+    scores array, hundreds of MB for a large vocabulary)."""
+    backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=1024, seed=1)
+    rules = [Message("system", "Answer in one short sentence. " * 10)]
+    backend.prime(rules)
+    cache = backend._llm.cache
+    assert len(cache.cache_state) == 1
+    for q in ("Say hello.", "Say goodbye.", "Count to three."):
+        assert list(backend.stream(rules + [Message("user", q)], max_tokens=3))
+    assert len(cache.cache_state) == 1
+    state = next(iter(cache.cache_state.values()))
+    assert state.scores.size == 0 and state.n_tokens > 50
+
+
 @needs_bundled
 def test_model_loads_once_when_threads_race(caplog):
     backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=256)

@@ -141,6 +141,29 @@ def test_a_changed_file_is_hashed_again(fake_tier, tmp_path, monkeypatch):
         models.ensure_verified(path, spec.model, tmp_path / "models")
 
 
+def test_an_unchanged_verified_file_is_read_once_per_process(fake_tier, tmp_path, monkeypatch):
+    """Its GGUF metadata (the whole header: ~0.2-0.4 s for a Qwen vocabulary) is not read
+    again before every question; a changed file is checked again."""
+    spec, _, _ = fake_tier
+    path = models.join_parts(spec, tmp_path / "models")
+    reads: list[Path] = []
+    real = models.read_metadata
+
+    def counting(p):
+        reads.append(Path(p))
+        return real(p)
+
+    monkeypatch.setattr(models, "read_metadata", counting)
+    for _ in range(3):
+        assert models.ensure_verified(path, spec.model, tmp_path / "models") == []
+    assert len(reads) == 1
+    with path.open("r+b") as fh:  # same size, new contents and time: verified again
+        fh.seek(200)
+        fh.write(b"\x01")
+    with pytest.raises(ModelError, match="SHA-256"):
+        models.ensure_verified(path, spec.model, tmp_path / "models")
+
+
 def test_a_gguf_without_chat_template_gets_a_warning(settings):
     bare = write_tiny_gguf(settings.models_dir / "base-model.gguf", chat_template=None)
     assert "tokenizer.chat_template" not in read_metadata(bare)
@@ -200,22 +223,78 @@ def test_install_from_upstream_verifies_checksum_and_metadata(fake_tier, tmp_pat
 
 # --- choosing the default tier -----------------------------------------------------------------
 def _fake_measure(speeds):
-    def measure(spec, settings):
+    """The tiers' speeds given; everything else (the estimate, the overhead) as measured."""
+    def measure(spec, settings, *, overhead_s=0.0):
         p, g = speeds[spec.name]
-        f50, f95, t95 = choose.expected(spec, p, g)
-        return choose.Measurement(spec.name, p, g, 0.1, f50, f95, t95)
+        f50, f95, t95 = choose.expected(spec, p, g, overhead_s)
+        return choose.Measurement(spec.name, p, g, 0.1, f50, f95, t95, overhead_s)
     return measure
 
 
 def test_choose_picks_the_largest_tier_that_fits(settings, monkeypatch):
     monkeypatch.setattr(choose, "installed_tiers", lambda s: list(specs.TIERS))
     fast = {"tiny": (900, 120), "small": (400, 40), "better": (90, 12)}
-    name, reason, results = choose.choose_tier(settings, measure_fn=_fake_measure(fast))
+    name, reason, results = choose.choose_tier(settings, measure_fn=_fake_measure(fast),
+                                               overhead_fn=lambda: 0.0)
     assert name == "small" and "largest installed tier fast enough" in reason
     assert {m.tier: m.fits for m in results} == {"tiny": True, "small": True, "better": False}
     slow = {"tiny": (60, 10), "small": (20, 5), "better": (7, 4)}
-    name, reason, _ = choose.choose_tier(settings, measure_fn=_fake_measure(slow))
+    name, reason, _ = choose.choose_tier(settings, measure_fn=_fake_measure(slow),
+                                         overhead_fn=lambda: 0.0)
     assert name == "tiny" and "No installed tier meets" in reason
+
+
+def test_choose_counts_the_questions_own_overhead(settings, monkeypatch, embedder):
+    """The estimate includes what a question costs before the model reads (measured
+    with the real embedders), and the choice follows the estimate."""
+    monkeypatch.setattr(choose, "installed_tiers", lambda s: [specs.TINY, specs.SMALL])
+    overhead = choose.question_overhead_s(embedder)
+    assert choose.SEARCH_S < overhead < 5.0
+    # small just fits without any overhead ...
+    speeds = {"tiny": (900, 120), "small": (80, 20)}
+    name, _, results = choose.choose_tier(settings, measure_fn=_fake_measure(speeds),
+                                          overhead_fn=lambda: 0.0)
+    assert name == "small"
+    bare = {m.tier: m.first_p50_s for m in results}
+    # ... and not once a question costs another second before the model starts.
+    name, reason, results = choose.choose_tier(settings, measure_fn=_fake_measure(speeds),
+                                               overhead_fn=lambda: 1.0)
+    assert name == "tiny" and "question overhead 1.00 s" in reason
+    assert {m.tier: m.first_p50_s for m in results} == pytest.approx(
+        {k: v + 1.0 for k, v in bare.items()})
+    assert [m.tier for m in results if m.fits] == ["tiny"]
+
+
+def test_a_stored_choice_is_made_again_when_tiers_or_the_estimate_change(
+        settings, monkeypatch, embedder):
+    from bookreader.library import Library
+
+    settings = settings.updated(llm_backend="auto")
+    chosen = settings.updated(auto_tier="tiny", auto_reason="measured",
+                              auto_basis=choose.basis(settings))
+    assert not choose.needs_choice(chosen)
+    assert not choose.needs_choice(chosen.updated(llm_backend="tiny"))  # no auto: no choice
+    # A choice stored by a version without a basis is made again ...
+    assert choose.needs_choice(chosen.updated(auto_basis=""))
+    # ... and so is one made by an older estimate ...
+    monkeypatch.setattr(choose, "ESTIMATE_VERSION", choose.ESTIMATE_VERSION + 1)
+    assert choose.needs_choice(chosen)
+    monkeypatch.undo()
+    # ... or before another tier was installed.
+    settings.models_dir.mkdir(parents=True, exist_ok=True)
+    (settings.models_dir / specs.SMALL.model.file_name).write_bytes(b"GGUF not really a model")
+    assert choose.needs_choice(chosen)
+    # The library measures again (the broken small file cannot be measured: tiny is chosen).
+    chosen.save()
+    library = Library(settings.__class__.load(settings.data_dir), embedder=embedder)
+    try:
+        library.answerer
+    finally:
+        library.close()
+    again = settings.__class__.load(settings.data_dir)
+    assert again.auto_tier == "tiny" and again.auto_reason != "measured"
+    assert again.auto_basis == choose.basis(again) and "small" in again.auto_basis
+    assert not choose.needs_choice(again)
 
 
 def test_a_single_installed_tier_is_chosen_without_measuring(settings):

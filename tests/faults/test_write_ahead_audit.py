@@ -34,9 +34,7 @@ ASKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    import pytest
-
-from bookreader.config import Settings
+    from bookreader.config import Settings
     from bookreader.library import Library
 
     settings = Settings(data_dir=Path(sys.argv[1])).updated(generation_budget_bundled_s=120)

@@ -214,6 +214,10 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
         if not concerns(c):
             continue
         key = {c.head} if c.head else c.scope
+        if c.head and c.kind == "not" and not c.whole and not _scopes_meet(key, other_terms):
+            # The head is reworded ("does not *give* an error" / "you get an error"): the
+            # rest of the scope that the other text holds places the negation instead.
+            key = {t for t in c.scope if _scopes_meet({t}, other_terms)} or key
         placed = c.kind != "optional" and not c.whole and _scopes_meet(key, other_terms)
         if not any(o.kind == c.kind and (not placed or not o.scope
                                          or _scopes_meet(key, o.scope | o.reach))

@@ -46,6 +46,25 @@ COMPARATIVES = frozenset(
     [form for adj in _COMPARABLE for form in _degrees(adj)]
     + "fewer fewest worse worst elder eldest".split()
 )
+#: A comparative's adjective ("harder" -> "hard"); superlatives are left out (a rank).
+COMPARATIVE_BASE = {_degrees(adj)[0]: adj for adj in _COMPARABLE}
+
+
+def comparative_restated(ws: list[str], i: int, context_keys: str) -> bool:
+    """True when the comparative ``ws[i]`` restates the context's own adjective.
+
+    "makes the code *harder to* read" where the context says "makes the code *hard to*
+    read": no second thing is compared (no "than" follows) and the context uses the
+    adjective with the same next word.  "X is closer than Y", or a comparative the
+    context never phrases that way, stays an inference the check cannot verify.
+    """
+    base = COMPARATIVE_BASE.get(ws[i].lower())
+    if base is None or i + 1 >= len(ws):
+        return False
+    after = [w.lower() for w in ws[i + 1:]]
+    if "than" in after:
+        return False
+    return f" {base} {after[0]} " in context_keys
 #: A context sentence that opens with one of these continues the sentence before it
 #: ("... Marta Olsen. She kept the lighthouse ..."): for the relation check it also holds
 #: the names of that sentence.

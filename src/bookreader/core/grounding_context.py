@@ -71,8 +71,28 @@ def _sentence_facts(sentence: str) -> _Facts:
     ws = words(sentence)
     return _Facts(frozenset(claim_terms(sentence)), frozenset(name_key(w) for w in ws),
                   frozenset(number_terms(sentence)), squash(sentence),
-                  tuple(negation_cues(sentence)), bool(ws) and ws[0].lower() in ANAPHORA,
+                  tuple(negation_cues(sentence)), opens_with_anaphora(sentence),
                   ranks(sentence))
+
+
+#: An opening phrase this many words long at most ("In ROS1, this is ...").
+OPENING_PHRASE = 4
+
+
+def opens_with_anaphora(sentence: str) -> bool:
+    """True when the sentence's subject points back to the sentence before it.
+
+    "It has no effect ...", or after a short opening phrase and a comma: "In ROS1, *this*
+    is a central component" (the ROS Master of the sentence before).
+    """
+    ws = words(sentence)
+    if ws and ws[0].lower() in ANAPHORA:
+        return True
+    head, comma, rest = sentence.partition(",")
+    if not comma or len(words(head)) > OPENING_PHRASE:
+        return False
+    after = words(rest)
+    return len(after) > 1 and after[0].lower() in ANAPHORA
 
 
 #: Where a context sentence's planted instruction starts (cached like the facts).

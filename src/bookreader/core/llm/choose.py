@@ -10,12 +10,18 @@ prefix (p50 and p95), and ``spec.answer_tokens``, counted with the tier's own to
 on real questions by ``bench/prompt_tokens.py`` (a tier without counts is estimated from
 its ``context_chars``, about 3.5 characters a token, plus the question).  The first token
 also waits two generation steps (the backend streams each token one step late, with its
-probability).  p95 reads the p95 prompt and writes the p95 answer, times
-:data:`P95_FACTOR` for a machine busier than in the seconds it was measured.  The tiny
-tier is the fallback when no tier meets the targets.
+probability).  Before the model reads anything, the question itself costs time on this
+machine too (:func:`question_overhead_s`): its query embedding for retrieval, the search,
+and ranking the retrieved passages' sentences for focus (the int8 MiniLM embeds the
+question and the 40-60 sentences of five passages); it is measured with the tiers and
+added to every estimate.  p95 reads the p95 prompt and writes the p95
+answer, times :data:`P95_FACTOR` for a machine busier than in the seconds it was
+measured.  The tiny tier is the fallback when no tier meets the targets.
 
 Runs at first start when ``llm_backend`` is ``auto`` and more than one tier is
-installed (a single installed tier needs no measurement), and in ``bookreader doctor``.
+installed (a single installed tier needs no measurement), again whenever the installed
+tiers or :data:`ESTIMATE_VERSION` differ from those of the stored choice
+(:func:`basis`, kept in ``auto_basis``), and in ``bookreader doctor``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,14 @@ P95_FACTOR = 1.6
 CHARS_PER_TOKEN = 3.5
 #: Prompt tokens of a question and its framing, besides the passages.
 QUESTION_TOKENS = 60
+#: Changes whenever the estimate is computed differently: a stored choice made by an
+#: older estimate is measured again (2: the question's own overhead is included).
+ESTIMATE_VERSION = 2
+#: The dense and BM25 search of a whole-book question besides its query embedding
+#: (30-40 ms on Think Java, two cores: the retrieval stage minus the embedding).
+SEARCH_S = 0.035
+_PROBE_QUESTIONS = ("What does a recursive method need so that it stops calling itself?",
+                    "Can the length of an array change after it is created?")
 _PROBE_TEXT = (
     "A method that calls itself is recursive. Every recursive method needs a base case, "
     "a condition under which it returns without calling itself again; otherwise the "
@@ -56,6 +70,7 @@ class Measurement:
     first_p50_s: float
     first_p95_s: float
     total_p95_s: float
+    overhead_s: float = 0.0
 
     @property
     def fits(self) -> bool:
@@ -66,7 +81,7 @@ class Measurement:
         return (f"{self.tier}: reads {self.prompt_tps:.0f} prompt tok/s, writes "
                 f"{self.gen_tps:.1f} tok/s; expected whole-book first token "
                 f"{self.first_p50_s:.1f} s (p95 {self.first_p95_s:.1f} s), answer p95 "
-                f"{self.total_p95_s:.1f} s")
+                f"{self.total_p95_s:.1f} s (question overhead {self.overhead_s:.2f} s)")
 
 
 def first_token_s(prompt_tokens: float, prompt_tps: float, gen_tps: float) -> float:
@@ -88,21 +103,65 @@ def prompt_tokens(spec: BackendSpec) -> tuple[float, float]:
     return guess, guess
 
 
-def expected(spec: BackendSpec, prompt_tps: float, gen_tps: float) -> tuple[float, float, float]:
+def expected(spec: BackendSpec, prompt_tps: float, gen_tps: float,
+             overhead_s: float = 0.0) -> tuple[float, float, float]:
     """(first p50, first p95, total p95) seconds of a whole-book answer at these speeds.
 
-    p50 reads the median prompt; p95 reads the 95th-percentile prompt and writes the
-    95th-percentile answer, both slowed by :data:`P95_FACTOR` (the machine is never as
-    quiet as the couple of seconds it was measured in).
+    ``overhead_s`` is what the question costs before the model reads its prompt
+    (:func:`question_overhead_s`).  p50 reads the median prompt; p95 reads the
+    95th-percentile prompt and writes the 95th-percentile answer, both slowed by
+    :data:`P95_FACTOR` (the machine is never as quiet as the couple of seconds it was
+    measured in).
     """
     p50_tokens, p95_tokens = prompt_tokens(spec)
-    first = first_token_s(p50_tokens, prompt_tps, gen_tps)
-    first95 = first_token_s(p95_tokens, prompt_tps, gen_tps)
+    first = overhead_s + first_token_s(p50_tokens, prompt_tps, gen_tps)
+    first95 = overhead_s + first_token_s(p95_tokens, prompt_tps, gen_tps)
     answer95 = spec.answer_tokens[1] / max(gen_tps, 1e-6)
     return first, first95 * P95_FACTOR, (first95 + answer95) * P95_FACTOR
 
 
-def measure(spec: BackendSpec, settings: Any) -> Measurement:
+def question_overhead_s(embedder: Any = None) -> float:
+    """Seconds a whole-book question takes on this machine before the model starts
+    reading: the query embedding (full MiniLM), the search (:data:`SEARCH_S`) and
+    focus's ranking of five passages' sentences (the int8 copy embeds them with the
+    question, none of them cached).  Measured on probe passages of the size retrieval
+    returns; the models are loaded first, as they are before any question."""
+    from bookreader.core.embedding import MiniLMEmbedder
+    from bookreader.core.focus import focus_passages
+
+    full = embedder if embedder is not None else MiniLMEmbedder()
+    small = full.quantized_copy()
+    full.warm_up()
+    small.warm_up()
+    sentences = [x.strip() for x in _PROBE_TEXT.split(". ") if x.strip()]
+    best = float("inf")
+    for round_, question in enumerate(_PROBE_QUESTIONS):  # the better of two
+        # Five passages of ten distinct sentences, about 90 characters each (Think Java's
+        # passages average 8 sentences of 89 characters), and one long unit each (a
+        # listing or run-on text: the batch it lands in is padded to its length, which
+        # made real passages cost twice the probe's plain sentences).
+        passages = [" ".join([f"{sentences[i % len(sentences)].rstrip('.')}, as example "
+                              f"{round_}.{k}.{i} shows." for i in range(10)]
+                             + [" ".join(f"value{k}{j} = value{j} + {round_}" for j in range(12))
+                                + "."]) for k in range(5)]
+        t = time.perf_counter()
+        full.embed([question], cache=False)
+        focus_passages(passages, question, 600, embedder=_Uncached(small))
+        best = min(best, time.perf_counter() - t)
+    return best + SEARCH_S
+
+
+class _Uncached:
+    """An embedder's vectors without its cache (the probe must pay for every sentence)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+
+    def embed(self, texts: Any, batch_size: int = 32, **_kwargs: Any) -> Any:
+        return self._embedder.embed(texts, batch_size, cache=False)
+
+
+def measure(spec: BackendSpec, settings: Any, *, overhead_s: float = 0.0) -> Measurement:
     """Load the tier and time a short prompt and 16 generated tokens (a few seconds)."""
     from bookreader.core.llm.registry import create_backend
 
@@ -131,25 +190,46 @@ def measure(spec: BackendSpec, settings: Any) -> Measurement:
     first = first or end
     prompt_tps = n_prompt / max(first - t0, 1e-6)
     gen_tps = (n - 1) / max(end - first, 1e-6) if n > 1 else prompt_tps / 5
-    f50, f95, t95 = expected(spec, prompt_tps, gen_tps)
-    return Measurement(spec.name, prompt_tps, gen_tps, load_s, f50, f95, t95)
+    f50, f95, t95 = expected(spec, prompt_tps, gen_tps, overhead_s)
+    return Measurement(spec.name, prompt_tps, gen_tps, load_s, f50, f95, t95, overhead_s)
 
 
 def installed_tiers(settings: Any) -> list[BackendSpec]:
     return [s for s in TIERS if model_files.installed_path(s, settings.models_dir) is not None]
 
 
-def choose_tier(settings: Any, *, measure_fn=measure) -> tuple[str, str, list[Measurement]]:
+def basis(settings: Any) -> str:
+    """What a choice depends on besides the machine: the estimate's version and the
+    installed tiers.  A stored choice made on another basis is made again."""
+    names = ",".join(s.name for s in installed_tiers(settings)) or "none"
+    return f"estimate {ESTIMATE_VERSION}; tiers {names}"
+
+
+def needs_choice(settings: Any) -> bool:
+    """True when ``auto`` has no stored choice, or one made on another :func:`basis`
+    (an older version's estimate, or before a tier was installed or removed)."""
+    if (getattr(settings, "llm_backend", "") or "").strip().lower() != "auto":
+        return False
+    return not settings.auto_tier or getattr(settings, "auto_basis", "") != basis(settings)
+
+
+def choose_tier(settings: Any, *, measure_fn=measure,
+                overhead_fn=question_overhead_s) -> tuple[str, str, list[Measurement]]:
     """(tier name, reason, measurements): the best installed tier that fits the targets."""
     tiers = installed_tiers(settings)
     if not tiers:
         return TINY.name, "No local model is installed; the tiny tier would be used.", []
     if len(tiers) == 1:
         return tiers[0].name, f"Only the {tiers[0].name} tier is installed.", []
+    try:
+        overhead = float(overhead_fn())
+    except BookReaderError as exc:  # no embedder: the tiers' own speeds still decide
+        log.warning("Cannot measure a question's overhead: %s", exc.user_message)
+        overhead = 0.0
     results: list[Measurement] = []
     for spec in tiers:
         try:
-            results.append(measure_fn(spec, settings))
+            results.append(measure_fn(spec, settings, overhead_s=overhead))
         except BookReaderError as exc:
             log.warning("Cannot measure the %s tier: %s", spec.name, exc.user_message)
     fitting = [m for m in results if m.fits]

@@ -16,6 +16,14 @@ from it when the next step starts.  Each streamed :class:`Token` therefore leave
 late and carries the summed log-probability of the tokens that made its text.  Cost: one
 log-softmax over the vocabulary per token (about 0.2 ms for 49k entries).
 
+Saved prompt prefixes: each mode's fixed rules are evaluated once (:meth:`prime`) and
+their state is kept, so switching modes loads a state instead of reading the rules again.
+Only primed prefixes are kept (not every answer), and only llama.cpp's own state: the
+library's ``save_state`` also copies its ``scores`` array, ``n_batch x n_vocab`` floats
+(311 MB for a Qwen model) that nothing reads without ``logits_all`` or logprobs; copying it
+back and forth cost 0.2-0.5 s per question on two cores.  A question asked in the mode
+last primed costs the prime nothing: llama.cpp still holds those tokens.
+
 Cancellation: ``cancel()`` is polled between tokens, and also inside llama.cpp's own
 compute loop through its abort callback, so even a long prompt evaluation stops promptly.
 Generation runs in the caller's thread (a generator), so stopping leaves no thread behind.
@@ -51,7 +59,7 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-#: Memory for saved prompt states (one per recent prompt; the oldest are dropped).
+#: Memory for saved prompt states (one per primed prefix; the oldest are dropped).
 PROMPT_CACHE_BYTES = 128 << 20
 
 
@@ -79,6 +87,10 @@ def check_gguf_file(path: Path) -> None:
         raise ModelError(
             f"The model file {path} is not a GGUF model (llama.cpp reads only .gguf files). {fix}"
         )
+
+
+def _prefix_key(messages: Sequence[Message]) -> tuple[tuple[str, str], ...]:
+    return tuple((m.role, m.content) for m in messages)
 
 
 class _NativeLogRouter:
@@ -162,6 +174,63 @@ class _LogprobTracker:
         return total
 
 
+def _prefix_cache_class(llama_cpp: Any) -> Any:
+    """A RAM state cache that stores states only while a prefix is being primed."""
+
+    class PrefixCache(llama_cpp.LlamaRAMCache):
+        def __init__(self, capacity_bytes: int) -> None:
+            super().__init__(capacity_bytes=capacity_bytes)
+            self.recording = False
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            if self.recording:
+                super().__setitem__(key, value)
+
+    return PrefixCache
+
+
+def _lean_llama_class(llama_cpp: Any) -> Any:
+    """``llama_cpp.Llama`` whose saved states leave out the unused ``scores`` array.
+
+    Valid because the backend never asks for ``logits_all``, logprobs or stopping
+    criteria, the only readers of ``scores``; a loaded state re-evaluates its last token
+    (``_requires_eval``), so sampling starts from fresh logits.
+    """
+    import numpy as np
+
+    class LeanLlama(llama_cpp.Llama):
+        def save_state(self) -> Any:
+            cache = getattr(self, "cache", None)
+            if cache is not None and not getattr(cache, "recording", True):
+                # The cache would drop it: do not copy the state at all.
+                return None
+            size = llama_cpp.llama_state_get_size(self._ctx.ctx)
+            buf = (ctypes.c_uint8 * int(size))()
+            n_bytes = int(llama_cpp.llama_state_get_data(self._ctx.ctx, buf, size))
+            if n_bytes > int(size):
+                raise RuntimeError("Failed to copy llama state data")
+            return llama_cpp.LlamaState(
+                scores=np.zeros((0, self._n_vocab), dtype=np.single),
+                input_ids=self.input_ids[: self.n_tokens].copy(),
+                n_tokens=self.n_tokens,
+                llama_state=bytes(memoryview(buf)[:n_bytes]),
+                llama_state_size=n_bytes,
+                seed=self._seed,
+            )
+
+        def load_state(self, state: Any) -> None:
+            self.input_ids[: state.n_tokens] = state.input_ids[: state.n_tokens]
+            self.n_tokens = state.n_tokens
+            self._requires_eval = True
+            self._seed = state.seed
+            size = state.llama_state_size
+            data = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
+            if llama_cpp.llama_state_set_data(self._ctx.ctx, data, size) != size:
+                raise RuntimeError("Failed to set llama state data")
+
+    return LeanLlama
+
+
 class LlamaCppBackend:
     """A GGUF model run by llama.cpp, loaded on first use.
 
@@ -198,6 +267,8 @@ class LlamaCppBackend:
         self._generate_lock = threading.Lock()
         self._cancel: Optional[CancelFn] = None
         self._abort_callback: Any = None
+        #: The messages last primed, while llama.cpp still holds their tokens.
+        self._primed: Optional[tuple[tuple[str, str], ...]] = None
 
     def __repr__(self) -> str:
         return f"LlamaCppBackend({str(self.model_path)!r}, name={self.name!r}, n_ctx={self.n_ctx})"
@@ -228,13 +299,24 @@ class LlamaCppBackend:
         llm = self._ensure_loaded()
         if not messages:
             return
+        key = _prefix_key(messages)
         with self._generate_lock:
+            if key == self._primed:
+                return  # llama.cpp still holds these tokens: nothing to read or load
             turns = [{"role": m.role, "content": m.content} for m in messages]
             turns.append({"role": "user", "content": ""})
+            cache = getattr(llm, "cache", None)
+            if cache is not None:
+                cache.recording = True
             try:
                 llm.create_chat_completion(messages=turns, max_tokens=1, temperature=0.0)
+                self._primed = key
             except Exception as exc:  # priming is an optimisation; the question still runs
                 log.debug("Priming the prompt prefix failed: %s", exc)
+                self._primed = None
+            finally:
+                if cache is not None:
+                    cache.recording = False
 
     def _ensure_loaded(self) -> Any:
         if self._llm is not None:
@@ -270,7 +352,7 @@ class LlamaCppBackend:
             path, self.n_ctx, self.n_threads, self.n_threads_batch,
         )
         try:
-            llm = llama_cpp.Llama(**kwargs)
+            llm = _lean_llama_class(llama_cpp)(**kwargs)
         except MemoryError as exc:
             raise ModelError(
                 f"Not enough memory to load the model {path}. Close other programs, lower "
@@ -284,10 +366,10 @@ class LlamaCppBackend:
                 details=f"{type(exc).__name__}: {exc}",
             ) from exc
         self._install_abort(llama_cpp, llm)
-        cache = getattr(llama_cpp, "LlamaRAMCache", None)
-        if cache is not None:
-            # A state is ~6 MB for the bundled model (KV of the tokens used, not n_ctx).
-            llm.set_cache(cache(capacity_bytes=PROMPT_CACHE_BYTES))
+        if getattr(llama_cpp, "LlamaRAMCache", None) is not None:
+            # A state is a few MB (KV of the tokens used, not n_ctx); only primed
+            # prefixes are stored.
+            llm.set_cache(_prefix_cache_class(llama_cpp)(PROMPT_CACHE_BYTES))
         log.info("Loaded %s (chat format %s)", path.name, getattr(llm, "chat_format", "?"))
         return llm
 
@@ -336,6 +418,8 @@ class LlamaCppBackend:
                 return
         try:
             self._cancel = cancel
+            if self._primed is not None and _prefix_key(messages[:-1]) != self._primed:
+                self._primed = None  # other tokens replace the primed ones
             yield from self._generate(llm, messages, max_tokens, temperature, cancel)
         finally:
             self._cancel = None

@@ -1,0 +1,149 @@
+"""The grounding validator (real MiniLM): pairs relating names, reworded negation heads,
+comparatives that restate the context's adjective."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.core.claim_text import negation_cues, polarity_agrees
+from bookreader.core.exact_terms import comparative_restated, key_text
+from bookreader.core.grounding import GroundingValidator, name_stems
+from bookreader.core.grounding_context import opens_with_anaphora
+from bookreader.core.sentences import content_terms, words
+
+UPDATE = (
+    "A common pattern in assignment statements is an assignment statement that updates a "
+    "variable, where the new value of the variable depends on the old. If you try to update "
+    "a variable that doesn't exist, you get an error, because Python evaluates the right side "
+    "before it assigns a value to x. Before you can update a variable, you have to initialize "
+    "it, usually with a simple assignment."
+)
+
+LITERALS = (
+    "A value that appears in a program, like the number 2.54, is called a literal. In "
+    "general, there's nothing wrong with literals. But when numbers like 2.54 appear in an "
+    "expression with no explanation, they make the code hard to read."
+)
+
+OPERA = (
+    "Der Mond (The Moon) is an opera in one act by Carl Orff based on a fairy tale by the "
+    "Brothers Grimm, with a libretto by the composer. "
+    "Carl Orff was a German composer, best known for his cantata Carmina Burana."
+)
+
+
+@pytest.fixture(scope="module")
+def validator(embedder):
+    return GroundingValidator(embedder)
+
+
+def test_a_reworded_negation_head_is_placed_by_the_rest_of_its_scope():
+    claim = "Python does not give an error."
+    window = "If you try to update a variable that doesn't exist, you get an error."
+    c_terms, w_terms = set(content_terms(claim)), set(content_terms(window))
+    # The window's only negation is about "exist", not about the error.
+    assert not polarity_agrees(negation_cues(claim), negation_cues(window), c_terms, w_terms)
+    same = "A final variable cannot be modified."
+    other = "Once you assign a final variable, it can't be changed."
+    assert polarity_agrees(negation_cues(same), negation_cues(other), set(content_terms(same)),
+                           set(content_terms(other)))
+
+
+def test_a_negated_error_against_a_stated_error_fails(validator):
+    wrong = validator.validate("If you update a variable that doesn't exist, Python does not "
+                               "give an error.", UPDATE)
+    assert not wrong.passed
+    right = validator.validate("If you update a variable that doesn't exist, you get an error.",
+                               UPDATE)
+    assert right.passed, right
+
+
+def test_comparative_restated_helper():
+    keys = key_text("they make the code hard to read.")
+    ws = words("They make the code harder to read.")
+    assert comparative_restated(ws, ws.index("harder"), keys)
+    ws = words("Code with literals is harder to read than code with constants.")
+    assert not comparative_restated(ws, ws.index("harder"), keys)  # a comparison: "than"
+    ws = words("The code is harder.")
+    assert not comparative_restated(ws, ws.index("harder"), keys)
+
+
+def test_a_comparative_that_restates_the_adjective_passes(validator):
+    ok = validator.validate("Numbers like 2.54 that appear in an expression with no "
+                            "explanation make the code harder to read.", LITERALS)
+    assert ok.passed, ok
+    bad = validator.validate("Numbers like 2.54 make the code harder to read than literals.",
+                             LITERALS)
+    assert not bad.passed and "harder" in bad.missing_terms
+
+
+def test_name_stems_helper():
+    assert name_stems("Carl Orff is best known for his opera Der Mond.") >= {"carl", "orff",
+                                                                              "mond"}
+    assert name_stems("Arrays are objects.") == frozenset()
+
+
+def test_a_relation_between_names_borrowed_from_a_second_sentence_fails(validator):
+    claim = "Carl Orff is best known for his opera Der Mond."
+    (score,) = validator.score_sentences([claim], OPERA)
+    pair = next(w for w in score.clauses[0] if w.sentences == (0, 1))
+    assert pair.coverage == 1.0 and pair.own_terms < 2  # "best known" is all the 2nd lends
+    assert not validator.window_supports(pair)
+    assert not validator.validate(claim, OPERA).passed
+    ok = validator.validate("Carl Orff is best known for his cantata Carmina Burana.", OPERA)
+    assert ok.passed, ok
+    both = validator.validate("Carl Orff composed the opera Der Mond, but he is best known "
+                              "for his cantata Carmina Burana.", OPERA)
+    assert both.passed, both
+
+
+# Think Python / PY4E style: the rule, the code, then what the code means.
+UPDATE_CODE = (
+    "A common pattern in assignment statements is an assignment statement that updates a "
+    "variable, where the new value of the variable depends on the old.\n\nx = x + 1\n\n"
+    "This means \u201cget the current value of x, add 1, and then update x with the new "
+    "value.\u201d"
+)
+
+ROS = (
+    "The ROS Master allows nodes to identify each other and negotiate connections for "
+    "message passing. In ROS1, this is a central component, while ROS2 uses a peer-to-peer "
+    "discovery mechanism. Topics are named buses over which nodes exchange messages."
+)
+
+
+@pytest.fixture(scope="module")
+def int8(embedder):
+    return embedder.quantized_copy()  # the validator's own copy, as the app uses
+
+
+def test_a_pair_is_judged_as_one_text_where_its_cosine_decides(int8):
+    claim = ("When you update a variable, its new value is computed from its old value, as in "
+             "x = x + 1.")
+    apart = GroundingValidator(int8)
+    apart.joint_pairs = False
+    assert not apart.validate(claim, UPDATE_CODE).passed  # neither sentence alone is close
+    together = GroundingValidator(int8)
+    (score,) = together.score_sentences([claim], UPDATE_CODE)
+    pair = next(w for w in score.clauses[0] if len(w.sentences) == 2
+                and together.window_supports(w))
+    assert pair.similarity > pair.closest  # the pair, read together, is closer
+    assert together.validate(claim, UPDATE_CODE).passed
+    negated = claim.replace("is computed", "is not computed")
+    assert not together.validate(negated, UPDATE_CODE).passed
+
+
+def test_opens_with_anaphora_helper():
+    assert opens_with_anaphora("It has no effect on the original string.")
+    assert opens_with_anaphora("In ROS1, this is a central component.")
+    assert not opens_with_anaphora("In ROS1, nodes find the Master first.")
+    assert not opens_with_anaphora("When the program reaches the end of a long loop, it stops.")
+
+
+def test_a_pronoun_after_an_opening_phrase_carries_the_names_before_it(validator):
+    ok = validator.validate("In ROS1 the Master is a central component that lets nodes find "
+                            "each other and negotiate connections.", ROS)
+    assert ok.passed, ok
+    bad = validator.validate("In ROS1 the Master is not a central component that lets nodes "
+                             "find each other.", ROS)
+    assert not bad.passed
