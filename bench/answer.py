@@ -29,7 +29,8 @@ tier installed in the data folder is linked into the bench's own data folder, or
 ``--models-dir``); ``--threads N`` sets llama.cpp's threads.  ``--focus-chars N`` sets how many selection characters the backend is shown (0: all; see
 :mod:`bookreader.core.focus`).  ``--budget S`` overrides the backend's time budget (first-token budget for a local tier) (to measure quality apart from speed
 on a busy machine).  Results: a table, or JSON with ``--json``; also written to
-``bench/results/answer_<mode>_<backend>.json``.
+``bench/results/answer_<mode>_<backend>.json``; in selected-text mode every answer (with the
+model's raw output) goes to ``answer_selected_<backend>.answers.jsonl`` beside it, to read.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def run_selected(args, settings, embedder) -> dict:
     answerer.ask("What is this about?", mode=Mode.SELECTED, selection="A warm-up sentence.",
                  backend=args.backend)
     rows = []
+    dump: list[dict] = []
     for n, case in enumerate(cases, 1):
         a = answerer.ask(case["question"], mode=Mode.SELECTED, selection=case["selection"],
                          backend=args.backend)
@@ -136,8 +138,22 @@ def run_selected(args, settings, embedder) -> dict:
             first_token_ms=a.first_token_ms,
             total_ms=a.latency_ms,
         ))
+        dump.append(dict(question=case["question"], selection=case["selection"],
+                         answerable=bool(case["answerable"]), gold=golds, answer=a.text,
+                         raw_output=a.raw_output,
+                         prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
+                         **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak")}))
+        if args.progress:  # each case as it comes
+            with open(args.progress, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(dump[-1], ensure_ascii=False) + "\n")
         if args.verbose:
             print(f"[{n}] {case['question']!r} -> {a.text[:120]!r}", file=sys.stderr)
+    # every answer, to read (beside the results file)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]
+    with open(RESULTS_DIR / f"answer_selected_{safe}.answers.jsonl", "w", encoding="utf-8") as fh:
+        for d in dump:
+            fh.write(json.dumps(d, ensure_ascii=False) + "\n")
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
     share = lambda rs, key: round(sum(r[key] for r in rs) / len(rs), 3) if rs else None  # noqa: E731
@@ -251,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--focus-chars", type=int, default=None,
                     help="selection characters shown to the backend (0: the whole selection); "
                          "default: the spec table's selection_chars")
+    ap.add_argument("--progress", type=Path, default=None,
+                    help="append every selected-text answer to this JSON-lines file as it comes")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)

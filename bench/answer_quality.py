@@ -235,9 +235,14 @@ def ask_all(args, items: list[dict]) -> list[dict]:
                 "first_token_ms": a.first_token_ms,
                 "total_ms": round(total, 1),
                 "raw_output": a.raw_output,
+                # what the model read (the last user message: passages and question)
+                "prompt": a.prompt[-1].content if a.prompt else "",
             })
             print(f"[{n}/{len(items)}] {outcome:16s} share {share:.2f} {item['question'][:60]}",
                   file=sys.stderr, flush=True)
+            if args.progress:  # each row as it comes (a long run can be read before its end)
+                with open(args.progress, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(rows[-1], ensure_ascii=False) + "\n")
     finally:
         close = getattr(library, "close", None)
         if close is not None:
@@ -358,6 +363,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--models-dir", type=Path, default=None,
                     help="where an installed tier's model file is (default: the user's data "
                     "folder's models); it is linked into the bench's data folder")
+    ap.add_argument("--split", choices=("tune", "test"), default=None,
+                    help="ask only the in-scope questions of this split (tune: even positions, "
+                         "test: odd) and every out-of-scope one, to tune on one half and "
+                         "confirm on the other")
+    ap.add_argument("--progress", type=Path, default=None,
+                    help="append every row to this JSON-lines file as soon as it is answered")
+    ap.add_argument("--tag", default="", help="suffix of the result files' names")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--first-token-budget", type=float, default=0.0,
                     help="override a local model's first-token budget (s), to measure quality "
@@ -395,11 +407,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         ins = [i for i in items if i["gold_pages"]][: args.limit]
         outs = [i for i in items if not i["gold_pages"]][: max(1, args.limit // 4)]
         items = ins + outs
+    if args.split:  # after --limit: the two halves of a limited run make up that run
+        items = [i for i in items if not i["gold_pages"] or i["split"] == args.split]
     rows = ask_all(args, items)
     summary = summarise(rows)
     name = f"answer_quality_{args.questions.stem}_{args.backend.replace(':', '_').replace('/', '_')}"
     if args.first_token_budget:
         name += f"_ft{args.first_token_budget:g}"
+    if args.split:
+        name += f"_{args.split}"
+    if args.tag:
+        name += f"_{args.tag}"
     (RESULTS_DIR / f"{name}.json").write_text(
         json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False),
         encoding="utf-8")
@@ -407,7 +425,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         for r in rows:
             fh.write(json.dumps({k: r[k] for k in ("question", "outcome", "answer", "gold",
                                                    "gold_share", "correct", "confidence",
-                                                   "level", "gold_pages", "citations")},
+                                                   "level", "gold_pages", "citations",
+                                                   "split", "raw_output", "prompt")},
                                 ensure_ascii=False) + "\n")
     if args.json:
         print(json.dumps(summary, indent=2))

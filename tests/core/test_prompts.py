@@ -33,7 +33,7 @@ def test_book_prompt_has_rules_example_and_numbered_excerpts():
     assert user.rstrip().endswith("<question>\nWhat is recursion?\n</question>")
     # The worked example is a cited answer ending with a confidence line.
     example = msgs[2].content
-    assert re.search(r'\[Source: .+ \(Page 12\) - ".+"\]', example)
+    assert re.search(r'\[Source: 6.4. Cell Energy \(Page 91\) - ".+"\]', example)
     assert example.splitlines()[-1].startswith("Confidence:")
 
 
@@ -110,3 +110,23 @@ def test_prompt_is_small_enough_for_the_bundled_model():
     fixed = prompts.prompt_chars(msgs)
     # System rules plus the worked example: a few hundred tokens at most.
     assert fixed < 1600
+
+
+def test_examples_show_the_habits_a_small_model_copies():
+    # Whole book: the answer comes from the second of two excerpts and cites that one.
+    book = build_messages(Mode.BOOK, "q?", excerpts=[Excerpt(1, "S", "1", "t")])
+    shown, answer = book[1].content, book[2].content
+    assert shown.count("<excerpt ") == 2
+    assert re.search(r'<excerpt id="2" section="([^"]+)" page="(\d+)">', shown)
+    section, page = re.search(r'<excerpt id="2" section="([^"]+)" page="(\d+)">', shown).groups()
+    assert f"[Source: {section} (Page {page})" in answer
+    for quote in re.findall(r'- "([^"]+)"\]', answer):
+        assert len(quote.split()) <= 20 and quote in " ".join(shown.split())
+    # Selected text: the original one-sentence example (no declined turn: it made the
+    # 0.5B decline everything).
+    sel = build_messages(Mode.SELECTED, "q?", selection="x")
+    assert [m.role for m in sel] == ["system", "user", "assistant", "user"]
+    assert "[Source: Selected text (Page 12)" in sel[2].content
+    # Highlight mode keeps a single example (its fallback is judged with excerpts too).
+    hl = build_messages(Mode.HIGHLIGHT, "q?", selection="x", excerpts=[Excerpt(1, "S", "1", "t")])
+    assert [m.role for m in hl] == ["system", "user", "assistant", "user"]

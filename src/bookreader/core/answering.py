@@ -51,7 +51,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
-from bookreader.core import prompts
+from bookreader.core import prompts, quotes
 from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.focus import focus, focus_passages
 from bookreader.core.generation import budget_pair, generate
@@ -97,6 +97,28 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
+
+def unique_sentences(texts: Sequence[str]) -> list[str]:
+    """``texts`` with every sentence already shown by an earlier text left out.
+
+    Retrieved chunks overlap (the chunker repeats a sentence or two at each boundary), and
+    a local tier's few hundred characters of focused passages once held the same sentence
+    twice, in two excerpts, instead of the sentence that answered.  A text none of whose
+    sentences repeat is returned unchanged; one that only repeats becomes empty (and is
+    not shown).  Citations and the grounding check still use the whole chunks.
+    """
+    from bookreader.core.sentences import split_sentences
+
+    seen: set[str] = set()
+    out: list[str] = []
+    for text in texts:
+        sentences = split_sentences(text)
+        keys = [" ".join(s.lower().split()) for s in sentences]
+        kept = [s for s, k in zip(sentences, keys) if k not in seen]
+        out.append(text if len(kept) == len(sentences) else " ".join(kept))
+        seen.update(keys)
+    return out
+
 
 class Answerer:
     """Answers questions in the three modes.
@@ -330,8 +352,10 @@ class _Run(OutcomeAssembly):
         budget = self.spec.context_chars
         if self.spec.focus_context and passages:
             # A local tier reads the best sentences of all passages, not the first whole.
-            picked = focus_passages([p.chunk.text for p in passages], self.question, budget,
+            picked = focus_passages(unique_sentences([p.chunk.text for p in passages]),
+                                    self.question, budget,
                                     embedder=self.owner.validator.embedder)
+            picked = [(k, text) for k, text in picked if text.strip()] or picked[:1]
             self.shown = {id(passages[k]): text for k, text in picked}
             return [passages[k] for k, _ in picked]
         chosen: list[Passage] = []
@@ -493,6 +517,9 @@ class _Run(OutcomeAssembly):
             return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
                                    confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
+        moved = quotes.repoint_citations(text, sources, self.pages)
+        if moved != text:  # a citation quoted a sentence unrelated to its claim
+            text, citations = verify_answer(moved, sources, self.pages, add_missing=True)
         if invented:  # the second pass finds the repaired excerpts verbatim
             citations = tuple(replace(c, repaired=True) if (c.page, key_only(c.excerpt))
                               in invented else c for c in citations)

@@ -554,14 +554,17 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
     terms = [t for t in content_terms(sentence) if t not in _VAGUE]
     if not terms:
         return False
-    # "X is X": the part after the verb adds nothing to the part before it.
+    given = {t for t in content_terms(question) if t not in _VAGUE}
+    # "X is X": the part after the verb adds nothing to the part before it, and what the
+    # part before adds comes from the question ("Java performs integer division when the
+    # operands are integers" repeats one word across a subordinate "are": an answer).
     m = _COPULA.search(sentence)
     if m:
         subject = {t for t in content_terms(sentence[: m.start()]) if t not in _VAGUE}
         predicate = {t for t in content_terms(sentence[m.end():]) if t not in _VAGUE}
-        if subject and predicate and predicate <= subject:
+        if subject and predicate and predicate <= subject and (
+                not question or (subject - predicate) <= given):
             return True
-    given = {t for t in content_terms(question) if t not in _VAGUE}
     sel_terms = content_terms(selection)
     if sel_terms and len(sel_terms) <= SHORT_SELECTION_TERMS:
         given |= set(sel_terms)

@@ -110,11 +110,14 @@ def _local_is_tautology(sentence: str, question: str, selection: str = "") -> bo
     new = [t for t in terms if t not in asked]
     if not new:
         return True  # every content word comes from the question: nothing is added
-    # "X is called X", "A base case is a base case": one side of the copula repeats the other.
+    # "X is called X", "A base case is a base case": one side of the copula repeats the
+    # other, and what the other side adds comes from the question.  ("Java performs integer
+    # division when the operands are integers" repeats "integers" across a subordinate
+    # "are", but its left side says what the question asked: not a tautology.)
     parts = _COPULA.split(sentence, maxsplit=1)
     if len(parts) == 2:
         left, right = set(content_terms(parts[0])), set(content_terms(parts[1]))
-        if left and right and right <= left:
+        if left and right and right <= left and (left - right) <= asked:
             return True
     return False
 
@@ -345,3 +348,69 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
         validation, passed=False,
         unsupported_sentences=tuple(validation.unsupported_sentences) + tautologies,
     )
+
+
+# --- citations that point at the claim's own sentence -------------------------------------------
+#: A cited excerpt holding less than this share of its claim's content words does not
+#: support the claim (the model quoted a neighbouring passage).
+REPOINT_CITED_MAX = 0.34
+#: The context sentence a citation is moved to holds at least this share of them.
+REPOINT_BEST_MIN = 0.6
+
+
+def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any = None) -> str:
+    """``text`` with each citation that quotes a sentence unrelated to its claim moved to
+    the context sentence that does hold the claim.
+
+    A small model often writes a correct sentence from one excerpt and quotes another
+    ("a computer can be any device that stores and processes data" cited with the next
+    passage's sentence about touchscreens): the citation verifies (the words are on the
+    page) but sends the student to the wrong page.  When the cited excerpt holds under
+    :data:`REPOINT_CITED_MAX` of the claim's content words and a context sentence holds at
+    least :data:`REPOINT_BEST_MIN` of them, the marker is replaced by one quoting that
+    sentence verbatim (its stretch of :data:`EXCERPT_WORDS` words holding most of the
+    claim's words, when longer), so the usual check verifies it on its page.  Nothing else
+    of the answer changes.
+    """
+    from bookreader.core.citations import CitationChecker
+    from bookreader.core.model_output import claims
+
+    units = claims(text)
+    if not any(u.citations for u in units):
+        return text
+    checker = CitationChecker(sources, pages)
+    out: list[str] = []
+    changed = False
+    for unit in units:
+        want = set(content_terms(unit.text))
+        if len(want) < 3 or not unit.citations:
+            out.append(unit.full)
+            continue
+        cited = max(len(want & set(content_terms(c.excerpt))) / len(want) for c in unit.citations)
+        if cited >= REPOINT_CITED_MAX:
+            out.append(unit.full)
+            continue
+        best = checker.support_for(unit.text)
+        if best is None or len(want & set(content_terms(best.excerpt))) / len(want) < REPOINT_BEST_MIN:
+            out.append(unit.full)
+            continue
+        quote = _best_window(best.excerpt, want)
+        tail = unit.full[unit.full.rfind("]") + 1:] if "]" in unit.full else ""
+        log.info("Citation moved to the sentence that holds its claim (page %s)", best.page_label)
+        out.append(f"{unit.text} {format_citation(best.section, best.page_label, quote)}{tail}")
+        changed = True
+    return " ".join(out) if changed else text
+
+
+def _best_window(sentence: str, want: set[str]) -> str:
+    """The stretch of ``sentence`` (at most :data:`EXCERPT_WORDS` words) holding most of
+    the terms ``want``; the first such stretch on ties."""
+    tokens = sentence.split()
+    if len(tokens) <= EXCERPT_WORDS:
+        return " ".join(tokens)
+    best, best_score = 0, -1
+    for start in range(len(tokens) - EXCERPT_WORDS + 1):
+        score = len(want & set(content_terms(" ".join(tokens[start:start + EXCERPT_WORDS]))))
+        if score > best_score:
+            best, best_score = start, score
+    return " ".join(tokens[best:best + EXCERPT_WORDS])
