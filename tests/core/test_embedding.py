@@ -116,19 +116,6 @@ def test_validator_copy_is_int8_and_close_to_the_index_model(embedder):
     assert answerer.validator.embedder._quantized
 
 
-def test_the_int8_copy_gives_a_text_the_same_vector_whatever_it_is_batched_with(embedder):
-    """int8 layers quantise a batch with one scale: batched, a sentence's vector moved with
-    its neighbours (focus and grounding then depended on what else was asked)."""
-    copy = embedder.quantized_copy()
-    short = "A loop repeats."
-    others = [short] + [f"A much longer sentence number {i} that explains arrays, indexes, "
-                        "loops and the methods that traverse them one element at a time."
-                        for i in range(8)]
-    alone = copy.embed([short], cache=False)[0]
-    batched = copy.embed(others, cache=False)[0]
-    np.testing.assert_allclose(alone, batched, atol=1e-5)
-
-
 def test_missing_model_folder_gives_a_fix(tmp_path):
     broken = MiniLMEmbedder(tmp_path / "nothing-here")
     assert not broken.is_loaded  # constructing never fails

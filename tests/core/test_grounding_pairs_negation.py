@@ -105,11 +105,6 @@ UPDATE_CODE = (
     "value.\u201d"
 )
 
-ARRAYS = (
-    "An array is a sequence of values. The values in an array are called elements. You can "
-    "access an element by its index, which starts at 0."
-)
-
 ROS = (
     "The ROS Master allows nodes to identify each other and negotiate connections for "
     "message passing. In ROS1, this is a central component, while ROS2 uses a peer-to-peer "
@@ -123,18 +118,19 @@ def int8(embedder):
 
 
 def test_a_pair_is_judged_as_one_text_where_its_cosine_decides(int8):
-    claim = "An array holds elements that you access by an index starting at 0."
+    claim = ("When you update a variable, its new value is computed from its old value, as in "
+             "x = x + 1.")
     apart = GroundingValidator(int8)
     apart.joint_pairs = False
-    assert not apart.validate(claim, ARRAYS).passed  # neither sentence alone is close
+    assert not apart.validate(claim, UPDATE_CODE).passed  # neither sentence alone is close
     together = GroundingValidator(int8)
-    (score,) = together.score_sentences([claim], ARRAYS)
+    (score,) = together.score_sentences([claim], UPDATE_CODE)
     pair = next(w for w in score.clauses[0] if len(w.sentences) == 2
                 and together.window_supports(w))
     assert pair.similarity > pair.closest  # the pair, read together, is closer
-    assert together.validate(claim, ARRAYS).passed
-    negated = claim.replace("you access", "you cannot access")
-    assert not together.validate(negated, ARRAYS).passed
+    assert together.validate(claim, UPDATE_CODE).passed
+    negated = claim.replace("is computed", "is not computed")
+    assert not together.validate(negated, UPDATE_CODE).passed
 
 
 def test_opens_with_anaphora_helper():

@@ -340,12 +340,6 @@ class MiniLMEmbedder:
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """The model's vectors for ``texts`` (no cache)."""
         model = self._ensure_model()
-        if self._quantized:
-            # int8 linear layers quantise their input with one scale per batch, so a text's
-            # vector would depend on what it is batched with (cosine down to 0.90 between
-            # the same sentence alone and in a batch of 50).  One text per pass: the same
-            # vector whatever else is asked, closer to full precision, for the same CPU.
-            batch_size = 1
         small = len(texts) <= SMALL_INPUT
         if small:
             self._enter_one_thread()
