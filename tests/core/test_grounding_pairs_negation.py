@@ -147,3 +147,32 @@ def test_a_pronoun_after_an_opening_phrase_carries_the_names_before_it(validator
     bad = validator.validate("In ROS1 the Master is not a central component that lets nodes "
                              "find each other.", ROS)
     assert not bad.passed
+
+
+EQUALS = (
+    "Recall from Section 6.10 that you need to use the equals method to compare strings. "
+    "The equals method traverses the String objects and tests whether they contain the same "
+    "characters.\n\nTo test whether two integers or other primitive types are equal, you can "
+    "simply use the == operator. But two String objects with the same characters would not be "
+    "considered equal in the == sense. The == operator, when applied to string variables, "
+    "tests only whether they refer to the same object."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known weakness: roles swapped between two subjects. The check splits the claim at "
+    "'while'; 'equals tests whether two integers ... are equal' is covered word for word by "
+    "the == sentence ('equals' is not a code term), and the first half by 'two String "
+    "objects with the same characters would not be considered equal in the == sense'"))
+def test_roles_of_two_operators_swapped_across_sentences_are_rejected(int8):
+    """The small tier's answer in the stop-13 GUI trial (Think Java p. 148): each half is
+    stitched from the other operator's sentence.  With the book's whole page as context
+    it was rejected only narrowly (similarity 0.742 against 0.75)."""
+    swapped = ("The difference between == and equals for strings is that == tests whether two "
+               "strings contain the same characters, while equals tests whether two integers "
+               "or other primitive types are equal.")
+    right = ("The equals method tests whether two strings contain the same characters, while "
+             "the == operator tests whether they refer to the same object.")
+    v = GroundingValidator(int8)
+    assert not v.validate(swapped, EQUALS).passed
+    assert v.validate(right, EQUALS).passed
