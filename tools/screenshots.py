@@ -131,6 +131,19 @@ def _composite(window, overlay, name: str, out_dir: Path) -> Path:
     return path
 
 
+def _link_installed_tiers(settings) -> None:
+    """The tiers installed in the user's own data folder, linked into the throw-away one:
+    the pictures show the tier this machine's set-up gives, not "not installed"."""
+    from bookreader.config import default_data_dir
+
+    source = default_data_dir() / "models"
+    settings.models_dir.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.glob("*.gguf")) if source.is_dir() else []:
+        target = settings.models_dir / path.name
+        if not target.exists():
+            target.symlink_to(path.resolve())
+
+
 def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
     from PySide6.QtCore import QPoint
 
@@ -147,6 +160,7 @@ def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
         data = Path(tmp) / "data"
         settings = Settings(data_dir=data).updated(llm_backend=backend)
         settings.save()
+        _link_installed_tiers(settings)
         ctx = build_app(["screenshots"], settings=settings, sink=RecordingSink())
         win, qapp, service = ctx.window, ctx.qapp, ctx.service
         win.resize(WIDTH, HEIGHT)

@@ -176,6 +176,25 @@ def test_a_tautology_is_not_an_answer(book, claude):
                                    "Which frame is called the base case?")
 
 
+def test_a_sentence_cut_off_at_the_selections_edge_is_dropped(book, claude):
+    """The README's screenshot showed "... An instruction hidden inside a [1]": the model
+    copied the selection's cut-off last words, which the check passes (they are in it)."""
+    server, answerer = claude
+    cut = MITO + " The energy is then kept inside a"
+    server.queue(Behaviour.normal(
+        'Mitochondria release energy from food. [Source: Selected text - "Mitochondria '
+        'release energy from food"] The energy is then kept inside a '
+        '[Source: Selected text - "The energy is then kept inside a"]'))
+    a = answerer.ask("What do mitochondria do?", mode=Mode.SELECTED, selection=cut,
+                     backend="claude", retriever=Untouchable("retriever"))
+    assert a.outcome is Outcome.ANSWER and "release energy from food" in a.text
+    assert "kept inside" not in a.text
+    assert quotes.is_fragment("An instruction hidden inside a")
+    assert quotes.is_fragment("The energy is stored in the")
+    assert not quotes.is_fragment("The energy is stored in ATP")
+    assert not quotes.is_fragment("Use the == operator.")
+
+
 def test_an_unclosed_citation_never_becomes_answer_text(book, claude):
     server, answerer = claude
     server.queue(Behaviour.normal(

@@ -333,13 +333,32 @@ def explain_selection(
     return lead + "\n" + "\n".join(lines)
 
 
+#: Words a finished sentence does not end on: "An instruction hidden inside a" is the
+#: cut-off edge of a selection copied by the model, not a statement.
+_DANGLING = frozenset(
+    "a an the of to in inside into on at for with by from and or but that which whose is "
+    "are was were as than".split())
+
+
+def is_fragment(sentence: str) -> bool:
+    """A sentence cut off mid-phrase: no closing punctuation and a last word that cannot
+    end one (an article, a preposition, a conjunction, a copula)."""
+    text = sentence.strip().rstrip("\"'\u201d\u2019").strip()
+    if not text or text[-1] in ".!?:;)]":
+        return False
+    tail = words(text)
+    return bool(tail) and tail[-1].lower() in _DANGLING
+
+
 def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
                      selection: str = "") -> Any:
-    """``validation`` with the answer sentences that only restate the question marked
-    unsupported (so the answerer drops them like any unsupported sentence)."""
+    """``validation`` with the answer sentences that only restate the question, or are
+    cut off mid-phrase (:func:`is_fragment`), marked unsupported (so the answerer drops
+    them like any unsupported sentence)."""
     tautologies = tuple(
         s for s in sentences
-        if s not in validation.unsupported_sentences and is_tautology(s, question, selection)
+        if s not in validation.unsupported_sentences
+        and (is_tautology(s, question, selection) or is_fragment(s))
     )
     if not tautologies:
         return validation
