@@ -288,7 +288,7 @@ def test_a_stored_choice_is_made_again_when_tiers_or_the_estimate_change(
     chosen.save()
     library = Library(settings.__class__.load(settings.data_dir), embedder=embedder)
     try:
-        library.answerer
+        assert library.answerer is not None  # built on first use: the choice is made then
     finally:
         library.close()
     again = settings.__class__.load(settings.data_dir)
