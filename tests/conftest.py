@@ -54,6 +54,15 @@ def embedder():
     return emb
 
 
+@pytest.fixture(scope="module")
+def validator(embedder):
+    """The grounding validator on the full-precision MiniLM (the app gives it an int8 copy:
+    tests that need the app's exact verdicts build ``GroundingValidator(embedder.quantized_copy())``)."""
+    from bookreader.core.grounding import GroundingValidator
+
+    return GroundingValidator(embedder)
+
+
 @pytest.fixture(scope="session")
 def sample_pdf(tmp_path_factory) -> Path:
     """The bundled sample book (the BookReader user guide) laid out as a real PDF."""

@@ -16,11 +16,6 @@ CONTEXT = (
 )
 
 
-@pytest.fixture(scope="module")
-def validator(embedder):
-    return GroundingValidator(embedder)
-
-
 def test_supported_answers_pass(validator):
     for answer in (
         "Marie Curie was born in Warsaw in 1867.",

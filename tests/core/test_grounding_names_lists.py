@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
 
 from bookreader.core.exact_terms import name_runs, rank_differs, ranks
-from bookreader.core.grounding import GroundingValidator
 
 PARK = (
     "The history of Presque Isle began when Presque Isle was created by the wave action of "
@@ -38,11 +36,6 @@ MALLS = (
     "South Texas, and one of the largest malls in Texas overall. La Plaza Mall in McAllen, "
     "Texas is larger by 3,000 sq. feet."
 )
-
-
-@pytest.fixture(scope="module")
-def validator(embedder):
-    return GroundingValidator(embedder)
 
 
 def test_name_runs_helper():

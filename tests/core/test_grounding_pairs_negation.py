@@ -32,11 +32,6 @@ OPERA = (
 )
 
 
-@pytest.fixture(scope="module")
-def validator(embedder):
-    return GroundingValidator(embedder)
-
-
 def test_a_reworded_negation_head_is_placed_by_the_rest_of_its_scope():
     claim = "Python does not give an error."
     window = "If you try to update a variable that doesn't exist, you get an error."
