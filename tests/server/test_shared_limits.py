@@ -4,6 +4,7 @@ SQLite (and PostgreSQL where installed), and two real server processes."""
 from __future__ import annotations
 
 import threading
+import time
 
 import httpx
 import pytest
@@ -120,3 +121,36 @@ def test_an_unreachable_shared_store_is_a_clear_error(tmp_path):
         _limiter(settings, ServeConfig(rate_limit_store="shared"), 3, 60.0)
     memory = _limiter(settings, ServeConfig(rate_limit_store="memory"), 3, 60.0)
     assert not isinstance(memory, SharedRateLimiter)
+
+
+def _open_limiter(url: str, go, results) -> None:
+    from bookreader.server.shared_limits import SharedRateLimiter
+
+    go.wait()
+    try:
+        SharedRateLimiter(url, 4, 60.0).close()
+        results.put("ok")
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        results.put(repr(exc))
+
+
+def test_servers_starting_at_once_on_a_new_database_all_open_the_shared_limit(tmp_path):
+    """Three processes creating the count table of a new SQLite file at the same instant
+    (before the table was created under the write lock, 18 of 45 failed with 'table
+    already exists')."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    outcomes = []
+    for round_ in range(5):
+        url = f"sqlite:///{tmp_path / f'limits{round_}.sqlite3'}"
+        go, results = ctx.Event(), ctx.Queue()
+        procs = [ctx.Process(target=_open_limiter, args=(url, go, results)) for _ in range(3)]
+        for p in procs:
+            p.start()
+        time.sleep(0.3)
+        go.set()
+        outcomes += [results.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+    assert outcomes == ["ok"] * 15

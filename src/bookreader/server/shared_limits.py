@@ -76,7 +76,10 @@ class SharedRateLimiter:
         self._fallback = RateLimiter(limit, window)
         self._calls = 0
         self._lock = threading.Lock()
-        _METADATA.create_all(self._engine, checkfirst=True)
+        # Under the write lock: two servers starting at once on a new database both saw
+        # no table and both created it, and the second failed ("table already exists").
+        with self._engine.connect() as conn, conn.execution_options(audit_write=True).begin():
+            _METADATA.create_all(conn, checkfirst=True)
 
     @property
     def where(self) -> str:
