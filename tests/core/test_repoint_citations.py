@@ -71,7 +71,7 @@ def test_a_long_sentence_is_quoted_where_it_holds_the_claim():
 
 
 def test_overlapping_chunks_show_a_repeated_sentence_once():
-    from bookreader.core.answering import unique_sentences
+    from bookreader.core.focus import unique_sentences
 
     a = ("When you run nextInt, it reads characters until it gets to a non-digit. But since the "
          "next character is already a newline, nextLine returns the empty string.")

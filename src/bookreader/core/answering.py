@@ -53,7 +53,7 @@ from typing import Any, Callable, Optional, Sequence
 from bookreader.core import confidence as calibration
 from bookreader.core import prompts, quotes
 from bookreader.core.citations import CitationSource, verify_answer
-from bookreader.core.focus import focus, focus_passages
+from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
 from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
@@ -97,27 +97,6 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
-
-def unique_sentences(texts: Sequence[str]) -> list[str]:
-    """``texts`` with every sentence already shown by an earlier text left out.
-
-    Retrieved chunks overlap (the chunker repeats a sentence or two at each boundary), and
-    a local tier's few hundred characters of focused passages once held the same sentence
-    twice, in two excerpts, instead of the sentence that answered.  A text none of whose
-    sentences repeat is returned unchanged; one that only repeats becomes empty (and is
-    not shown).  Citations and the grounding check still use the whole chunks.
-    """
-    from bookreader.core.sentences import split_sentences
-
-    seen: set[str] = set()
-    out: list[str] = []
-    for text in texts:
-        sentences = split_sentences(text)
-        keys = [" ".join(s.lower().split()) for s in sentences]
-        kept = [s for s, k in zip(sentences, keys) if k not in seen]
-        out.append(text if len(kept) == len(sentences) else " ".join(kept))
-        seen.update(keys)
-    return out
 
 
 class Answerer:

@@ -153,6 +153,26 @@ def _render(units: Sequence[str], joins: Sequence[str], kept: Sequence[int],
     return "".join(out).strip()
 
 
+def unique_sentences(texts: Sequence[str]) -> list[str]:
+    """``texts`` with every sentence already shown by an earlier text left out.
+
+    Retrieved chunks overlap (the chunker repeats a sentence or two at each boundary), and
+    a local tier's few hundred characters of focused passages once held the same sentence
+    twice, in two excerpts, instead of the sentence that answered.  A text none of whose
+    sentences repeat is returned unchanged; one that only repeats becomes empty (and is
+    not shown).  Citations and the grounding check still use the whole chunks.
+    """
+    seen: set[str] = set()
+    out: list[str] = []
+    for text in texts:
+        sentences = split_sentences(text)
+        keys = [" ".join(s.lower().split()) for s in sentences]
+        kept = [s for s, k in zip(sentences, keys) if k not in seen]
+        out.append(text if len(kept) == len(sentences) else " ".join(kept))
+        seen.update(keys)
+    return out
+
+
 def focus_passages(
     texts: Sequence[str],
     question: str,

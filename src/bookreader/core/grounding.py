@@ -107,8 +107,8 @@ import itertools
 import logging
 import time
 from collections import OrderedDict
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
@@ -189,6 +189,7 @@ VECTOR_CACHE = 4096
 #: full answer, then the trimmed answer; a benchmark checks two answers per context).
 CONTEXT_CACHE = 8
 
+
 @lru_cache(maxsize=16384)
 def name_stems(sentence: str) -> frozenset[str]:
     """The stems of a sentence's names (:func:`relation_names`, numbers left out)."""
@@ -237,8 +238,6 @@ class SentenceScore:
     obeys_instruction: bool = False
     #: The sentence only restates the question (checked when the question is given).
     tautology: bool = False
-
-
 
 
 class GroundingValidator:

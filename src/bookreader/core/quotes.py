@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from bookreader.core.citations import CitationSource, format_citation
+from bookreader.core.citations import CitationChecker, CitationSource, format_citation
 from bookreader.core.llm.extractive import (
     TOC_LINE,
     answer_type_bonus,
@@ -32,6 +32,7 @@ from bookreader.core.llm.extractive import (
     question_kind,
     split_sentences,
 )
+from bookreader.core.model_output import claims
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -391,9 +392,6 @@ def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any =
     claim's words, when longer), so the usual check verifies it on its page.  Nothing else
     of the answer changes.
     """
-    from bookreader.core.citations import CitationChecker
-    from bookreader.core.model_output import claims
-
     units = claims(text)
     if not any(u.citations for u in units):
         return text
