@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Optional, Sequence
 
 log = logging.getLogger(__name__)
@@ -66,21 +66,30 @@ DEFAULT_GENERATION = 0.80
 #: The highest confidence a non-answer outcome may show (just below "medium"/"high").
 NON_ANSWER_CAP = 0.69
 
-#: Intercept and weights of the logistic model (see the module docstring for the fit).
-COEFFICIENTS: dict[str, float] = {
-    "intercept": -2.722,
-    "retrieval": 0.0,
-    "margin": 0.0,
-    "similarity": 0.0,
-    "overlap": 0.0,
-    "relevance": 0.925,
-    "coverage": 0.832,
-    "generation": 0.896,
-    "extractive": 0.0,
-    "length": 1.297,
-    "answer_type": 0.795,
+#: Intercept and weights of the logistic model, one set per kind of backend (see the module
+#: docstring for the fits).  ``ceiling``, where present, is the highest estimate the set may
+#: give: the held-out answers did not earn a higher level.
+COEFFICIENTS: dict[str, dict[str, float]] = {
+    "extractive": {
+        "intercept": -2.722,
+        "relevance": 0.925,
+        "coverage": 0.832,
+        "generation": 0.896,
+        "length": 1.297,
+        "answer_type": 0.795,
+    },
+    "model": {
+        "intercept": -2.722,
+        "relevance": 0.925,
+        "coverage": 0.832,
+        "generation": 0.896,
+        "length": 1.297,
+        "answer_type": 0.795,
+        "ceiling": 0.85,
+    },
 }
-FEATURES: tuple[str, ...] = tuple(k for k in COEFFICIENTS if k != "intercept")
+#: Kinds of backend with their own coefficients: the extractive backend, every language model.
+KINDS: tuple[str, ...] = tuple(COEFFICIENTS)
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,10 @@ class Signals:
         return {k: round(float(v), 4) for k, v in asdict(self).items()}
 
 
+#: The signals' names, in the order of :class:`Signals`.
+FEATURES: tuple[str, ...] = tuple(f.name for f in fields(Signals))
+
+
 def level(confidence: float) -> str:
     """"high" above 0.85, "medium" from 0.70 to 0.85, "low" below 0.70."""
     if confidence > 0.85:
@@ -120,16 +133,25 @@ def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) ->
     return DEFAULT_GENERATION
 
 
+def kind_of(signals: Signals | Mapping[str, float]) -> str:
+    """"extractive" for the extractive backend's answers, else "model" (a language model)."""
+    values = signals.as_dict() if isinstance(signals, Signals) else signals
+    return "extractive" if float(values.get("extractive", 0.0) or 0.0) >= 0.5 else "model"
+
+
 def calibrated(signals: Signals | Mapping[str, float],
                coefficients: Optional[Mapping[str, float]] = None) -> float:
-    """The estimated probability (0-1, four decimals) that the answer is correct."""
-    coef = COEFFICIENTS if coefficients is None else coefficients
+    """The estimated probability (0-1, four decimals) that the answer is correct.
+
+    Without ``coefficients``, the set of the answer's kind of backend (:func:`kind_of`).
+    """
     values = signals.as_dict() if isinstance(signals, Signals) else dict(signals)
+    coef = COEFFICIENTS[kind_of(values)] if coefficients is None else coefficients
     z = coef.get("intercept", 0.0)
     for name in FEATURES:
         z += coef.get(name, 0.0) * float(values.get(name, 0.0) or 0.0)
     z = max(-30.0, min(30.0, z))
-    return round(1.0 / (1.0 + math.exp(-z)), 4)
+    return round(min(coef.get("ceiling", 1.0), 1.0 / (1.0 + math.exp(-z))), 4)
 
 
 def cap_non_answer(confidence: float) -> float:
