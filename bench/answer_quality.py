@@ -5,6 +5,7 @@ Usage::
     python bench/answer_quality.py --book ../shared/eval/books/thinkjava2.pdf \\
         --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
     python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
+    python bench/answer_quality.py --rescore bench/results/answer_quality_*.json
 
 Every question of the file is asked in whole-book mode through :class:`Library` (so it is
 audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
@@ -33,10 +34,17 @@ answer in ``...answers.jsonl`` beside it to read):
 * first-token and total latency p50/p95.
 
 Calibration (``--fit``): the tune split is every other in-scope question (even position
-in the file), the held-out split the rest.  ``--fit`` reads result files, fits the
-logistic model of :mod:`bookreader.core.confidence` on the tune rows of ``answer``
-outcomes (plain gradient descent, L2 0.01) and prints the coefficients and the
-held-out accuracy per level and ECE with them.
+in the file), the held-out split the rest.  ``--fit`` reads result files (or ``--progress``
+files), and for each kind of backend found (``extractive``, or ``model`` for a language
+model: :func:`bookreader.core.confidence.kind_of`; ``--kind`` keeps one) prints each
+signal's ROC AUC for correctness on the tune split, fits the logistic model of
+:mod:`bookreader.core.confidence` on the tune rows of ``answer`` outcomes (plain gradient
+descent, L2 0.01, on ``--features``) and prints the coefficients and the accuracy per
+level and ECE on both splits, with them and with the coefficients in code.
+
+``--rescore FILES`` prints the figures of result or progress files again with the
+confidence recomputed from the stored signals by the coefficients in code: the way to
+check the calibration on answers written after a prompt change.
 """
 
 from __future__ import annotations
