@@ -39,8 +39,11 @@ files), and for each kind of backend found (``extractive``, or ``model`` for a l
 model: :func:`bookreader.core.confidence.kind_of`; ``--kind`` keeps one) prints each
 signal's ROC AUC for correctness on the tune split, fits the logistic model of
 :mod:`bookreader.core.confidence` on the tune rows of ``answer`` outcomes (plain gradient
-descent, L2 0.01, on ``--features``) and prints the coefficients and the accuracy per
-level and ECE on both splits, with them and with the coefficients in code.
+descent, ``--l2``, on ``--features``) and prints the coefficients and the accuracy per
+level and ECE on both splits, with them and with the coefficients in code.  Beside the
+held-out ECE, ``test_ece_floor`` is the median ECE a perfectly calibrated estimate would
+measure on as many answers (outcomes drawn from the estimates): with ~60 answers it is
+about 0.12, so a held-out ECE near it is sampling noise, not miscalibration.
 
 ``--rescore FILES`` prints the figures of result or progress files again with the
 confidence recomputed from the stored signals by the coefficients in code: the way to
@@ -336,6 +339,18 @@ def roc_auc(values: Sequence[float], correct: Sequence[bool]) -> Optional[float]
     return round(wins / (len(pos) * len(neg)), 3)
 
 
+def ece_floor(confidences: Sequence[float], draws: int = 500, seed: int = 0) -> Optional[float]:
+    """Median ECE of outcomes drawn from the estimates themselves: what a perfectly
+    calibrated estimate would measure on this many answers (the sampling noise floor)."""
+    import random
+
+    if not confidences:
+        return None
+    rng = random.Random(seed)
+    values = sorted(ece([(c, rng.random() < c) for c in confidences]) for _ in range(draws))
+    return round(values[len(values) // 2], 4)
+
+
 def run_fit(paths: Sequence[Path], features: Optional[Sequence[str]] = None,
             l2: float = 0.01, kind: Optional[str] = None) -> dict:
     """Per kind of backend (``extractive``/``model``, :func:`~bookreader.core.confidence.kind_of`)
@@ -380,7 +395,8 @@ def _fit_kind(rows: Sequence[dict], feats: Sequence[str], l2: float) -> dict:
            "tune_auc": auc, "coefficients": coef}
     for name, c in (("fitted", coef), ("in_code", None)):
         out[name] = {"tune_by_level": by_level(pairs(tune, c)), "tune_ece": ece(pairs(tune, c)),
-                     "test_by_level": by_level(pairs(test, c)), "test_ece": ece(pairs(test, c))}
+                     "test_by_level": by_level(pairs(test, c)), "test_ece": ece(pairs(test, c)),
+                     "test_ece_floor": ece_floor([p for p, _ in pairs(test, c)])}
     return out
 
 

@@ -36,6 +36,9 @@ def test_ece_and_levels_on_hand_made_pairs(aq):
     assert aq.ece([(0.95, True)] * 9 + [(0.95, False)]) == pytest.approx(0.05)
     assert aq.ece([(0.2, False), (0.9, True)]) == pytest.approx(0.15)
     assert aq.ece([]) is None
+    # Sampling noise: a perfectly calibrated 0.5 on few answers still measures an ECE > 0.
+    assert aq.ece_floor([0.5] * 10) > aq.ece_floor([0.5] * 1000) > 0.0
+    assert aq.ece_floor([1.0] * 10) == 0.0 and aq.ece_floor([]) is None
     levels = aq.by_level([(0.9, True), (0.9, False), (0.75, True), (0.1, False)])
     assert levels["high"] == {"n": 2, "correct": 0.5}
     assert levels["medium"] == {"n": 1, "correct": 1.0}
