@@ -46,13 +46,14 @@ generation), ``generation`` and ``validation``.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
 from bookreader.core import prompts, quotes
-from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
@@ -78,7 +79,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     generation_confidence,
 )
 from bookreader.core.retrieval import is_covered
-from bookreader.core.sentences import key_only
+from bookreader.core.sentences import content_terms, key_only
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -97,6 +98,11 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
+#: Least share of the best quote's content words an answer must lack for the quote to be
+#: added beside it (see ``_Run._with_best_quote``).
+QUOTE_NEW_SHARE = 0.5
+#: Least relevance score (:func:`bookreader.core.quotes.rank_sentences`) of that quote.
+QUOTE_MIN_SCORE = 0.2
 
 
 class Answerer:
@@ -333,7 +339,11 @@ class _Run(OutcomeAssembly):
             # A local tier reads the best sentences of all passages, not the first whole.
             picked = focus_passages(unique_sentences([p.chunk.text for p in passages]),
                                     self.question, budget,
-                                    embedder=self.owner.validator.embedder)
+                                    embedder=self.owner.validator.embedder,
+                                    sections=[p.chunk.section or p.chunk.chapter
+                                              for p in passages],
+                                    ranking=os.environ.get("BR_FOCUS_RANKING", self.spec.focus_ranking),
+                                    order=os.environ.get("BR_FOCUS_ORDER", self.spec.focus_order))
             picked = [(k, text) for k, text in picked if text.strip()] or picked[:1]
             self.shown = {id(passages[k]): text for k, text in picked}
             return [passages[k] for k, _ in picked]
@@ -507,12 +517,15 @@ class _Run(OutcomeAssembly):
             # an answer none of whose sentences could be tied to a page is not shown as one.
             return self._not_shown(passages, retrieval_conf, common, "uncited", validation,
                                    confidence, t)
+        model_text = text  # the confidence signals judge what the model wrote
+        if self.mode is Mode.BOOK and self.spec.answer_quote:
+            text, citations = self._with_best_quote(text, citations, sources, context)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True
         elif self.mode is Mode.HIGHLIGHT:
             in_sel = self.owner.validator.validate(text, self.selection).passed
-        signals = self._signals(text, validation, retrieval_conf, gen_conf)
+        signals = self._signals(model_text, validation, retrieval_conf, gen_conf)
         confidence = calibration.calibrated(signals)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
@@ -520,3 +533,33 @@ class _Run(OutcomeAssembly):
             validation=validation, confidence_signals=signals.as_dict(),
             in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
         )
+
+    def _with_best_quote(self, text: str, citations: tuple, sources: Sequence[Any],
+                         context: str) -> tuple[str, tuple]:
+        """A verified whole-book answer with the book's best sentence for the question
+        quoted beside it, when the answer does not already say what that sentence says.
+
+        A small model's verified answer is often true but thin ("Characters like letters
+        are stored in a data type called char."): the sentence that best addresses the
+        question (:func:`bookreader.core.quotes.pick_quotes`, the extractive backend's
+        preferences) is added as a quote line with its verified citation, so the student
+        reads the book's own words and has the page.  It is added only when at least
+        :data:`QUOTE_NEW_SHARE` of its content words are not in the answer, and only when
+        the whole text still passes the grounding check.
+        """
+        best = quotes.pick_quotes(self.question, sources, self.owner.validator.embedder,
+                                  min_score=QUOTE_MIN_SCORE, k=1)
+        if not best:
+            return text, citations
+        want = set(content_terms(best[0].sentence))
+        have = set(content_terms(strip_citations(text)))
+        if not want or len(want - have) / len(want) < QUOTE_NEW_SHARE:
+            return text, citations
+        joined = text + "\n" + quotes.render_quotes(best[:1])
+        new_text, new_citations = verify_answer(joined, sources, self.pages, add_missing=False)
+        if len(new_citations) <= len(citations) or not all(c.verified for c in new_citations[len(citations):]):
+            return text, citations
+        if not self.owner.validator.validate(new_text, context).passed:
+            log.info("Best quote not added: the answer with it did not pass the check")
+            return text, citations
+        return new_text, new_citations
