@@ -334,3 +334,49 @@ def test_a_faithful_answer_whose_excerpt_was_repaired_stays_an_answer_and_says_s
     assert a.citations and a.citations[0].verified
     # the second verification pass finds the repaired excerpt verbatim; it stays marked
     assert a.citations[0].repaired
+
+
+# --- the book's best sentence beside a thin answer (whole book, spec.answer_quote) -----------------
+@pytest.fixture
+def quoting(claude, monkeypatch):
+    """The fake Claude answering as a tier that adds the best quote (as ``small`` does)."""
+    import dataclasses
+
+    from bookreader.core import answering as answering_module
+    from bookreader.core.llm.specs import spec_for
+
+    spec = dataclasses.replace(spec_for("claude"), answer_quote=True)
+    monkeypatch.setattr(answering_module, "spec_for", lambda name: spec)
+    return claude
+
+
+def test_a_thin_verified_answer_gets_the_books_best_sentence_beside_it(book, quoting):
+    server, answerer = quoting
+    pdf = book[3]
+    server.queue(Behaviour.normal(
+        'Mitochondria release the energy stored in food. [Source: 1.1 Mitochondria (Page 1) - '
+        '"Mitochondria release the energy stored in food"]\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=pdf, backend="claude")
+    assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
+    first, quote = a.text.split("\n")
+    assert first.startswith("Mitochondria release the energy stored in food.")
+    # The added line is the book's own sentence, quoted, with a verified citation on its page.
+    assert quote.startswith("\u201cThe energy is stored in a molecule called ATP.\u201d [Source:")
+    page = _page_of(pdf, "called ATP")
+    assert any(c.page == page and c.verified and "called ATP" in c.excerpt for c in a.citations)
+    assert a.validation is not None and a.validation.passed
+    # The confidence judges what the model wrote, not the quote added to it.
+    assert a.confidence_signals["coverage"] == calibration.question_coverage(
+        "Which molecule stores the energy from food?", first)
+
+
+def test_an_answer_that_already_says_it_gets_no_quote(book, quoting):
+    server, answerer = quoting
+    server.queue(Behaviour.normal(
+        'The energy is stored in a molecule called ATP. [Source: 1.1 Mitochondria (Page 1) - '
+        '"The energy is stored in a molecule called ATP"]\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is Outcome.ANSWER
+    assert "\u201c" not in a.text and "\n" not in a.text.strip()
