@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
@@ -101,8 +102,35 @@ INVENTED_MIN_SIMILARITY = 0.70
 #: Least share of the best quote's content words an answer must lack for the quote to be
 #: added beside it (see ``_Run._with_best_quote``).
 QUOTE_NEW_SHARE = 0.5
-#: Least relevance score (:func:`bookreader.core.quotes.rank_sentences`) of that quote.
-QUOTE_MIN_SCORE = 0.2
+#: Most book sentences quoted beside a verified answer.
+ANSWER_QUOTES = 2
+
+
+_MARKER = re.compile(r"\[\s*Sources?\s*:[^\]]*\]", re.IGNORECASE)
+_BACKTICKS = re.compile(r"`{1,3}([^`\n]{1,80}?)`{1,3}")
+_EMPTY_CALL = re.compile(r"(?<=[A-Za-z0-9_])\(\)")
+
+
+def plain_code_marks(text: str) -> str:
+    """``text`` with Markdown code marks written as plain text, outside citation markers.
+
+    The 0.5B tier writes "use the `Math.sqrt()` and `Math.sin()` methods"; the book says
+    "Math.sqrt(17.0)", and the grounding check's exact test for code identifiers rejected
+    the correct sentence for its backticks and empty brackets.  The student reads the
+    same words either way; a citation's quoted excerpt is left exactly as written.
+    """
+    out: list[str] = []
+    pos = 0
+    for m in _MARKER.finditer(text):
+        out.append(_BACKTICKS.sub(_plain, text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_BACKTICKS.sub(_plain, text[pos:]))
+    return "".join(out)
+
+
+def _plain(m: re.Match) -> str:
+    return _EMPTY_CALL.sub("", m.group(1))
 
 
 class Answerer:
@@ -466,6 +494,8 @@ class _Run(OutcomeAssembly):
         source = raw if answer_source is None else answer_source
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
+        if self.mode is Mode.BOOK:
+            text = plain_code_marks(text)
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
@@ -536,30 +566,33 @@ class _Run(OutcomeAssembly):
 
     def _with_best_quote(self, text: str, citations: tuple, sources: Sequence[Any],
                          context: str) -> tuple[str, tuple]:
-        """A verified whole-book answer with the book's best sentence for the question
-        quoted beside it, when the answer does not already say what that sentence says.
+        """A verified whole-book answer with the book's sentences for the question quoted
+        beside it, when the answer does not already say what they say.
 
         A small model's verified answer is often true but thin ("Characters like letters
-        are stored in a data type called char."): the sentence that best addresses the
-        question (:func:`bookreader.core.quotes.pick_quotes`, the extractive backend's
-        preferences) is added as a quote line with its verified citation, so the student
-        reads the book's own words and has the page.  It is added only when at least
-        :data:`QUOTE_NEW_SHARE` of its content words are not in the answer, and only when
-        the whole text still passes the grounding check.
+        are stored in a data type called char."): the sentences the extractive backend
+        would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
+        :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
+        student reads the book's own words and has the page.  A sentence is added only
+        when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
+        text, and the whole text must still pass the grounding check.
         """
-        best = quotes.pick_quotes(self.question, sources, self.owner.validator.embedder,
-                                  min_score=QUOTE_MIN_SCORE, k=1)
-        if not best:
-            return text, citations
-        want = set(content_terms(best[0].sentence))
+        embedder = self.owner.validator.embedder
+        picked = quotes.extractive_quotes(self.question, sources, embedder, k=ANSWER_QUOTES)
         have = set(content_terms(strip_citations(text)))
-        if not want or len(want - have) / len(want) < QUOTE_NEW_SHARE:
+        added = []
+        for q in picked:
+            want = set(content_terms(q.sentence))
+            if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
+                added.append(q)
+                have |= want
+        if not added:
             return text, citations
-        joined = text + "\n" + quotes.render_quotes(best[:1])
+        joined = text + "\n" + quotes.render_quotes(added)
         new_text, new_citations = verify_answer(joined, sources, self.pages, add_missing=False)
-        if len(new_citations) <= len(citations) or not all(c.verified for c in new_citations[len(citations):]):
-            return text, citations
+        if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
+            return text, citations  # the quotes' citations must verify on their pages
         if not self.owner.validator.validate(new_text, context).passed:
-            log.info("Best quote not added: the answer with it did not pass the check")
+            log.info("Quotes not added: the answer with them did not pass the check")
             return text, citations
         return new_text, new_citations
