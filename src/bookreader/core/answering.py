@@ -106,6 +106,9 @@ QUOTE_NEW_SHARE = 0.5
 ANSWER_QUOTES = 2
 
 
+#: The prompt's own block tags copied into an answer ("... equals("yes")) {\n</excerpt>"):
+#: never the book's words (a tag name inside book text is neutralised in the prompt).
+_PROMPT_TAG = re.compile(r"</?\s*(?:excerpt|question)\b[^>\n]*>", re.IGNORECASE)
 _MARKER = re.compile(r"\[\s*Sources?\s*:[^\]]*\]", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`{1,3}([^`\n]{1,80}?)`{1,3}")
 _EMPTY_CALL = re.compile(r"(?<=[A-Za-z0-9_])\(\)")
@@ -495,7 +498,7 @@ class _Run(OutcomeAssembly):
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
         if self.mode is Mode.BOOK:
-            text = plain_code_marks(text)
+            text = plain_code_marks(_PROMPT_TAG.sub(" ", text)).strip()
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
