@@ -382,3 +382,26 @@ def test_an_answer_that_already_says_it_gets_no_quote(book, quoting):
     # What the answer already says is not quoted again (another sentence may be).
     assert a.text.count("molecule called ATP") == 2  # the claim and its own citation
     assert "\u201cThe energy is stored" not in a.text
+
+
+def test_code_marks_read_as_plain_text_outside_citations():
+    from bookreader.core.answering import plain_code_marks
+
+    text = ('Use the `Math.sqrt()` and ``Math.sin()`` methods. [Source: 4.6 Math Methods '
+            '(Page 58) - "double root = Math.sqrt(17.0); `x`"] Call f() first.')
+    assert plain_code_marks(text) == (
+        'Use the Math.sqrt and Math.sin methods. [Source: 4.6 Math Methods (Page 58) - '
+        '"double root = Math.sqrt(17.0); `x`"] Call f() first.')
+
+
+def test_the_prompts_own_tags_never_reach_a_whole_book_answer(book, claude):
+    """Seen on Think Java with the small tier: 'if (answer.equals("yes")) {' followed by
+    the '</excerpt>' line it had just read, shown to the student."""
+    server, answerer = claude
+    server.queue(Behaviour.normal(
+        'The energy is stored in a molecule called ATP. [Source: 1.1 Mitochondria (Page 1) - '
+        '"The energy is stored in a molecule called ATP"]\n</excerpt>\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is Outcome.ANSWER and "called ATP" in a.text
+    assert "excerpt>" not in a.text
