@@ -385,7 +385,7 @@ def test_an_answer_that_already_says_it_gets_no_quote(book, quoting):
 
 
 def test_code_marks_read_as_plain_text_outside_citations():
-    from bookreader.core.answering import plain_code_marks
+    from bookreader.core.model_output import plain_code_marks
 
     text = ('Use the `Math.sqrt()` and ``Math.sin()`` methods. [Source: 4.6 Math Methods '
             '(Page 58) - "double root = Math.sqrt(17.0); `x`"] Call f() first.')
@@ -405,3 +405,17 @@ def test_the_prompts_own_tags_never_reach_a_whole_book_answer(book, claude):
                      retriever=book[2], pages=book[3], backend="claude")
     assert a.outcome is Outcome.ANSWER and "called ATP" in a.text
     assert "excerpt>" not in a.text
+
+
+def test_the_quotes_card_leads_with_the_extractive_backends_choice(book, quoting):
+    server, answerer = quoting
+    server.queue(Behaviour.normal(prompts.NOT_COVERED))
+    question = "Which molecule stores the energy from food?"
+    a = answerer.ask(question, mode=Mode.BOOK, retriever=book[2], pages=book[3],
+                     backend="claude")
+    assert a.outcome is Outcome.QUOTES and a.text.startswith(quotes.QUOTES_INTRO)
+    sources = [CitationSource.from_chunk(p.chunk) for p in a.retrieval.passages]
+    lead = quotes.extractive_quotes(question, sources, answerer.validator.embedder)
+    assert lead and a.text.split("\n")[1].startswith(f"\u201c{lead[0].sentence}\u201d")
+    assert "called ATP" in a.text.split("\n")[1]
+    assert all(c.verified for c in a.citations)

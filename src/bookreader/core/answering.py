@@ -46,8 +46,6 @@ generation), ``generation`` and ``validation``.
 from __future__ import annotations
 
 import logging
-import os
-import re
 import time
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
@@ -66,9 +64,11 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
+    drop_prompt_tags,
     drop_unclosed_citations,
     loop_start,
     parse_answer,
+    plain_code_marks,
 )
 from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     DEFAULT_GENERATION_CONFIDENCE,
@@ -104,36 +104,6 @@ INVENTED_MIN_SIMILARITY = 0.70
 QUOTE_NEW_SHARE = 0.5
 #: Most book sentences quoted beside a verified answer.
 ANSWER_QUOTES = 2
-
-
-#: The prompt's own block tags copied into an answer ("... equals("yes")) {\n</excerpt>"):
-#: never the book's words (a tag name inside book text is neutralised in the prompt).
-_PROMPT_TAG = re.compile(r"</?\s*(?:excerpt|question)\b[^>\n]*>", re.IGNORECASE)
-_MARKER = re.compile(r"\[\s*Sources?\s*:[^\]]*\]", re.IGNORECASE)
-_BACKTICKS = re.compile(r"`{1,3}([^`\n]{1,80}?)`{1,3}")
-_EMPTY_CALL = re.compile(r"(?<=[A-Za-z0-9_])\(\)")
-
-
-def plain_code_marks(text: str) -> str:
-    """``text`` with Markdown code marks written as plain text, outside citation markers.
-
-    The 0.5B tier writes "use the `Math.sqrt()` and `Math.sin()` methods"; the book says
-    "Math.sqrt(17.0)", and the grounding check's exact test for code identifiers rejected
-    the correct sentence for its backticks and empty brackets.  The student reads the
-    same words either way; a citation's quoted excerpt is left exactly as written.
-    """
-    out: list[str] = []
-    pos = 0
-    for m in _MARKER.finditer(text):
-        out.append(_BACKTICKS.sub(_plain, text[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_BACKTICKS.sub(_plain, text[pos:]))
-    return "".join(out)
-
-
-def _plain(m: re.Match) -> str:
-    return _EMPTY_CALL.sub("", m.group(1))
 
 
 class Answerer:
@@ -373,8 +343,8 @@ class _Run(OutcomeAssembly):
                                     embedder=self.owner.validator.embedder,
                                     sections=[p.chunk.section or p.chunk.chapter
                                               for p in passages],
-                                    ranking=os.environ.get("BR_FOCUS_RANKING", self.spec.focus_ranking),
-                                    order=os.environ.get("BR_FOCUS_ORDER", self.spec.focus_order))
+                                    ranking=self.spec.focus_ranking,
+                                    order=self.spec.focus_order)
             picked = [(k, text) for k, text in picked if text.strip()] or picked[:1]
             self.shown = {id(passages[k]): text for k, text in picked}
             return [passages[k] for k, _ in picked]
@@ -498,7 +468,7 @@ class _Run(OutcomeAssembly):
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
         if self.mode is Mode.BOOK:
-            text = plain_code_marks(_PROMPT_TAG.sub(" ", text)).strip()
+            text = plain_code_marks(drop_prompt_tags(text))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
