@@ -19,6 +19,14 @@ the question when an embedder is given.  The best sentence's predecessor is kept
 when there is room, since it usually holds what "it" or "this" refers to.  A long
 stretch without sentence ends (a code listing, a list, a table) is ranked line by line,
 and kept lines keep their line breaks.
+
+Whole-book mode (:func:`focus_passages`) ranks the retrieved passages' sentences together.
+A tier's spec chooses the ranking: ``"keywords"`` (the score above) or ``"answer_split"``
+(the default tier ``small``): the extractive backend's sentence score
+(:func:`answer_scores`: a definition for "what is", a procedure for "how"; a heading, a
+lead-in to a code listing or a contents line never shown for its own sake), on the units
+the extractive backend splits (a glossary entry, a lead-in and its listing apart).
+``bench/focus_quality.py`` measures what each ranking shows without running a model.
 """
 
 from __future__ import annotations
