@@ -135,3 +135,19 @@ def test_focus_order_puts_the_best_passage_last_or_first(embedder):
     first = focus_passages(texts, question, 200, order="best_first", **kwargs)
     assert last[-1][0] == 1 and "base case: A condition" in last[-1][1]
     assert first[0][0] == 1 and [k for k, _ in first] == [k for k, _ in reversed(last)]
+
+
+def test_a_unit_two_passages_share_is_shown_once(embedder):
+    from bookreader.core.focus import focus_passages, unique_sentences
+
+    lead = "Integer division in Python 2 would divide two integers and truncate the result:"
+    texts = [f"{lead} >>> 7/2 3 The remainder of dividing two integers comes from the % operator.",
+             f"Older code relied on it. {lead}\n>>> minute/60 0 Some filler about printing values.",
+             "Unrelated filler about strings and lists that says nothing of division at all."]
+    question = "How do I get the remainder when dividing two integers?"
+    texts = unique_sentences(texts)
+    assert sum(lead in t for t in texts) == 2  # split differently: both kept by sentence
+    picked = focus_passages(texts, question, 260, embedder=embedder, ranking="answer_split",
+                            passage_cost=0)
+    shown = _shown(picked)
+    assert "% operator" in shown and shown.count("truncate the result") <= 1

@@ -249,16 +249,21 @@ def focus_passages(
     if ranking != "keywords" and before and scores[before[0]] <= UNUSABLE:
         before = []  # a heading or a lead-in to code says nothing the best one needs
     wanted = before + order_[1:]
+    said = {" ".join(units[best].lower().split())}
     for i in wanted:
         if i in chosen:
             continue
         if ranking != "keywords" and scores[i] <= UNUSABLE:
+            continue
+        key = " ".join(units[i].lower().split())
+        if key in said:  # two passages share the unit (split apart differently)
             continue
         cost = len(units[i]) + len(GAP) + (0 if owner[i] in shown else passage_cost)
         if used + cost > max_chars:
             continue
         chosen.add(i)
         shown.add(owner[i])
+        said.add(key)
         used += cost
     out: list[tuple[int, str, float]] = []
     for k in range(len(texts)):
