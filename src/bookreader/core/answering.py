@@ -52,7 +52,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
 from bookreader.core import prompts, quotes
-from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
@@ -64,9 +64,11 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
+    drop_prompt_tags,
     drop_unclosed_citations,
     loop_start,
     parse_answer,
+    plain_code_marks,
 )
 from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     DEFAULT_GENERATION_CONFIDENCE,
@@ -78,7 +80,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     generation_confidence,
 )
 from bookreader.core.retrieval import is_covered
-from bookreader.core.sentences import key_only
+from bookreader.core.sentences import content_terms, key_only
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -97,6 +99,11 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
+#: Least share of the best quote's content words an answer must lack for the quote to be
+#: added beside it (see ``_Run._with_best_quote``).
+QUOTE_NEW_SHARE = 0.5
+#: Most book sentences quoted beside a verified answer.
+ANSWER_QUOTES = 2
 
 
 class Answerer:
@@ -333,7 +340,11 @@ class _Run(OutcomeAssembly):
             # A local tier reads the best sentences of all passages, not the first whole.
             picked = focus_passages(unique_sentences([p.chunk.text for p in passages]),
                                     self.question, budget,
-                                    embedder=self.owner.validator.embedder)
+                                    embedder=self.owner.validator.embedder,
+                                    sections=[p.chunk.section or p.chunk.chapter
+                                              for p in passages],
+                                    ranking=self.spec.focus_ranking,
+                                    order=self.spec.focus_order)
             picked = [(k, text) for k, text in picked if text.strip()] or picked[:1]
             self.shown = {id(passages[k]): text for k, text in picked}
             return [passages[k] for k, _ in picked]
@@ -456,6 +467,8 @@ class _Run(OutcomeAssembly):
         source = raw if answer_source is None else answer_source
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
+        if self.mode is Mode.BOOK:
+            text = plain_code_marks(drop_prompt_tags(text))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
@@ -507,12 +520,15 @@ class _Run(OutcomeAssembly):
             # an answer none of whose sentences could be tied to a page is not shown as one.
             return self._not_shown(passages, retrieval_conf, common, "uncited", validation,
                                    confidence, t)
+        model_text = text  # the confidence signals judge what the model wrote
+        if self.mode is Mode.BOOK and self.spec.answer_quote:
+            text, citations = self._with_best_quote(text, citations, sources, context)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True
         elif self.mode is Mode.HIGHLIGHT:
             in_sel = self.owner.validator.validate(text, self.selection).passed
-        signals = self._signals(text, validation, retrieval_conf, gen_conf)
+        signals = self._signals(model_text, validation, retrieval_conf, gen_conf)
         confidence = calibration.calibrated(signals)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
@@ -520,3 +536,36 @@ class _Run(OutcomeAssembly):
             validation=validation, confidence_signals=signals.as_dict(),
             in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
         )
+
+    def _with_best_quote(self, text: str, citations: tuple, sources: Sequence[Any],
+                         context: str) -> tuple[str, tuple]:
+        """A verified whole-book answer with the book's sentences for the question quoted
+        beside it, when the answer does not already say what they say.
+
+        A small model's verified answer is often true but thin ("Characters like letters
+        are stored in a data type called char."): the sentences the extractive backend
+        would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
+        :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
+        student reads the book's own words and has the page.  A sentence is added only
+        when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
+        text, and the whole text must still pass the grounding check.
+        """
+        embedder = self.owner.validator.embedder
+        picked = quotes.extractive_quotes(self.question, sources, embedder, k=ANSWER_QUOTES)
+        have = set(content_terms(strip_citations(text)))
+        added = []
+        for q in picked:
+            want = set(content_terms(q.sentence))
+            if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
+                added.append(q)
+                have |= want
+        if not added:
+            return text, citations
+        joined = text + "\n" + quotes.render_quotes(added)
+        new_text, new_citations = verify_answer(joined, sources, self.pages, add_missing=False)
+        if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
+            return text, citations  # the quotes' citations must verify on their pages
+        if not self.owner.validator.validate(new_text, context).passed:
+            log.info("Quotes not added: the answer with them did not pass the check")
+            return text, citations
+        return new_text, new_citations
