@@ -73,9 +73,13 @@ ANAPHORA = frozenset(
 )
 
 
-#: Operators written with two symbols ("==", "&&", "//"): "use == to compare strings"
-#: and "use equals" differ in nothing else.
-_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=)(?![=&|/*])")
+#: Operators written with two symbols ("==", "&&", "//", "++"): "use == to compare strings"
+#: and "use equals" differ in nothing else, nor "the ++ operator concatenates" and the
+#: book's "the + operator concatenates".  "--" counts beside a name ("i--") or before
+#: "operator", not as a dash between words.
+_OPERATOR = re.compile(
+    r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=|\+\+)(?![=&|/*+])"
+    r"|(?<=\w)--(?!-)|(?<![\w-])--(?=\s+operator)")
 
 
 #: camelCase identifiers ("toUpperCase", "compareTo", "iPhone" too: a name either way).
