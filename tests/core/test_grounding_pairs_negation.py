@@ -197,3 +197,13 @@ def test_increment_and_decrement_operators_are_exact_terms(int8):
     assert v.validate("The ++ operator adds one to a variable.", both).passed
     assert code_terms("use i-- to count down; run it -- it works; --format json") == [
         "--", "--format"]
+
+
+def test_empty_brackets_name_the_method_the_book_calls(int8):
+    """"Math.sqrt()" names the method the book calls as "Math.sqrt(17.0)": not a missing
+    term; a method the book never calls still is."""
+    ctx = ("The Math class provides common mathematical operations: double root = "
+           "Math.sqrt(17.0); double height = Math.sin(angle);")
+    v = GroundingValidator(int8)
+    assert v.validate("Math.sqrt() computes a square root.", ctx).missing_terms == ()
+    assert v.validate("Math.cbrt() computes a cube root.", ctx).missing_terms == ("Math.cbrt()",)

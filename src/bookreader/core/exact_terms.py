@@ -107,6 +107,13 @@ def squash(text: str) -> str:
     return "".join(text.lower().split())
 
 
+def code_key(term: str) -> str:
+    """A code term as it is looked for in the squashed context: ``Math.sqrt()`` names the
+    method the book calls as ``Math.sqrt(17.0)``, so empty brackets match any call."""
+    key = squash(term)
+    return key[:-1] if key.endswith("()") else key
+
+
 CAPITALISED = re.compile(r"^[A-Z\u00c0-\u00de][\w'\u2019-]*$")
 
 
