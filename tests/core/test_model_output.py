@@ -24,6 +24,13 @@ from bookreader.core.types import Answer, AnswerRequest, Citation, Excerpt, Mode
     ('[Source: Cells (Page 12) - "ATP stores energy]', "Cells", "12", "ATP stores energy"),
     ('[Source: Cells (Page 12)]', "Cells", "12", ""),
     ('[Source: Selected text - "ATP stores energy"]', "Selected text", "", "ATP stores energy"),
+    # A section with its own brackets (the Physical AI book's chapter titles): every
+    # citation of it, the quotes card's included, used to be unreadable.
+    ('[Source: Chapter 10: Robot Operating System (ROS) Architecture (Page 134) - "ATP stores '
+     'energy"]', "Chapter 10: Robot Operating System (ROS) Architecture", "134",
+     "ATP stores energy"),
+    ('[Source: Sensors (LIDAR) - "ATP stores energy"]', "Sensors (LIDAR)", "",
+     "ATP stores energy"),
 ])
 def test_each_form_of_marker_is_read(marker, section, page, excerpt):
     text = f"Energy is kept in ATP. {marker} It powers the cell."

@@ -11,6 +11,7 @@ import pytest
 
 from bookreader.config import Settings
 from bookreader.core import confidence as calibration
+from bookreader.core import model_output as mo
 from bookreader.core import prompts, quotes
 from bookreader.core.answering import Answerer, drop_unclosed_citations
 from bookreader.core.citations import CitationSource
@@ -243,6 +244,24 @@ def test_quotes_skip_instructions_headings_and_code_lead_ins():
     assert not quotes.usable_sentence("For example, here is a recursive method without a "
                                       "base case: public static void forever(String s) {")
     assert quotes.usable_sentence("Note: the base case stops the recursion when n is zero.")
+
+
+def test_passages_of_code_only_still_get_their_pages_quoted():
+    """Retrieval found a listing with confidence (the Physical AI book's CAN bus
+    controller): no sentence is worth quoting, yet "not covered" would be false.  Whole-book
+    quotes then point at the passage by its line that holds most of the question's words."""
+    code = CitationSource("class RobotController:\n    def __init__(self):\n"
+                          "        # Initialize CAN bus\n        self.can_bus = CANBus()",
+                          "Chapter 9: Motor Control (CAN)", 130, 130, "130", "130")
+    question = "How does a robot use the CAN bus to talk to its motor controllers?"
+    assert quotes.pick_quotes(question, [code], min_score=0.0) == []
+    assert quotes.build_quotes(question, [code], min_score=0.0) is None
+    text = quotes.build_quotes(question, [code], min_score=0.0, lines_if_none=True)
+    assert text is not None and text.startswith(quotes.QUOTES_INTRO)
+    assert "# Initialize CAN bus" in text
+    (cite,) = mo.parse_citations(text)
+    assert cite.section == "Chapter 9: Motor Control (CAN)" and cite.page_label == "130"
+    assert cite.excerpt == "# Initialize CAN bus"
 
 
 def test_extractive_answers_what_is_with_the_definition_not_its_neighbour():

@@ -53,7 +53,10 @@ _OPEN_Q = "\"\u201c\u201d\u201e\u00ab'\u2018\u2019"
 _CLOSE_Q = "\"\u201c\u201d\u00bb'\u2018\u2019"
 _CITE_RE = re.compile(
     r"\[\s*Sources?\s*:?\s*"
-    r"(?P<section>[^\[\]()" + _OPEN_Q + r"]*?)\s*"
+    # A section may hold its own brackets ("Robot Operating System (ROS) Architecture"),
+    # never "(Page X)".
+    r"(?P<section>(?:[^\[\]()" + _OPEN_Q + r"]|\((?!\s*(?:pages?|pp?\.?)\s*[\w\-\u2013]+\s*\))"
+    r"[^()\[\]" + _OPEN_Q + r"]*\))*?)\s*"
     r"(?:\(\s*(?:pages?|pp?\.?)\s*(?P<page>[^()\[\]]*?)\s*\)\s*)?"
     r"(?:[-\u2013\u2014:,]\s*)*"
     r"(?:[" + _OPEN_Q + r"]\s*(?P<excerpt>[^\[\]]*?)\s*[" + _CLOSE_Q + r"]?\s*)?\]",

@@ -201,7 +201,8 @@ class OutcomeAssembly:
         text = quotes.build_quotes(self.question, sources, embedder, min_score=min_score,
                                    selection_mode=self.mode is Mode.HIGHLIGHT,
                                    lead_extractive=self.mode is Mode.BOOK
-                                   and getattr(self.spec, "answer_quote", False))
+                                   and getattr(self.spec, "answer_quote", False),
+                                   lines_if_none=self.mode is Mode.BOOK)
         if not text:
             return None
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)

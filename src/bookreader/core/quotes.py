@@ -316,6 +316,31 @@ def pick_quotes(
     return (lead + [q for q in rest if q.sentence.lower() not in seen])[:k]
 
 
+#: Words of a passage's line quoted when the passage holds no quotable sentence.
+LINE_WORDS = 16
+
+
+def passage_lines(question: str, sources: Sequence[CitationSource], k: int = 2) -> list[Quote]:
+    """One line of each of the first ``k`` sources: the line holding most of the
+    question's words (the first one on a tie), cut to :data:`LINE_WORDS` words.
+
+    For passages with no sentence worth quoting (a code listing, a table): retrieval
+    found them with confidence, so the student still gets their pages, never "not
+    covered" ("class RobotController: ... # Initialize CAN bus" for a question on the CAN
+    bus).  The line is quoted as printed, so its citation verifies on the page.
+    """
+    q_terms = set(content_terms(question))
+    out: list[Quote] = []
+    for src in sources[:k]:
+        lines = [" ".join(line.split()) for line in src.text.splitlines()]
+        lines = [line for line in lines if len(words(line)) >= 2]
+        if not lines:
+            continue
+        best = max(lines, key=lambda line: len(q_terms & set(content_terms(line))))
+        out.append(Quote(" ".join(best.split()[:LINE_WORDS]), src, 0.0))
+    return out
+
+
 def build_quotes(
     question: str,
     sources: Sequence[CitationSource],
@@ -324,10 +349,17 @@ def build_quotes(
     min_score: float = 0.2,
     selection_mode: bool = False,
     lead_extractive: bool = False,
+    lines_if_none: bool = False,
 ) -> Optional[str]:
-    """The text of a quotes answer, or None when no sentence addresses the question."""
+    """The text of a quotes answer, or None when no sentence addresses the question.
+
+    With ``lines_if_none`` (whole-book questions, whose retrieval was confident) passages
+    without a quotable sentence are pointed at by one line each (:func:`passage_lines`).
+    """
     quotes = pick_quotes(question, sources, embedder, min_score=min_score,
                          lead_extractive=lead_extractive)
+    if not quotes and lines_if_none:
+        quotes = passage_lines(question, sources)
     if not quotes:
         return None
     intro = QUOTES_INTRO_SELECTION if selection_mode else QUOTES_INTRO
