@@ -117,6 +117,7 @@ def run_selected(args, settings, embedder) -> dict:
              if line.strip()]
     if args.limit:
         cases = cases[: args.limit]
+    cases = split_cases(cases, args.split)
     answerer = _answerer(args, settings, embedder)
     # Warm-up (loads the model; not measured).
     answerer.ask("What is this about?", mode=Mode.SELECTED, selection="A warm-up sentence.",
@@ -128,6 +129,7 @@ def run_selected(args, settings, embedder) -> dict:
                          backend=args.backend)
         golds = case.get("gold_answers") or ([case["gold_answer"]] if case.get("gold_answer") else [])
         rows.append(dict(
+            kind=case.get("kind") or ("answerable" if case["answerable"] else "unanswerable"),
             answerable=bool(case["answerable"]),
             correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
             fallback=a.fallback and not a.error,
@@ -138,7 +140,8 @@ def run_selected(args, settings, embedder) -> dict:
             first_token_ms=a.first_token_ms,
             total_ms=a.latency_ms,
         ))
-        dump.append(dict(question=case["question"], selection=case["selection"],
+        dump.append(dict(kind=rows[-1]["kind"], question=case["question"],
+                         selection=case["selection"],
                          answerable=bool(case["answerable"]), gold=golds, answer=a.text,
                          raw_output=a.raw_output,
                          prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
@@ -151,14 +154,21 @@ def run_selected(args, settings, embedder) -> dict:
     # every answer, to read (beside the results file)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]
-    with open(RESULTS_DIR / f"answer_selected_{safe}.answers.jsonl", "w", encoding="utf-8") as fh:
+    with open(RESULTS_DIR / f"answer_selected_{safe}{_suffix(args)}.answers.jsonl", "w",
+              encoding="utf-8") as fh:
         for d in dump:
             fh.write(json.dumps(d, ensure_ascii=False) + "\n")
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
     share = lambda rs, key: round(sum(r[key] for r in rs) / len(rs), 3) if rs else None  # noqa: E731
+    kinds = {}
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        rs = [r for r in rows if r["kind"] == kind]
+        key = "correct" if rs[0]["answerable"] else "fallback"
+        kinds[kind] = f"{sum(r[key] for r in rs)}/{len(rs)} {key}"
     return dict(
-        mode="selected", backend=args.backend, n=len(rows),
+        mode="selected", backend=args.backend, cases=str(args.cases.name), split=args.split,
+        n=len(rows),
         focus_chars=_focus_chars(args.backend), n_answerable=len(ans),
         n_unanswerable=len(una),
         answerable_correct=share(ans, "correct"),
@@ -172,7 +182,24 @@ def run_selected(args, settings, embedder) -> dict:
         first_token_ms_p95=pct([r["first_token_ms"] for r in rows], 0.95),
         total_ms_p50=pct([r["total_ms"] for r in rows], 0.5),
         total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
+        answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
+        unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
+        by_kind=kinds,
     )
+
+
+def split_cases(cases: list, split: str) -> list:
+    """The tune half (even positions), the test half (odd positions) or all cases."""
+    if split == "tune":
+        return cases[0::2]
+    if split == "test":
+        return cases[1::2]
+    return list(cases)
+
+
+def _suffix(args) -> str:
+    tag = re.sub(r"[^\w.-]+", "_", getattr(args, "tag", "") or "")
+    return f"_{tag}" if tag else ""
 
 
 def _timed_out(a) -> bool:
@@ -269,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
                          "default: the spec table's selection_chars")
     ap.add_argument("--progress", type=Path, default=None,
                     help="append every selected-text answer to this JSON-lines file as it comes")
+    ap.add_argument("--split", choices=("all", "tune", "test"), default="all",
+                    help="selected-text cases: the tune half (even positions after --limit), "
+                         "the test half (odd positions) or all")
+    ap.add_argument("--tag", default="", help="suffix of the result files' names")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -296,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_book(args, settings, embedder) if book_mode else run_selected(args, settings, embedder)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]
-    (RESULTS_DIR / f"answer_{result['mode']}_{safe}.json").write_text(json.dumps(result, indent=1))
+    (RESULTS_DIR / f"answer_{result['mode']}_{safe}{_suffix(args)}.json").write_text(json.dumps(result, indent=1))
     if args.json:
         print(json.dumps(result))
     else:
