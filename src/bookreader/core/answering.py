@@ -78,6 +78,8 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     generation_confidence,
 )
 from bookreader.core.retrieval import is_covered
+from bookreader.core.selection_answer import LEAD as LEAD_FROM_SELECTION
+from bookreader.core.selection_answer import answering_sentence
 from bookreader.core.sentences import key_only
 from bookreader.core.types import (
     Answer,
@@ -441,6 +443,35 @@ class _Run(OutcomeAssembly):
         return self._finish(gen.raw, passages, retrieval_conf, gen.logprobs, gen.first_token_ms,
                             gen.generation_ms, answer_source=gen.cut)
 
+    def _from_selection(self, common: dict, t: float) -> Optional[Answer]:
+        """Selected text: the selection's own sentence that clearly answers the question,
+        when the model meant to answer but its text could not be shown (it restated the
+        question, or the check rejected its wording); None for the fixed fallback.  Reads
+        the selection only (see :mod:`bookreader.core.selection_answer`)."""
+        if self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None:
+            return None
+        sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
+        embedder = self.owner.validator.embedder
+        best = answering_sentence(self.question, sel, embedder)
+        if best is None:
+            return None
+        text, citations = verify_answer(
+            f"{LEAD_FROM_SELECTION}\n{quotes.render_quotes([best])}", [sel], self.pages,
+            add_missing=False)
+        if not citations:
+            return None
+        log.info("Model's answer not shown; the selection's sentence instead")
+        validation = self.owner.validator.validate(best.sentence, self.selection)
+        signals = self._signals(best.sentence, validation, 1.0,
+                                calibration.generation_confidence(None, []))
+        self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+        return self._answer(
+            text, fallback=False, confidence=calibration.calibrated(signals),
+            citations=citations, validation=validation, confidence_signals=signals.as_dict(),
+            in_selected_text=True, replaced_by_validator=True, outcome=Outcome.ANSWER,
+            **common,
+        )
+
     def _finish(
         self,
         raw: str,
@@ -482,6 +513,9 @@ class _Run(OutcomeAssembly):
             log.info("Rejected: an invented citation excerpt and similarity %.2f",
                      validation.similarity)
             validation = replace(validation, passed=False)
+            rescued = self._from_selection(common, t)
+            if rescued is not None:
+                return rescued
             return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
                                    confidence, t)
         replaced = False
@@ -493,6 +527,9 @@ class _Run(OutcomeAssembly):
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
         if replaced:
+            rescued = self._from_selection(common, t)
+            if rescued is not None:
+                return rescued
             return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
                                    confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)

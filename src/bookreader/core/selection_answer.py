@@ -1,0 +1,143 @@
+"""A selected-text answer made of the selection's own sentence, when the model's fails.
+
+A local model that means to answer from a selection often writes an answer the checks
+cannot show: it restates the question ("How should you compare two strings?"), writes a
+clumsy echo of it ("The elements of a new int array given are zero."), or paraphrases a
+correct fact in words the grounding check does not accept ("RAM does temporarily store
+information.").  The selection usually holds the answer in one sentence of its own.  When
+the model did not decline and one sentence of the selection clearly addresses the
+question, that sentence, quoted verbatim with its citation, is the answer: copied text of
+the selection, so it is grounded by construction, and nothing outside the selection is
+read (no store, no retrieval: zero leakage holds).
+
+"Clearly addresses" is a strict gate, because the same rescue must not answer a question
+whose answer is not in the selection (a SQuAD question that swaps a name or a number, a
+Think Java question whose answer is in another chapter):
+
+* the sentence holds at least :data:`MIN_COVERAGE` of the question's content words
+  (the extractive backend's IDF-free share), and its relevance score (keyword coverage
+  and MiniLM similarity, :func:`bookreader.core.quotes.rank_sentences`) is at least
+  :data:`MIN_SCORE`;
+* every number and every capitalised name or code identifier of the question is in it
+  (a question about "Berlin" is not answered by a sentence about "the city");
+* the sentence holds a content word the question does not (it adds something), every
+  turning word of the question ("not", "least", "never", "without"), and, for "What is
+  X?", it says what X is ("X is ...", "... called X", "X: ..."); a who / when / how-many
+  question needs a name the question does not hold / a date / a number.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Optional
+
+from bookreader.core import quotes
+from bookreader.core.citations import CitationSource
+from bookreader.core.sentences import content_terms, numbers, words
+
+log = logging.getLogger(__name__)
+
+#: Share of the question's content words the chosen sentence must hold.
+MIN_COVERAGE = 0.6
+#: Least relevance score (see :func:`bookreader.core.quotes.rank_sentences`).
+MIN_SCORE = 0.55
+#: The line that opens such an answer.
+LEAD = "The selected text says:"
+
+_IDENTIFIER = re.compile(r"^(?:[a-z]+[A-Z]\w*|\w*_\w*)$")
+
+
+def _exact_terms(question: str) -> set[str]:
+    """Numbers, capitalised names (past the first word) and code identifiers of
+    ``question``, lower-cased."""
+    terms = {n.replace(",", "").lower() for n in numbers(question)}
+    for i, w in enumerate(words(question)):
+        if (i > 0 and w[:1].isupper()) or _IDENTIFIER.match(w):
+            terms.add(w.lower())
+    return terms
+
+
+#: Words that turn a question around ("Who did the attacks resonate *least* with?", "How
+#: many interactions are *not* known?"): a sentence without them answers another question.
+_TURNING = frozenset("not no never least none neither nor without cannot fewest".split())
+_DEFINE_Q = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$", re.I)
+
+
+def _turning_words(text: str) -> set[str]:
+    ws = {w.lower() for w in words(text.replace("n\u2019t", " not").replace("n't", " not"))}
+    return ws & _TURNING
+
+
+def _defines(sentence: str, term: str) -> bool:
+    """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X")."""
+    t = r"\s+".join(re.escape(w) for w in term.split())
+    return bool(re.search(
+        r"\b%s\s*(?:\([^)]*\)\s*)?,?\s+(?:is|are|was|means|refers\s+to)\b|"
+        r"\b(?:called|known\s+as|named)\s+(?:an?\s+|the\s+)?[\"'\u201c]?%s\b|"
+        r"^\s*%s\s*:" % (t, t, t), sentence, re.I))
+
+
+_MONTHS = ("january february march april may june july august september october november "
+           "december century centuries decade").split()
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
+                 "forty fifty hundred thousand million billion dozen several few many half "
+                 "single double zero").split()
+
+
+def _has_wanted_type(question: str, sentence: str) -> bool:
+    """The sentence can hold what a who / when / how-many question asks for: a name the
+    question does not hold, a date, a number ("He argued that ..." names nobody)."""
+    q = question.lower().split()
+    q_words = {w.lower() for w in words(question)}
+    sent = words(sentence)
+    if q[:1] in (["who"], ["whom"], ["whose"]):
+        return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
+    if q[:1] == ["when"] or q[:2] == ["what", "year"]:
+        return bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+    if q[:2] in (["how", "many"], ["how", "much"]):
+        return bool(numbers(sentence)) or any(w.lower() in _NUMBER_WORDS for w in sent)
+    return True
+
+
+def answering_sentence(question: str, selection: CitationSource,
+                       embedder: Any = None) -> Optional[quotes.Quote]:
+    """The sentence of the selection that clearly answers ``question``, or None."""
+    ranked = quotes.rank_sentences(question, [selection], embedder)
+    if not ranked:
+        return None
+    q_terms = set(content_terms(question))
+    if not q_terms:
+        return None
+    exact = _exact_terms(question)
+    turning = _turning_words(question)
+    define = _DEFINE_Q.match(" ".join(question.split()))
+    for best in ranked[:2]:
+        if best.score < MIN_SCORE:
+            return None
+        s_terms = set(content_terms(best.sentence))
+        coverage = len(q_terms & s_terms) / len(q_terms)
+        hay = {w.lower() for w in words(best.sentence)} | {
+            n.replace(",", "") for n in numbers(best.sentence)}
+        have_exact = exact <= hay
+        adds = bool(s_terms - q_terms)
+        log.debug("selection sentence %.2f coverage %.2f exact %s: %s", best.score, coverage,
+                  have_exact, best.sentence[:80])
+        if turning - _turning_words(best.sentence):
+            continue  # the question asks the opposite of what the sentence says
+        if not _has_wanted_type(question, best.sentence):
+            continue  # a who / when / how-many question needs a name / date / number
+        if define and not _defines(best.sentence, define.group(1)):
+            continue  # "What is a compiler?" is not answered by a sentence using the word
+        if coverage >= MIN_COVERAGE and have_exact and adds:
+            return best
+    return None
+
+
+def answer_from_selection(question: str, selection: CitationSource,
+                          embedder: Any = None) -> Optional[str]:
+    """``LEAD`` and the answering sentence with its citation, or None (see the module)."""
+    best = answering_sentence(question, selection, embedder)
+    if best is None:
+        return None
+    return f"{LEAD}\n{quotes.render_quotes([best])}"
