@@ -521,7 +521,15 @@ class _Run(OutcomeAssembly):
         replaced = False
         if not validation.passed:
             kept = supported_part(text, validation)
+            sentences = self.owner.validator.answer_sentences(text)
             if kept is None:
+                replaced = True
+            elif (self.mode is Mode.SELECTED and sentences
+                  and sentences[0] in validation.unsupported_sentences):
+                # The first sentence is the answer; what follows it only explains.  Without
+                # it the rest answers nothing ("To round to the closest integer, use (int).
+                # In this example, x gets the value 3." would show the example alone).
+                log.info("Selected text: the answering sentence is unsupported")
                 replaced = True
             else:
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))

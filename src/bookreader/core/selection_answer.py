@@ -39,7 +39,7 @@ from bookreader.core.sentences import content_terms, numbers, words
 log = logging.getLogger(__name__)
 
 #: Share of the question's content words the chosen sentence must hold.
-MIN_COVERAGE = 0.6
+MIN_COVERAGE = 0.65
 #: Least relevance score (see :func:`bookreader.core.quotes.rank_sentences`).
 MIN_SCORE = 0.55
 #: The line that opens such an answer.
