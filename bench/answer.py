@@ -18,6 +18,10 @@ Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated int
 * ``leaks``: answers with a citation that is not the selection's (must be 0);
 * ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
 
+``--split tune|test`` keeps the even / odd positions (after ``--limit``): tune on one
+half, report the other.  ``--rescore ANSWERS.jsonl [--split S]`` prints these figures
+from a saved answers file (``--progress`` output or the dump) without a model.
+
 Whole-book mode (``--book`` with ``--questions``, lines ``{"question", "gold_pages"}``,
 empty ``gold_pages`` = out of scope): the book is ingested into ``--data-dir`` (reused),
 then each question is asked in book mode.  Metrics: ``cited_gold_page`` (in-scope answers
@@ -143,7 +147,8 @@ def run_selected(args, settings, embedder) -> dict:
         dump.append(dict(kind=rows[-1]["kind"], question=case["question"],
                          selection=case["selection"],
                          answerable=bool(case["answerable"]), gold=golds, answer=a.text,
-                         raw_output=a.raw_output,
+                         raw_output=a.raw_output, first_token_ms=a.first_token_ms,
+                         total_ms=a.latency_ms,
                          prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
                          **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak")}))
         if args.progress:  # each case as it comes
@@ -184,6 +189,30 @@ def run_selected(args, settings, embedder) -> dict:
         total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
         answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
         unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
+        by_kind=kinds,
+    )
+
+
+def rescore(path: Path, split: str) -> dict:
+    """The selected-text figures of a saved answers file (``--progress`` or the
+    ``.answers.jsonl`` dump), for one split, without running a model."""
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = split_cases(rows, split)
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+    kinds = {}
+    for kind in dict.fromkeys(r.get("kind", "") for r in rows):
+        rs = [r for r in rows if r.get("kind", "") == kind]
+        key = "correct" if rs[0]["answerable"] else "fallback"
+        kinds[kind] = f"{sum(r[key] for r in rs)}/{len(rs)} {key}"
+    ft = [r.get("first_token_ms") for r in rows]
+    return dict(
+        answers=path.name, split=split, n=len(rows),
+        answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
+        unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
+        leaks=sum(r["leak"] for r in rows),
+        replaced_by_validator=f"{sum(r['replaced'] for r in rows)}/{len(rows)}",
+        first_token_ms_p50=pct(ft, 0.5), first_token_ms_p95=pct(ft, 0.95),
         by_kind=kinds,
     )
 
@@ -299,10 +328,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("all", "tune", "test"), default="all",
                     help="selected-text cases: the tune half (even positions after --limit), "
                          "the test half (odd positions) or all")
+    ap.add_argument("--rescore", type=Path, default=None,
+                    help="print the figures of a saved answers file (with --split), no model")
     ap.add_argument("--tag", default="", help="suffix of the result files' names")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.rescore is not None:
+        print(json.dumps(rescore(args.rescore, args.split)))
+        return 0
     if not (args.backend or args.tier):
         ap.error("give --backend NAME or --tier NAME")
     args.backend = args.backend or args.tier
