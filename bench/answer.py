@@ -18,6 +18,8 @@ Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated int
 * ``leaks``: answers with a citation that is not the selection's (must be 0);
 * ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
 
+``--replay ANSWERS.jsonl`` runs the answering path again on the model's recorded raw
+outputs (checks and fallbacks changed, model not rerun; timings then mean nothing).
 ``--split tune|test`` keeps the even / odd positions (after ``--limit``): tune on one
 half, report the other.  ``--rescore ANSWERS.jsonl [--split S]`` prints these figures
 from a saved answers file (``--progress`` output or the dump) without a model.
@@ -90,14 +92,41 @@ def leaked(answer, selection: str) -> bool:
 
     if answer.fallback:
         return False
-    hay = set(normalise_answer(selection).split())
+    # Punctuation becomes a space on both sides: "principle.[citation needed]" holds the
+    # word "principle" (removing it glued "principlecitation" and counted a verbatim
+    # excerpt of the selection as a leak).
+    hay = set(_words_of(selection))
     for c in answer.citations:
-        if c.section != SELECTION_SECTION or not set(normalise_answer(c.excerpt).split()) <= hay:
+        if c.section != SELECTION_SECTION or not set(_words_of(c.excerpt)) <= hay:
             return True
     return False
 
 
-def _answerer(args, settings, embedder):
+def _words_of(text: str) -> list[str]:
+    spaced = re.sub(r"[%s]" % re.escape(string.punctuation + "\u2018\u2019\u201c\u201d"), " ",
+                    text.lower())
+    return _ARTICLES.sub(" ", spaced).split()
+
+
+class _Recorded:
+    """A stand-in for the model that streams a recorded raw output (``--replay``): the
+    answering path after the model (checks, the selection's sentence, fallbacks) is run
+    again on what the model wrote, without the model."""
+
+    model_name = "recorded"
+    raw = ""
+
+    def warm_up(self) -> None:
+        pass
+
+    def stream(self, messages, **kw):
+        from bookreader.core.types import Token
+
+        for piece in re.findall(r"\S+\s*|\s+", self.raw):
+            yield Token(piece, None)
+
+
+def _answerer(args, settings, embedder, factory=None):
     from bookreader.core.answering import Answerer
 
     from bookreader.core.llm.specs import spec_for
@@ -105,12 +134,15 @@ def _answerer(args, settings, embedder):
     def budget_fn(name):  # a first-token budget for local models, a total for others
         return (args.budget, None) if spec_for(name).local else (None, args.budget)
 
-    return Answerer(settings, embedder=embedder, budget_fn=budget_fn if args.budget else None)
+    return Answerer(settings, embedder=embedder, backend_factory=factory,
+                    budget_fn=budget_fn if args.budget else None)
 
 
 def run_selected(args, settings, embedder) -> dict:
     from bookreader.core.types import Mode
 
+    if args.replay is not None:
+        args.cases = args.replay
     if args.cases is None:
         from make_squad_cases import DEFAULT_OUT, write_cases
 
@@ -123,15 +155,22 @@ def run_selected(args, settings, embedder) -> dict:
         cases = cases[: args.limit]
     cases = split_cases(cases, args.split)
     answerer = _answerer(args, settings, embedder)
+    recorded = None
+    if args.replay is not None:  # the model's recorded outputs instead of the model
+        recorded = _Recorded()
+        answerer = _answerer(args, settings, embedder, factory=lambda name: recorded)
     # Warm-up (loads the model; not measured).
     answerer.ask("What is this about?", mode=Mode.SELECTED, selection="A warm-up sentence.",
                  backend=args.backend)
     rows = []
     dump: list[dict] = []
     for n, case in enumerate(cases, 1):
+        if recorded is not None:
+            recorded.raw = case.get("raw_output") or ""
         a = answerer.ask(case["question"], mode=Mode.SELECTED, selection=case["selection"],
                          backend=args.backend)
-        golds = case.get("gold_answers") or ([case["gold_answer"]] if case.get("gold_answer") else [])
+        golds = case.get("gold_answers") or case.get("gold") or (
+            [case["gold_answer"]] if case.get("gold_answer") else [])
         rows.append(dict(
             kind=case.get("kind") or ("answerable" if case["answerable"] else "unanswerable"),
             answerable=bool(case["answerable"]),
@@ -330,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
                          "the test half (odd positions) or all")
     ap.add_argument("--rescore", type=Path, default=None,
                     help="print the figures of a saved answers file (with --split), no model")
+    ap.add_argument("--replay", type=Path, default=None,
+                    help="selected text: run the answering path again on the raw outputs of a "
+                         "saved answers file (no model; timings are not measured)")
     ap.add_argument("--tag", default="", help="suffix of the result files' names")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")

@@ -79,7 +79,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.retrieval import is_covered
 from bookreader.core.selection_answer import LEAD as LEAD_FROM_SELECTION
-from bookreader.core.selection_answer import answering_sentence
+from bookreader.core.selection_answer import answering_sentence, turns_on_absent_word
 from bookreader.core.sentences import key_only
 from bookreader.core.types import (
     Answer,
@@ -276,6 +276,11 @@ class _Run(OutcomeAssembly):
                 confidence=1.0 - retrieval_conf,
                 outcome=Outcome.NOT_COVERED,
             )
+        if (self.mode is Mode.SELECTED and quotes.task_kind(self.question) is None
+                and turns_on_absent_word(self.question, self.selection)):
+            log.info("Selected text: the question turns on a word the selection never uses")
+            return self._answer(prompts.NOT_IN_SELECTION, fallback=True, confidence=0.8,
+                                outcome=Outcome.NOT_IN_SELECTION)
         return self._generate(passages, retrieval_conf, on_token, cancel)
 
     def _retrieve(self, retriever: Any) -> list[Passage]:
