@@ -166,6 +166,13 @@ def run_selected(args, settings, embedder) -> dict:
     dump: list[dict] = []
     for n, case in enumerate(cases, 1):
         if recorded is not None:
+            if case.get("outcome") == "timeout":  # nothing was written: still a timeout
+                kind = case.get("kind") or ("answerable" if case["answerable"] else "unanswerable")
+                rows.append(dict(kind=kind, answerable=bool(case["answerable"]),
+                                 correct=False, fallback=False, replaced=False, leak=False,
+                                 timeout=True, error=False, first_token_ms=None, total_ms=None))
+                dump.append(dict(case, correct=False, fallback=False, replaced=False, leak=False))
+                continue
             recorded.raw = case.get("raw_output") or ""
         a = answerer.ask(case["question"], mode=Mode.SELECTED, selection=case["selection"],
                          backend=args.backend)
