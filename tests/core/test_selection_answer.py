@@ -19,7 +19,7 @@ from bookreader.config import Settings
 from bookreader.core import prompts
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import CitationSource
-from bookreader.core.selection_answer import LEAD, answering_sentence
+from bookreader.core.selection_answer import LEAD, answering_sentence, turns_on_absent_word
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -149,3 +149,33 @@ def test_small_tier_on_think_java_selections(embedder, tmp_path):
         if c["kind"] == "task":
             assert not ans.fallback, c["question"]
     assert len(wrong_elsewhere) <= 1, wrong_elsewhere
+
+
+@pytest.mark.parametrize("question, selection, expected", [
+    ("How many main interactions are not known?",
+     "Only four main interactions are known: strong, electromagnetic, weak and gravity.", True),
+    ("Who did the attacks resonate least with?",
+     "These attacks resonated with conservative Muslims.", True),
+    # A negation answered by another negation word is not turned away.
+    ("What happens if a recursive method doesn't have a base case?",
+     "If there is no base case in a recursive method, the stack grows forever.", False),
+    ("Which loop runs at least once?", "A do-while loop checks its condition after the body.",
+     False),
+])
+def test_a_question_turning_on_a_word_the_selection_never_uses(question, selection, expected):
+    assert turns_on_absent_word(question, selection) is expected
+
+
+def test_such_a_question_gets_the_fallback_without_a_model(embedder, tmp_path):
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.ensure_dirs()
+
+    def no_model(name):
+        raise AssertionError("no model may run for this question")
+
+    a = Answerer(settings, embedder=embedder, backend_factory=no_model)
+    ans = a.ask("How many main interactions are not known?", mode=Mode.SELECTED,
+                selection="Only four main interactions are known: strong, electromagnetic, "
+                          "weak and gravitational.")
+    assert ans.fallback and ans.outcome is Outcome.NOT_IN_SELECTION
+    assert ans.text == prompts.NOT_IN_SELECTION

@@ -64,9 +64,13 @@ _TURNING = frozenset("not no never least none neither nor without cannot fewest"
 _DEFINE_Q = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$", re.I)
 
 
+#: Phrases whose turning word turns nothing ("runs at least once", "not only ... but").
+_NOT_TURNING = re.compile(r"\bat\s+least\b|\bnot\s+only\b|\bno\s+longer\b", re.I)
+
+
 def _turning_words(text: str) -> set[str]:
-    ws = {w.lower() for w in words(text.replace("n\u2019t", " not").replace("n't", " not"))}
-    return ws & _TURNING
+    text = _NOT_TURNING.sub(" ", text.replace("n\u2019t", " not").replace("n't", " not"))
+    return {w.lower() for w in words(text)} & _TURNING
 
 
 def _defines(sentence: str, term: str) -> bool:
