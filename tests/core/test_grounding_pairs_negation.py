@@ -154,15 +154,13 @@ EQUALS = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known weakness: roles swapped between two subjects. The check splits the claim at "
-    "'while'; 'equals tests whether two integers ... are equal' is covered word for word by "
-    "the == sentence ('equals' is not a code term), and the first half by 'two String "
-    "objects with the same characters would not be considered equal in the == sense'"))
 def test_roles_of_two_operators_swapped_across_sentences_are_rejected(int8):
     """The small tier's answer in the stop-13 GUI trial (Think Java p. 148): each half is
     stitched from the other operator's sentence.  With the book's whole page as context
-    it was rejected only narrowly (similarity 0.742 against 0.75)."""
+    it was rejected only narrowly (similarity 0.742 against 0.75).  "equals" is a word
+    the context names as code ("the equals method"), so the claim needs it as written
+    (the "equal" of the == sentence is an adjective), and in a pair the sentence naming
+    it must hold what the claim says of it."""
     swapped = ("The difference between == and equals for strings is that == tests whether two "
                "strings contain the same characters, while equals tests whether two integers "
                "or other primitive types are equal.")
@@ -171,3 +169,13 @@ def test_roles_of_two_operators_swapped_across_sentences_are_rejected(int8):
     v = GroundingValidator(int8)
     assert not v.validate(swapped, EQUALS).passed
     assert v.validate(right, EQUALS).passed
+
+
+def test_code_names_are_the_words_a_context_names_as_code():
+    from bookreader.core.grounding_context import code_names
+
+    assert code_names(EQUALS) == frozenset({"equals"})
+    assert code_names("Call the print function, then the break statement ends the loop; "
+                      "the len() function and the == operator are code too.") == frozenset(
+        {"print", "break"})
+    assert code_names("The method of the book is simple.") == frozenset()

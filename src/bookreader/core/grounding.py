@@ -98,6 +98,13 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   added predicate ("Carl Orff is best known for his opera Der Mond" against "Der Mond is
   an opera by Carl Orff"); one-name answers that are in the context but do not answer
   the question still pass (most of the remaining HaluEval false accepts).
+* Stop 14: a word the context names as code ("the equals method", "the print function":
+  :func:`~bookreader.core.grounding_context.code_names`) is an exact term of a claim that
+  uses it (stemming made the adjective "equal" support "equals"), and in a pair the
+  sentence naming it must hold two of the claim's terms the other lacks.  It rejects the
+  small tier's "== tests whether two strings contain the same characters, while equals
+  tests whether two integers ... are equal" (roles swapped across two sentences) and
+  changed no verdict of the textbook set, HaluEval's test half or RGB.
 """
 
 from __future__ import annotations
@@ -365,6 +372,9 @@ class GroundingValidator:
         sims = {i: float(vec @ self._vectors[ctx.windows[i]]) for i in chosen}
         codes, nums, names = self._exact_terms(sentence)
         claim = strip_verdict(sentence)
+        # A word the context names as code is exact in the claim ("equals" is not "equal").
+        named = [w for w in dict.fromkeys(x.lower() for x in words(claim)) if w in ctx.code_names]
+        codes = list(codes) + [w for w in named if w not in {c.lower() for c in codes}]
         quants = quantifiers(claim)
         s_cues = negation_cues(claim)
         cterms = set(claim_terms(claim))
@@ -373,6 +383,8 @@ class GroundingValidator:
         claim_names = name_stems(claim)
         # Names of people, places, works (not identifiers such as NullPointerException):
         # a relation between them stitched from two sentences is how facts get invented.
+        # The same holds for two methods or operators the book names: what one does, said
+        # of the other ("== tests ... characters, while equals tests ... integers").
         proper_names = any(not any(c.isupper() for c in w[1:]) for w in words(claim)
                            if stem(name_key(w)) in claim_names)
 
@@ -400,9 +412,19 @@ class GroundingValidator:
                           or len(idx) > 2
                           for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
                           ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
-            own = min(sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
-                covered(t, ctx.sentence_terms[j]) for j in idx if j != i)) for i in idx) \
-                if proper_names else len(tset)
+            def own_terms(i: int) -> int:
+                return sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
+                    covered(t, ctx.sentence_terms[j]) for j in idx if j != i))
+
+            if proper_names:
+                own = min(own_terms(i) for i in idx)
+            elif named:
+                # The sentence naming the method must say what the claim says of it; the
+                # other one may only add a detail ("two" strings).
+                own = min((own_terms(i) for i in idx
+                           if any(c in ctx.sentence_words[i] for c in named)), default=len(tset))
+            else:
+                own = len(tset)
             closest = max(sims.get(i, 0.0) for i in idx)
             return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
                                swapped, own, closest)

@@ -10,6 +10,7 @@ context, and the checks read the same sentences for every answer about them.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -24,7 +25,7 @@ from bookreader.core.claim_text import (
     number_terms,
 )
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
-from bookreader.core.sentences import split_sentences, words
+from bookreader.core.sentences import STOPWORDS, split_sentences, words
 
 
 @dataclass
@@ -51,6 +52,9 @@ class Context:
     ranks: list[dict[str, set[str]]] = dataclasses.field(default_factory=list)  # superlatives
     #: Each support sentence's :func:`verbatim_key` -> its index (copied sentences).
     verbatim: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Words the context uses as the name of a method, function, operator, keyword or
+    #: command ("the equals method"): lower case (see :func:`code_names`).
+    code_names: frozenset[str] = frozenset()
 
 
 class _Facts(NamedTuple):
@@ -105,6 +109,24 @@ def verbatim_key(sentence: str) -> str:
     return " ".join(sentence.split()).rstrip(" .")
 
 
+#: "the equals method", "the print function", "the break keyword": a word the book names
+#: as code.  Stemming would match "equals" to "equal" and "print" to "printing".
+_NAMED_AS_CODE = re.compile(
+    r"\bthe\s+([A-Za-z_]\w{2,})\s+(?:method|function|operator|keyword|command|statement)s?\b",
+    re.IGNORECASE)
+
+
+def code_names(text: str) -> frozenset[str]:
+    """The words ``text`` names as code: "the equals method" -> {"equals"}.
+
+    A claim that uses one of these words needs it written the same way in its supporting
+    sentence: "equals tests whether two integers are equal" is not supported by "To test
+    whether two integers are equal, use the == operator", whose "equal" is an adjective.
+    """
+    return frozenset(m.group(1).lower() for m in _NAMED_AS_CODE.finditer(text)
+                     if m.group(1).lower() not in STOPWORDS)
+
+
 def build_context(context_text: str, header_reach: int, max_windows: int) -> Context:
     """What the checks read of ``context_text``: its support sentences (planted
     instructions left out, their payloads kept) and each sentence's facts."""
@@ -153,5 +175,6 @@ def build_context(context_text: str, header_reach: int, max_windows: int) -> Con
         lists=list_groups(support),
         ranks=[f.ranks for f in facts],
         verbatim={verbatim_key(x): i for i, x in reversed(list(enumerate(support)))},
+        code_names=code_names(text),
     )
     return ctx
