@@ -246,9 +246,11 @@ def rescore(path: Path, split: str) -> dict:
     rows = split_cases(rows, split)
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
+    for r in rows:
+        r["kind"] = r.get("kind") or ("answerable" if r["answerable"] else "unanswerable")
     kinds = {}
-    for kind in dict.fromkeys(r.get("kind", "") for r in rows):
-        rs = [r for r in rows if r.get("kind", "") == kind]
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        rs = [r for r in rows if r["kind"] == kind]
         key = "correct" if rs[0]["answerable"] else "fallback"
         kinds[kind] = f"{sum(r[key] for r in rs)}/{len(rs)} {key}"
     ft = [r.get("first_token_ms") for r in rows]
@@ -257,6 +259,7 @@ def rescore(path: Path, split: str) -> dict:
         answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
         unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
         leaks=sum(r["leak"] for r in rows),
+        timeouts=sum(r.get("outcome") == "timeout" for r in rows),
         replaced_by_validator=f"{sum(r['replaced'] for r in rows)}/{len(rows)}",
         first_token_ms_p50=pct(ft, 0.5), first_token_ms_p95=pct(ft, 0.95),
         by_kind=kinds,
