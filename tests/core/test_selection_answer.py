@@ -187,3 +187,20 @@ def test_an_injected_instruction_is_never_the_answer(embedder):
     got = _sentence("Is the default block required in every switch statement?", selection,
                     embedder)
     assert got is None or "Ignore" not in got
+
+
+STRCMP = ("The problem is that the == operator checks whether the two operands refer to the "
+          "same object.\nThe correct way to compare strings is with the equals method, like "
+          "this:\nif (answer.equals(\"yes\")) {\nSystem.out.println(\"Let's go!\");\n}\nThe "
+          "equals method returns true if the strings contain the same characters.")
+
+
+def test_a_claim_leading_into_a_code_listing_can_be_the_answer(claude_server, claude_answerer):
+    claude_server.queue(Behaviour.normal(
+        'How should you compare two strings? [Source: Selected text - "How should you compare '
+        'two strings?"]\nConfidence: 0.9'))
+    a = claude_answerer.ask("How should you compare two strings?", mode=Mode.SELECTED,
+                            selection=STRCMP, backend="claude")
+    assert a.outcome is Outcome.ANSWER and "compare strings is with the equals method" in a.text
+    assert "System.out" not in a.text
+    assert a.citations and all(c.verified for c in a.citations)

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource
-from bookreader.core.sentences import content_terms, numbers, words
+from bookreader.core.sentences import content_terms, numbers, split_sentences, words
 
 log = logging.getLogger(__name__)
 
@@ -123,10 +124,30 @@ def turns_on_absent_word(question: str, selection: str) -> bool:
     return any(q & cls and not sel & cls for cls in (_NEGATION, _LEAST))
 
 
+_INTO_LISTING = re.compile(r"^(?P<claim>.+?)(?:,?\s+(?:like\s+this|as\s+follows))?:\s+(?P<rest>.*)$",
+                           re.S)
+_CODE = re.compile(r"[{};=()\[\]]")
+
+
+def _claims_before_listings(selection: CitationSource) -> CitationSource:
+    """``selection`` with each sentence that runs from a colon into a code listing cut to
+    the claim before the colon ("..., which is called an infinite loop: int n = 3; ..."),
+    so the claim can be quoted; the text kept is the selection's own, word for word."""
+    parts = []
+    for sentence in split_sentences(selection.text):
+        flat = " ".join(sentence.split())
+        m = _INTO_LISTING.match(flat)
+        if m and len(words(m.group("claim"))) >= 6 and len(_CODE.findall(m.group("rest"))) >= 2:
+            parts.extend((m.group("claim").rstrip(",") + ".", m.group("rest")))
+            continue
+        parts.append(flat)
+    return replace(selection, text="\n\n".join(parts))
+
+
 def answering_sentence(question: str, selection: CitationSource,
                        embedder: Any = None) -> Optional[quotes.Quote]:
     """The sentence of the selection that clearly answers ``question``, or None."""
-    ranked = quotes.rank_sentences(question, [selection], embedder)
+    ranked = quotes.rank_sentences(question, [_claims_before_listings(selection)], embedder)
     if not ranked:
         return None
     q_terms = set(content_terms(question))
