@@ -453,7 +453,8 @@ class _Run(OutcomeAssembly):
         when the model meant to answer but its text could not be shown (it restated the
         question, or the check rejected its wording); None for the fixed fallback.  Reads
         the selection only (see :mod:`bookreader.core.selection_answer`)."""
-        if self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None:
+        if (self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None
+                or self.spec.kind == "extractive"):  # its answer is already such a sentence
             return None
         sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
         embedder = self.owner.validator.embedder
@@ -465,8 +466,10 @@ class _Run(OutcomeAssembly):
             add_missing=False)
         if not citations:
             return None
-        log.info("Model's answer not shown; the selection's sentence instead")
         validation = self.owner.validator.validate(best.sentence, self.selection)
+        if not validation.passed:  # the configured check decides, even for copied text
+            return None
+        log.info("Model's answer not shown; the selection's sentence instead")
         signals = self._signals(best.sentence, validation, 1.0,
                                 calibration.generation_confidence(None, []))
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
