@@ -25,7 +25,10 @@ answer in ``...answers.jsonl`` beside it to read):
   text runs on above the next heading: ``bench/questions/check_questions.py``);
 * ``cited_evidence_page``: the same on the stricter gold, the gold pages that hold the
   question's evidence phrase;
-* ``answer_correct``: in-scope questions with an ``answer`` outcome judged correct;
+* ``answer_correct``: in-scope questions with an ``answer`` outcome judged correct (the
+  shown text: a small-tier answer includes the book sentences quoted beside it, each a
+  verified citation); ``answer_correct_model_part`` counts only the model's own sentences
+  (:func:`model_part`);
 * ``false_not_covered``: in-scope questions answered "not covered";
 * ``out_of_scope_declined``: out-of-scope questions answered "not covered";
 * outcomes, accuracy per confidence level, expected calibration error (10 equal-width
@@ -75,6 +78,14 @@ def gold_share(answer_text: str, gold: str) -> float:
         return 0.0
     have = set(content_terms(strip_citations(answer_text)))
     return round(len(want & have) / len(want), 4)
+
+
+def model_part(answer_text: str) -> str:
+    """The model's own sentences of an answer: the text before the book sentences quoted
+    beside it (lines that open with a curly quote, added by the small tier)."""
+    lines = answer_text.split("\n")
+    own = [ln for ln in lines if not ln.lstrip().startswith("\u201c")]
+    return "\n".join(own)
 
 
 def percentile(values: Sequence[float], q: float) -> Optional[float]:
@@ -138,6 +149,8 @@ def summarise(rows: Sequence[dict]) -> dict:
         "cited_gold_by_answer": round(
             sum(r["cited_gold"] for r in ins if r["outcome"] == "answer") / n_in, 3),
         "answer_correct": round(sum(r["correct"] for r in answered) / n_in, 3),
+        "answer_correct_model_part": round(
+            sum(r.get("correct_model_part", r["correct"]) for r in answered) / n_in, 3),
         "answers": len(answered),
         "answers_correct_share": round(sum(r["correct"] for r in answered) / len(answered), 3)
         if answered else None,
@@ -217,6 +230,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
             gold_pages = set(item["gold_pages"])
             cited = any(c.verified and c.page in gold_pages for c in a.citations)
             share = gold_share(a.text, item["gold"]) if item["gold"] else 0.0
+            own = model_part(a.text) if outcome == "answer" else ""
+            own_share = gold_share(own, item["gold"]) if item["gold"] and own else 0.0
             rows.append({
                 **item,
                 "outcome": outcome,
@@ -228,6 +243,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
                     c.verified and c.page in item["evidence_pages"] for c in a.citations),
                 "gold_share": share,
                 "correct": outcome == "answer" and share >= CORRECT_SHARE,
+                "model_share": own_share,
+                "correct_model_part": outcome == "answer" and own_share >= CORRECT_SHARE,
                 "confidence": a.confidence,
                 "level": a.confidence_level,
                 "signals": a.confidence_signals,
@@ -262,6 +279,8 @@ def format_table(s: dict, title: str) -> str:
         f"{s['cited_evidence_page']:.1%})",
         f"in-scope answered correctly by the model: {s['answer_correct']:.1%} "
         f"({s['answers']} answers, {s['answers_correct_share'] or 0:.0%} of them correct)",
+        "  (counting only the model's own sentences, not the book sentences quoted beside "
+        f"them: {s.get('answer_correct_model_part', s['answer_correct']):.1%})",
         f"in-scope given quotes that hold the gold content (share >= {CORRECT_SHARE}): "
         f"{s['quotes_with_gold_content']:.1%}",
         f"false 'not covered' on in-scope: {s['false_not_covered']:.1%}",

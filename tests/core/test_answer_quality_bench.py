@@ -56,6 +56,22 @@ def test_summarise_separates_outcomes(aq):
     assert s["outcomes"] == {"answer": 1, "quotes": 2, "not_covered": 2, "timeout": 1}
 
 
+def test_the_models_own_part_is_scored_apart_from_quotes_beside_it(aq):
+    gold = "Use the indexOf method, which returns the index of the character."
+    text = ("You could write a loop and use charAt. [Source: 6.8 (Page 99) - \"use charAt\"]\n"
+            "\u201cThe indexOf method returns the index of the character.\u201d "
+            "[Source: 6.8 (Page 99) - \"The indexOf method returns the index\"]")
+    own = aq.model_part(text)
+    assert own.startswith("You could write") and "indexOf" not in own
+    assert aq.gold_share(text, gold) >= aq.CORRECT_SHARE > aq.gold_share(own, gold)
+    rows = [{"outcome": "answer", "gold_pages": [1], "correct": True, "correct_model_part": False,
+             "cited_gold": True, "confidence": 0.5, "split": "tune", "first_token_ms": 1.0,
+             "total_ms": 2.0, "gold_share": 0.8}]
+    s = aq.summarise(rows)
+    assert s["answer_correct"] == 1.0 and s["answer_correct_model_part"] == 0.0
+    assert "model's own sentences" in aq.format_table(s, "t")
+
+
 def test_every_in_scope_question_has_a_gold_answer(aq):
     for qfile in sorted((BENCH_DIR / "questions").glob("*.jsonl")):
         items = aq.load(qfile, None)

@@ -86,3 +86,68 @@ def test_a_code_listing_is_ranked_line_by_line():
     shown = focus(code, "What does the program print with System.out.println?", 300)
     assert len(shown) <= 300
     assert '    String greeting = "hello world";\n    System.out.println(greeting);' in shown
+
+
+# --- whole-book focus ranked by the extractive sentence score (focus_passages) ----------------
+BASE_CASE = ("Recursion needs a way to stop. For example, here is a recursive method without a "
+             "base case:\npublic static void forever(int n) {\nforever(n + 1); }\nWithout a "
+             "base case the recursion never ends and the program crashes.")
+VOCAB = ("recursive: A method that invokes itself. base case: A condition that causes a "
+         "recursive method not to make another recursive call. infinite recursion: A recursive "
+         "method without a base case.")
+NOISE = ("5.3 Stack Diagrams\nThe stack diagram shows each frame of the program as a box "
+         "with its variables and their values.")
+
+
+def _shown(picked):
+    return "\n".join(text for _, text in picked)
+
+
+def test_answer_ranking_shows_the_definition_not_the_lead_in_to_code(embedder):
+    from bookreader.core.focus import focus_passages
+
+    question = "What is a base case?"
+    texts = [BASE_CASE, VOCAB, NOISE]
+    sections = ["8.2 Recursive Methods", "8.9 Vocabulary", "5.3 Stack Diagrams"]
+    kwargs = dict(embedder=embedder, sections=sections, passage_cost=40)
+    # Ranked by keywords and similarity alone, the lead-in fills room a claim could use.
+    assert "here is a recursive method" in _shown(focus_passages(texts, question, 450, **kwargs))
+    picked = focus_passages(texts, question, 450, ranking="answer_split", **kwargs)
+    shown = _shown(picked)
+    assert "base case: A condition that causes a recursive method" in shown
+    # A lead-in to a listing and a heading say nothing; they are never shown for themselves.
+    assert "here is a recursive method without a base case:" not in shown
+    assert "5.3 Stack Diagrams" not in shown
+    for _, text in picked:  # every line is the book's own text
+        for line in text.split("\n"):
+            assert any(" ".join(line.split()) in " ".join(t.split()) for t in texts), line
+
+
+def test_focus_order_puts_the_best_passage_last_or_first(embedder):
+    from bookreader.core.focus import focus_passages
+
+    question = "What is a base case?"
+    texts = [NOISE, VOCAB]
+    kwargs = dict(embedder=embedder, ranking="answer_split", passage_cost=0)
+    in_text = focus_passages(texts, question, 200, **kwargs)
+    assert [k for k, _ in in_text] == sorted(k for k, _ in in_text)
+    last = focus_passages(texts, question, 200, order="best_last", **kwargs)
+    first = focus_passages(texts, question, 200, order="best_first", **kwargs)
+    assert last[-1][0] == 1 and "base case: A condition" in last[-1][1]
+    assert first[0][0] == 1 and [k for k, _ in first] == [k for k, _ in reversed(last)]
+
+
+def test_a_unit_two_passages_share_is_shown_once(embedder):
+    from bookreader.core.focus import focus_passages, unique_sentences
+
+    lead = "Integer division in Python 2 would divide two integers and truncate the result:"
+    texts = [f"{lead} >>> 7/2 3 The remainder of dividing two integers comes from the % operator.",
+             f"Older code relied on it. {lead}\n>>> minute/60 0 Some filler about printing values.",
+             "Unrelated filler about strings and lists that says nothing of division at all."]
+    question = "How do I get the remainder when dividing two integers?"
+    texts = unique_sentences(texts)
+    assert sum(lead in t for t in texts) == 2  # split differently: both kept by sentence
+    picked = focus_passages(texts, question, 260, embedder=embedder, ranking="answer_split",
+                            passage_cost=0)
+    shown = _shown(picked)
+    assert "% operator" in shown and shown.count("truncate the result") <= 1

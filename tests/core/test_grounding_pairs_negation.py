@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bookreader.core.claim_text import negation_cues, polarity_agrees
-from bookreader.core.exact_terms import comparative_restated, key_text
+from bookreader.core.exact_terms import code_terms, comparative_restated, key_text
 from bookreader.core.grounding import GroundingValidator, name_stems
 from bookreader.core.grounding_context import opens_with_anaphora
 from bookreader.core.sentences import content_terms, words
@@ -179,3 +179,31 @@ def test_code_names_are_the_words_a_context_names_as_code():
                       "the len() function and the == operator are code too.") == frozenset(
         {"print", "break"})
     assert code_names("The method of the book is simple.") == frozenset()
+
+
+def test_increment_and_decrement_operators_are_exact_terms(int8):
+    """The small tier's "For strings, the ++ operator performs concatenation" (the book
+    says "+") was shown as a verified answer: "++" and "--" are operators like "==", not
+    punctuation the check may ignore."""
+    strings = ("The + operator works with strings, but it might not do what you expect. For "
+               "strings, the + operator performs concatenation, which means joining end to "
+               "end. So \"Hello, \" + \"World!\" yields \"Hello, World!\".")
+    v = GroundingValidator(int8)
+    assert not v.validate("For strings, the ++ operator performs concatenation.", strings).passed
+    assert v.validate("For strings, the + operator performs concatenation, joining them end "
+                      "to end.", strings).passed
+    both = strings + " The ++ operator adds one to a variable, and the -- operator subtracts one."
+    assert not v.validate("For strings, the ++ operator performs concatenation.", both).passed
+    assert v.validate("The ++ operator adds one to a variable.", both).passed
+    assert code_terms("use i-- to count down; run it -- it works; --format json") == [
+        "--", "--format"]
+
+
+def test_empty_brackets_name_the_method_the_book_calls(int8):
+    """"Math.sqrt()" names the method the book calls as "Math.sqrt(17.0)": not a missing
+    term; a method the book never calls still is."""
+    ctx = ("The Math class provides common mathematical operations: double root = "
+           "Math.sqrt(17.0); double height = Math.sin(angle);")
+    v = GroundingValidator(int8)
+    assert v.validate("Math.sqrt() computes a square root.", ctx).missing_terms == ()
+    assert v.validate("Math.cbrt() computes a cube root.", ctx).missing_terms == ("Math.cbrt()",)

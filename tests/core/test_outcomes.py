@@ -338,3 +338,88 @@ def test_a_faithful_answer_whose_excerpt_was_repaired_stays_an_answer_and_says_s
     assert a.citations and a.citations[0].verified
     # the second verification pass finds the repaired excerpt verbatim; it stays marked
     assert a.citations[0].repaired
+
+
+# --- the book's best sentence beside a thin answer (whole book, spec.answer_quote) -----------------
+@pytest.fixture
+def quoting(claude, monkeypatch):
+    """The fake Claude answering as a tier that adds the best quote (as ``small`` does)."""
+    import dataclasses
+
+    from bookreader.core import answering as answering_module
+    from bookreader.core.llm.specs import spec_for
+
+    spec = dataclasses.replace(spec_for("claude"), answer_quote=True)
+    monkeypatch.setattr(answering_module, "spec_for", lambda name: spec)
+    return claude
+
+
+def test_a_thin_verified_answer_gets_the_books_best_sentence_beside_it(book, quoting):
+    server, answerer = quoting
+    pdf = book[3]
+    server.queue(Behaviour.normal(
+        'Mitochondria release the energy stored in food. [Source: 1.1 Mitochondria (Page 1) - '
+        '"Mitochondria release the energy stored in food"]\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=pdf, backend="claude")
+    assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
+    first, quote = a.text.split("\n")
+    assert first.startswith("Mitochondria release the energy stored in food.")
+    # The added line is the book's own sentence, quoted, with a verified citation on its page.
+    assert quote.startswith("\u201cThe energy is stored in a molecule called ATP.\u201d [Source:")
+    page = _page_of(pdf, "called ATP")
+    assert any(c.page == page and c.verified and "called ATP" in c.excerpt for c in a.citations)
+    assert a.validation is not None and a.validation.passed
+    # The confidence judges what the model wrote, not the quote added to it.
+    assert a.confidence_signals["coverage"] == calibration.question_coverage(
+        "Which molecule stores the energy from food?", first)
+
+
+def test_an_answer_that_already_says_it_gets_no_quote(book, quoting):
+    server, answerer = quoting
+    server.queue(Behaviour.normal(
+        'The energy is stored in a molecule called ATP. [Source: 1.1 Mitochondria (Page 1) - '
+        '"The energy is stored in a molecule called ATP"]\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is Outcome.ANSWER
+    # What the answer already says is not quoted again (another sentence may be).
+    assert a.text.count("molecule called ATP") == 2  # the claim and its own citation
+    assert "\u201cThe energy is stored" not in a.text
+
+
+def test_code_marks_read_as_plain_text_outside_citations():
+    from bookreader.core.model_output import plain_code_marks
+
+    text = ('Use the `Math.sqrt()` and ``Math.sin()`` methods. [Source: 4.6 Math Methods '
+            '(Page 58) - "double root = Math.sqrt(17.0); `x`"] Call f() first.')
+    assert plain_code_marks(text) == (
+        'Use the Math.sqrt and Math.sin methods. [Source: 4.6 Math Methods (Page 58) - '
+        '"double root = Math.sqrt(17.0); `x`"] Call f() first.')
+
+
+def test_the_prompts_own_tags_never_reach_a_whole_book_answer(book, claude):
+    """Seen on Think Java with the small tier: 'if (answer.equals("yes")) {' followed by
+    the '</excerpt>' line it had just read, shown to the student."""
+    server, answerer = claude
+    server.queue(Behaviour.normal(
+        'The energy is stored in a molecule called ATP. [Source: 1.1 Mitochondria (Page 1) - '
+        '"The energy is stored in a molecule called ATP"]\n</excerpt>\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is Outcome.ANSWER and "called ATP" in a.text
+    assert "excerpt>" not in a.text
+
+
+def test_the_quotes_card_leads_with_the_extractive_backends_choice(book, quoting):
+    server, answerer = quoting
+    server.queue(Behaviour.normal(prompts.NOT_COVERED))
+    question = "Which molecule stores the energy from food?"
+    a = answerer.ask(question, mode=Mode.BOOK, retriever=book[2], pages=book[3],
+                     backend="claude")
+    assert a.outcome is Outcome.QUOTES and a.text.startswith(quotes.QUOTES_INTRO)
+    sources = [CitationSource.from_chunk(p.chunk) for p in a.retrieval.passages]
+    lead = quotes.extractive_quotes(question, sources, answerer.validator.embedder)
+    assert lead and a.text.split("\n")[1].startswith(f"\u201c{lead[0].sentence}\u201d")
+    assert "called ATP" in a.text.split("\n")[1]
+    assert all(c.verified for c in a.citations)

@@ -52,7 +52,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
 from bookreader.core import prompts, quotes
-from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
@@ -64,9 +64,11 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
+    drop_prompt_tags,
     drop_unclosed_citations,
     loop_start,
     parse_answer,
+    plain_code_marks,
 )
 from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     DEFAULT_GENERATION_CONFIDENCE,
@@ -78,9 +80,12 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     generation_confidence,
 )
 from bookreader.core.retrieval import is_covered
-from bookreader.core.selection_answer import LEAD as LEAD_FROM_SELECTION
-from bookreader.core.selection_answer import answering_sentence, turns_on_absent_word
-from bookreader.core.sentences import key_only
+from bookreader.core.selection_answer import (
+    first_unsupported,
+    selection_answer,
+    turns_on_absent_word,
+)
+from bookreader.core.sentences import content_terms, key_only
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -99,6 +104,11 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
+#: Least share of the best quote's content words an answer must lack for the quote to be
+#: added beside it (see ``_Run._with_best_quote``).
+QUOTE_NEW_SHARE = 0.5
+#: Most book sentences quoted beside a verified answer.
+ANSWER_QUOTES = 2
 
 
 class Answerer:
@@ -276,9 +286,7 @@ class _Run(OutcomeAssembly):
                 confidence=1.0 - retrieval_conf,
                 outcome=Outcome.NOT_COVERED,
             )
-        if (self.mode is Mode.SELECTED and quotes.task_kind(self.question) is None
-                and turns_on_absent_word(self.question, self.selection)):
-            log.info("Selected text: the question turns on a word the selection never uses")
+        if self.mode is Mode.SELECTED and turns_on_absent_word(self.question, self.selection):
             return self._answer(prompts.NOT_IN_SELECTION, fallback=True, confidence=0.8,
                                 outcome=Outcome.NOT_IN_SELECTION)
         return self._generate(passages, retrieval_conf, on_token, cancel)
@@ -340,7 +348,11 @@ class _Run(OutcomeAssembly):
             # A local tier reads the best sentences of all passages, not the first whole.
             picked = focus_passages(unique_sentences([p.chunk.text for p in passages]),
                                     self.question, budget,
-                                    embedder=self.owner.validator.embedder)
+                                    embedder=self.owner.validator.embedder,
+                                    sections=[p.chunk.section or p.chunk.chapter
+                                              for p in passages],
+                                    ranking=self.spec.focus_ranking,
+                                    order=self.spec.focus_order)
             picked = [(k, text) for k, text in picked if text.strip()] or picked[:1]
             self.shown = {id(passages[k]): text for k, text in picked}
             return [passages[k] for k, _ in picked]
@@ -449,28 +461,17 @@ class _Run(OutcomeAssembly):
                             gen.generation_ms, answer_source=gen.cut)
 
     def _from_selection(self, common: dict, t: float) -> Optional[Answer]:
-        """Selected text: the selection's own sentence that clearly answers the question,
-        when the model meant to answer but its text could not be shown (it restated the
-        question, or the check rejected its wording); None for the fixed fallback.  Reads
-        the selection only (see :mod:`bookreader.core.selection_answer`)."""
+        """Selected text: the selection's sentence that clearly answers, in place of a model
+        answer that cannot be shown (:mod:`bookreader.core.selection_answer`)."""
         if (self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None
-                or self.spec.kind == "extractive"):  # its answer is already such a sentence
+                or self.spec.kind == "extractive"):
             return None
         sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
-        embedder = self.owner.validator.embedder
-        best = answering_sentence(self.question, sel, embedder)
-        if best is None:
+        found = selection_answer(self.question, sel, self.owner.validator, self.pages)
+        if found is None:
             return None
-        text, citations = verify_answer(
-            f"{LEAD_FROM_SELECTION}\n{quotes.render_quotes([best])}", [sel], self.pages,
-            add_missing=False)
-        if not citations:
-            return None
-        validation = self.owner.validator.validate(best.sentence, self.selection)
-        if not validation.passed:  # the configured check decides, even for copied text
-            return None
-        log.info("Model's answer not shown; the selection's sentence instead")
-        signals = self._signals(best.sentence, validation, 1.0,
+        text, citations, validation, sentence = found
+        signals = self._signals(sentence, validation, 1.0,
                                 calibration.generation_confidence(None, []))
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
@@ -495,6 +496,8 @@ class _Run(OutcomeAssembly):
         source = raw if answer_source is None else answer_source
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
+        if self.mode is Mode.BOOK:
+            text = plain_code_marks(drop_prompt_tags(text))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
@@ -521,33 +524,22 @@ class _Run(OutcomeAssembly):
             log.info("Rejected: an invented citation excerpt and similarity %.2f",
                      validation.similarity)
             validation = replace(validation, passed=False)
-            rescued = self._from_selection(common, t)
-            if rescued is not None:
-                return rescued
-            return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
-                                   confidence, t)
+            return self._from_selection(common, t) or self._not_shown(
+                passages, retrieval_conf, common, "rejected", validation, confidence, t)
         replaced = False
         if not validation.passed:
             kept = supported_part(text, validation)
-            sentences = self.owner.validator.answer_sentences(text)
             if kept is None:
                 replaced = True
-            elif (self.mode is Mode.SELECTED and sentences
-                  and sentences[0] in validation.unsupported_sentences):
-                # The first sentence is the answer; what follows it only explains.  Without
-                # it the rest answers nothing ("To round to the closest integer, use (int).
-                # In this example, x gets the value 3." would show the example alone).
-                log.info("Selected text: the answering sentence is unsupported")
-                replaced = True
+            elif self.mode is Mode.SELECTED and first_unsupported(
+                    self.owner.validator.answer_sentences(text), validation):
+                replaced = True  # what is left explains an answer that is not shown
             else:
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
         if replaced:
-            rescued = self._from_selection(common, t)
-            if rescued is not None:
-                return rescued
-            return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
-                                   confidence, t)
+            return self._from_selection(common, t) or self._not_shown(
+                passages, retrieval_conf, common, "rejected", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
         moved = quotes.repoint_citations(text, sources, self.pages)
         if moved != text:  # a citation quoted a sentence unrelated to its claim
@@ -560,12 +552,15 @@ class _Run(OutcomeAssembly):
             # an answer none of whose sentences could be tied to a page is not shown as one.
             return self._not_shown(passages, retrieval_conf, common, "uncited", validation,
                                    confidence, t)
+        model_text = text  # the confidence signals judge what the model wrote
+        if self.mode is Mode.BOOK and self.spec.answer_quote:
+            text, citations = self._with_best_quote(text, citations, sources, context)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True
         elif self.mode is Mode.HIGHLIGHT:
             in_sel = self.owner.validator.validate(text, self.selection).passed
-        signals = self._signals(text, validation, retrieval_conf, gen_conf)
+        signals = self._signals(model_text, validation, retrieval_conf, gen_conf)
         confidence = calibration.calibrated(signals)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
@@ -573,3 +568,36 @@ class _Run(OutcomeAssembly):
             validation=validation, confidence_signals=signals.as_dict(),
             in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
         )
+
+    def _with_best_quote(self, text: str, citations: tuple, sources: Sequence[Any],
+                         context: str) -> tuple[str, tuple]:
+        """A verified whole-book answer with the book's sentences for the question quoted
+        beside it, when the answer does not already say what they say.
+
+        A small model's verified answer is often true but thin ("Characters like letters
+        are stored in a data type called char."): the sentences the extractive backend
+        would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
+        :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
+        student reads the book's own words and has the page.  A sentence is added only
+        when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
+        text, and the whole text must still pass the grounding check.
+        """
+        embedder = self.owner.validator.embedder
+        picked = quotes.extractive_quotes(self.question, sources, embedder, k=ANSWER_QUOTES)
+        have = set(content_terms(strip_citations(text)))
+        added = []
+        for q in picked:
+            want = set(content_terms(q.sentence))
+            if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
+                added.append(q)
+                have |= want
+        if not added:
+            return text, citations
+        joined = text + "\n" + quotes.render_quotes(added)
+        new_text, new_citations = verify_answer(joined, sources, self.pages, add_missing=False)
+        if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
+            return text, citations  # the quotes' citations must verify on their pages
+        if not self.owner.validator.validate(new_text, context).passed:
+            log.info("Quotes not added: the answer with them did not pass the check")
+            return text, citations
+        return new_text, new_citations

@@ -73,9 +73,13 @@ ANAPHORA = frozenset(
 )
 
 
-#: Operators written with two symbols ("==", "&&", "//"): "use == to compare strings"
-#: and "use equals" differ in nothing else.
-_OPERATOR = re.compile(r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=)(?![=&|/*])")
+#: Operators written with two symbols ("==", "&&", "//", "++"): "use == to compare strings"
+#: and "use equals" differ in nothing else, nor "the ++ operator concatenates" and the
+#: book's "the + operator concatenates".  "--" counts beside a name ("i--") or before
+#: "operator", not as a dash between words.
+_OPERATOR = re.compile(
+    r"(?<![=!<>&|+*/-])(?:==|!=|<=|>=|&&|\|\||//|\*\*|\+=|-=|\+\+)(?![=&|/*+])"
+    r"|(?<=\w)--(?!-)|(?<![\w-])--(?=\s+operator)")
 
 
 #: camelCase identifiers ("toUpperCase", "compareTo", "iPhone" too: a name either way).
@@ -101,6 +105,13 @@ def code_terms(sentence: str) -> list[str]:
 
 def squash(text: str) -> str:
     return "".join(text.lower().split())
+
+
+def code_key(term: str) -> str:
+    """A code term as it is looked for in the squashed context: ``Math.sqrt()`` names the
+    method the book calls as ``Math.sqrt(17.0)``, so empty brackets match any call."""
+    key = squash(term)
+    return key[:-1] if key.endswith("()") else key
 
 
 CAPITALISED = re.compile(r"^[A-Z\u00c0-\u00de][\w'\u2019-]*$")

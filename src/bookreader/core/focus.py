@@ -19,12 +19,21 @@ the question when an embedder is given.  The best sentence's predecessor is kept
 when there is room, since it usually holds what "it" or "this" refers to.  A long
 stretch without sentence ends (a code listing, a list, a table) is ranked line by line,
 and kept lines keep their line breaks.
+
+Whole-book mode (:func:`focus_passages`) ranks the retrieved passages' sentences together.
+A tier's spec chooses the ranking: ``"keywords"`` (the score above) or ``"answer_split"``
+(the default tier ``small``): the extractive backend's sentence score
+(:func:`answer_scores`: a definition for "what is", a procedure for "how"; a heading, a
+lead-in to a code listing or a contents line never shown for its own sake), on the units
+the extractive backend splits (a glossary entry, a lead-in and its listing apart).
+``bench/focus_quality.py`` measures what each ranking shows without running a model.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from typing import Any, Optional, Sequence
 
@@ -180,6 +189,9 @@ def focus_passages(
     *,
     embedder: Any = None,
     passage_cost: int = PASSAGE_COST,
+    sections: Sequence[str] = (),
+    ranking: str = "keywords",
+    order: str = "text",
 ) -> list[tuple[int, str]]:
     """The most relevant sentences of several retrieved passages, ``max_chars`` in all.
 
@@ -194,15 +206,27 @@ def focus_passages(
     not yet shown must be worth that much more room: the budget goes to fewer passages'
     best sentences rather than to one sentence each of many.
 
+    Args:
+        sections: Each text's section heading (``ranking="answer"`` matches it against
+            the question, as the extractive backend does).
+        ranking: ``"keywords"``: IDF keyword share plus MiniLM similarity; ``"answer"``:
+            the extractive backend's sentence score (:func:`answer_scores`), which prefers
+            a sentence of the answer's type and never a heading or a lead-in to code.
+        order: ``"text"``: the passages in the order of ``texts``; ``"best_first"``:
+            the passage holding the best sentence first, then by their best kept
+            sentence; ``"best_last"``: the reverse (the best next to the question).
+
     Returns:
         ``(index into texts, shown text)`` for each passage that keeps a sentence, in the
-        order of ``texts``; at least the best sentence of all is kept.
+        order asked; at least the best sentence of all is kept.
     """
     units: list[str] = []
     joins: list[str] = []
     owner: list[int] = []
     for k, text in enumerate(texts):
         u, j = _units(text, max_chars)
+        if ranking == "answer_split":
+            u, j = _answer_units(u, j)
         units.extend(u)
         joins.extend(j)
         owner.extend([k] * len(u))
@@ -210,29 +234,144 @@ def focus_passages(
         return []
     if sum(len(t) + passage_cost for t in texts) <= max_chars + passage_cost:
         return [(k, t) for k, t in enumerate(texts)]
-    scores = _scores(units, question, embedder)
-    order = sorted(range(len(units)), key=lambda i: (-scores[i], i))
-    best = order[0]
+    if ranking == "answer_split":
+        scores = answer_scores(units, owner, question, embedder, sections)
+    elif ranking == "answer":
+        scores = _sentence_answer_scores(units, joins, owner, question, embedder, sections)
+    else:
+        scores = _scores(units, question, embedder)
+    order_ = sorted(range(len(units)), key=lambda i: (-scores[i], i))
+    best = order_[0]
     chosen = {best}
     shown = {owner[best]}
     used = min(len(units[best]), max_chars) + 2 * len(GAP)
-    wanted = ([best - 1] if best > 0 and owner[best - 1] == owner[best] else []) + order[1:]
+    before = [best - 1] if best > 0 and owner[best - 1] == owner[best] else []
+    if ranking != "keywords" and before and scores[before[0]] <= UNUSABLE:
+        before = []  # a heading or a lead-in to code says nothing the best one needs
+    wanted = before + order_[1:]
+    said = {" ".join(units[best].lower().split())}
     for i in wanted:
         if i in chosen:
+            continue
+        if ranking != "keywords" and scores[i] <= UNUSABLE:
+            continue
+        key = " ".join(units[i].lower().split())
+        if key in said:  # two passages share the unit (split apart differently)
             continue
         cost = len(units[i]) + len(GAP) + (0 if owner[i] in shown else passage_cost)
         if used + cost > max_chars:
             continue
         chosen.add(i)
         shown.add(owner[i])
+        said.add(key)
         used += cost
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str, float]] = []
     for k in range(len(texts)):
         idx = [i for i in range(len(units)) if owner[i] == k]
         kept = [n for n, i in enumerate(idx) if i in chosen]
         if not kept:
             continue
         mine = [units[i] for i in idx]
-        shown = _render(mine, [joins[i] for i in idx], kept, PASSAGE_GAP)
-        out.append((k, shown[:max_chars] if len(kept) == 1 else shown))
-    return out
+        text = _render(mine, [joins[i] for i in idx], kept, PASSAGE_GAP)
+        top = max(scores[idx[n]] for n in kept)
+        out.append((k, text[:max_chars] if len(kept) == 1 else text, top))
+    if order == "best_first":
+        out.sort(key=lambda x: -x[2])
+    elif order == "best_last":
+        out.sort(key=lambda x: x[2])
+    return [(k, text) for k, text, _ in out]
+
+
+#: A unit scored at or below this by :func:`answer_scores` (a heading, a bare lead-in to
+#: code, a contents line) is never shown for its own sake.
+UNUSABLE = -0.5
+_TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
+
+
+def _heading_like(unit: str) -> bool:
+    """A short line without closing punctuation: a heading or a caption, not a claim."""
+    return len(unit.split()) <= 10 and not _TERMINAL.search(unit)
+
+
+def _answer_units(units: Sequence[str], joins: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``units`` split further where the extractive backend splits (a line ending in a
+    colon, a glossary entry, a vocabulary list run together), line units kept whole."""
+    from bookreader.core.llm.extractive import split_sentences as answer_split
+
+    out: list[str] = []
+    out_joins: list[str] = []
+    for unit, join in zip(units, joins):
+        parts = [unit] if join == "\n" else answer_split(unit) or [unit]
+        for n, part in enumerate(parts):
+            out.append(part)
+            out_joins.append(join if n == 0 else " ")
+    return out, out_joins
+
+
+def _sentence_answer_scores(units: Sequence[str], joins: Sequence[str], owner: Sequence[int],
+                            question: str, embedder: Any, sections: Sequence[str]) -> list[float]:
+    """:func:`answer_scores` of each unit's parts (a glossary entry, a lead-in and what
+    follows it), the unit scored by its best part: a whole sentence is still what is
+    shown (a list run together in one sentence, "input: Get data ... output: Display
+    ...", stays whole), but it ranks as the extractive backend ranks its best piece."""
+    parts, part_joins = _answer_units(units, joins)
+    part_owner: list[int] = []
+    part_unit: list[int] = []
+    for i, (unit, join) in enumerate(zip(units, joins)):
+        n = 1 if join == "\n" else max(1, len(_answer_split(unit)))
+        part_owner.extend([owner[i]] * n)
+        part_unit.extend([i] * n)
+    scores = answer_scores(parts, part_owner, question, embedder, sections)
+    best = [UNUSABLE - 1.0] * len(units)
+    for i, score in zip(part_unit, scores):
+        best[i] = max(best[i], score)
+    return best
+
+
+def _answer_split(unit: str) -> list[str]:
+    from bookreader.core.llm.extractive import split_sentences as answer_split
+
+    return answer_split(unit)
+
+
+def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, embedder: Any,
+                  sections: Sequence[str] = ()) -> list[float]:
+    """The extractive backend's sentence score for every unit of several passages.
+
+    The mean of IDF-weighted keyword coverage (question words such as "name" or "explain"
+    left out) and MiniLM similarity, plus
+    :func:`~bookreader.core.llm.extractive.answer_type_bonus` (a definition for "what
+    is", a procedure for "how", a reason for "why"; a lead-in to code, a contents line or
+    an exercise down) and the match between the heading a unit stands under (its
+    passage's section until a heading line inside it) and the question.  A heading line
+    itself scores :data:`UNUSABLE` less.  Sentences ranked this way lie on a gold page
+    more often than by keywords and similarity alone (``bench/focus_quality.py``).
+    """
+    from bookreader.core.llm import extractive as ex
+
+    query = list(dict.fromkeys(ex.content_terms(question)))
+    q_terms = set(query)
+    terms = [set(ex.content_terms(u)) for u in units]
+    n = len(units)
+    df: Counter = Counter()
+    for t in terms:
+        df.update(t & q_terms)
+    idf = {q: math.log(1.0 + (n - df[q] + 0.5) / (df[q] + 0.5)) for q in query}
+    total = sum(idf.values()) or 1.0
+    coverage = [sum(idf[q] for q in query if q in t) / total for t in terms]
+    sims = _similarities(embedder, units, question) if embedder is not None else None
+    kind = ex.question_kind(question)
+    scores: list[float] = []
+    heading = ""
+    for i, unit in enumerate(units):
+        if i == 0 or owner[i] != owner[i - 1]:
+            k = owner[i]
+            heading = sections[k] if k < len(sections) else ""
+        score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
+        score += ex.answer_type_bonus(kind, unit, q_terms)
+        if _heading_like(unit):
+            heading = unit
+            score += UNUSABLE - 1.0
+        score += ex.HEADING_WEIGHT * ex.heading_match(heading, q_terms)
+        scores.append(score)
+    return scores

@@ -137,6 +137,7 @@ from bookreader.core.claim_text import (
 from bookreader.core.exact_terms import (
     CAPITALISED,
     COMPARATIVES,
+    code_key,
     code_terms,
     comparative_restated,
     covered,
@@ -314,7 +315,7 @@ class GroundingValidator:
     def _missing_terms(self, sentence: str, ctx: Context) -> list[str]:
         """Numbers, names, code terms and comparatives found nowhere in the context."""
         codes, nums, _ = self._exact_terms(sentence)
-        missing = [t for t in codes if squash(t) not in ctx.squashed]
+        missing = [t for t in codes if code_key(t) not in ctx.squashed]
         missing += sorted(n for n in nums if n not in ctx.numbers)
         ws = words(sentence)
         for i, w in enumerate(ws):
@@ -393,7 +394,7 @@ class GroundingValidator:
             cov = sum(1 for t in tset if covered(t, wterms)) / len(tset) if tset else 1.0
             wwords = set().union(*(ctx.sentence_words[i] for i in idx))
             exact = (
-                all(any(squash(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
+                all(any(code_key(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
                 and nums <= set().union(*(ctx.sentence_numbers[i] for i in idx))
                 and all(n in wwords or stem(n) in wterms for n in names)
                 and quants <= quantifiers(" ".join(ctx.windows[i] for i in idx))

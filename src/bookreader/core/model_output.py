@@ -398,3 +398,41 @@ def citation_numbers(text: str, cited: Sequence[tuple[str, str, str]]) -> list[t
         next_free = max(next_free, n + 1)
         out.append((m.start(), m.end(), n))
     return out
+
+
+# --- whole-book answers: text a model copied from the prompt's form, not the book's words ---
+#: The prompt's own block tags copied into an answer ("... equals("yes")) {\n</excerpt>"):
+#: never the book's words (a tag name inside book text is neutralised in the prompt).
+_PROMPT_TAG = re.compile(r"</?\s*(?:excerpt|question)\b[^>\n]*>", re.IGNORECASE)
+
+
+def drop_prompt_tags(text: str) -> str:
+    """``text`` without the prompt's own block tags (see :data:`_PROMPT_TAG`)."""
+    return _PROMPT_TAG.sub(" ", text).strip()
+
+
+_MARKER = re.compile(r"\[\s*Sources?\s*:[^\]]*\]", re.IGNORECASE)
+_BACKTICKS = re.compile(r"`{1,3}([^`\n]{1,80}?)`{1,3}")
+_EMPTY_CALL = re.compile(r"(?<=[A-Za-z0-9_])\(\)")
+
+
+def plain_code_marks(text: str) -> str:
+    """``text`` with Markdown code marks written as plain text, outside citation markers.
+
+    The 0.5B tier writes "use the `Math.sqrt()` and `Math.sin()` methods"; the book says
+    "Math.sqrt(17.0)", and the grounding check's exact test for code identifiers rejected
+    the correct sentence for its backticks and empty brackets.  The student reads the
+    same words either way; a citation's quoted excerpt is left exactly as written.
+    """
+    out: list[str] = []
+    pos = 0
+    for m in _MARKER.finditer(text):
+        out.append(_BACKTICKS.sub(_plain, text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_BACKTICKS.sub(_plain, text[pos:]))
+    return "".join(out)
+
+
+def _plain(m: re.Match) -> str:
+    return _EMPTY_CALL.sub("", m.group(1))

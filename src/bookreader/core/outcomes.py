@@ -199,7 +199,9 @@ class OutcomeAssembly:
         sources = self._sources(passages)
         min_score = 0.0 if self.mode is Mode.BOOK else 0.45
         text = quotes.build_quotes(self.question, sources, embedder, min_score=min_score,
-                                   selection_mode=self.mode is Mode.HIGHLIGHT)
+                                   selection_mode=self.mode is Mode.HIGHLIGHT,
+                                   lead_extractive=self.mode is Mode.BOOK
+                                   and getattr(self.spec, "answer_quote", False))
         if not text:
             return None
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)

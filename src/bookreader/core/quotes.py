@@ -258,6 +258,40 @@ def render_quotes(quotes: Sequence[Quote]) -> str:
     return "\n".join(f"\u201c{q.sentence}\u201d {_cite(q)}" for q in quotes)
 
 
+def extractive_quotes(
+    question: str,
+    sources: Sequence[CitationSource],
+    embedder: Any = None,
+    *,
+    k: int = MAX_QUOTES,
+) -> list[Quote]:
+    """The sentences the extractive backend would answer ``question`` with, best first.
+
+    Its choice (:meth:`~bookreader.core.llm.extractive.ExtractiveBackend.select`: the
+    best sentence, the first passage's best when it is close, and one that adds the
+    question's words) lies on a page of the question's section more often than the
+    single best-scored sentence: on the Think Java tune half, quoted beside the small
+    tier's answers, it raised the gold page cited from 13 to 16 of 20 questions.  Empty
+    when the passages do not answer by its measure (quotes fall back to
+    :func:`rank_sentences`).  Only usable sentences (:func:`usable_sentence`) are kept.
+    """
+    from bookreader.core.llm.extractive import ContextBlock, ExtractiveBackend, ParsedPrompt
+
+    if not sources:
+        return []
+    blocks = tuple(ContextBlock("excerpt", s.text, s.section or "Book", s.page_label, n + 1)
+                   for n, s in enumerate(sources))
+    chosen = ExtractiveBackend(embedder, max_sentences=k).select(
+        ParsedPrompt(blocks, question, None))
+    out: list[Quote] = []
+    for c in chosen:
+        sentence = " ".join(c.sentence.split())
+        if c.block.number is None or not usable_sentence(sentence):
+            continue
+        out.append(Quote(sentence, sources[c.block.number - 1], round(c.score, 4)))
+    return out[:k]
+
+
 def pick_quotes(
     question: str,
     sources: Sequence[CitationSource],
@@ -265,13 +299,21 @@ def pick_quotes(
     *,
     min_score: float = 0.2,
     k: int = MAX_QUOTES,
+    lead_extractive: bool = False,
 ) -> list[Quote]:
-    """Up to ``k`` sentences that address ``question`` (within 80 % of the best score)."""
+    """Up to ``k`` sentences that address ``question`` (within 80 % of the best score).
+
+    With ``lead_extractive`` (whole-book quotes), the extractive backend's choice
+    (:func:`extractive_quotes`) comes first and the ranked sentences fill the rest.
+    """
     ranked = rank_sentences(question, sources, embedder)
+    lead = extractive_quotes(question, sources, embedder, k=k) if lead_extractive else []
     if not ranked or ranked[0].score < min_score:
-        return []
+        return lead
     best = ranked[0].score
-    return [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
+    rest = [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
+    seen = {q.sentence.lower() for q in lead}
+    return (lead + [q for q in rest if q.sentence.lower() not in seen])[:k]
 
 
 def build_quotes(
@@ -281,9 +323,11 @@ def build_quotes(
     *,
     min_score: float = 0.2,
     selection_mode: bool = False,
+    lead_extractive: bool = False,
 ) -> Optional[str]:
     """The text of a quotes answer, or None when no sentence addresses the question."""
-    quotes = pick_quotes(question, sources, embedder, min_score=min_score)
+    quotes = pick_quotes(question, sources, embedder, min_score=min_score,
+                         lead_extractive=lead_extractive)
     if not quotes:
         return None
     intro = QUOTES_INTRO_SELECTION if selection_mode else QUOTES_INTRO

@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from bookreader.core import quotes
-from bookreader.core.citations import CitationSource
+from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.sentences import content_terms, numbers, split_sentences, words
 
 log = logging.getLogger(__name__)
@@ -120,8 +120,13 @@ def turns_on_absent_word(question: str, selection: str) -> bool:
     unanswerable questions and 1 answerable one (an implicit negation: "to the discontent
     of"); a selected-text question that meets it gets the fixed fallback without a model.
     """
+    if quotes.task_kind(question) is not None:
+        return False  # "Explain this" always gets an explanation
     q, sel = _turning_words(question), _turning_words(selection)
-    return any(q & cls and not sel & cls for cls in (_NEGATION, _LEAST))
+    if any(q & cls and not sel & cls for cls in (_NEGATION, _LEAST)):
+        log.info("Selected text: the question turns on a word the selection never uses")
+        return True
+    return False
 
 
 _INTO_LISTING = re.compile(r"^(?P<claim>.+?)(?:,?\s+(?:like\s+this|as\s+follows))?:\s+(?P<rest>.*)$",
@@ -178,10 +183,31 @@ def answering_sentence(question: str, selection: CitationSource,
     return None
 
 
-def answer_from_selection(question: str, selection: CitationSource,
-                          embedder: Any = None) -> Optional[str]:
-    """``LEAD`` and the answering sentence with its citation, or None (see the module)."""
-    best = answering_sentence(question, selection, embedder)
+def selection_answer(question: str, selection: CitationSource, validator: Any,
+                     pages: Any = None) -> Optional[tuple[str, tuple, Any, str]]:
+    """The answer made of the selection's answering sentence: ``(text, citations,
+    validation, sentence)``, or None when no sentence clearly answers, its citation does
+    not verify, or the configured grounding check does not pass it."""
+    best = answering_sentence(question, selection, validator.embedder)
     if best is None:
         return None
-    return f"{LEAD}\n{quotes.render_quotes([best])}"
+    text, citations = verify_answer(f"{LEAD}\n{quotes.render_quotes([best])}", [selection],
+                                    pages, add_missing=False)
+    if not citations:
+        return None
+    validation = validator.validate(best.sentence, selection.text)
+    if not validation.passed:  # the configured check decides, even for copied text
+        return None
+    log.info("The model's answer not shown; the selection's sentence instead")
+    return text, tuple(citations), validation, best.sentence
+
+
+def first_unsupported(sentences: list[str], validation: Any) -> bool:
+    """True when the answer's first sentence is unsupported.  In a selected-text answer the
+    first sentence answers; what follows only explains it.  Without it the rest answers
+    nothing ("To round to the closest integer, use (int). In this example, x gets the value
+    3." would show the example alone), so the answer is not shown as that rest."""
+    if sentences and sentences[0] in validation.unsupported_sentences:
+        log.info("Selected text: the answering sentence is unsupported")
+        return True
+    return False

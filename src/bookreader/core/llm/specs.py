@@ -105,6 +105,16 @@ class BackendSpec:
     #: Passages are cut to their most relevant sentences (core/focus.py) to fit
     #: ``context_chars``, instead of keeping whole passages.
     focus_context: bool = False
+    #: How whole-book focus ranks the passages' sentences (:func:`bookreader.core.focus.
+    #: focus_passages`): "keywords" (keyword share and MiniLM similarity) or "answer" /
+    #: "answer_split" (the extractive backend's sentence score).
+    focus_ranking: str = "keywords"
+    #: The order of the focused passages: "text" (retrieval order), "best_first",
+    #: "best_last" (the passage holding the best sentence next to the question).
+    focus_order: str = "text"
+    #: A verified whole-book answer gets the book's best sentence for the question quoted
+    #: beside it when it does not already say it (core/answering.py ``_with_best_quote``).
+    answer_quote: bool = False
     model: Optional[ModelFile] = None
     #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s), issue 11.
     reference_speed: tuple[float, float] = (0.0, 0.0)
@@ -157,6 +167,7 @@ SMALL = BackendSpec(
                 "on two cores.",
     first_token_s=10.0, total_s=None, context_chars=600, selection_chars=1500,
     max_claims=3, max_tokens=300, focus_context=True, quote_words=20,
+    focus_ranking="answer_split", answer_quote=True,
     model=ModelFile(
         file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
