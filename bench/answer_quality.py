@@ -5,6 +5,7 @@ Usage::
     python bench/answer_quality.py --book ../shared/eval/books/thinkjava2.pdf \\
         --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
     python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
+    python bench/answer_quality.py --rescore bench/results/answer_quality_*.json
 
 Every question of the file is asked in whole-book mode through :class:`Library` (so it is
 audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
@@ -36,10 +37,20 @@ answer in ``...answers.jsonl`` beside it to read):
 * first-token and total latency p50/p95.
 
 Calibration (``--fit``): the tune split is every other in-scope question (even position
-in the file), the held-out split the rest.  ``--fit`` reads result files, fits the
-logistic model of :mod:`bookreader.core.confidence` on the tune rows of ``answer``
-outcomes (plain gradient descent, L2 0.01) and prints the coefficients and the
-held-out accuracy per level and ECE with them.
+in the file), the held-out split the rest.  ``--fit`` reads result files (or ``--progress``
+files), and for each kind of backend found (``extractive``, or ``model`` for a language
+model: :func:`bookreader.core.confidence.kind_of`; ``--kind`` keeps one) prints each
+signal's ROC AUC for correctness on the tune split, fits the logistic model of
+:mod:`bookreader.core.confidence` on the tune rows of ``answer`` outcomes (plain gradient
+descent, ``--l2``, on ``--features``) and prints the coefficients and the accuracy per
+level and ECE on both splits, with them and with the coefficients in code.  Beside the
+held-out ECE, ``test_ece_floor`` is the median ECE a perfectly calibrated estimate would
+measure on as many answers (outcomes drawn from the estimates): with ~60 answers it is
+about 0.12, so a held-out ECE near it is sampling noise, not miscalibration.
+
+``--rescore FILES`` prints the figures of result or progress files again with the
+confidence recomputed from the stored signals by the coefficients in code: the way to
+check the calibration on answers written after a prompt change.
 """
 
 from __future__ import annotations
@@ -329,30 +340,82 @@ def _with_all_signals(r: dict) -> dict:
     return {**r, "signals": sig}
 
 
+def load_rows(path: Path) -> list[dict]:
+    """The per-question rows of a result file (``.json``) or a ``--progress`` file (``.jsonl``)."""
+    text = Path(path).read_text(encoding="utf-8")
+    if str(path).endswith(".jsonl"):
+        return [json.loads(x) for x in text.splitlines() if x.strip()]
+    return json.loads(text)["rows"]
+
+
+def roc_auc(values: Sequence[float], correct: Sequence[bool]) -> Optional[float]:
+    """ROC AUC of one signal for correctness (ties count half; None without both classes)."""
+    pos = [v for v, ok in zip(values, correct) if ok]
+    neg = [v for v, ok in zip(values, correct) if not ok]
+    if not pos or not neg:
+        return None
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 3)
+
+
+def ece_floor(confidences: Sequence[float], draws: int = 500, seed: int = 0) -> Optional[float]:
+    """Median ECE of outcomes drawn from the estimates themselves: what a perfectly
+    calibrated estimate would measure on this many answers (the sampling noise floor)."""
+    import random
+
+    if not confidences:
+        return None
+    rng = random.Random(seed)
+    values = sorted(ece([(c, rng.random() < c) for c in confidences]) for _ in range(draws))
+    return round(values[len(values) // 2], 4)
+
+
 def run_fit(paths: Sequence[Path], features: Optional[Sequence[str]] = None,
-            l2: float = 0.01) -> dict:
+            l2: float = 0.01, kind: Optional[str] = None) -> dict:
+    """Per kind of backend (``extractive``/``model``, :func:`~bookreader.core.confidence.kind_of`)
+    in the files, or only ``kind``: each signal's ROC AUC on the tune split, the fitted
+    coefficients, and the figures per level and ECE of the fitted and the in-code
+    coefficients on both splits."""
     from bookreader.core import confidence as calibration
 
     rows = []
     for p in paths:
-        data = json.loads(Path(p).read_text(encoding="utf-8"))
-        rows.extend(_with_all_signals(r) for r in data["rows"]
-                    if r["outcome"] == "answer" and r["signals"])
+        rows.extend(_with_all_signals(r) for r in load_rows(p)
+                    if r["outcome"] == "answer" and r.get("signals"))
     feats = list(features or calibration.FEATURES)
+    out: dict = {}
+    for name in calibration.KINDS:
+        mine = [r for r in rows if calibration.kind_of(r["signals"]) == name]
+        if not mine or (kind and name != kind):
+            continue
+        out[name] = _fit_kind(mine, feats, l2)
+    return out
+
+
+def _fit_kind(rows: Sequence[dict], feats: Sequence[str], l2: float) -> dict:
+    from bookreader.core import confidence as calibration
+
     tune = [r for r in rows if r["split"] == "tune"]
     test = [r for r in rows if r["split"] == "test"]
-    xs = [[float(r["signals"].get(f, 0.0)) for f in feats] for r in tune]
-    ys = [1 if r["correct"] else 0 for r in tune]
-    w = fit_logistic(xs, ys, l2=l2) if tune else [0.0] * (len(feats) + 1)
+    ok = [bool(r["correct"]) for r in tune]
+    auc = {f: roc_auc([float(r["signals"].get(f, 0.0) or 0.0) for r in tune], ok)
+           for f in calibration.FEATURES}
+    xs = [[float(r["signals"].get(f, 0.0) or 0.0) for f in feats] for r in tune]
+    w = fit_logistic(xs, [int(y) for y in ok], l2=l2) if tune else [0.0] * (len(feats) + 1)
     coef = {"intercept": round(w[0], 3), **{f: round(v, 3) for f, v in zip(feats, w[1:])}}
 
     def pairs(rs, c):
         return [(calibration.calibrated(r["signals"], c), bool(r["correct"])) for r in rs]
 
-    out = {"rows": len(rows), "tune": len(tune), "test": len(test), "coefficients": coef}
-    for name, c in (("fitted", coef), ("in_code", calibration.COEFFICIENTS)):
+    out = {"rows": len(rows), "tune": len(tune), "test": len(test),
+           "tune_correct": round(sum(ok) / len(ok), 3) if ok else None,
+           "test_correct": round(sum(bool(r["correct"]) for r in test) / len(test), 3)
+           if test else None,
+           "tune_auc": auc, "coefficients": coef}
+    for name, c in (("fitted", coef), ("in_code", None)):
         out[name] = {"tune_by_level": by_level(pairs(tune, c)), "tune_ece": ece(pairs(tune, c)),
-                     "test_by_level": by_level(pairs(test, c)), "test_ece": ece(pairs(test, c))}
+                     "test_by_level": by_level(pairs(test, c)), "test_ece": ece(pairs(test, c)),
+                     "test_ece_floor": ece_floor([p for p, _ in pairs(test, c)])}
     return out
 
 
@@ -398,19 +461,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--features", default="generation,answer_type,relevance,coverage,length",
                     help="signals the fit uses (comma separated; '' for all)")
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
+    ap.add_argument("--kind", choices=("extractive", "model"), default=None,
+                    help="fit only this kind of backend's answers (default: each kind found)")
     ap.add_argument("--rescore", nargs="+", type=Path, default=None,
-                    help="print the figures of these result files again, with the confidence "
-                         "recomputed from the stored signals by the coefficients in code")
+                    help="print the figures of these result (.json) or --progress (.jsonl) "
+                         "files again, with the confidence recomputed from the stored signals "
+                         "by the coefficients in code")
     args = ap.parse_args(argv)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     if args.fit:
         result = run_fit(args.fit, args.features.split(",") if args.features else None,
-                         args.l2)
+                         args.l2, args.kind)
         print(json.dumps(result, indent=2))
         return 0
     if args.rescore:
         for path in args.rescore:
-            rows = rescore(json.loads(path.read_text(encoding="utf-8"))["rows"])
+            rows = rescore(load_rows(path))
             summary = summarise(rows)
             print(json.dumps(summary, indent=2) if args.json
                   else format_table(summary, f"{path.stem} (rescored)"))

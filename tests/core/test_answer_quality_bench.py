@@ -36,6 +36,9 @@ def test_ece_and_levels_on_hand_made_pairs(aq):
     assert aq.ece([(0.95, True)] * 9 + [(0.95, False)]) == pytest.approx(0.05)
     assert aq.ece([(0.2, False), (0.9, True)]) == pytest.approx(0.15)
     assert aq.ece([]) is None
+    # Sampling noise: a perfectly calibrated 0.5 on few answers still measures an ECE > 0.
+    assert aq.ece_floor([0.5] * 10) > aq.ece_floor([0.5] * 1000) > 0.0
+    assert aq.ece_floor([1.0] * 10) == 0.0 and aq.ece_floor([]) is None
     levels = aq.by_level([(0.9, True), (0.9, False), (0.75, True), (0.1, False)])
     assert levels["high"] == {"n": 2, "correct": 0.5}
     assert levels["medium"] == {"n": 1, "correct": 1.0}
@@ -87,3 +90,34 @@ def test_logistic_fit_separates_a_clear_signal(aq):
     w = aq.fit_logistic(xs, ys, steps=2000)
     assert w[1] > 0  # a higher signal means more often correct
     assert json.dumps(w)  # plain floats
+
+
+def test_roc_auc_of_a_signal(aq):
+    assert aq.roc_auc([0.1, 0.2, 0.8, 0.9], [False, False, True, True]) == 1.0
+    assert aq.roc_auc([0.9, 0.8, 0.2, 0.1], [False, False, True, True]) == 0.0
+    assert aq.roc_auc([0.5, 0.5], [True, False]) == 0.5  # a tie counts half
+    assert aq.roc_auc([0.5, 0.6], [True, True]) is None  # one class only
+
+
+def test_fit_is_per_kind_of_backend_and_reads_progress_files(aq, tmp_path):
+    """Rows of the extractive backend and of a language model are fitted apart: the model's
+    correct answers are the relevant ones, the extractive backend's the long ones."""
+    def row(n, extractive, relevance, length, correct):
+        return {"question": f"q{n}", "answer": "an answer", "outcome": "answer",
+                "split": "tune" if n % 2 == 0 else "test", "correct": correct,
+                "signals": {"extractive": extractive, "relevance": relevance, "length": length,
+                            "coverage": 0.5, "answer_type": 0.0}}
+    rows = [row(n, 0.0, 0.9 if n % 4 < 2 else 0.2, 0.5, n % 4 < 2) for n in range(40)]
+    rows += [row(n, 1.0, 0.5, 0.9 if n % 4 < 2 else 0.1, n % 4 < 2) for n in range(40)]
+    progress = tmp_path / "progress.jsonl"
+    progress.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = aq.run_fit([progress], ["relevance", "length"])
+    assert set(out) == {"extractive", "model"}
+    model, extractive = out["model"], out["extractive"]
+    assert model["tune"] == model["test"] == 20
+    assert model["tune_auc"]["relevance"] == 1.0 and model["tune_auc"]["length"] == 0.5
+    assert extractive["tune_auc"]["length"] == 1.0
+    assert model["coefficients"]["relevance"] > 1.0 > abs(model["coefficients"]["length"])
+    assert extractive["coefficients"]["length"] > 1.0 > abs(extractive["coefficients"]["relevance"])
+    assert model["fitted"]["test_ece"] < 0.2
+    assert set(aq.run_fit([progress], ["relevance"], kind="model")) == {"model"}

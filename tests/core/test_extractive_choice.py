@@ -140,9 +140,9 @@ def test_answer_type_and_length_signals_separate_a_definition_from_a_lead_in():
 
 def test_the_fitted_calibration_can_say_medium_and_says_low_for_a_weak_answer():
     best = calibration.Signals(generation=1.0, answer_type=0.3, relevance=1.0, coverage=1.0,
-                               length=1.0)
+                               length=1.0, extractive=1.0)
     weak = calibration.Signals(generation=0.4, answer_type=-1.0, relevance=0.3, coverage=0.3,
-                               length=0.1)
+                               length=0.1, extractive=1.0)
     assert calibration.level(calibration.calibrated(best)) in ("medium", "high")
     assert calibration.level(calibration.calibrated(weak)) == "low"
     assert calibration.calibrated(weak) < 0.3 < calibration.calibrated(best)

@@ -266,21 +266,49 @@ def test_extractive_answers_what_is_with_the_definition_not_its_neighbour():
 
 def test_calibration_maps_signals_to_levels():
     strong = calibration.Signals(retrieval=1.0, margin=0.3, similarity=0.95, overlap=1.0,
-                                 relevance=0.8, generation=0.9)
+                                 relevance=0.8, coverage=1.0, generation=0.9, length=0.6)
     weak = calibration.Signals(retrieval=0.5, margin=0.0, similarity=0.5, overlap=0.5,
                                relevance=0.1, generation=0.3)
-    hi, lo = calibration.calibrated(strong), calibration.calibrated(weak)
-    assert 0.0 <= lo < hi <= 1.0
-    assert calibration.calibrated(strong.as_dict()) == hi
     assert calibration.level(0.86) == "high" and calibration.level(0.7) == "medium"
     assert calibration.level(calibration.cap_non_answer(0.99)) == "low"
-    # Each signal the fit kept moves the estimate up; the others leave it alone.
-    for name in calibration.FEATURES:
-        better = dict(weak.as_dict(), **{name: 1.0})
-        weight = calibration.COEFFICIENTS[name]
-        assert (calibration.calibrated(better) > lo) == (weight > 0), name
+    for kind in calibration.KINDS:
+        flag = {"extractive": 1.0 if kind == "extractive" else 0.0}
+        s, w = dict(strong.as_dict(), **flag), dict(weak.as_dict(), **flag)
+        assert calibration.kind_of(s) == kind
+        hi, lo = calibration.calibrated(s), calibration.calibrated(w)
+        assert 0.0 <= lo < hi <= 1.0, kind
+        # Each signal the fit kept moves the estimate up (or down); the others leave it alone.
+        coef = calibration.COEFFICIENTS[kind]
+        for name in calibration.FEATURES:
+            if name == "extractive":
+                continue
+            better = dict(w, **{name: 1.0})
+            weight = coef.get(name, 0.0)
+            moved = calibration.calibrated(better) - lo
+            assert (moved > 0) == (weight > 0) and (moved < 0) == (weight < 0), (kind, name)
     # Explicit coefficients are honoured (the --fit output can be tried before it is kept).
     assert calibration.calibrated(strong, {"intercept": 5.0}) > 0.99
+
+
+def test_each_kind_of_backend_has_its_own_coefficients_and_ceiling():
+    signals = calibration.Signals(relevance=0.9, coverage=1.0, generation=0.9, length=0.5,
+                                  answer_type=0.1, retrieval=0.95)
+    model = signals.as_dict()
+    extractive = dict(model, extractive=1.0)
+    assert calibration.kind_of(signals) == "model"
+    assert calibration.kind_of(extractive) == "extractive"
+    assert calibration.calibrated(model) == calibration.calibrated(
+        model, calibration.COEFFICIENTS["model"])
+    assert calibration.calibrated(extractive) == calibration.calibrated(
+        extractive, calibration.COEFFICIENTS["extractive"])
+    # A ceiling bounds the estimate, whatever the signals: below 0.85 no answer says "High".
+    assert calibration.calibrated(model, {"intercept": 30.0, "ceiling": 0.85}) == 0.85
+    assert calibration.level(calibration.calibrated(model, {"intercept": 30.0,
+                                                             "ceiling": 0.85})) == "medium"
+    best = {name: 1.0 for name in calibration.FEATURES}
+    for kind, coef in calibration.COEFFICIENTS.items():
+        top = calibration.calibrated(dict(best, extractive=float(kind == "extractive")))
+        assert top <= coef.get("ceiling", 1.0), kind
 
 
 def test_a_whole_book_answer_no_page_supports_is_quotes_not_an_answer(book, claude, monkeypatch):
