@@ -18,6 +18,12 @@ Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated int
 * ``leaks``: answers with a citation that is not the selection's (must be 0);
 * ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
 
+``--replay ANSWERS.jsonl`` runs the answering path again on the model's recorded raw
+outputs (checks and fallbacks changed, model not rerun; timings then mean nothing).
+``--split tune|test`` keeps the even / odd positions (after ``--limit``): tune on one
+half, report the other.  ``--rescore ANSWERS.jsonl [--split S]`` prints these figures
+from a saved answers file (``--progress`` output or the dump) without a model.
+
 Whole-book mode (``--book`` with ``--questions``, lines ``{"question", "gold_pages"}``,
 empty ``gold_pages`` = out of scope): the book is ingested into ``--data-dir`` (reused),
 then each question is asked in book mode.  Metrics: ``cited_gold_page`` (in-scope answers
@@ -86,14 +92,41 @@ def leaked(answer, selection: str) -> bool:
 
     if answer.fallback:
         return False
-    hay = set(normalise_answer(selection).split())
+    # Punctuation becomes a space on both sides: "principle.[citation needed]" holds the
+    # word "principle" (removing it glued "principlecitation" and counted a verbatim
+    # excerpt of the selection as a leak).
+    hay = set(_words_of(selection))
     for c in answer.citations:
-        if c.section != SELECTION_SECTION or not set(normalise_answer(c.excerpt).split()) <= hay:
+        if c.section != SELECTION_SECTION or not set(_words_of(c.excerpt)) <= hay:
             return True
     return False
 
 
-def _answerer(args, settings, embedder):
+def _words_of(text: str) -> list[str]:
+    spaced = re.sub(r"[%s]" % re.escape(string.punctuation + "\u2018\u2019\u201c\u201d"), " ",
+                    text.lower())
+    return _ARTICLES.sub(" ", spaced).split()
+
+
+class _Recorded:
+    """A stand-in for the model that streams a recorded raw output (``--replay``): the
+    answering path after the model (checks, the selection's sentence, fallbacks) is run
+    again on what the model wrote, without the model."""
+
+    model_name = "recorded"
+    raw = ""
+
+    def warm_up(self) -> None:
+        pass
+
+    def stream(self, messages, **kw):
+        from bookreader.core.types import Token
+
+        for piece in re.findall(r"\S+\s*|\s+", self.raw):
+            yield Token(piece, None)
+
+
+def _answerer(args, settings, embedder, factory=None):
     from bookreader.core.answering import Answerer
 
     from bookreader.core.llm.specs import spec_for
@@ -101,12 +134,15 @@ def _answerer(args, settings, embedder):
     def budget_fn(name):  # a first-token budget for local models, a total for others
         return (args.budget, None) if spec_for(name).local else (None, args.budget)
 
-    return Answerer(settings, embedder=embedder, budget_fn=budget_fn if args.budget else None)
+    return Answerer(settings, embedder=embedder, backend_factory=factory,
+                    budget_fn=budget_fn if args.budget else None)
 
 
 def run_selected(args, settings, embedder) -> dict:
     from bookreader.core.types import Mode
 
+    if args.replay is not None:
+        args.cases = args.replay
     if args.cases is None:
         from make_squad_cases import DEFAULT_OUT, write_cases
 
@@ -117,17 +153,33 @@ def run_selected(args, settings, embedder) -> dict:
              if line.strip()]
     if args.limit:
         cases = cases[: args.limit]
+    cases = split_cases(cases, args.split)
     answerer = _answerer(args, settings, embedder)
+    recorded = None
+    if args.replay is not None:  # the model's recorded outputs instead of the model
+        recorded = _Recorded()
+        answerer = _answerer(args, settings, embedder, factory=lambda name: recorded)
     # Warm-up (loads the model; not measured).
     answerer.ask("What is this about?", mode=Mode.SELECTED, selection="A warm-up sentence.",
                  backend=args.backend)
     rows = []
     dump: list[dict] = []
     for n, case in enumerate(cases, 1):
+        if recorded is not None:
+            if case.get("outcome") == "timeout":  # nothing was written: still a timeout
+                kind = case.get("kind") or ("answerable" if case["answerable"] else "unanswerable")
+                rows.append(dict(kind=kind, answerable=bool(case["answerable"]),
+                                 correct=False, fallback=False, replaced=False, leak=False,
+                                 timeout=True, error=False, first_token_ms=None, total_ms=None))
+                dump.append(dict(case, correct=False, fallback=False, replaced=False, leak=False))
+                continue
+            recorded.raw = case.get("raw_output") or ""
         a = answerer.ask(case["question"], mode=Mode.SELECTED, selection=case["selection"],
                          backend=args.backend)
-        golds = case.get("gold_answers") or ([case["gold_answer"]] if case.get("gold_answer") else [])
+        golds = case.get("gold_answers") or case.get("gold") or (
+            [case["gold_answer"]] if case.get("gold_answer") else [])
         rows.append(dict(
+            kind=case.get("kind") or ("answerable" if case["answerable"] else "unanswerable"),
             answerable=bool(case["answerable"]),
             correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
             fallback=a.fallback and not a.error,
@@ -138,9 +190,11 @@ def run_selected(args, settings, embedder) -> dict:
             first_token_ms=a.first_token_ms,
             total_ms=a.latency_ms,
         ))
-        dump.append(dict(question=case["question"], selection=case["selection"],
+        dump.append(dict(kind=rows[-1]["kind"], question=case["question"],
+                         selection=case["selection"],
                          answerable=bool(case["answerable"]), gold=golds, answer=a.text,
-                         raw_output=a.raw_output,
+                         raw_output=a.raw_output, first_token_ms=a.first_token_ms,
+                         total_ms=a.latency_ms,
                          prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
                          **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak")}))
         if args.progress:  # each case as it comes
@@ -151,14 +205,21 @@ def run_selected(args, settings, embedder) -> dict:
     # every answer, to read (beside the results file)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]
-    with open(RESULTS_DIR / f"answer_selected_{safe}.answers.jsonl", "w", encoding="utf-8") as fh:
+    with open(RESULTS_DIR / f"answer_selected_{safe}{_suffix(args)}.answers.jsonl", "w",
+              encoding="utf-8") as fh:
         for d in dump:
             fh.write(json.dumps(d, ensure_ascii=False) + "\n")
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
     share = lambda rs, key: round(sum(r[key] for r in rs) / len(rs), 3) if rs else None  # noqa: E731
+    kinds = {}
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        rs = [r for r in rows if r["kind"] == kind]
+        key = "correct" if rs[0]["answerable"] else "fallback"
+        kinds[kind] = f"{sum(r[key] for r in rs)}/{len(rs)} {key}"
     return dict(
-        mode="selected", backend=args.backend, n=len(rows),
+        mode="selected", backend=args.backend, cases=str(args.cases.name), split=args.split,
+        n=len(rows),
         focus_chars=_focus_chars(args.backend), n_answerable=len(ans),
         n_unanswerable=len(una),
         answerable_correct=share(ans, "correct"),
@@ -172,7 +233,51 @@ def run_selected(args, settings, embedder) -> dict:
         first_token_ms_p95=pct([r["first_token_ms"] for r in rows], 0.95),
         total_ms_p50=pct([r["total_ms"] for r in rows], 0.5),
         total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
+        answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
+        unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
+        by_kind=kinds,
     )
+
+
+def rescore(path: Path, split: str) -> dict:
+    """The selected-text figures of a saved answers file (``--progress`` or the
+    ``.answers.jsonl`` dump), for one split, without running a model."""
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = split_cases(rows, split)
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+    for r in rows:
+        r["kind"] = r.get("kind") or ("answerable" if r["answerable"] else "unanswerable")
+    kinds = {}
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        rs = [r for r in rows if r["kind"] == kind]
+        key = "correct" if rs[0]["answerable"] else "fallback"
+        kinds[kind] = f"{sum(r[key] for r in rs)}/{len(rs)} {key}"
+    ft = [r.get("first_token_ms") for r in rows]
+    return dict(
+        answers=path.name, split=split, n=len(rows),
+        answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
+        unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
+        leaks=sum(r["leak"] for r in rows),
+        timeouts=sum(r.get("outcome") == "timeout" for r in rows),
+        replaced_by_validator=f"{sum(r['replaced'] for r in rows)}/{len(rows)}",
+        first_token_ms_p50=pct(ft, 0.5), first_token_ms_p95=pct(ft, 0.95),
+        by_kind=kinds,
+    )
+
+
+def split_cases(cases: list, split: str) -> list:
+    """The tune half (even positions), the test half (odd positions) or all cases."""
+    if split == "tune":
+        return cases[0::2]
+    if split == "test":
+        return cases[1::2]
+    return list(cases)
+
+
+def _suffix(args) -> str:
+    tag = re.sub(r"[^\w.-]+", "_", getattr(args, "tag", "") or "")
+    return f"_{tag}" if tag else ""
 
 
 def _timed_out(a) -> bool:
@@ -269,9 +374,21 @@ def main(argv: list[str] | None = None) -> int:
                          "default: the spec table's selection_chars")
     ap.add_argument("--progress", type=Path, default=None,
                     help="append every selected-text answer to this JSON-lines file as it comes")
+    ap.add_argument("--split", choices=("all", "tune", "test"), default="all",
+                    help="selected-text cases: the tune half (even positions after --limit), "
+                         "the test half (odd positions) or all")
+    ap.add_argument("--rescore", type=Path, default=None,
+                    help="print the figures of a saved answers file (with --split), no model")
+    ap.add_argument("--replay", type=Path, default=None,
+                    help="selected text: run the answering path again on the raw outputs of a "
+                         "saved answers file (no model; timings are not measured)")
+    ap.add_argument("--tag", default="", help="suffix of the result files' names")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.rescore is not None:
+        print(json.dumps(rescore(args.rescore, args.split)))
+        return 0
     if not (args.backend or args.tier):
         ap.error("give --backend NAME or --tier NAME")
     args.backend = args.backend or args.tier
@@ -296,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_book(args, settings, embedder) if book_mode else run_selected(args, settings, embedder)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]
-    (RESULTS_DIR / f"answer_{result['mode']}_{safe}.json").write_text(json.dumps(result, indent=1))
+    (RESULTS_DIR / f"answer_{result['mode']}_{safe}{_suffix(args)}.json").write_text(json.dumps(result, indent=1))
     if args.json:
         print(json.dumps(result))
     else:

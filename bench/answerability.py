@@ -51,19 +51,30 @@ def auc(scores_pos: list[float], scores_neg: list[float]) -> float:
     return wins / max(1, len(scores_pos) * len(scores_neg))
 
 
-def judge_scores(cases: list[dict]) -> list[float]:
-    """log P(No) - log P(Yes) of the bundled model's first answer token, per case."""
+def judge_scores(cases: list[dict], tier: str = "", threads: int = 0) -> list[float]:
+    """log P(No) - log P(Yes) of a local model's first answer token, per case (the bundled
+    tiny model by default, else an installed ``tier``, shown what that tier is shown)."""
     import llama_cpp
 
+    from bookreader.config import default_data_dir
     from bookreader.core.focus import focus
+    from bookreader.core.llm import models, specs
     from bookreader.core.llm.registry import bundled_model_path
 
-    cores = os.cpu_count() or 1
-    llm = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=4096, n_threads=cores,
+    chars = 600
+    path = bundled_model_path()
+    if tier:
+        spec = specs.lookup(tier)
+        path = models.installed_path(spec, default_data_dir() / "models")
+        if path is None:
+            raise SystemExit(f"the {tier} tier is not installed (bookreader models install {tier})")
+        chars = spec.selection_chars or 4000
+    cores = threads or os.cpu_count() or 1
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=4096, n_threads=cores,
                           n_threads_batch=cores, logits_all=True, verbose=False)
     scores = []
     for c in cases:
-        text = focus(c["selection"], c["question"], 600)
+        text = focus(c["selection"], c["question"], chars)
         messages = [
             {"role": "system", "content": "You check whether a text answers a question. "
                                           "Reply Yes or No."},
@@ -83,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=Path, default=None)
     ap.add_argument("--judge", action="store_true",
                     help="also score with the bundled model as a yes/no judge (~1.5 min)")
+    ap.add_argument("--judge-tier", default="", help="judge with this installed tier "
+                    "(e.g. small) instead of the bundled tiny model")
+    ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads for the judge")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N cases")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from answer import contains_gold
@@ -101,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         write_cases(DEFAULT_OUT)
     cases = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if args.limit:
+        cases = cases[: args.limit]
     # Thresholds that never decline: every case gets its best sentences, then each
     # operating point is applied to the scores.
     backend = ExtractiveBackend(MiniLMEmbedder(), min_coverage=-1.0, min_similarity=2.0)
@@ -120,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             correct=bool(c["answerable"]) and bool(chosen) and contains_gold(text, golds),
         ))
     if args.judge:
-        for r, score in zip(rows, judge_scores(cases)):
+        for r, score in zip(rows, judge_scores(cases, args.judge_tier, args.threads)):
             r["bundled_judge"] = score
     una = [r for r in rows if not r["answerable"]]
     ans = [r for r in rows if r["answerable"]]

@@ -12,7 +12,7 @@ import pytest
 from bookreader.config import Settings
 from bookreader.core import confidence as calibration
 from bookreader.core import model_output as mo
-from bookreader.core import prompts, quotes
+from bookreader.core import prompts, quotes, selection_answer
 from bookreader.core.answering import Answerer, drop_unclosed_citations
 from bookreader.core.citations import CitationSource
 from bookreader.core.llm.extractive import ExtractiveBackend, answer_type_bonus, question_kind
@@ -169,8 +169,11 @@ def test_a_tautology_is_not_an_answer(book, claude):
         "The frame called the base case is called the base case.\nConfidence: 0.99"))
     a = answerer.ask("Which frame is called the base case?", mode=Mode.SELECTED,
                      selection=STACK, backend="claude", retriever=Untouchable("retriever"))
-    assert a.outcome is Outcome.NOT_IN_SELECTION and a.text == prompts.NOT_IN_SELECTION
-    assert a.confidence_level != "high"
+    # The tautology is not shown; the selection's own sentence that answers is
+    # (core/selection_answer.py), quoted verbatim.
+    assert "is called the base case." not in a.text.split("\n")[0]
+    assert a.outcome is Outcome.ANSWER and a.replaced_by_validator
+    assert a.text.startswith(selection_answer.LEAD) and "the frame where it stops" in a.text
     assert quotes.is_tautology("The frame called the base case is called the base case.",
                                "Which frame is called the base case?")
     assert not quotes.is_tautology("The frame where the recursion stops is the base case.",
@@ -365,9 +368,10 @@ def test_a_conclusion_stitched_from_the_selection_with_an_invented_excerpt_is_re
         "Confidence: 0.9"))
     a = answerer.ask("What does the truncation warning say?", mode=Mode.SELECTED,
                      selection=TRUNCATION, backend="claude")
-    assert a.outcome is Outcome.NOT_IN_SELECTION
-    assert a.text == "The selected text does not contain the answer."
-    assert a.validation is not None and not a.validation.passed
+    # The stitched conclusion is never shown: the selection's own sentence is, verbatim.
+    assert "instruction inside the sentence was left out" not in a.text
+    assert a.outcome is Outcome.ANSWER and a.replaced_by_validator
+    assert a.text.startswith(selection_answer.LEAD) and "says how much was left out" in a.text
 
 
 def test_a_faithful_answer_whose_excerpt_was_repaired_stays_an_answer_and_says_so(claude):

@@ -80,6 +80,11 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     generation_confidence,
 )
 from bookreader.core.retrieval import is_covered
+from bookreader.core.selection_answer import (
+    first_unsupported,
+    selection_answer,
+    turns_on_absent_word,
+)
 from bookreader.core.sentences import content_terms, key_only
 from bookreader.core.types import (
     Answer,
@@ -281,6 +286,9 @@ class _Run(OutcomeAssembly):
                 confidence=1.0 - retrieval_conf,
                 outcome=Outcome.NOT_COVERED,
             )
+        if self.mode is Mode.SELECTED and turns_on_absent_word(self.question, self.selection):
+            return self._answer(prompts.NOT_IN_SELECTION, fallback=True, confidence=0.8,
+                                outcome=Outcome.NOT_IN_SELECTION)
         return self._generate(passages, retrieval_conf, on_token, cancel)
 
     def _retrieve(self, retriever: Any) -> list[Passage]:
@@ -452,6 +460,27 @@ class _Run(OutcomeAssembly):
         return self._finish(gen.raw, passages, retrieval_conf, gen.logprobs, gen.first_token_ms,
                             gen.generation_ms, answer_source=gen.cut)
 
+    def _from_selection(self, common: dict, t: float) -> Optional[Answer]:
+        """Selected text: the selection's sentence that clearly answers, in place of a model
+        answer that cannot be shown (:mod:`bookreader.core.selection_answer`)."""
+        if (self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None
+                or self.spec.kind == "extractive"):
+            return None
+        sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
+        found = selection_answer(self.question, sel, self.owner.validator, self.pages)
+        if found is None:
+            return None
+        text, citations, validation, sentence = found
+        signals = self._signals(sentence, validation, 1.0,
+                                calibration.generation_confidence(None, []))
+        self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+        return self._answer(
+            text, fallback=False, confidence=calibration.calibrated(signals),
+            citations=citations, validation=validation, confidence_signals=signals.as_dict(),
+            in_selected_text=True, replaced_by_validator=True, outcome=Outcome.ANSWER,
+            **common,
+        )
+
     def _finish(
         self,
         raw: str,
@@ -495,19 +524,22 @@ class _Run(OutcomeAssembly):
             log.info("Rejected: an invented citation excerpt and similarity %.2f",
                      validation.similarity)
             validation = replace(validation, passed=False)
-            return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
-                                   confidence, t)
+            return self._from_selection(common, t) or self._not_shown(
+                passages, retrieval_conf, common, "rejected", validation, confidence, t)
         replaced = False
         if not validation.passed:
             kept = supported_part(text, validation)
             if kept is None:
                 replaced = True
+            elif self.mode is Mode.SELECTED and first_unsupported(
+                    self.owner.validator.answer_sentences(text), validation):
+                replaced = True  # what is left explains an answer that is not shown
             else:
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
         if replaced:
-            return self._not_shown(passages, retrieval_conf, common, "rejected", validation,
-                                   confidence, t)
+            return self._from_selection(common, t) or self._not_shown(
+                passages, retrieval_conf, common, "rejected", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
         moved = quotes.repoint_citations(text, sources, self.pages)
         if moved != text:  # a citation quoted a sentence unrelated to its claim

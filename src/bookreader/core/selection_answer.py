@@ -1,0 +1,213 @@
+"""A selected-text answer made of the selection's own sentence, when the model's fails.
+
+A local model that means to answer from a selection often writes an answer the checks
+cannot show: it restates the question ("How should you compare two strings?"), writes a
+clumsy echo of it ("The elements of a new int array given are zero."), or paraphrases a
+correct fact in words the grounding check does not accept ("RAM does temporarily store
+information.").  The selection usually holds the answer in one sentence of its own.  When
+the model did not decline and one sentence of the selection clearly addresses the
+question, that sentence, quoted verbatim with its citation, is the answer: copied text of
+the selection, so it is grounded by construction, and nothing outside the selection is
+read (no store, no retrieval: zero leakage holds).
+
+"Clearly addresses" is a strict gate, because the same rescue must not answer a question
+whose answer is not in the selection (a SQuAD question that swaps a name or a number, a
+Think Java question whose answer is in another chapter):
+
+* the sentence holds at least :data:`MIN_COVERAGE` of the question's content words
+  (the extractive backend's IDF-free share), and its relevance score (keyword coverage
+  and MiniLM similarity, :func:`bookreader.core.quotes.rank_sentences`) is at least
+  :data:`MIN_SCORE`;
+* every number and every capitalised name or code identifier of the question is in it
+  (a question about "Berlin" is not answered by a sentence about "the city");
+* the sentence holds a content word the question does not (it adds something), every
+  turning word of the question ("not", "least", "never", "without"), and, for "What is
+  X?", it says what X is ("X is ...", "... called X", "X: ..."); a who / when / how-many
+  question needs a name the question does not hold / a date / a number.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import replace
+from typing import Any, Optional
+
+from bookreader.core import quotes
+from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.sentences import content_terms, numbers, split_sentences, words
+
+log = logging.getLogger(__name__)
+
+#: Share of the question's content words the chosen sentence must hold.
+MIN_COVERAGE = 0.65
+#: Least relevance score (see :func:`bookreader.core.quotes.rank_sentences`).
+MIN_SCORE = 0.55
+#: The line that opens such an answer.
+LEAD = "The selected text says:"
+
+_IDENTIFIER = re.compile(r"^(?:[a-z]+[A-Z]\w*|\w*_\w*)$")
+
+
+def _exact_terms(question: str) -> set[str]:
+    """Numbers, capitalised names (past the first word) and code identifiers of
+    ``question``, lower-cased."""
+    terms = {n.replace(",", "").lower() for n in numbers(question)}
+    for i, w in enumerate(words(question)):
+        if (i > 0 and w[:1].isupper()) or _IDENTIFIER.match(w):
+            terms.add(w.lower())
+    return terms
+
+
+#: Words that turn a question around ("Who did the attacks resonate *least* with?", "How
+#: many interactions are *not* known?"): a sentence without them answers another question.
+_TURNING = frozenset("not no never least none neither nor without cannot fewest".split())
+_DEFINE_Q = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$", re.I)
+
+
+#: Phrases whose turning word turns nothing ("runs at least once", "not only ... but").
+_NOT_TURNING = re.compile(r"\bat\s+least\b|\bnot\s+only\b|\bno\s+longer\b", re.I)
+
+
+def _turning_words(text: str) -> set[str]:
+    text = _NOT_TURNING.sub(" ", text.replace("n\u2019t", " not").replace("n't", " not"))
+    return {w.lower() for w in words(text)} & _TURNING
+
+
+def _defines(sentence: str, term: str) -> bool:
+    """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X")."""
+    t = r"\s+".join(re.escape(w) for w in term.split())
+    return bool(re.search(
+        r"\b%s\s*(?:\([^)]*\)\s*)?,?\s+(?:is|are|was|means|refers\s+to)\b|"
+        r"\b(?:called|known\s+as|named)\s+(?:an?\s+|the\s+)?[\"'\u201c]?%s\b|"
+        r"^\s*%s\s*:" % (t, t, t), sentence, re.I))
+
+
+_MONTHS = ("january february march april may june july august september october november "
+           "december century centuries decade").split()
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
+                 "forty fifty hundred thousand million billion dozen several few many half "
+                 "single double zero").split()
+
+
+def _has_wanted_type(question: str, sentence: str) -> bool:
+    """The sentence can hold what a who / when / how-many question asks for: a name the
+    question does not hold, a date, a number ("He argued that ..." names nobody)."""
+    q = question.lower().split()
+    q_words = {w.lower() for w in words(question)}
+    sent = words(sentence)
+    if q[:1] in (["who"], ["whom"], ["whose"]):
+        return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
+    if q[:1] == ["when"] or q[:2] == ["what", "year"]:
+        return bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+    if q[:2] in (["how", "many"], ["how", "much"]):
+        return bool(numbers(sentence)) or any(w.lower() in _NUMBER_WORDS for w in sent)
+    return True
+
+
+#: Classes of words a question can turn on.  Within a class the words stand for one
+#: another ("What happens if you don't ...?" over "If there is no ...").
+_NEGATION = frozenset("not no never none neither nor without cannot".split())
+_LEAST = frozenset("least fewest".split())
+
+
+def turns_on_absent_word(question: str, selection: str) -> bool:
+    """True when ``question`` turns on a negation or on "least" and the selection holds no
+    word of that class at all: it cannot state what is asked ("How many interactions are
+    *not* known?" over "Only four main interactions are known").
+
+    On the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py`` this holds for 12
+    unanswerable questions and 1 answerable one (an implicit negation: "to the discontent
+    of"); a selected-text question that meets it gets the fixed fallback without a model.
+    """
+    if quotes.task_kind(question) is not None:
+        return False  # "Explain this" always gets an explanation
+    q, sel = _turning_words(question), _turning_words(selection)
+    if any(q & cls and not sel & cls for cls in (_NEGATION, _LEAST)):
+        log.info("Selected text: the question turns on a word the selection never uses")
+        return True
+    return False
+
+
+_INTO_LISTING = re.compile(r"^(?P<claim>.+?)(?:,?\s+(?:like\s+this|as\s+follows))?:\s+(?P<rest>.*)$",
+                           re.S)
+_CODE = re.compile(r"[{};=()\[\]]")
+
+
+def _claims_before_listings(selection: CitationSource) -> CitationSource:
+    """``selection`` with each sentence that runs from a colon into a code listing cut to
+    the claim before the colon ("..., which is called an infinite loop: int n = 3; ..."),
+    so the claim can be quoted; the text kept is the selection's own, word for word."""
+    parts = []
+    for sentence in split_sentences(selection.text):
+        flat = " ".join(sentence.split())
+        m = _INTO_LISTING.match(flat)
+        if m and len(words(m.group("claim"))) >= 6 and len(_CODE.findall(m.group("rest"))) >= 2:
+            parts.extend((m.group("claim").rstrip(",") + ".", m.group("rest")))
+            continue
+        parts.append(flat)
+    return replace(selection, text="\n\n".join(parts))
+
+
+def answering_sentence(question: str, selection: CitationSource,
+                       embedder: Any = None) -> Optional[quotes.Quote]:
+    """The sentence of the selection that clearly answers ``question``, or None."""
+    ranked = quotes.rank_sentences(question, [_claims_before_listings(selection)], embedder)
+    if not ranked:
+        return None
+    q_terms = set(content_terms(question))
+    if not q_terms:
+        return None
+    exact = _exact_terms(question)
+    turning = _turning_words(question)
+    define = _DEFINE_Q.match(" ".join(question.split()))
+    for best in ranked[:2]:
+        if best.score < MIN_SCORE:
+            return None
+        s_terms = set(content_terms(best.sentence))
+        coverage = len(q_terms & s_terms) / len(q_terms)
+        hay = {w.lower() for w in words(best.sentence)} | {
+            n.replace(",", "") for n in numbers(best.sentence)}
+        have_exact = exact <= hay
+        adds = bool(s_terms - q_terms)
+        log.debug("selection sentence %.2f coverage %.2f exact %s: %s", best.score, coverage,
+                  have_exact, best.sentence[:80])
+        if turning - _turning_words(best.sentence):
+            continue  # the question asks the opposite of what the sentence says
+        if not _has_wanted_type(question, best.sentence):
+            continue  # a who / when / how-many question needs a name / date / number
+        if define and not _defines(best.sentence, define.group(1)):
+            continue  # "What is a compiler?" is not answered by a sentence using the word
+        if coverage >= MIN_COVERAGE and have_exact and adds:
+            return best
+    return None
+
+
+def selection_answer(question: str, selection: CitationSource, validator: Any,
+                     pages: Any = None) -> Optional[tuple[str, tuple, Any, str]]:
+    """The answer made of the selection's answering sentence: ``(text, citations,
+    validation, sentence)``, or None when no sentence clearly answers, its citation does
+    not verify, or the configured grounding check does not pass it."""
+    best = answering_sentence(question, selection, validator.embedder)
+    if best is None:
+        return None
+    text, citations = verify_answer(f"{LEAD}\n{quotes.render_quotes([best])}", [selection],
+                                    pages, add_missing=False)
+    if not citations:
+        return None
+    validation = validator.validate(best.sentence, selection.text)
+    if not validation.passed:  # the configured check decides, even for copied text
+        return None
+    log.info("The model's answer not shown; the selection's sentence instead")
+    return text, tuple(citations), validation, best.sentence
+
+
+def first_unsupported(sentences: list[str], validation: Any) -> bool:
+    """True when the answer's first sentence is unsupported.  In a selected-text answer the
+    first sentence answers; what follows only explains it.  Without it the rest answers
+    nothing ("To round to the closest integer, use (int). In this example, x gets the value
+    3." would show the example alone), so the answer is not shown as that rest."""
+    if sentences and sentences[0] in validation.unsupported_sentences:
+        log.info("Selected text: the answering sentence is unsupported")
+        return True
+    return False
