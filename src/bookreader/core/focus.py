@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import Counter
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from bookreader.core.llm import extractive as ex
 from bookreader.core.sentences import content_terms, split_sentences
 
 log = logging.getLogger(__name__)
@@ -285,23 +285,14 @@ def focus_passages(
 #: A unit scored at or below this by :func:`answer_scores` (a heading, a bare lead-in to
 #: code, a contents line) is never shown for its own sake.
 UNUSABLE = -0.5
-_TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
-
-
-def _heading_like(unit: str) -> bool:
-    """A short line without closing punctuation: a heading or a caption, not a claim."""
-    return len(unit.split()) <= 10 and not _TERMINAL.search(unit)
-
 
 def _answer_units(units: Sequence[str], joins: Sequence[str]) -> tuple[list[str], list[str]]:
     """``units`` split further where the extractive backend splits (a line ending in a
     colon, a glossary entry, a vocabulary list run together), line units kept whole."""
-    from bookreader.core.llm.extractive import split_sentences as answer_split
-
     out: list[str] = []
     out_joins: list[str] = []
     for unit, join in zip(units, joins):
-        parts = [unit] if join == "\n" else answer_split(unit) or [unit]
+        parts = [unit] if join == "\n" else ex.split_sentences(unit) or [unit]
         for n, part in enumerate(parts):
             out.append(part)
             out_joins.append(join if n == 0 else " ")
@@ -318,7 +309,7 @@ def _sentence_answer_scores(units: Sequence[str], joins: Sequence[str], owner: S
     part_owner: list[int] = []
     part_unit: list[int] = []
     for i, (unit, join) in enumerate(zip(units, joins)):
-        n = 1 if join == "\n" else max(1, len(_answer_split(unit)))
+        n = 1 if join == "\n" else max(1, len(ex.split_sentences(unit)))
         part_owner.extend([owner[i]] * n)
         part_unit.extend([i] * n)
     scores = answer_scores(parts, part_owner, question, embedder, sections)
@@ -326,12 +317,6 @@ def _sentence_answer_scores(units: Sequence[str], joins: Sequence[str], owner: S
     for i, score in zip(part_unit, scores):
         best[i] = max(best[i], score)
     return best
-
-
-def _answer_split(unit: str) -> list[str]:
-    from bookreader.core.llm.extractive import split_sentences as answer_split
-
-    return answer_split(unit)
 
 
 def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, embedder: Any,
@@ -347,8 +332,6 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
     itself scores :data:`UNUSABLE` less.  Sentences ranked this way lie on a gold page
     more often than by keywords and similarity alone (``bench/focus_quality.py``).
     """
-    from bookreader.core.llm import extractive as ex
-
     query = list(dict.fromkeys(ex.content_terms(question)))
     q_terms = set(query)
     terms = [set(ex.content_terms(u)) for u in units]
@@ -369,7 +352,7 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
             heading = sections[k] if k < len(sections) else ""
         score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
         score += ex.answer_type_bonus(kind, unit, q_terms)
-        if _heading_like(unit):
+        if ex.heading_like(unit):
             heading = unit
             score += UNUSABLE - 1.0
         score += ex.HEADING_WEIGHT * ex.heading_match(heading, q_terms)

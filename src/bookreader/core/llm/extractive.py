@@ -171,7 +171,7 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
     out = []
     heading = block.section
     for s in split_sentences(block.text):
-        if _heading_like(s):
+        if heading_like(s):
             heading = s
         out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
     return out
@@ -290,7 +290,7 @@ class ExtractiveBackend:
         candidates = [c for block in prompt.blocks for c in _block_candidates(block)]
         candidates = [c for c in candidates if c.terms]
         # A heading ("4.6 Retention and archiving") names a topic; it answers nothing.
-        sentences = [c for c in candidates if not _heading_like(c.sentence)]
+        sentences = [c for c in candidates if not heading_like(c.sentence)]
         candidates = sentences or candidates
         query = list(dict.fromkeys(content_terms(prompt.question)))
         if not candidates or not query:
@@ -517,7 +517,7 @@ def is_glossary_entry(sentence: str) -> bool:
 _TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
 
 
-def _heading_like(sentence: str) -> bool:
+def heading_like(sentence: str) -> bool:
     """A short line without closing punctuation: a heading or a caption, not a claim."""
     return len(sentence.split()) <= 10 and not _TERMINAL.search(sentence)
 
