@@ -237,3 +237,32 @@ def test_the_answerer_hands_the_backend_the_request_its_prompt_shows(settings, e
     assert request.excerpts == () and request.fallback == "The selected text does not contain the answer."
     assert messages == messages_for(request) == list(a.prompt)
     assert "energy" in a.raw_output  # the backend answered from the request's selection
+
+
+# --- self-quoted citations (the invented-excerpt rule of answering) ----------------------
+SQRT_CONTEXT = ("For example, the Math class provides common mathematical operations: "
+                "double root = Math.sqrt(17.0); double angle = 1.5;")
+
+
+def test_an_excerpt_that_repeats_its_own_claim_is_a_self_quote():
+    """Found replaying the small tier's Think Java answers: the model copied its answer into
+    the citation, and the answer was rejected as if it had invented evidence."""
+    text = ("To compute a square root in Java, you can use the Math.sqrt() method. "
+            '[Source: 4.7. Composition (Page 59) - "To compute a square root in Java, you can '
+            'use the Math.sqrt() method"]')
+    assert mo.only_self_quotes(text, SQRT_CONTEXT)
+
+
+def test_an_invented_excerpt_that_states_something_else_is_not_a_self_quote():
+    text = ("The truncation warning says that the instruction inside the sentence was left "
+            'out. [Source: Selected text (Page 12) - "This instruction was left out."]')
+    assert not mo.only_self_quotes(text, "A truncation warning says how much was left out.")
+
+
+def test_a_real_excerpt_is_not_a_self_quote_and_one_invented_excerpt_decides():
+    real = ('Java has a Math class. [Source: 4.7. Composition (Page 59) - "the Math class '
+            'provides common mathematical operations"]')
+    assert not mo.only_self_quotes(real, SQRT_CONTEXT)  # nothing was invented
+    mixed = real + (' Math.sqrt returns a string. [Source: 4.7. Composition (Page 59) - '
+                    '"the method always returns text to the caller"]')
+    assert not mo.only_self_quotes(mixed, SQRT_CONTEXT)

@@ -67,6 +67,7 @@ from bookreader.core.model_output import (  # noqa: F401 - part of this module's
     drop_prompt_tags,
     drop_unclosed_citations,
     loop_start,
+    only_self_quotes,
     parse_answer,
     plain_code_marks,
 )
@@ -511,13 +512,15 @@ class _Run(OutcomeAssembly):
 
         sources = self._sources(passages)
         context = "\n\n".join(s.text for s in sources)
+        raw_text = text
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
         # Citations whose excerpt the model invented (found nowhere in the context, so
         # replaced by the closest real sentence): remembered across the second pass below.
         invented = {(c.page, key_only(c.excerpt)) for c in citations if c.repaired}
         validation = self.owner.validator.validate(text, context)
         validation = self._mark_tautologies(text, validation)
-        if invented and validation.passed and validation.similarity < INVENTED_MIN_SIMILARITY:
+        if (invented and validation.passed and validation.similarity < INVENTED_MIN_SIMILARITY
+                and not only_self_quotes(raw_text, context)):
             # The model quoted words the context does not hold, and its answer is only
             # loosely like the context: the usual shape of a conclusion stitched from the
             # passage's own words ("the warning says the instruction was left out").

@@ -150,6 +150,33 @@ def parse_citations(text: str) -> list[RawCitation]:
     return found
 
 
+#: Least overlap (Jaccard, content words) of an excerpt with the claim it cites for the
+#: excerpt to be a self-quote (see :func:`only_self_quotes`).
+SELF_QUOTE_JACCARD = 0.7
+
+
+def only_self_quotes(text: str, context: str) -> bool:
+    """True when every citation of ``text`` whose excerpt the context does not hold
+    merely repeats the claim it cites ("To compute a square root ..., use Math.sqrt()
+    [Source: ... - "To compute a square root ..., use Math.sqrt()"]").
+
+    A small model often copies its own sentence into the citation.  That excerpt is not
+    evidence of anything (the claim is judged by the grounding check on its own), unlike
+    an invented excerpt that states something else ("This instruction was left out.").
+    """
+    from bookreader.core.sentences import content_terms, key_only
+
+    ctx = key_only(context)
+    invented = [r for r in parse_citations(text) if key_only(r.excerpt) not in ctx]
+    if not invented:
+        return False
+    for raw in invented:
+        a, b = set(content_terms(raw.excerpt)), set(content_terms(raw.claim))
+        if not a or len(a & b) / len(a | b) < SELF_QUOTE_JACCARD:
+            return False
+    return True
+
+
 def citation_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of every citation marker in ``text``."""
     return [m.span() for m in _CITE_RE.finditer(text)]
