@@ -31,11 +31,12 @@ import logging
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from bookreader.core.llm.continuation import ITEM, continuation, is_enumerator, is_lead_in
 from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import split_sentences as _split
@@ -134,7 +135,14 @@ _UNIT_BREAK = re.compile(
     r"|(?<=[a-z0-9)]{2}[.!?])\s+(?=[a-z][\w\-']*(?:[ \t][\w\-']+){0,3}:[ \t]+[A-Z(])"
     # "... noise characteristics: #!/usr/bin/env python3 import rclpy": prose, then a listing.
     r"|(?<=:)\s+(?=#!|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:]|>>>|"
-    r"public\s|private\s|static\s)")
+    r"public\s|private\s|static\s|"
+    # "... we construct the following loop: largest = None print(...)", "...: int rows = 4;",
+    # "... when inserting the row: DROP TABLE IF EXISTS Artist;": an assignment, a typed
+    # declaration, a call on an object, a loop head or an SQL statement opens a listing.
+    r"[A-Za-z_]\w*(?:\[[^\]]*\])?\s*=\s*[^=\s]|"
+    r"(?:int|double|float|long|char|boolean|String|void)(?:\[\])*\s+\w+\s*[=;(\[]|"
+    r"[A-Za-z_]\w*\.\w+(?:\.\w+)*\(|(?:for|while|if)\s*\(|"
+    r"(?:DROP|CREATE|SELECT|INSERT|UPDATE|DELETE)\s+[A-Z*]|sqlite>|\$\s+\w)")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -171,10 +179,16 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
     out = []
     heading = block.section
     for s in split_sentences(block.text):
-        if heading_like(s):
+        if is_heading(s):
             heading = s
         out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
+    for n, c in enumerate(out):
+        c.following = out[n + 1:n + 1 + _FOLLOWING]
     return out
+
+
+#: Sentences after each candidate kept for its continuation (a lead-in's list items).
+_FOLLOWING = 8
 
 
 def content_terms(text: str) -> list[str]:
@@ -182,7 +196,7 @@ def content_terms(text: str) -> list[str]:
     return [t for t in _content_terms(text) if t not in _QUESTION_WORDS]
 
 
-@dataclass
+@dataclass(eq=False)
 class _Candidate:
     sentence: str
     block: ContextBlock
@@ -192,6 +206,7 @@ class _Candidate:
     similarity: Optional[float] = None
     score: float = 0.0
     heading: str = ""
+    following: list = field(default_factory=list)  # the block's next candidates
 
 
 class ExtractiveBackend:
@@ -230,6 +245,7 @@ class ExtractiveBackend:
         min_similarity: float = 0.5,
         max_sentences: int = 3,
         top_share: float = 0.3,
+        continue_best: bool = True,
     ) -> None:
         self._embedder = embedder
         self.not_covered = not_covered
@@ -238,6 +254,7 @@ class ExtractiveBackend:
         self.min_similarity = min_similarity
         self.max_sentences = max_sentences
         self.top_share = top_share
+        self.continue_best = continue_best
 
     @property
     def model_name(self) -> str:
@@ -326,7 +343,16 @@ class ExtractiveBackend:
             return []
         chosen = [best]
         covered = set(best.terms)
-        if is_glossary_entry(best.sentence) and self.max_sentences > 1:
+        # The sentences that continue the best one ("The problem is that ...", a lead-in's
+        # list) are part of its answer (core/llm/continuation.py).
+        taken = continuation(best.sentence, [c.sentence for c in best.following],
+                             usable=_showable) if self.continue_best else 0
+        for c in best.following[:taken]:
+            if c.terms and not is_enumerator(c.sentence):
+                chosen.append(c)
+                covered |= set(c.terms)
+        limit = self.max_sentences + len(chosen) - 1
+        if is_glossary_entry(best.sentence) and limit > len(chosen):
             # A vocabulary entry defines the term; the running text where the book explains
             # it is the page to read, so it goes with the entry when it is close enough.
             text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
@@ -334,18 +360,19 @@ class ExtractiveBackend:
             if text is not None:
                 chosen.append(text)
                 covered |= set(text.terms)
-        if (self.top_share and first is not None and len(chosen) < self.max_sentences
+        if (self.top_share and first is not None and len(chosen) < limit
                 and all(c.block.number != first for c in chosen)):
             # The retriever ranked the first excerpt best with the whole book in view: its
             # best sentence points the student at that page when it is nearly as good.
-            top = next((c for c in ranked[1:] if c.block.number == first), None)
+            top = next((c for c in ranked[1:] if c.block.number == first
+                        and all(c.sentence != x.sentence for x in chosen)), None)
             if top is not None and top.score >= self.top_share * best.score:
                 chosen.append(top)
                 covered |= set(top.terms)
         for c in ranked[1:]:
-            if len(chosen) >= self.max_sentences:
+            if len(chosen) >= limit:
                 break
-            if c in chosen:
+            if c in chosen or any(c.sentence == x.sentence for x in chosen):
                 continue
             adds_terms = any(t in c.terms and t not in covered for t in query)
             if c.score >= 0.75 * best.score and adds_terms:
@@ -515,6 +542,29 @@ def is_glossary_entry(sentence: str) -> bool:
 
 
 _TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
+
+
+def _showable(sentence: str) -> bool:
+    """A sentence that may continue an answer: prose or a list item, not a listing, a
+    heading, a contents line or a lead-in to code."""
+    s = sentence.strip()
+    if is_lead_in(s):
+        return not _INTRODUCES_CODE.search(s) or len(s.split()) >= 14
+    if heading_like(s) and not ITEM.match(s):
+        return False
+    if LEAD_IN_TO_CODE.search(s) or looks_like_code(s) or TOC_LINE.search(s):
+        return False
+    return not TASK.match(s) and not s.endswith("?")
+
+
+#: Marks of a line of code that a heading does not hold (">>> t[0] = 'A'", "x = f(y);").
+_NOT_HEADING = re.compile(r"[=;{}<>\[\]]|>>>|\w\(|\(\)")
+
+
+def is_heading(sentence: str) -> bool:
+    """A heading the sentences after it stand under: :func:`heading_like`, and not a short
+    line of a listing (">>> t[0] = 'A'" is no section title)."""
+    return heading_like(sentence) and not _NOT_HEADING.search(sentence)
 
 
 def heading_like(sentence: str) -> bool:
