@@ -26,6 +26,8 @@ CONTINUATION_WORDS = 60
 #: A definition this short ("constructor: A special method ...") is followed by the
 #: sentence that explains it, when that one points back to it.
 SHORT_SENTENCE = 14
+#: A lead-in shorter than this ("There are several reasons:") says nothing without its list.
+BARE_LEAD_IN = 8
 
 #: A sentence that points back to the one before it, or resolves what it set up.
 _CONTINUES = re.compile(
@@ -116,8 +118,9 @@ def continuation(best: str, following: Sequence[str], *,
             lead = True  # "There are several reasons:": its list follows
         elif not lead and joined >= 2:
             break
-    while taken and is_lead_in(following[taken - 1]) and taken > 0:
-        taken -= 1  # a lead-in whose list did not fit says nothing on its own
+    while taken and is_lead_in(following[taken - 1]) and len(
+            following[taken - 1].split()) < BARE_LEAD_IN:
+        taken -= 1  # a bare lead-in whose list did not fit says nothing on its own
         while taken and is_enumerator(following[taken - 1]):
             taken -= 1
     return taken

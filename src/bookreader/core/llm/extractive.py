@@ -160,7 +160,10 @@ def split_sentences(text: str) -> list[str]:
 #: Weight of the match between the heading a sentence stands under and the question (a
 #: sentence under "10.9 List comprehension" answers "What is a list comprehension?").
 #: Measured on the tune halves against 0.15 and 0: 0.3 cited a gold page for 2 more.
-HEADING_WEIGHT = 0.3
+HEADING_WEIGHT = float(__import__("os").environ.get("EX_HW", "0.3"))
+_WSIM = float(__import__("os").environ.get("EX_WSIM", "0.5"))
+#: Best keyword candidates re-ranked by meaning (with an embedder).
+RERANK_POOL = int(__import__("os").environ.get("EX_POOL", "30"))
 
 
 def heading_match(heading: str, q_terms: set[str]) -> float:
@@ -313,7 +316,7 @@ class ExtractiveBackend:
         if not candidates or not query:
             return []
         self._score_keywords(candidates, query)
-        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:12]
+        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:RERANK_POOL]
         first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
         if self._embedder is not None:
             self._score_similarity(ranked, prompt.question)
@@ -325,7 +328,7 @@ class ExtractiveBackend:
             # so similarity never separated them: measured on the tune halves, the mean
             # cites a gold page for 2 more Think Java and 1 more Py4E question, 1 fewer
             # Physical AI one.)
-            c.score = c.coverage if c.similarity is None else (c.coverage + c.similarity) / 2
+            c.score = c.coverage if c.similarity is None else (1 - _WSIM) * c.coverage + _WSIM * c.similarity
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
