@@ -161,3 +161,24 @@ def test_assignments_and_sql_after_a_colon_are_split_off():
     assert lead.endswith("row:") and code.startswith("DROP TABLE")
     # A glossary entry or a list after a colon stays whole.
     assert len(split_sentences("The classification includes: Wheeled robots: they roll.")) == 1
+
+
+def test_the_added_sentences_stop_at_the_answer_word_budget():
+    # Each sentence holds a question word the others do not, so each is worth adding.
+    sentences = [
+        "Every stack frame is drawn in the diagram of a recursion as one box, and the box "
+        "appears when the method is invoked and goes away again when the method returns.",
+        "The stack frame of a call lists each parameter of the method with its value, "
+        "written in a box that carries the method's name above it for the reader.",
+        "A stack diagram also shows each local variable of the call in its box, so that a "
+        "reader can follow how the values change while the program runs its statements.",
+    ]
+    messages = build_messages(
+        Mode.BOOK, "stack frame diagram parameter variable recursion",
+        excerpts=[Excerpt(1, "4.5 Stack Diagrams", "57", " ".join(sentences))])
+    prompt = parse_prompt(messages)
+    unbounded = ExtractiveBackend(max_words=None).select(prompt)
+    bounded = ExtractiveBackend().select(prompt)
+    assert len(unbounded) == 3
+    assert 1 <= len(bounded) < 3
+    assert sum(len(c.sentence.split()) for c in bounded) <= 60
