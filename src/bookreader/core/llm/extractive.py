@@ -241,6 +241,12 @@ class ExtractiveBackend:
             it scores within 75 % of the best and covers a question word the others do not.
             Measured with 2 instead: 4-5 points fewer answers correct on each of the three
             books).
+        continue_best: The sentences that continue the best one in its passage (a
+            resolution such as "The problem is that ...", a lead-in's list:
+            :mod:`bookreader.core.llm.continuation`) join it, beyond ``max_sentences``.
+        max_words: Most words of the best sentence, its continuation and the sentences
+            added after them (the first excerpt's sentence, added for its page, is not
+            counted against it); None for no bound.
         top_share: When no chosen sentence comes from the first excerpt, its best sentence
             is added if it scores at least this share of the best one: the retriever ranked
             that passage first with the whole book in view, and it holds the page that
