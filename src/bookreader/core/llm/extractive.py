@@ -142,14 +142,7 @@ _UNIT_BREAK = re.compile(
     r"|(?<=[a-z0-9)]{2}[.!?])\s+(?=[a-z][\w\-']*(?:[ \t][\w\-']+){0,3}:[ \t]+[A-Z(])"
     # "... noise characteristics: #!/usr/bin/env python3 import rclpy": prose, then a listing.
     r"|(?<=:)\s+(?=#!|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:]|>>>|"
-    r"public\s|private\s|static\s|"
-    # "... we construct the following loop: largest = None print(...)", "...: int rows = 4;",
-    # "... when inserting the row: DROP TABLE IF EXISTS Artist;": an assignment, a typed
-    # declaration, a call on an object, a loop head or an SQL statement opens a listing.
-    r"[A-Za-z_]\w*(?:\[[^\]]*\])?\s*=\s*[^=\s]|"
-    r"(?:int|double|float|long|char|boolean|String|void)(?:\[\])*\s+\w+\s*[=;(\[]|"
-    r"[A-Za-z_]\w*\.\w+(?:\.\w+)*\(|(?:for|while|if)\s*\(|"
-    r"(?:DROP|CREATE|SELECT|INSERT|UPDATE|DELETE)\s+[A-Z*]|sqlite>|\$\s+\w)")
+    r"public\s|private\s|static\s)")
 
 
 def split_sentences(text: str) -> list[str]:
