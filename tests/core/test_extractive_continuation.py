@@ -21,7 +21,6 @@ from bookreader.core.llm.extractive import (
     ExtractiveBackend,
     is_heading,
     parse_prompt,
-    split_sentences,
 )
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.types import Mode, Outcome
