@@ -410,8 +410,10 @@ def test_a_thin_verified_answer_gets_the_books_best_sentence_beside_it(book, quo
     a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
                      retriever=book[2], pages=pdf, backend="claude")
     assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
-    first, quote = a.text.split("\n")
+    first, quote, *more = a.text.split("\n")
     assert first.startswith("Mitochondria release the energy stored in food.")
+    # (the extractive choice may carry the sentence that continues its best one)
+    assert all(line.startswith("\u201c") for line in more)
     # The added line is the book's own sentence, quoted, with a verified citation on its page.
     assert quote.startswith("\u201cThe energy is stored in a molecule called ATP.\u201d [Source:")
     page = _page_of(pdf, "called ATP")

@@ -353,7 +353,8 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
         score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
         score += ex.answer_type_bonus(kind, unit, q_terms)
         if ex.heading_like(unit):
-            heading = unit
+            if ex.is_heading(unit):  # a short line of a listing is no section title
+                heading = unit
             score += UNUSABLE - 1.0
         score += ex.HEADING_WEIGHT * ex.heading_match(heading, q_terms)
         scores.append(score)

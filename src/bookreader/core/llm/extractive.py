@@ -31,15 +31,30 @@ import logging
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
+    _QUESTION_WORDS,
+    _TASK_SECTION,
+    CODE_PENALTY,
+    LEAD_IN_TO_CODE,
+    TASK,
+    TOC_LINE,
+    _showable,
+    answer_type_bonus,
+    content_terms,
+    heading_like,
+    is_glossary_entry,
+    is_heading,
+    looks_like_code,
+    question_kind,
+)
+from bookreader.core.llm.continuation import continuation, is_enumerator
 from bookreader.core.model_output import format_citation
-from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import split_sentences as _split
-from bookreader.core.sentences import stem
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 
 log = logging.getLogger(__name__)
@@ -52,13 +67,6 @@ _BLOCK_RE = re.compile(r"<(excerpt|selection)\b([^>\n]*)>\s*(.*?)\s*</\1\s*>", r
 _ATTR_RE = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 _QUESTION_RE = re.compile(r"<question\b[^>\n]*>\s*(.*?)\s*</question\s*>", re.S | re.I)
 _FALLBACK_RE = re.compile(r"write only:\s*(.+?)\s*$", re.M | re.I)
-
-# Words that questions are made of ("what is X called?", "name the..."): they say what
-# kind of answer is wanted, not what it is about, so they must not count as matches.
-_QUESTION_WORDS = frozenset(
-    stem(w) for w in """name named mean means meaning kind type according describe explain
-    give tell text book selection passage following""".split()
-)
 
 @dataclass(frozen=True)
 class ContextBlock:
@@ -153,6 +161,18 @@ def split_sentences(text: str) -> list[str]:
 #: sentence under "10.9 List comprehension" answers "What is a list comprehension?").
 #: Measured on the tune halves against 0.15 and 0: 0.3 cited a gold page for 2 more.
 HEADING_WEIGHT = 0.3
+#: Weight of MiniLM similarity against keyword coverage in a sentence's score.  Measured
+#: on the tune halves against 0.5 (the mean): 0.7 answered 2 more Think Java, 1 more Py4E
+#: and 2 more Physical AI questions correctly, gold page cited unchanged.
+SIMILARITY_WEIGHT = 0.7
+#: Most words of the best sentence, its continuation and the sentences added for the
+#: question's other words (the first passage's sentence is added beyond it: it points at
+#: the page the retriever ranked first).  A student's answer, not a page.
+MAX_ANSWER_WORDS = 60
+#: Best keyword candidates re-ranked by meaning (with an embedder).  12 before: a
+#: sentence saying the answer in other words ("The comparison operators work with
+#: tuples") missed the cut; 30 answered 4 more Py4E and 1 more Think Java tune question.
+RERANK_POOL = 30
 
 
 def heading_match(heading: str, q_terms: set[str]) -> float:
@@ -171,18 +191,19 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
     out = []
     heading = block.section
     for s in split_sentences(block.text):
-        if heading_like(s):
+        if is_heading(s):
             heading = s
         out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
+    for n, c in enumerate(out):
+        c.following = out[n + 1:n + 1 + _FOLLOWING]
     return out
 
 
-def content_terms(text: str) -> list[str]:
-    """Stemmed content words of ``text`` without question words."""
-    return [t for t in _content_terms(text) if t not in _QUESTION_WORDS]
+#: Sentences after each candidate kept for its continuation (a lead-in's list items).
+_FOLLOWING = 8
 
 
-@dataclass
+@dataclass(eq=False)
 class _Candidate:
     sentence: str
     block: ContextBlock
@@ -192,6 +213,7 @@ class _Candidate:
     similarity: Optional[float] = None
     score: float = 0.0
     heading: str = ""
+    following: list = field(default_factory=list)  # the block's next candidates
 
 
 class ExtractiveBackend:
@@ -212,6 +234,12 @@ class ExtractiveBackend:
             it scores within 75 % of the best and covers a question word the others do not.
             Measured with 2 instead: 4-5 points fewer answers correct on each of the three
             books).
+        continue_best: The sentences that continue the best one in its passage (a
+            resolution such as "The problem is that ...", a lead-in's list:
+            :mod:`bookreader.core.llm.continuation`) join it, beyond ``max_sentences``.
+        max_words: Most words of the best sentence, its continuation and the sentences
+            added after them (the first excerpt's sentence, added for its page, is not
+            counted against it); None for no bound.
         top_share: When no chosen sentence comes from the first excerpt, its best sentence
             is added if it scores at least this share of the best one: the retriever ranked
             that passage first with the whole book in view, and it holds the page that
@@ -230,6 +258,8 @@ class ExtractiveBackend:
         min_similarity: float = 0.5,
         max_sentences: int = 3,
         top_share: float = 0.3,
+        continue_best: bool = True,
+        max_words: Optional[int] = MAX_ANSWER_WORDS,
     ) -> None:
         self._embedder = embedder
         self.not_covered = not_covered
@@ -238,6 +268,8 @@ class ExtractiveBackend:
         self.min_similarity = min_similarity
         self.max_sentences = max_sentences
         self.top_share = top_share
+        self.continue_best = continue_best
+        self.max_words = max_words
 
     @property
     def model_name(self) -> str:
@@ -296,19 +328,18 @@ class ExtractiveBackend:
         if not candidates or not query:
             return []
         self._score_keywords(candidates, query)
-        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:12]
+        ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:RERANK_POOL]
         first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
         if self._embedder is not None:
             self._score_similarity(ranked, prompt.question)
         kind = question_kind(prompt.question)
         q_terms = set(query)
         for c in ranked:
-            # Keywords and meaning count equally.  (The maximum of coverage and this mean,
-            # used before, let every sentence holding all the question's words tie at 1.0,
-            # so similarity never separated them: measured on the tune halves, the mean
-            # cites a gold page for 2 more Think Java and 1 more Py4E question, 1 fewer
-            # Physical AI one.)
-            c.score = c.coverage if c.similarity is None else (c.coverage + c.similarity) / 2
+            # Keywords and meaning, meaning weighted more (SIMILARITY_WEIGHT).  (The maximum
+            # of coverage and the mean, used before, let every sentence holding all the
+            # question's words tie at 1.0, so similarity never separated them.)
+            c.score = c.coverage if c.similarity is None else (
+                (1 - SIMILARITY_WEIGHT) * c.coverage + SIMILARITY_WEIGHT * c.similarity)
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
@@ -326,29 +357,43 @@ class ExtractiveBackend:
             return []
         chosen = [best]
         covered = set(best.terms)
-        if is_glossary_entry(best.sentence) and self.max_sentences > 1:
+        # The sentences that continue the best one ("The problem is that ...", a lead-in's
+        # list) are part of its answer (core/llm/continuation.py).
+        taken = continuation(best.sentence, [c.sentence for c in best.following],
+                             usable=_showable) if self.continue_best else 0
+        for c in best.following[:taken]:
+            if c.terms and not is_enumerator(c.sentence):
+                chosen.append(c)
+                covered |= set(c.terms)
+        limit = self.max_sentences + len(chosen) - 1
+
+        def fits(c: _Candidate) -> bool:  # an added sentence keeps the answer short
+            return self.max_words is None or sum(
+                len(x.sentence.split()) for x in chosen) + len(c.sentence.split()) <= self.max_words
+        if is_glossary_entry(best.sentence) and limit > len(chosen):
             # A vocabulary entry defines the term; the running text where the book explains
             # it is the page to read, so it goes with the entry when it is close enough.
             text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
                          and c.score >= 0.6 * best.score), None)
-            if text is not None:
+            if text is not None and fits(text):
                 chosen.append(text)
                 covered |= set(text.terms)
-        if (self.top_share and first is not None and len(chosen) < self.max_sentences
+        if (self.top_share and first is not None and len(chosen) < limit
                 and all(c.block.number != first for c in chosen)):
             # The retriever ranked the first excerpt best with the whole book in view: its
             # best sentence points the student at that page when it is nearly as good.
-            top = next((c for c in ranked[1:] if c.block.number == first), None)
+            top = next((c for c in ranked[1:] if c.block.number == first
+                        and all(c.sentence != x.sentence for x in chosen)), None)
             if top is not None and top.score >= self.top_share * best.score:
                 chosen.append(top)
                 covered |= set(top.terms)
         for c in ranked[1:]:
-            if len(chosen) >= self.max_sentences:
+            if len(chosen) >= limit:
                 break
-            if c in chosen:
+            if c in chosen or any(c.sentence == x.sentence for x in chosen):
                 continue
             adds_terms = any(t in c.terms and t not in covered for t in query)
-            if c.score >= 0.75 * best.score and adds_terms:
+            if c.score >= 0.75 * best.score and adds_terms and fits(c):
                 chosen.append(c)
                 covered |= set(c.terms)
         return chosen
@@ -391,135 +436,6 @@ class ExtractiveBackend:
         if any(b.kind == "selection" for b in prompt.blocks):
             return self.not_in_selection
         return self.not_covered
-
-
-# --- what kind of answer the question wants (issue 11, section 6) ----------------------------
-_DEFINITION_Q = re.compile(
-    r"^\s*(?:what\s+(?:is|are|was|were)\b|what(?:'s|\s+does)\b.*\bmean|define\b|"
-    r"what\s+do\s+(?:we|you)\s+call\b|what\s+is\s+meant\b)", re.IGNORECASE)
-_PROCEDURE_Q = re.compile(r"^\s*(?:how\s+(?:do|does|can|should|would|to|is|are)\b|"
-                          r"what\s+(?:steps|command)\b)", re.IGNORECASE)
-_REASON_Q = re.compile(r"^\s*why\b", re.IGNORECASE)
-_DEFINES = re.compile(
-    r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|defined\s+as|one|any|what|when)\b|"
-    r"\brefers?\s+to\b|\bmeans?\b|\bis\s+a\s+way\b", re.IGNORECASE)
-_GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
-_PROCEDURE = re.compile(
-    r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
-    r"\w+ing|type|write|call|declare|create|run|install)\b", re.IGNORECASE)
-_REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|the\s+reason|"
-                     r"therefore|causes?|which\s+means)\b", re.IGNORECASE)
-_INTRODUCES_CODE = re.compile(
-    r"(?:\bhere\s+(?:is|are)\b|\bthe\s+following\b|\blooks\s+like\s+this\b|"
-    r"\bfor\s+example\s*,?\s*$|\bas\s+follows\b)", re.IGNORECASE)
-
-
-#: A sentence that runs from its colon into the first line of a code listing
-#: ("... as follows: public int compareTo(Card that) {", "...: #!/usr/bin/env python3").
-LEAD_IN_TO_CODE = re.compile(
-    r":\s[^.!?]*[{};]\s*$")
-_VERB = re.compile(r"\b(?:is|are|was|were|has|have|can|will|uses?|allows?|provides?|"
-                   r"combines?|requires?|enables?|\w+s)\b", re.IGNORECASE)
-
-
-def _claims(sentence: str) -> bool:
-    """A finite verb before the colon: the lead-in says something of its own."""
-    return bool(_VERB.search(sentence.rsplit(":", 1)[0]))
-#: A line of a table of contents or an index ("4.10 Fruitful functions........ 52").
-TOC_LINE = re.compile(r"\.{5,}|(?:\.\s){4,}")
-#: An exercise or review task ("Explain how ...", "Write a method ...", "Discuss ..."):
-#: it asks the student for the answer, it does not give it.
-TASK = re.compile(
-    r"^\s*(?:\d+[.)]\s*)?(?:explain|describe|discuss|analy[sz]e|evaluate|derive|compare|"
-    r"contrast|investigate|research|justify|prove)\b|^\s*(?:objective|task|goal)s?\s*:",
-    re.IGNORECASE)
-#: Sections that set tasks or list goals rather than explain (their sentences rank lower).
-_TASK_SECTION = re.compile(r"exercise|problem|assignment|\blab\b|project|review\s+question|"
-                           r"learning\s+(?:objective|outcome|goal)|quiz", re.IGNORECASE)
-#: Score change of a line of a listing (-0.3: picked only when no prose sentence comes close;
-#: in a code-heavy book the listing is sometimes all the gold page holds).
-CODE_PENALTY = -0.3
-_CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
-#: Marks of source code a sentence of prose does not hold.
-_CODE_MARKS = re.compile(
-    r"^\s*(?:#|//|>>>|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:])|"
-    r"\bself\.\w|\bdef\s+\w+\s*\(|\w\(\)|\s=\s[\w\[({'\"]|\breturn\s+\w+\s*$")
-
-
-def looks_like_code(sentence: str) -> bool:
-    """True for a line of a listing rather than a sentence of prose."""
-    n = len(sentence.split())
-    if len(_CODE_CHARS.findall(sentence)) > max(4, n // 3):
-        return True
-    return len(_CODE_MARKS.findall(sentence)) >= (1 if n < 6 else 2)
-_SECTION_NUMBER = re.compile(r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.])")
-
-
-def question_kind(question: str) -> str:
-    """"definition", "procedure", "reason" or "other"."""
-    if _DEFINITION_Q.search(question):
-        return "definition"
-    if _PROCEDURE_Q.search(question):
-        return "procedure"
-    if _REASON_Q.search(question):
-        return "reason"
-    return "other"
-
-
-def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
-    """A score adjustment: an answer of the wanted type up, a lead-in to code far down.
-
-    Never a sentence that ends in a colon or only introduces code ("For example, here is
-    a recursive method without a base case:"); a glossary or vocabulary entry whose term
-    is the question's subject ("base case: A condition that ...") is preferred for "what
-    is" questions, a sentence that defines (X is a / refers to / means) next.
-    """
-    s = sentence.strip()
-    if _INTRODUCES_CODE.search(s) and len(s.split()) < 14:
-        return -1.0  # "For example, here is a recursive method without a base case:"
-    if LEAD_IN_TO_CODE.search(s):  # "... as follows: public int compareTo(Card that) {"
-        return -1.0
-    if s.endswith(":"):
-        # A bare lead-in says nothing; one that makes a claim before showing its listing
-        # ("Kalman filters are essential for fusing data from ... noise characteristics:")
-        # is shown as that claim (see _render) but ranks below a plain statement.
-        return -1.0 if len(content_terms(s)) < 6 or not _claims(s) else -0.1
-    if looks_like_code(s):
-        return CODE_PENALTY  # a listing shows, it does not say
-    if len(_SECTION_NUMBER.findall(s)) >= 3 or TOC_LINE.search(s):
-        return -1.0  # a table of contents or an index line lists topics, it answers nothing
-    if TASK.match(s):
-        return -0.3  # an exercise asks for the answer; the text around it gives it
-    if s.endswith("?"):
-        return -0.5  # a question asks, it does not answer
-    bonus = 0.0
-    if kind == "definition":
-        head = _GLOSSARY.match(s)
-        if head and set(content_terms(head.group(1))) and set(content_terms(head.group(1))) <= q_terms:
-            bonus += 0.3
-        elif _DEFINES.search(s):
-            before = re.split(_DEFINES, s, maxsplit=1)[0]
-            subject = set(content_terms(before))
-            bonus += 0.15 if subject & q_terms else 0.05
-    elif kind == "procedure" and _PROCEDURE.search(s):
-        bonus += 0.08
-    elif kind == "reason" and _REASON.search(s):
-        bonus += 0.1
-    return bonus
-
-
-def is_glossary_entry(sentence: str) -> bool:
-    """True for a vocabulary or glossary entry: "term: A definition ..."."""
-    head = _GLOSSARY.match(sentence)
-    return bool(head) and len(head.group(1).split()) <= 4
-
-
-_TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
-
-
-def heading_like(sentence: str) -> bool:
-    """A short line without closing punctuation: a heading or a caption, not a claim."""
-    return len(sentence.split()) <= 10 and not _TERMINAL.search(sentence)
 
 
 def _render(c: _Candidate) -> str:

@@ -1,0 +1,181 @@
+"""What kind of answer a question wants, and which sentences can be one.
+
+The extractive backend's sentence preferences (:func:`answer_type_bonus`: a definition
+for "what is", a procedure for "how", a reason for "why"; a heading, a lead-in to code, a
+contents line, an exercise down), shared by :mod:`bookreader.core.quotes` and
+:mod:`bookreader.core.focus` through :mod:`bookreader.core.llm.extractive`, which
+re-exports every public name of this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bookreader.core.llm.continuation import ITEM, is_lead_in
+from bookreader.core.sentences import content_terms as _content_terms
+from bookreader.core.sentences import stem
+
+# Words that questions are made of ("what is X called?", "name the..."): they say what
+# kind of answer is wanted, not what it is about, so they must not count as matches.
+_QUESTION_WORDS = frozenset(
+    stem(w) for w in """name named mean means meaning kind type according describe explain
+    give tell text book selection passage following""".split()
+)
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed content words of ``text`` without question words."""
+    return [t for t in _content_terms(text) if t not in _QUESTION_WORDS]
+
+
+
+# --- what kind of answer the question wants (issue 11, section 6) ----------------------------
+_DEFINITION_Q = re.compile(
+    r"^\s*(?:what\s+(?:is|are|was|were)\b|what(?:'s|\s+does)\b.*\bmean|define\b|"
+    r"what\s+do\s+(?:we|you)\s+call\b|what\s+is\s+meant\b)", re.IGNORECASE)
+_PROCEDURE_Q = re.compile(r"^\s*(?:how\s+(?:do|does|can|should|would|to|is|are)\b|"
+                          r"what\s+(?:steps|command)\b)", re.IGNORECASE)
+_REASON_Q = re.compile(r"^\s*why\b", re.IGNORECASE)
+_DEFINES = re.compile(
+    r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|defined\s+as|one|any|what|when)\b|"
+    r"\brefers?\s+to\b|\bmeans?\b|\bis\s+a\s+way\b", re.IGNORECASE)
+_GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
+_PROCEDURE = re.compile(
+    r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
+    r"\w+ing|type|write|call|declare|create|run|install)\b", re.IGNORECASE)
+_REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|the\s+reason|"
+                     r"therefore|causes?|which\s+means)\b", re.IGNORECASE)
+_INTRODUCES_CODE = re.compile(
+    r"(?:\bhere\s+(?:is|are)\b|\bthe\s+following\b|\blooks\s+like\s+this\b|"
+    r"\bfor\s+example\s*,?\s*$|\bas\s+follows\b)", re.IGNORECASE)
+
+
+#: A sentence that runs from its colon into the first line of a code listing
+#: ("... as follows: public int compareTo(Card that) {", "...: #!/usr/bin/env python3").
+LEAD_IN_TO_CODE = re.compile(
+    r":\s[^.!?]*[{};]\s*$")
+_VERB = re.compile(r"\b(?:is|are|was|were|has|have|can|will|uses?|allows?|provides?|"
+                   r"combines?|requires?|enables?|\w+s)\b", re.IGNORECASE)
+
+
+def _claims(sentence: str) -> bool:
+    """A finite verb before the colon: the lead-in says something of its own."""
+    return bool(_VERB.search(sentence.rsplit(":", 1)[0]))
+#: A line of a table of contents or an index ("4.10 Fruitful functions........ 52").
+TOC_LINE = re.compile(r"\.{5,}|(?:\.\s){4,}")
+#: An exercise or review task ("Explain how ...", "Write a method ...", "Discuss ..."):
+#: it asks the student for the answer, it does not give it.
+TASK = re.compile(
+    r"^\s*(?:\d+[.)]\s*)?(?:explain|describe|discuss|analy[sz]e|evaluate|derive|compare|"
+    r"contrast|investigate|research|justify|prove)\b|^\s*(?:objective|task|goal)s?\s*:",
+    re.IGNORECASE)
+#: Sections that set tasks or list goals rather than explain (their sentences rank lower).
+_TASK_SECTION = re.compile(r"exercise|problem|assignment|\blab\b|project|review\s+question|"
+                           r"learning\s+(?:objective|outcome|goal)|quiz", re.IGNORECASE)
+#: Score change of a line of a listing (-0.3: picked only when no prose sentence comes close;
+#: in a code-heavy book the listing is sometimes all the gold page holds).
+CODE_PENALTY = -0.3
+_CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
+#: Marks of source code a sentence of prose does not hold.
+_CODE_MARKS = re.compile(
+    r"^\s*(?:#|//|>>>|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:])|"
+    r"\bself\.\w|\bdef\s+\w+\s*\(|\w\(\)|\s=\s[\w\[({'\"]|\breturn\s+\w+\s*$")
+
+
+def looks_like_code(sentence: str) -> bool:
+    """True for a line of a listing rather than a sentence of prose."""
+    n = len(sentence.split())
+    if len(_CODE_CHARS.findall(sentence)) > max(4, n // 3):
+        return True
+    return len(_CODE_MARKS.findall(sentence)) >= (1 if n < 6 else 2)
+_SECTION_NUMBER = re.compile(r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.])")
+
+
+def question_kind(question: str) -> str:
+    """"definition", "procedure", "reason" or "other"."""
+    if _DEFINITION_Q.search(question):
+        return "definition"
+    if _PROCEDURE_Q.search(question):
+        return "procedure"
+    if _REASON_Q.search(question):
+        return "reason"
+    return "other"
+
+
+def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
+    """A score adjustment: an answer of the wanted type up, a lead-in to code far down.
+
+    Never a sentence that ends in a colon or only introduces code ("For example, here is
+    a recursive method without a base case:"); a glossary or vocabulary entry whose term
+    is the question's subject ("base case: A condition that ...") is preferred for "what
+    is" questions, a sentence that defines (X is a / refers to / means) next.
+    """
+    s = sentence.strip()
+    if _INTRODUCES_CODE.search(s) and len(s.split()) < 14:
+        return -1.0  # "For example, here is a recursive method without a base case:"
+    if LEAD_IN_TO_CODE.search(s):  # "... as follows: public int compareTo(Card that) {"
+        return -1.0
+    if s.endswith(":"):
+        # A bare lead-in says nothing; one that makes a claim before showing its listing
+        # ("Kalman filters are essential for fusing data from ... noise characteristics:")
+        # is shown as that claim (see _render) but ranks below a plain statement.
+        return -1.0 if len(content_terms(s)) < 6 or not _claims(s) else -0.1
+    if looks_like_code(s):
+        return CODE_PENALTY  # a listing shows, it does not say
+    if len(_SECTION_NUMBER.findall(s)) >= 3 or TOC_LINE.search(s):
+        return -1.0  # a table of contents or an index line lists topics, it answers nothing
+    if TASK.match(s):
+        return -0.3  # an exercise asks for the answer; the text around it gives it
+    if s.endswith("?"):
+        return -0.5  # a question asks, it does not answer
+    bonus = 0.0
+    if kind == "definition":
+        head = _GLOSSARY.match(s)
+        if head and set(content_terms(head.group(1))) and set(content_terms(head.group(1))) <= q_terms:
+            bonus += 0.3
+        elif _DEFINES.search(s):
+            before = re.split(_DEFINES, s, maxsplit=1)[0]
+            subject = set(content_terms(before))
+            bonus += 0.15 if subject & q_terms else 0.05
+    elif kind == "procedure" and _PROCEDURE.search(s):
+        bonus += 0.08
+    elif kind == "reason" and _REASON.search(s):
+        bonus += 0.1
+    return bonus
+
+
+def is_glossary_entry(sentence: str) -> bool:
+    """True for a vocabulary or glossary entry: "term: A definition ..."."""
+    head = _GLOSSARY.match(sentence)
+    return bool(head) and len(head.group(1).split()) <= 4
+
+
+_TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
+
+
+def _showable(sentence: str) -> bool:
+    """A sentence that may continue an answer: prose or a list item, not a listing, a
+    heading, a contents line or a lead-in to code."""
+    s = sentence.strip()
+    if is_lead_in(s):
+        return not _INTRODUCES_CODE.search(s) or len(s.split()) >= 14
+    if heading_like(s) and not ITEM.match(s):
+        return False
+    if LEAD_IN_TO_CODE.search(s) or looks_like_code(s) or TOC_LINE.search(s):
+        return False
+    return not TASK.match(s) and not s.endswith("?")
+
+
+#: Marks of a line of code that a heading does not hold (">>> t[0] = 'A'", "x = f(y);").
+_NOT_HEADING = re.compile(r"[=;{}<>\[\]]|>>>|\w\(|\(\)")
+
+
+def is_heading(sentence: str) -> bool:
+    """A heading the sentences after it stand under: :func:`heading_like`, and not a short
+    line of a listing (">>> t[0] = 'A'" is no section title)."""
+    return heading_like(sentence) and not _NOT_HEADING.search(sentence)
+
+
+def heading_like(sentence: str) -> bool:
+    """A short line without closing punctuation: a heading or a caption, not a claim."""
+    return len(sentence.split()) <= 10 and not _TERMINAL.search(sentence)

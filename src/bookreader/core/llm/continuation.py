@@ -1,0 +1,126 @@
+"""When the extractive answer's best sentence needs the sentences after it.
+
+A textbook often states a problem in one sentence and resolves it in the next ("The value
+of minute is 59, and 59 divided by 60 should be 0.98333, not 0.  The problem is that Java
+performs integer division when the operands are integers."), opens a list with a lead-in
+("Humanoid robots employ multiple sensory systems to perceive their environment: 1. Vision
+Systems: ..."), or follows a short definition with the sentence that says what it means
+("It ...", "For example, ...").  The best-scored sentence alone is then true but thin: it
+matches the question's words because it restates the question.
+
+:func:`continuation` says how many of the sentences that follow the best one in its
+passage belong with it: the next sentence when it continues the first (it opens with a
+word that points back, "It", "This", "The problem is", "For example", ...; or the first is
+a lead-in that ends in a colon, or a short definition), and the items of a list a lead-in
+opens, up to :data:`CONTINUATION_WORDS` words in all (an answer a student reads at a
+glance: one or two sentences).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+#: Most words of the best sentence and the sentences that continue it, together.
+CONTINUATION_WORDS = 60
+#: A definition this short ("constructor: A special method ...") is followed by the
+#: sentence that explains it, when that one points back to it.
+SHORT_SENTENCE = 14
+#: A lead-in shorter than this ("There are several reasons:") says nothing without its list.
+BARE_LEAD_IN = 8
+
+#: A sentence that points back to the one before it, or resolves what it set up.
+_CONTINUES = re.compile(
+    r"^\s*[\u2022\-*]?\s*(?:"
+    r"(?:it|this|that|these|those|they|such|so|thus|therefore|hence|consequently|"
+    r"instead|otherwise|because|then)\b(?!\s*[.,;:]?\s*$)|"
+    r"(?:that\s+is|in\s+other\s+words|in\s+short|in\s+fact|as\s+a\s+result|"
+    r"for\s+(?:example|instance)|there\s+(?:are|is)\s+(?:several|many|two|three|four|a\s+few|"
+    r"some|a\s+number)|(?:we|you)\s+(?:can\s+)?do\s+(?:this|that|so)\b|"
+    r"the\s+(?:\w+\s+)?(?:problem|reason|result|answer|solution|idea|trick|difference|"
+    r"effect|purpose|advantage|catch|steps?)\b)|"
+    # "To solve this problem, ...", "In this program, ...": a reference in the first words
+    r"(?:[\w,]+\s+){1,3}(?:this|that|these|those)\s+(?:problem|case|example|way|program|"
+    r"method|approach|technique|situation|reason|is|means)\b"
+    r")", re.IGNORECASE)
+#: A bare list number the sentence splitter leaves as a "sentence" ("2.").
+_ENUMERATOR = re.compile(r"^\s*(?:\d{1,2}|[a-z])[.)]\s*$", re.IGNORECASE)
+#: A list number or bullet left at the end of a lead-in ("... their environment: 1.").
+_TRAILING_ENUMERATOR = re.compile(r":\s*(?:\d{1,2}[.)]|[\u2022\-*])\s*$")
+#: A list item: a bullet or a number first, or "Term: what it is".
+ITEM = re.compile(r"^\s*(?:[\u2022\-*]|\d{1,2}[.)]\s)|"
+                  r"^\s*[\w(][\w()/\-]*(?:\s+[\w()/\-]+){0,3}\s*:\s+[A-Z(\u2022\d]")
+
+
+def _is_item(sentence: str) -> bool:
+    """A list item or another glossary entry (not a lead-in that ends its own line)."""
+    return bool(ITEM.match(sentence)) and not is_lead_in(sentence)
+
+
+def is_lead_in(sentence: str) -> bool:
+    """A sentence that opens what follows: it ends in a colon (or in a colon and the
+    first list number, "... their environment: 1.")."""
+    s = sentence.rstrip()
+    return s.endswith(":") or bool(_TRAILING_ENUMERATOR.search(s))
+
+
+def continues(sentence: str) -> bool:
+    """True when ``sentence`` opens with a word that points back to the one before it."""
+    return bool(_CONTINUES.match(sentence))
+
+
+def is_enumerator(sentence: str) -> bool:
+    """A bare list number ("2.") that the sentence splitter left as a sentence."""
+    return bool(_ENUMERATOR.match(sentence))
+
+
+def continuation(best: str, following: Sequence[str], *,
+                 usable: Callable[[str], bool] = lambda s: True,
+                 max_words: int = CONTINUATION_WORDS) -> int:
+    """How many of ``following`` (the sentences after ``best`` in its passage, in order)
+    go with it in the answer.
+
+    * A lead-in (:func:`is_lead_in`) takes the sentences or list items after it while
+      they fit in ``max_words`` (bare list numbers skipped, counted as taken).
+    * Otherwise the next sentence joins when it continues ``best`` (:func:`continues`),
+      or when ``best`` is a short sentence (at most :data:`SHORT_SENTENCE` words) and the
+      next one is not a list item or a heading; then one more when that one continues
+      too, within ``max_words``.
+
+    ``usable`` rejects a sentence that may not be shown (code, a heading, a task): the
+    continuation stops there.  Returns 0 when nothing follows that belongs.
+    """
+    used = len(best.split())
+    taken = 0
+    lead = is_lead_in(best)
+    joined = 0
+    for n, sentence in enumerate(following):
+        if is_enumerator(sentence):
+            continue
+        size = len(sentence.split())
+        if used + size > max_words or not usable(sentence):
+            break
+        if lead:
+            prev = following[n - 1] if n else best
+            ok = (joined == 0 or bool(ITEM.match(sentence)) or is_lead_in(prev)
+                  or is_enumerator(prev))
+        elif joined == 0:
+            ok = continues(sentence) or (
+                len(best.split()) <= SHORT_SENTENCE and not _is_item(sentence))
+        else:
+            ok = continues(sentence)
+        if not ok:
+            break
+        used += size
+        joined += 1
+        taken = n + 1
+        if is_lead_in(sentence):
+            lead = True  # "There are several reasons:": its list follows
+        elif not lead and joined >= 2:
+            break
+    while taken and is_lead_in(following[taken - 1]) and len(
+            following[taken - 1].split()) < BARE_LEAD_IN:
+        taken -= 1  # a bare lead-in whose list did not fit says nothing on its own
+        while taken and is_enumerator(following[taken - 1]):
+            taken -= 1
+    return taken
