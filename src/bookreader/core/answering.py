@@ -81,6 +81,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.retrieval import is_covered
 from bookreader.core.selection_answer import (
+    beside_answer,
     first_unsupported,
     selection_answer,
     turns_on_absent_word,
@@ -460,11 +461,16 @@ class _Run(OutcomeAssembly):
         return self._finish(gen.raw, passages, retrieval_conf, gen.logprobs, gen.first_token_ms,
                             gen.generation_ms, answer_source=gen.cut)
 
+    def _selection_rescue(self) -> bool:
+        """The selection's own sentence may answer: selected text, not a request about the
+        selection itself, not the extractive backend (whose answer is such a sentence)."""
+        return (self.mode is Mode.SELECTED and quotes.task_kind(self.question) is None
+                and self.spec.kind != "extractive")
+
     def _from_selection(self, common: dict, t: float) -> Optional[Answer]:
         """Selected text: the selection's sentence that clearly answers, in place of a model
         answer that cannot be shown (:mod:`bookreader.core.selection_answer`)."""
-        if (self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None
-                or self.spec.kind == "extractive"):
+        if not self._selection_rescue():
             return None
         sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
         found = selection_answer(self.question, sel, self.owner.validator, self.pages)
@@ -555,6 +561,9 @@ class _Run(OutcomeAssembly):
         model_text = text  # the confidence signals judge what the model wrote
         if self.mode is Mode.BOOK and self.spec.answer_quote:
             text, citations = self._with_best_quote(text, citations, sources, context)
+        elif self._selection_rescue():  # the selection's answering sentence beside it
+            text, citations = beside_answer(self.question, text, sources[0], self.owner.validator,
+                                            self.pages) or (text, citations)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True
