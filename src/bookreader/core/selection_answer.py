@@ -174,7 +174,7 @@ _REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|reasons?|the
                      r"in\s+(?:response|retaliation|reaction)\s+to)\b", re.I)
 
 
-def _has_wanted_type(question: str, sentence: str) -> bool:
+def has_wanted_type(question: str, sentence: str) -> bool:
     """The sentence can hold what a who / when / how-many / why question asks for: a name
     the question does not hold, a date, a number, a reason ("He argued that ..." names
     nobody)."""
@@ -309,7 +309,7 @@ def answering_sentence(question: str, selection: CitationSource,
                   have_exact, best.sentence[:80])
         if turning - _turning_words(best.sentence) or contrasts(question, best.sentence):
             continue  # the question asks the opposite of what the sentence says
-        if not _has_wanted_type(question, best.sentence):
+        if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
         if naming and not _NAMES.search(best.sentence):
             continue  # "What is X called?" is answered by "... called Y", "... named Y"
