@@ -384,16 +384,9 @@ class _Run(OutcomeAssembly):
         sel_label = ""
         if self.page_range and self.page_range[0] == self.page_range[1] and self.pages is not None:
             sel_label = CitationSource.for_selection("", self.page_range, self.pages).label_start
-        shown = self.selection
-        if self.mode is not Mode.BOOK:
-            shown = focus(
-                self.selection, self.question,
-                self.spec.selection_chars,
-                embedder=self.owner.validator.embedder,
-            )
-            if len(shown) < len(self.selection):
-                log.debug("Selection focused for %s: %d of %d characters",
-                          self.backend_name, len(shown), len(self.selection))
+        shown = self.selection if self.mode is Mode.BOOK else focus(
+            self.selection, self.question, self.spec.selection_chars,
+            embedder=self.owner.validator.embedder)
         request = prompts.request_for(
             self.mode, self.question, excerpts=excerpts, selection=shown,
             selection_page_label=sel_label,
@@ -462,8 +455,7 @@ class _Run(OutcomeAssembly):
                             gen.generation_ms, answer_source=gen.cut)
 
     def _selection_rescue(self) -> bool:
-        """The selection's own sentence may answer: selected text, not a request about the
-        selection itself, not the extractive backend (whose answer is such a sentence)."""
+        """Selected text, not about the selection itself, not the extractive backend."""
         return (self.mode is Mode.SELECTED and quotes.task_kind(self.question) is None
                 and self.spec.kind != "extractive")
 
@@ -480,12 +472,10 @@ class _Run(OutcomeAssembly):
         signals = self._signals(sentence, validation, 1.0,
                                 calibration.generation_confidence(None, []))
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
-        return self._answer(
-            text, fallback=False, confidence=calibration.calibrated(signals),
-            citations=citations, validation=validation, confidence_signals=signals.as_dict(),
-            in_selected_text=True, replaced_by_validator=True, outcome=Outcome.ANSWER,
-            **common,
-        )
+        return self._answer(text, fallback=False, confidence=calibration.calibrated(signals),
+                            citations=citations, validation=validation, in_selected_text=True,
+                            confidence_signals=signals.as_dict(), replaced_by_validator=True,
+                            outcome=Outcome.ANSWER, **common)
 
     def _finish(
         self,
