@@ -24,6 +24,7 @@ from bookreader.core.selection_answer import (
     answering_sentence,
     contrasts,
     has_wanted_type,
+    reverses_direction,
     turns_on_absent_word,
 )
 from bookreader.core.types import Mode, Outcome
@@ -332,3 +333,18 @@ def test_no_quote_beside_an_answer_that_already_says_it(claude_server, claude_an
                             selection=EU_COURTS, backend="claude")
     assert a.outcome is Outcome.ANSWER and LEAD not in a.text
     assert a.text.startswith("Both the European Court of Justice")
+
+
+VITAMIN = ("The T-cell expresses the gene CYP27B1, which is the gene responsible for converting "
+           "the pre-hormone version of vitamin D, calcidiol into the steroid hormone version, "
+           "calcitriol.")
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What gene converts calcitriol into calcidiol?", True),
+    ("What gene converts calcidiol into calcitriol?", False),
+    ("What does the T-cell express?", False),
+])
+def test_a_question_reversing_the_direction_the_selection_states(question, expected):
+    assert reverses_direction(question, VITAMIN) is expected
+    assert turns_on_absent_word(question, VITAMIN) is expected
