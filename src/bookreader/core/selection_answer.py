@@ -22,8 +22,19 @@ Think Java question whose answer is in another chapter):
   (a question about "Berlin" is not answered by a sentence about "the city");
 * the sentence holds a content word the question does not (it adds something), every
   turning word of the question ("not", "least", "never", "without"), and, for "What is
-  X?", it says what X is ("X is ...", "... called X", "X: ..."); a who / when / how-many
-  question needs a name the question does not hold / a date / a number.
+  X?", it says what X is ("X is ...", "... called X", "X: ..."); "What is X called?"
+  needs a sentence that names ("... called Y"); a who / when / how-many / why question
+  needs a name the question does not hold / a date / a number / a reason;
+* the sentence does not hold the opposite of a question word the question has and it
+  lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
+  "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
+
+The same sentence is also quoted after a verified model answer that does not already
+say it (:func:`beside_answer`): the model's true but beside-the-point answer stays, and
+the student reads the selection's own answering sentence under it.  Some questions are
+given the fixed fallback before any model runs (:func:`turns_on_absent_word`): they turn
+on a negation the selection never uses, negate what every sentence about it affirms, or
+reverse a direction the selection states.
 """
 
 from __future__ import annotations
