@@ -320,6 +320,9 @@ def test_the_answering_sentence_is_quoted_beside_a_verified_answer_beside_the_po
     assert "the highest national courts have had to develop principles" in quote
     assert len(a.citations) == 2 and all(c.verified for c in a.citations)
     assert all(c.section == prompts.SELECTION_SECTION for c in a.citations)
+    # The answer keeps its own citation; the quote has its own.
+    assert a.citations[0].excerpt.startswith("the Court of Justice's view is")
+    assert "highest national courts" in a.citations[1].excerpt
     assert a.retrieval is None
 
 

@@ -552,8 +552,8 @@ class _Run(OutcomeAssembly):
         if self.mode is Mode.BOOK and self.spec.answer_quote:
             text, citations = self._with_best_quote(text, citations, sources, context)
         elif self._selection_rescue():  # the selection's answering sentence beside it
-            text, citations = beside_answer(self.question, text, sources[0], self.owner.validator,
-                                            self.pages) or (text, citations)
+            text, citations = beside_answer(self.question, text, citations, sources[0],
+                                            self.owner.validator, self.pages) or (text, citations)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True

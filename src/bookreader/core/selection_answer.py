@@ -380,8 +380,8 @@ def selection_answer(question: str, selection: CitationSource, validator: Any,
 BESIDE_NEW_SHARE = 0.5
 
 
-def beside_answer(question: str, text: str, selection: CitationSource, validator: Any,
-                  pages: Any = None) -> Optional[tuple[str, tuple]]:
+def beside_answer(question: str, text: str, citations: tuple, selection: CitationSource,
+                  validator: Any, pages: Any = None) -> Optional[tuple[str, tuple]]:
     """A verified model answer with the selection's answering sentence quoted after it:
     ``(text, citations)``, or None when no sentence clearly answers (the same strict
     gate as :func:`selection_answer`), the answer already says most of what it says, or
@@ -402,10 +402,13 @@ def beside_answer(question: str, text: str, selection: CitationSource, validator
         return None
     if not validator.validate(best.sentence, selection.text).passed:
         return None  # the configured check decides, even for copied text
-    joined = f"{text}\n{LEAD}\n{quotes.render_quotes([best])}"
-    new_text, citations = verify_answer(joined, [selection], pages, add_missing=True)
+    # The quote is verified on its own: the answer's citations stay as they were.
+    quoted, quote_citations = verify_answer(f"{LEAD}\n{quotes.render_quotes([best])}",
+                                            [selection], pages, add_missing=False)
+    if not quote_citations:
+        return None
     log.info("Selected text: the selection's answering sentence quoted beside the answer")
-    return new_text, tuple(citations)
+    return f"{text}\n{quoted}", tuple(citations) + tuple(quote_citations)
 
 
 def first_unsupported(sentences: list[str], validation: Any) -> bool:
