@@ -14,6 +14,8 @@ Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated int
 * ``answerable_correct``: answerable cases whose answer contains a gold answer
   (lower-cased, punctuation and articles removed, citations stripped);
 * ``unanswerable_fallback``: unanswerable cases answered with the fixed sentence;
+* ``correct_only_in_quote``: correct answers whose gold answer is only in the selection's
+  sentence quoted beside the model's answer, not in the model's own words;
 * ``answerable_fallback``, ``replaced_by_validator``, ``timeouts``, ``errors``;
 * ``leaks``: answers with a citation that is not the selection's (must be 0);
 * ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
@@ -182,6 +184,7 @@ def run_selected(args, settings, embedder) -> dict:
             kind=case.get("kind") or ("answerable" if case["answerable"] else "unanswerable"),
             answerable=bool(case["answerable"]),
             correct=bool(case["answerable"]) and not a.fallback and contains_gold(a.text, golds),
+            quote_only=bool(case["answerable"]) and not a.fallback and quote_only(a.text, golds),
             fallback=a.fallback and not a.error,
             replaced=a.replaced_by_validator,
             leak=leaked(a, case["selection"]),
@@ -196,7 +199,8 @@ def run_selected(args, settings, embedder) -> dict:
                          raw_output=a.raw_output, first_token_ms=a.first_token_ms,
                          total_ms=a.latency_ms,
                          prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
-                         **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak")}))
+                         **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak",
+                                                     "quote_only")}))
         if args.progress:  # each case as it comes
             with open(args.progress, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(dump[-1], ensure_ascii=False) + "\n")
@@ -234,9 +238,20 @@ def run_selected(args, settings, embedder) -> dict:
         total_ms_p50=pct([r["total_ms"] for r in rows], 0.5),
         total_ms_p95=pct([r["total_ms"] for r in rows], 0.95),
         answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
+        correct_only_in_quote=sum(r["quote_only"] for r in ans),
         unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
         by_kind=kinds,
     )
+
+
+def quote_only(answer: str, golds: Sequence[str]) -> bool:
+    """True when a gold answer is only in the selection's sentence quoted beside the
+    model's answer (:func:`bookreader.core.selection_answer.beside_answer`), not in the
+    model's own words: such answers count as correct, and this says how many there are."""
+    from bookreader.core.selection_answer import LEAD
+
+    head, sep, _ = answer.partition("\n" + LEAD)
+    return bool(sep) and contains_gold(answer, golds) and not contains_gold(head, golds)
 
 
 def rescore(path: Path, split: str) -> dict:
@@ -257,6 +272,8 @@ def rescore(path: Path, split: str) -> dict:
     return dict(
         answers=path.name, split=split, n=len(rows),
         answerable_correct_n=f"{sum(r['correct'] for r in ans)}/{len(ans)}",
+        correct_only_in_quote=sum(bool(r["correct"]) and quote_only(r["answer"], r["gold"])
+                                  for r in ans),
         unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
         leaks=sum(r["leak"] for r in rows),
         timeouts=sum(r.get("outcome") == "timeout" for r in rows),

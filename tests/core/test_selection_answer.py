@@ -19,7 +19,14 @@ from bookreader.config import Settings
 from bookreader.core import prompts
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import CitationSource
-from bookreader.core.selection_answer import LEAD, answering_sentence, turns_on_absent_word
+from bookreader.core.selection_answer import (
+    LEAD,
+    answering_sentence,
+    contrasts,
+    has_wanted_type,
+    reverses_direction,
+    turns_on_absent_word,
+)
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -204,3 +211,143 @@ def test_a_claim_leading_into_a_code_listing_can_be_the_answer(claude_server, cl
     assert a.outcome is Outcome.ANSWER and "compare strings is with the equals method" in a.text
     assert "System.out" not in a.text
     assert a.citations and all(c.verified for c in a.citations)
+
+
+# --- near misses: a sentence that answers the question's opposite ---------------------
+
+SNP = ("The SNP took 16 seats from Labour. The SNP took a further eight seats from the Liberal "
+       "Democrats and one seat from the Conservatives.")
+DEBATE = ("Typically, ministers or party leaders open debates, with opening speakers given "
+          "between 5 and 20 minutes, and succeeding speakers allocated less time.")
+CLASSES = ("Deciding whether a given triple is a member of this set corresponds to solving the "
+           "problem of multiplying two numbers.")
+FORCES = ("The strong and weak forces are nuclear forces that act only at very short distances, "
+          "and are responsible for the interactions between subatomic particles.")
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    ("The SNP gave eight seats to the Liberal who?", SNP, True),
+    ("Closing speakers are given between 5 and how many minutes?", DEBATE, True),
+    ("What corresponds to solving the problem of multiplying three numbers?", CLASSES, True),
+    ("What forces are responsible for the interactions between atomic particles?", FORCES,
+     True),
+    # A count the sentence leaves out is not a count it replaces.
+    ("How should you compare two strings?",
+     "The correct way to compare strings is with the equals method.", False),
+    ("Which seats did the SNP take from the Liberal Democrats?", SNP, False),
+])
+def test_a_sentence_holding_the_opposite_of_a_question_word(question, sentence, expected):
+    assert contrasts(question, sentence) is expected
+
+
+@pytest.mark.parametrize("question, selection", [
+    ("The SNP gave eight seats to the Liberal who?", SNP),
+    ("Closing speakers are given between 5 and how many minutes?", DEBATE),
+])
+def test_the_gate_refuses_a_near_miss_sentence(question, selection, embedder):
+    assert _sentence(question, selection, embedder) is None
+
+
+ARRAY = ("An array is a sequence of values; the values in the array are called elements. You "
+         "can make an array of ints, doubles, Strings, or any other type, but all the values in "
+         "an array must have the same type.")
+
+
+def test_a_question_asking_for_a_name_is_answered_by_the_naming_sentence(embedder):
+    got = _sentence("What are the values in an array called?", ARRAY, embedder)
+    assert got is not None and "called elements" in got
+    # A sentence that uses the words but names nothing does not answer it.
+    assert _sentence("What is the array of a method known as?", ARRAY, embedder) is None
+
+
+def test_a_why_question_needs_a_reason():
+    question = "Why does minute / 60 give 0 instead of 0.98333?"
+    assert not has_wanted_type(question, "The value of minute is 59, and 59 divided by 60 "
+                                         "should be 0.98333, not 0.")
+    assert has_wanted_type(question, "The problem is that Java performs integer division when "
+                                     "the operands are integers.")
+    assert has_wanted_type("Why did OPEC raise the price of oil?", "In response to American "
+                           "aid to Israel, OPEC raised the posted price of oil.")
+
+
+EU = ("While the concept of a social market economy was only introduced into EU law in 2007, "
+      "free movement and trade were central to European development since the Treaty of Rome "
+      "1957. In practice free trade, without standards to ensure fair trade, can burden people "
+      "who lack bargaining power.")
+REYNERS = ("In Reyners v Belgium the Court of Justice held that a refusal to admit a lawyer to "
+           "the Belgian bar because he lacked Belgian nationality was unjustified. By contrast "
+           "in Commission v Italy the Court held that a requirement was not a restriction.")
+BASE = ("The last frame, with n == 0, is called the base case. It does not make a recursive "
+        "call, so there are no more frames below it.")
+
+
+@pytest.mark.parametrize("question, selection, expected", [
+    # The selection uses a negation ("without"), but never about what the question negates.
+    ("What was not central to European development since the Treaty of Rome 1957?", EU, True),
+    # Negated in other words: "lacked", "unjustified".
+    ("In which case did the Court of Justice state that refusal to admit a lawyer to the "
+     "Belgian bar because he did not have Belgian heritage wasn't able to be justified?",
+     REYNERS, False),
+    # The base case is there, but nothing is said of a method without one.
+    ("What happens if a recursive method has no base case?", BASE, True),
+    ("Which frame does not make a recursive call?", BASE, False),
+])
+def test_a_question_negating_what_the_selection_affirms(question, selection, expected):
+    assert turns_on_absent_word(question, selection) is expected
+
+
+EU_COURTS = ("Since its founding, the EU has operated among an increasing plurality of national "
+             "and globalising legal systems. This has meant both the European Court of Justice "
+             "and the highest national courts have had to develop principles to resolve "
+             "conflicts of laws between different systems. Within the EU itself, the Court of "
+             "Justice's view is that if EU law conflicts with a provision of national law, then "
+             "EU law has primacy.")
+
+
+def test_the_answering_sentence_is_quoted_beside_a_verified_answer_beside_the_point(
+        claude_server, claude_answerer):
+    # What the small tier wrote: true, verified, but from the wrong sentence.
+    claude_server.queue(Behaviour.normal(
+        "The Court of Justice's view is that if EU law conflicts with a provision of national "
+        "law, then EU law has primacy. [Source: Selected text - \"the Court of Justice's view is "
+        "that if EU law conflicts with a provision of national law\"]\nConfidence: 0.9"))
+    a = claude_answerer.ask("Which entities have had to develop principles to resolve conflicts "
+                            "of laws between different systems?", mode=Mode.SELECTED,
+                            selection=EU_COURTS, backend="claude")
+    assert a.outcome is Outcome.ANSWER and not a.fallback
+    first, lead, quote = a.text.split("\n")
+    assert first.startswith("The Court of Justice's view is") and lead == LEAD
+    assert "the highest national courts have had to develop principles" in quote
+    assert len(a.citations) == 2 and all(c.verified for c in a.citations)
+    assert all(c.section == prompts.SELECTION_SECTION for c in a.citations)
+    # The answer keeps its own citation; the quote has its own.
+    assert a.citations[0].excerpt.startswith("the Court of Justice's view is")
+    assert "highest national courts" in a.citations[1].excerpt
+    assert a.retrieval is None
+
+
+def test_no_quote_beside_an_answer_that_already_says_it(claude_server, claude_answerer):
+    claude_server.queue(Behaviour.normal(
+        "Both the European Court of Justice and the highest national courts have had to "
+        "develop principles to resolve conflicts of laws. [Source: Selected text - \"both the "
+        "European Court of Justice and the highest national courts\"]\nConfidence: 0.9"))
+    a = claude_answerer.ask("Which entities have had to develop principles to resolve conflicts "
+                            "of laws between different systems?", mode=Mode.SELECTED,
+                            selection=EU_COURTS, backend="claude")
+    assert a.outcome is Outcome.ANSWER and LEAD not in a.text
+    assert a.text.startswith("Both the European Court of Justice")
+
+
+VITAMIN = ("The T-cell expresses the gene CYP27B1, which is the gene responsible for converting "
+           "the pre-hormone version of vitamin D, calcidiol into the steroid hormone version, "
+           "calcitriol.")
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What gene converts calcitriol into calcidiol?", True),
+    ("What gene converts calcidiol into calcitriol?", False),
+    ("What does the T-cell express?", False),
+])
+def test_a_question_reversing_the_direction_the_selection_states(question, expected):
+    assert reverses_direction(question, VITAMIN) is expected
+    assert turns_on_absent_word(question, VITAMIN) is expected

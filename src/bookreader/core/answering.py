@@ -82,6 +82,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.retrieval import is_covered
 from bookreader.core.selection_answer import (
+    beside_answer,
     first_unsupported,
     selection_answer,
     turns_on_absent_word,
@@ -384,16 +385,9 @@ class _Run(OutcomeAssembly):
         sel_label = ""
         if self.page_range and self.page_range[0] == self.page_range[1] and self.pages is not None:
             sel_label = CitationSource.for_selection("", self.page_range, self.pages).label_start
-        shown = self.selection
-        if self.mode is not Mode.BOOK:
-            shown = focus(
-                self.selection, self.question,
-                self.spec.selection_chars,
-                embedder=self.owner.validator.embedder,
-            )
-            if len(shown) < len(self.selection):
-                log.debug("Selection focused for %s: %d of %d characters",
-                          self.backend_name, len(shown), len(self.selection))
+        shown = self.selection if self.mode is Mode.BOOK else focus(
+            self.selection, self.question, self.spec.selection_chars,
+            embedder=self.owner.validator.embedder)
         request = prompts.request_for(
             self.mode, self.question, excerpts=excerpts, selection=shown,
             selection_page_label=sel_label,
@@ -461,11 +455,15 @@ class _Run(OutcomeAssembly):
         return self._finish(gen.raw, passages, retrieval_conf, gen.logprobs, gen.first_token_ms,
                             gen.generation_ms, answer_source=gen.cut)
 
+    def _selection_rescue(self) -> bool:
+        """Selected text, not about the selection itself, not the extractive backend."""
+        return (self.mode is Mode.SELECTED and quotes.task_kind(self.question) is None
+                and self.spec.kind != "extractive")
+
     def _from_selection(self, common: dict, t: float) -> Optional[Answer]:
         """Selected text: the selection's sentence that clearly answers, in place of a model
         answer that cannot be shown (:mod:`bookreader.core.selection_answer`)."""
-        if (self.mode is not Mode.SELECTED or quotes.task_kind(self.question) is not None
-                or self.spec.kind == "extractive"):
+        if not self._selection_rescue():
             return None
         sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
         found = selection_answer(self.question, sel, self.owner.validator, self.pages)
@@ -475,12 +473,10 @@ class _Run(OutcomeAssembly):
         signals = self._signals(sentence, validation, 1.0,
                                 calibration.generation_confidence(None, []))
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
-        return self._answer(
-            text, fallback=False, confidence=calibration.calibrated(signals),
-            citations=citations, validation=validation, confidence_signals=signals.as_dict(),
-            in_selected_text=True, replaced_by_validator=True, outcome=Outcome.ANSWER,
-            **common,
-        )
+        return self._answer(text, fallback=False, confidence=calibration.calibrated(signals),
+                            citations=citations, validation=validation, in_selected_text=True,
+                            confidence_signals=signals.as_dict(), replaced_by_validator=True,
+                            outcome=Outcome.ANSWER, **common)
 
     def _finish(
         self,
@@ -558,6 +554,9 @@ class _Run(OutcomeAssembly):
         model_text = text  # the confidence signals judge what the model wrote
         if self.mode is Mode.BOOK and self.spec.answer_quote:
             text, citations = self._with_best_quote(text, citations, sources, context)
+        elif self._selection_rescue():  # the selection's answering sentence beside it
+            text, citations = beside_answer(self.question, text, citations, sources[0],
+                                            self.owner.validator, self.pages) or (text, citations)
         in_sel: Optional[bool] = None
         if self.mode is Mode.SELECTED:
             in_sel = True

@@ -135,7 +135,9 @@ def focus(
             continue
         chosen.add(i)
         used += cost
-    return _render(sentences, joins, sorted(chosen))
+    shown = _render(sentences, joins, sorted(chosen))
+    log.debug("Selection focused: %d of %d characters", len(shown), len(text))
+    return shown
 
 
 def _scores(units: Sequence[str], question: str, embedder: Any) -> list[float]:

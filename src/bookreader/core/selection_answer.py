@@ -22,8 +22,19 @@ Think Java question whose answer is in another chapter):
   (a question about "Berlin" is not answered by a sentence about "the city");
 * the sentence holds a content word the question does not (it adds something), every
   turning word of the question ("not", "least", "never", "without"), and, for "What is
-  X?", it says what X is ("X is ...", "... called X", "X: ..."); a who / when / how-many
-  question needs a name the question does not hold / a date / a number.
+  X?", it says what X is ("X is ...", "... called X", "X: ..."); "What is X called?"
+  needs a sentence that names ("... called Y"); a who / when / how-many / why question
+  needs a name the question does not hold / a date / a number / a reason;
+* the sentence does not hold the opposite of a question word the question has and it
+  lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
+  "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
+
+The same sentence is also quoted after a verified model answer that does not already
+say it (:func:`beside_answer`): the model's true but beside-the-point answer stays, and
+the student reads the selection's own answering sentence under it.  Some questions are
+given the fixed fallback before any model runs (:func:`turns_on_absent_word`): they turn
+on a negation the selection never uses, negate what every sentence about it affirms, or
+reverse a direction the selection states.
 """
 
 from __future__ import annotations
@@ -34,8 +45,8 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from bookreader.core import quotes
-from bookreader.core.citations import CitationSource, verify_answer
-from bookreader.core.sentences import content_terms, numbers, split_sentences, words
+from bookreader.core.citations import CitationSource, strip_citations, verify_answer
+from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +70,76 @@ def _exact_terms(question: str) -> set[str]:
     return terms
 
 
+#: Counts and ranks written as words: a question's count the sentence replaces by
+#: another ("multiplying *three* numbers" over "multiplying two numbers") is a near miss;
+#: one the sentence merely leaves out ("How should you compare *two* strings?" over "The
+#: correct way to compare strings is ...") is not.
+_COUNT_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
+    hundred thousand million billion first second third fourth fifth sixth seventh eighth
+    ninth tenth once twice thrice""".split())
+
+
+#: Words a near-miss question swaps for their opposite ("The SNP *gave* eight seats to
+#: ..." over "The SNP *took* eight seats from ...", "the *closing* speakers" over "the
+#: opening speakers").  Each group's words are the opposites of the other group's.
+_OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
+    ("more greater", "less fewer"), ("most greatest", "least fewest"),
+    ("increase increased increases rise rose rises raise raised", 
+     "decrease decreased decreases fall fell falls drop dropped drops lower lowered"),
+    ("high higher highest upper", "low lower lowest"),
+    ("large larger largest big bigger biggest", "small smaller smallest little"),
+    ("maximum max", "minimum min"),
+    ("before earlier earliest early", "after later latest late"),
+    ("first", "last"), ("begin began begun start started", "end ended stop stopped"),
+    ("open opened opening opens", "close closed closing closes"),
+    ("success successful successfully succeed succeeded",
+     "failure unsuccessful fail failed failing"),
+    ("win won wins winning", "lose lost loses losing defeated"),
+    ("accept accepted accepts", "reject rejected rejects"),
+    ("agree agreed agrees", "refuse refused refuses declined"),
+    ("allow allowed allows permit permitted", "prevent prevented prevents forbid forbade "
+     "forbidden prohibit prohibited"),
+    ("include included includes", "exclude excluded excludes"),
+    ("inside internal inner", "outside external outer"),
+    ("import imported imports", "export exported exports"),
+    ("north northern", "south southern"), ("east eastern", "west western"),
+    ("give gave given gives", "take took taken takes"),
+    ("buy bought buys", "sell sold sells"), ("send sent sends", "receive received receives"),
+    ("accelerate accelerates accelerated", "decelerate decelerates decelerated"),
+    ("positive", "negative"), ("true", "false"), ("always", "never"), ("all every", "some"),
+    ("same", "different"), ("public", "private"), ("major", "minor"),
+    ("strong stronger strongest", "weak weaker weakest"),
+    ("fast faster fastest", "slow slower slowest"), ("hot heat heating", "cold cool cooling"),
+    ("add added adds", "remove removed removes"), ("attack attacked", "defend defended"),
+    ("old older oldest ancient", "new newer newest modern young younger"),
+    ("male men", "female women"), ("legal", "illegal"), ("direct", "indirect"),
+    ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
+    ("support supported supports", "oppose opposed opposes"),
+))
+#: A prefix that turns a word into its opposite ("atomic" / "*sub*atomic").
+_OPPOSING_PREFIX = re.compile(r"^(?:un|non|sub|anti|counter|dis|in|im|ir|il)(?=[a-z]{5})")
+
+
+def contrasts(question: str, sentence: str) -> bool:
+    """True when ``question`` holds a word that ``sentence`` does not, while ``sentence``
+    holds its opposite (see :data:`_OPPOSITES`), another count (:data:`_COUNT_WORDS`) or
+    the word with an opposing prefix: the sentence answers a near-miss of the question,
+    not the question."""
+    q = {w.lower() for w in words(question)}
+    s = {w.lower() for w in words(sentence)}
+    for a, b in _OPPOSITES:
+        for mine, other in ((a, b), (b, a)):
+            if q & mine and not s & mine and s & other and not q & other:
+                return True
+    if q & _COUNT_WORDS - s and s & _COUNT_WORDS - q:
+        return True
+    for w in q - s:
+        if len(w) >= 5 and any(_OPPOSING_PREFIX.sub("", x) == w for x in s):
+            return True
+    return any(_OPPOSING_PREFIX.sub("", w) in s for w in q - s if len(w) >= 7)
+
+
 #: Words that turn a question around ("Who did the attacks resonate *least* with?", "How
 #: many interactions are *not* known?"): a sentence without them answers another question.
 _TURNING = frozenset("not no never least none neither nor without cannot fewest".split())
@@ -74,6 +155,11 @@ def _turning_words(text: str) -> set[str]:
     return {w.lower() for w in words(text)} & _TURNING
 
 
+#: "What is X called?" asks for a name, not what X is; the sentence must give one.
+_NAMING_Q = re.compile(r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)$", re.I)
+_NAMES = re.compile(r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)\b", re.I)
+
+
 def _defines(sentence: str, term: str) -> bool:
     """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X")."""
     t = r"\s+".join(re.escape(w) for w in term.split())
@@ -87,12 +173,22 @@ _MONTHS = ("january february march april may june july august september october 
            "december century centuries decade").split()
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "forty fifty hundred thousand million billion dozen several few many half "
-                 "single double zero").split()
+                 "single double zero once twice thrice").split()
 
 
-def _has_wanted_type(question: str, sentence: str) -> bool:
-    """The sentence can hold what a who / when / how-many question asks for: a name the
-    question does not hold, a date, a number ("He argued that ..." names nobody)."""
+#: What gives a reason ("Why does minute / 60 give 0?" is not answered by "59 divided by
+#: 60 should be 0.98333, not 0", but by "The problem is that Java performs integer
+#: division ...").
+_REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|reasons?|therefore|"
+                     r"causes?|caused|due\s+to|which\s+means|problem\s+is|thus|hence|"
+                     r"results?\s+(?:in|from)|so|owing\s+to|as\s+a\s+(?:result|protest)|"
+                     r"in\s+(?:response|retaliation|reaction)\s+to)\b", re.I)
+
+
+def has_wanted_type(question: str, sentence: str) -> bool:
+    """The sentence can hold what a who / when / how-many / why question asks for: a name
+    the question does not hold, a date, a number, a reason ("He argued that ..." names
+    nobody)."""
     q = question.lower().split()
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
@@ -100,6 +196,8 @@ def _has_wanted_type(question: str, sentence: str) -> bool:
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
     if q[:1] == ["when"] or q[:2] == ["what", "year"]:
         return bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+    if q[:1] == ["why"]:
+        return bool(_REASON.search(sentence))
     if q[:2] in (["how", "many"], ["how", "much"]):
         return bool(numbers(sentence)) or any(w.lower() in _NUMBER_WORDS for w in sent)
     return True
@@ -126,7 +224,77 @@ def turns_on_absent_word(question: str, selection: str) -> bool:
     if any(q & cls and not sel & cls for cls in (_NEGATION, _LEAST)):
         log.info("Selected text: the question turns on a word the selection never uses")
         return True
+    if q & _NEGATION and _only_affirmed(question, selection):
+        log.info("Selected text: the selection only affirms what the question negates")
+        return True
+    if reverses_direction(question, selection):
+        log.info("Selected text: the selection states the question's direction reversed")
+        return True
     return False
+
+
+_DIRECTION_Q = re.compile(r"\b(\w{4,})\s+(?:into|to)\s+(\w{4,})\b", re.I)
+
+
+def _runs(text: str, a: str, b: str) -> bool:
+    """True when a sentence of ``text`` goes from ``a`` into / to ``b``."""
+    return bool(re.search(r"\b%s\b[^.]{0,80}\b(?:into|to)\b[^.]{0,40}\b%s\b"
+                          % (re.escape(a), re.escape(b)), text, re.I))
+
+
+def reverses_direction(question: str, selection: str) -> bool:
+    """True when ``question`` asks about a change from A into (or to) B and the selection
+    only states the change from B into A ("What gene converts *calcitriol into
+    calcidiol*?" over "the gene responsible for converting ... calcidiol into ...
+    calcitriol").  On the 200 SQuAD 2.0 and 40 Think Java cases this holds for 1
+    unanswerable question and no answerable one."""
+    m = _DIRECTION_Q.search(question)
+    if m is None:
+        return False
+    a, b = m.group(1), m.group(2)
+    return _runs(selection, b, a) and not _runs(selection, a, b)
+
+
+#: Words that negate without a negation word ("he *lacked* Belgian nationality").
+_IMPLICIT_NEGATION = re.compile(r"\b(?:lack\w*|fail\w*|refus\w*|absen\w*|unable|instead)\b",
+                                re.I)
+
+
+def _negated_terms(question: str) -> set[str]:
+    """The content words of the (up to three) words after each negation of ``question``:
+    what it says is not so ("What was not *central* to ...?")."""
+    text = question.replace("n\u2019t", " not").replace("n't", " not")
+    ws = [w.lower() for w in words(text)]
+    out: set[str] = set()
+    for i, w in enumerate(ws):
+        if w in _NEGATION:
+            for x in ws[i + 1:i + 4]:
+                out.update(content_terms(x))
+    return out
+
+
+def _only_affirmed(question: str, selection: str) -> bool:
+    """True when the selection's sentences about what ``question`` negates all state it
+    without any negation ("What was *not* central to European development?" over "free
+    movement and trade were central to European development"): the selection answers the
+    question's opposite.  A sentence negates with a negation word, an implicit one
+    ("lacked", "failed", "refused") or a prefix ("unjustified" for "not ... justified").
+
+    On the 200 SQuAD 2.0 cases this holds for 6 unanswerable questions beyond those of
+    :func:`turns_on_absent_word`'s first rule and for no answerable one; on the 40 Think
+    Java cases for 1 unanswerable one ("What happens if a recursive method has no base
+    case?" over a selection about the base case)."""
+    terms = _negated_terms(question)
+    about = [x for x in split_sentences(selection) if terms & set(content_terms(x))]
+    if not about:
+        return False
+    for sentence in about:
+        low = {w.lower() for w in words(sentence)}
+        if (_turning_words(sentence) & _NEGATION or _IMPLICIT_NEGATION.search(sentence)
+                or any(stem(_OPPOSING_PREFIX.sub("", w)) in terms
+                       for w in low if _OPPOSING_PREFIX.match(w))):
+            return False
+    return True
 
 
 _INTO_LISTING = re.compile(r"^(?P<claim>.+?)(?:,?\s+(?:like\s+this|as\s+follows))?:\s+(?P<rest>.*)$",
@@ -161,6 +329,9 @@ def answering_sentence(question: str, selection: CitationSource,
     exact = _exact_terms(question)
     turning = _turning_words(question)
     define = _DEFINE_Q.match(" ".join(question.split()))
+    naming = bool(define and _NAMING_Q.search(define.group(1)))
+    if naming:  # "What are the values in an array called?" asks for a name
+        define = None
     for best in ranked[:2]:
         if best.score < MIN_SCORE:
             return None
@@ -172,10 +343,12 @@ def answering_sentence(question: str, selection: CitationSource,
         adds = bool(s_terms - q_terms)
         log.debug("selection sentence %.2f coverage %.2f exact %s: %s", best.score, coverage,
                   have_exact, best.sentence[:80])
-        if turning - _turning_words(best.sentence):
+        if turning - _turning_words(best.sentence) or contrasts(question, best.sentence):
             continue  # the question asks the opposite of what the sentence says
-        if not _has_wanted_type(question, best.sentence):
+        if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
+        if naming and not _NAMES.search(best.sentence):
+            continue  # "What is X called?" is answered by "... called Y", "... named Y"
         if define and not _defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
         if coverage >= MIN_COVERAGE and have_exact and adds:
@@ -200,6 +373,42 @@ def selection_answer(question: str, selection: CitationSource, validator: Any,
         return None
     log.info("The model's answer not shown; the selection's sentence instead")
     return text, tuple(citations), validation, best.sentence
+
+
+#: Least share of the answering sentence's content words a verified answer must lack for
+#: the sentence to be quoted beside it.
+BESIDE_NEW_SHARE = 0.5
+
+
+def beside_answer(question: str, text: str, citations: tuple, selection: CitationSource,
+                  validator: Any, pages: Any = None) -> Optional[tuple[str, tuple]]:
+    """A verified model answer with the selection's answering sentence quoted after it:
+    ``(text, citations)``, or None when no sentence clearly answers (the same strict
+    gate as :func:`selection_answer`), the answer already says most of what it says, or
+    the configured check does not pass the sentence.
+
+    A small model's verified answer is often true but beside the point: it answers from
+    the wrong sentence ("The Court of Justice's view is that ... EU law has primacy" for
+    "Which entities have had to develop principles ...?") or states a wrong year the
+    selection also holds ("In 2007." for the year a programme was reintroduced, 2016).
+    The student then also reads the selection's own sentence that answers, with its
+    citation (copied text of the selection: nothing outside it is read)."""
+    best = answering_sentence(question, selection, validator.embedder)
+    if best is None:
+        return None
+    want = set(content_terms(best.sentence))
+    have = set(content_terms(strip_citations(text)))
+    if not want or len(want - have) / len(want) < BESIDE_NEW_SHARE:
+        return None
+    if not validator.validate(best.sentence, selection.text).passed:
+        return None  # the configured check decides, even for copied text
+    # The quote is verified on its own: the answer's citations stay as they were.
+    quoted, quote_citations = verify_answer(f"{LEAD}\n{quotes.render_quotes([best])}",
+                                            [selection], pages, add_missing=False)
+    if not quote_citations:
+        return None
+    log.info("Selected text: the selection's answering sentence quoted beside the answer")
+    return f"{text}\n{quoted}", tuple(citations) + tuple(quote_citations)
 
 
 def first_unsupported(sentences: list[str], validation: Any) -> bool:
