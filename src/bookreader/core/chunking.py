@@ -171,6 +171,7 @@ class Chunker:
         *,
         max_tokens: int = 256,
         overlap: float = 0.2,
+        section_breaks: bool = True,
     ) -> None:
         if max_tokens <= SPECIAL_TOKENS + 8:
             raise ValueError(f"max_tokens={max_tokens} is too small for a chunk")
@@ -178,6 +179,7 @@ class Chunker:
         self.budget = max_tokens - SPECIAL_TOKENS
         self.overlap_tokens = int(self.budget * min(max(overlap, 0.0), 0.5))
         self.tiny_tokens = int(self.budget * TINY_TAIL_SHARE)
+        self.section_breaks = section_breaks
         self._splitter = SentenceSplitter()
 
     # --- public ------------------------------------------------------------------------
@@ -185,15 +187,20 @@ class Chunker:
         """Yield the book's chunks in order; ``position`` counts from 0."""
         position = 0
         chapter_segments: Optional[_ChapterWindow] = None
-        current_chapter: Optional[str] = None
+        current: Optional[tuple[str, str]] = None
         for segment in self._segments(pages):
-            if segment.chapter != current_chapter:
-                if chapter_segments is not None:
-                    for chunk_segs in chapter_segments.finish():
-                        yield self._make_chunk(book_id, position, chunk_segs)
-                        position += 1
-                chapter_segments = _ChapterWindow(self)
-                current_chapter = segment.chapter
+            key = (segment.chapter, segment.section if self.section_breaks else "")
+            if key != current:
+                # A new chapter always starts a new window; a new section does unless the
+                # open window is only a tiny start (a chapter title, a two-line section).
+                if (chapter_segments is None or current is None or segment.chapter != current[0]
+                        or chapter_segments.substantial()):
+                    if chapter_segments is not None:
+                        for chunk_segs in chapter_segments.finish():
+                            yield self._make_chunk(book_id, position, chunk_segs)
+                            position += 1
+                    chapter_segments = _ChapterWindow(self)
+                current = key
             assert chapter_segments is not None
             for chunk_segs in chapter_segments.add(segment):
                 yield self._make_chunk(book_id, position, chunk_segs)
@@ -363,6 +370,10 @@ class _ChapterWindow:
 
     def _tokens(self, segs: list[Segment]) -> int:
         return sum(s.tokens for s in segs)
+
+    def substantial(self) -> bool:
+        """True once the window holds more than a tiny start (see ``tiny_tokens``)."""
+        return self.held is not None or self._tokens(self.window) >= self.c.tiny_tokens
 
     def add(self, seg: Segment) -> Iterator[list[Segment]]:
         if self.window and self._tokens(self.window) + seg.tokens > self.c.budget:
