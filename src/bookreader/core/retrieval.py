@@ -134,15 +134,7 @@ APPARATUS_TEXT = re.compile(
     r"\bLearning Objectives\b|\bBy the end of this chapter\b|\bExpected Outcome:|"
     r"(?:^|\n)\s*Exercise\s+\d+\s*:", re.IGNORECASE)
 #: Score taken off an apparatus chunk (scores are cosines near 0.4-0.8).
-APPARATUS_PENALTY = 0.05
-#: A table of contents (or an index): dot leaders between titles and page numbers
-#: ("Target Audience . . . . . . viii").  It names every section of the book, so it matches
-#: many questions, and it never holds an answer.
-_LEADER = re.compile(r"(?:\.[ \t]?){5,}")
-#: Dot leaders that make a chunk a contents page.
-CONTENTS_LEADERS = 3
-#: Score taken off a contents chunk.
-CONTENTS_PENALTY = 0.1
+APPARATUS_PENALTY = 0.15
 #: Weight of the heading match: a chunk under a heading (its outline section or a heading
 #: line inside it) whose words are the question's gets up to this much more.
 HEADING_WEIGHT = 0.15
@@ -162,16 +154,6 @@ def _apparatus(section: str, head: str) -> bool:
     """Cached: the patterns scan 1,500 characters, for every candidate of every question
     (a fifth of a served extractive answer's time before)."""
     return bool(APPARATUS_SECTION.search(section) or APPARATUS_TEXT.search(head))
-
-
-def is_contents(chunk: Chunk) -> bool:
-    """True for a chunk of a table of contents or an index (see ``CONTENTS_LEADERS``)."""
-    return _contents(chunk.text)
-
-
-@functools.lru_cache(maxsize=8192)
-def _contents(text: str) -> bool:
-    return len(_LEADER.findall(text)) >= CONTENTS_LEADERS
 
 
 def chunk_headings(chunk: Chunk) -> list[str]:
@@ -372,8 +354,6 @@ class HybridRetriever:
             prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
             if APPARATUS_PENALTY and is_apparatus(p.chunk):
                 prior -= APPARATUS_PENALTY
-            if CONTENTS_PENALTY and is_contents(p.chunk):
-                prior -= CONTENTS_PENALTY
             scored.append(replace(p, score=p.score + prior) if prior else p)
         scored.sort(key=lambda p: (-p.score, p.chunk.position))
         passages = tuple(scored[:top_k])
