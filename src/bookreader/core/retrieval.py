@@ -126,7 +126,7 @@ BM25_POOL = 50
 COVERAGE_DEPTH = 3
 
 # Confidence constants (see CALIBRATION in the module docstring).
-COS_MID = 0.40
+COS_MID = 0.42
 COS_SLOPE = 10.0
 COVERAGE_SLOPE = 3.0
 
