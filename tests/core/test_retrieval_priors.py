@@ -140,35 +140,3 @@ def test_extractive_similarity_separates_sentences_that_hold_every_question_word
     first = ExtractiveBackend(embedder, max_sentences=1).answer(messages).splitlines()[0]
     assert first.startswith("An API is a contract"), first
 
-
-RL_CODE = ('Reinforcement Learning for Robotics\n\nQ-Learning and Deep Q-Networks\n\n'
-           'class QNetwork(nn.Module): """Deep Q-Network for learning state-action values""" '
-           'def forward(self, state): return self.fc_layers(state)')
-RL_SUMMARY = ("Reinforcement Learning: Training robots through rewards and Q-learning so that "
-              "they improve their behaviour by trial and error.")
-
-
-def test_a_summary_line_does_not_outrank_the_section_it_summarises(tmp_path, embedder,
-                                                                   monkeypatch):
-    """The Physical AI book's sections are often a heading over a code listing, and its
-    chapter summary restates each section in one prose line: that line took the top
-    passage (and the answer's citation) with the old 0.05 penalty."""
-    settings = Settings(data_dir=tmp_path)
-    settings.ensure_dirs()
-    texts = [("Reinforcement Learning for Robotics", RL_CODE), ("Chapter Summary", RL_SUMMARY),
-             ("Supervised Learning", "Supervised learning fits a model to labelled examples "
-                                     "of sensor readings and their classes.")]
-    pages = [Page(i, str(i + 1), text, "13 Robot Learning", sec)
-             for i, (sec, text) in enumerate(texts)]
-    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1).chunks(pages, "rl"))
-    store = open_store(settings, "rl")
-    store.upsert(chunks, embedder.embed([c.text for c in chunks]))
-    retriever = HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
-    q = "How does a robot learn from rewards by trial and error?"
-    try:
-        top = retriever.search(q, top_k=2).passages
-        assert top[0].chunk.section == "Reinforcement Learning for Robotics", top
-        monkeypatch.setattr(retrieval_mod, "APPARATUS_PENALTY", 0.05)
-        assert retriever.search(q, top_k=2).passages[0].chunk.section == "Chapter Summary"
-    finally:
-        store.close()
