@@ -15,6 +15,10 @@ Metrics (in-scope questions only):
   ``[page_start, page_end]`` meets the gold pages;
 * ``mrr@10``: mean of 1/rank of the first such chunk in the top 10 (0 when none).
 
+The hybrid ranking's figures are also given for the tune and held-out halves of the
+in-scope questions (``hybrid_tune``: even positions, ``hybrid_test``: odd positions, the
+split of ``bench/answer_quality.py``): tune a ranking rule on one, confirm on the other.
+
 They are computed for three rankings of the same index: hybrid (the settings' dense
 weight, 0.85 by default), dense only (dense weight 1.0) and BM25 only (dense weight 0.0),
 all through :class:`bookreader.core.retrieval.HybridRetriever`.
@@ -243,6 +247,10 @@ def summarise(results: Sequence[QuestionResult], threshold: float) -> dict:
     summary: dict = {
         name: retrieval_metrics([r.rankings[name] for r in inscope], golds) for name in names
     }
+    # The tune / held-out halves (even / odd in-scope positions, as bench/answer_quality.py).
+    for half, rows in (("tune", inscope[0::2]), ("test", inscope[1::2])):
+        summary[f"hybrid_{half}"] = retrieval_metrics(
+            [r.rankings["hybrid"] for r in rows], [r.gold_pages for r in rows]) if rows else {}
     times = [r.search_ms for r in results]
     summary.update(
         threshold=threshold,
@@ -279,9 +287,15 @@ def format_table(summary: dict, title: str) -> str:
         "| retriever | recall@1 | recall@5 | MRR@10 |",
         "|---|---|---|---|",
     ]
-    for name in [n for n in summary if isinstance(summary[n], dict) and "mrr@10" in summary[n]]:
+    for name in [n for n in summary if isinstance(summary[n], dict) and "mrr@10" in summary[n]
+                 and not n.startswith("hybrid_")]:
         m = summary[name]
         lines.append(f"| {name} | {m['recall@1']:.3f} | {m['recall@5']:.3f} | {m['mrr@10']:.3f} |")
+    for half in ("tune", "test"):
+        m = summary.get(f"hybrid_{half}")
+        if m:
+            lines.append(f"| hybrid, {half} half | {m['recall@1']:.3f} | {m['recall@5']:.3f} | "
+                         f"{m['mrr@10']:.3f} |")
     lines += [
         "",
         f"- questions: {summary['questions_in_scope']} in scope, "

@@ -64,8 +64,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Bumped when chunking changes, so books indexed by an older chunker are re-indexed.
-CHUNKER_VERSION = 2
+#: Bumped when chunking changes, so books indexed by an older chunker are re-indexed
+#: (3: a chunk starts at each outline section, see ``core/chunking.py``).
+CHUNKER_VERSION = 3
 
 
 class Library(IngestMixin):

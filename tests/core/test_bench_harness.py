@@ -91,6 +91,10 @@ def test_summarise_separates_in_and_out_of_scope(bench):
     assert s["in_scope_declined"] == 0.5  # b wrongly declined
     assert (s["questions_in_scope"], s["questions_out_of_scope"]) == (2, 2)
     assert s["hybrid_beats_both_recall5"] is True
+    # the halves: a (first in-scope question) is tune, b is held out
+    assert s["hybrid_tune"] == {"recall@1": 1.0, "recall@5": 1.0, "mrr@10": 1.0}
+    assert s["hybrid_test"] == {"recall@1": 0.0, "recall@5": 1.0, "mrr@10": 0.5}
+    assert "| hybrid, test half | 0.000 | 1.000 | 0.500 |" in bench.format_table(s, "x")
 
 
 def test_load_questions_reads_the_shared_format_and_names_bad_lines(bench, tmp_path):

@@ -284,3 +284,64 @@ def test_a_heading_at_the_foot_of_a_page_is_not_joined_to_the_next_page(chunker,
     text = "\n".join(c.text for c in chunker.chunks(pages, "b"))
     assert "2.2 Asking about selected text\n\nSelect a passage" in text
     assert "2.2 Asking about selected text Select" not in text
+
+
+def _section_book(tmp_path, sections):
+    from pdf_factory import book_pdf
+
+    from bookreader.core.pdf import PdfBook
+
+    from pdf_factory import filler
+
+    # two chapters: with a single one, the outline's sections would be read as chapters
+    spec = book_pdf(tmp_path / "sections.pdf", [("Chapter One Travels", sections),
+                                                ("Chapter Two", [("2.1 End", filler(3, 9))])])
+    with PdfBook.open(spec.path) as book:
+        return list(book.iter_pages())
+
+
+def test_a_section_starts_a_new_chunk_with_its_heading(tmp_path, chunker):
+    """A chunk that ran on into the next section would carry that section's heading under
+    the previous section's name, split from the text it introduces (the Physical AI
+    book's "Q-Learning and Deep Q-Networks" sat at the end of a supervised-learning chunk)."""
+    from pdf_factory import filler
+
+    sections = [("1.1 Rivers and deltas", filler(20, 1)), ("1.2 Early railways", filler(20, 2)),
+                ("1.3 Glaciers", filler(20, 3))]
+    pages = _section_book(tmp_path, sections)
+    chunks = [c for c in chunker.chunks(pages, "b") if c.chapter == "Chapter One Travels"]
+    assert len(chunks) >= 6  # every section needs more than one chunk
+    for title, _ in sections[1:]:
+        holding = [c for c in chunks if title in c.text]
+        assert holding, title
+        assert all(c.text.startswith(title) and c.section == title for c in holding), [
+            (c.section, c.text[:40]) for c in holding]
+    for c in chunks:  # and no chunk mixes two sections
+        assert sum(title in c.text for title, _ in sections) <= 1
+    # the sections' text is all there, in order
+    text = " ".join(norm(c.text) for c in chunks)
+    for title, body in sections:
+        assert norm(body)[:60] in text
+
+
+def test_a_tiny_section_shares_a_chunk_with_the_next_one(tmp_path, chunker):
+    from pdf_factory import filler
+
+    sections = [("1.1 A note", "Read this first."), ("1.2 Early railways", filler(20, 2))]
+    pages = _section_book(tmp_path, sections)
+    chunks = [c for c in chunker.chunks(pages, "b") if c.chapter == "Chapter One Travels"]
+    first = chunks[0]
+    # the chapter title and the two-line section are not chunks of their own
+    assert first.text.startswith("Chapter One Travels") and "1.2 Early railways" in first.text
+    assert first.section in ("Chapter One Travels", "1.1 A note")
+    assert all(chunker._count(c.text) >= chunker.tiny_tokens for c in chunks)
+
+
+def test_section_breaks_can_be_switched_off(tmp_path, count):
+    from pdf_factory import filler
+
+    sections = [("1.1 Rivers and deltas", filler(20, 1)), ("1.2 Early railways", filler(20, 2))]
+    pages = _section_book(tmp_path, sections)
+    old = list(Chunker(count, max_tokens=256, section_breaks=False).chunks(pages, "b"))
+    crossing = [c for c in old if "1.2 Early railways" in c.text]
+    assert any(c.section == "1.1 Rivers and deltas" for c in crossing)

@@ -384,3 +384,34 @@ def test_changed_chunk_size_reindexes_without_stale_chunks(tmp_path, embedder, p
         store = library.retriever(small.book_id).store
         assert store.count() == small.chunk_count
         assert all(embedder.count_tokens(c.text) <= 126 for c in store.chunks())
+
+
+def test_a_book_indexed_by_an_older_chunker_is_reindexed(tmp_path, embedder, pdfs):
+    """A chunking change reaches users: the library re-indexes a book whose index an older
+    chunker wrote (here: before chunks started at each section), with no stale chunks."""
+    import bookreader.library as library_mod
+    from bookreader.core.chunking import Chunker
+
+    data = tmp_path / "data"
+    with Library(Settings(data_dir=data), embedder=embedder) as library:
+        info = library.ingest(pdfs["guide"])
+        record = library.catalogue.read(info.book_id)
+        assert record["params"]["chunker"] == library_mod.CHUNKER_VERSION
+        # what an older version left: its version number and chunks that cross sections
+        store = library.retriever(info.book_id).store
+        pages = list(library.open_pdf(info.book_id).iter_pages())
+        old = list(Chunker(embedder.count_tokens, section_breaks=False).chunks(pages, info.book_id))
+        assert any("1.2 For" in c.text and c.section == "1.1 While" for c in old)
+        store.upsert(old, embedder.embed([c.text for c in old]))
+        record["params"] = dict(record["params"], chunker=library_mod.CHUNKER_VERSION - 1)
+        library.catalogue.write(record)
+    progress = Recorder()
+    with Library(Settings(data_dir=data), embedder=embedder) as library:
+        again = library.ingest(pdfs["guide"], progress=progress)
+        assert progress.phase("Embedding"), "the book was not re-indexed"
+        assert library.catalogue.read(info.book_id)["params"]["chunker"] == \
+            library_mod.CHUNKER_VERSION
+        chunks = list(library.retriever(again.book_id).store.chunks())
+        assert len(chunks) == again.chunk_count
+        crossing = [c for c in chunks if "1.2 For" in c.text]
+        assert crossing and all(c.section == "1.2 For" for c in crossing)

@@ -139,3 +139,4 @@ def test_extractive_similarity_separates_sentences_that_hold_every_question_word
                               excerpts=[Excerpt(1, "Web services", "170", text)])
     first = ExtractiveBackend(embedder, max_sentences=1).answer(messages).splitlines()[0]
     assert first.startswith("An API is a contract"), first
+

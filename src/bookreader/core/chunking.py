@@ -17,6 +17,19 @@ How a book becomes chunks (streaming: only the pages of the current chunk are he
 4. Chunks never cross a chapter boundary.  A chapter's last chunk that would be tiny (under
    a quarter of a chunk of new text) is merged into the chunk before it when both fit in
    one chunk, or else takes more of the preceding text so it is no longer tiny.
+5. A chunk does not cross an outline section boundary either (``section_breaks``): a new
+   section starts a new chunk with its heading, and a section's tail follows rule 4.  The
+   exception is a tiny start (a chapter title, a two-line section such as "Target
+   Audience"): it shares its chunk with the next section instead of standing alone.
+   Before this rule, a chunk ran on into the next section, so the next section's heading
+   sat at the end of a chunk labelled with the previous section, split from the text it
+   introduces (the Physical AI book's "Reinforcement Learning for Robotics / Q-Learning
+   and Deep Q-Networks" closed a chunk of supervised-learning code).  Measured with the
+   extractive backend, verified citation on a gold page, tune | held-out halves: Py4E
+   39/43 -> 42/43 | 35/42 -> 38/42, Think Java 35/40 -> 35/40 | 35/39 -> 36/39, Physical
+   AI 31/40 -> 30/40 | 29/39 -> 30/39 (3 % more chunks); recall@1 of the first gold
+   chunk: Physical AI .775 -> .850 | .744 -> .821, Py4E .814 -> .884 | .762 -> .833, Think
+   Java .825 -> .825 | .846 -> .795.
 
 Word-piece counts are additive over whitespace-joined text (BERT's pre-tokenizer splits
 on whitespace and punctuation first), so a chunk's count is the sum of its sentences'.
@@ -163,6 +176,8 @@ class Chunker:
             ``count_tokens``).
         max_tokens: The model's input limit including special tokens (256 for MiniLM).
         overlap: Share of a chunk repeated at the start of the next one.
+        section_breaks: Start a new chunk at each outline section (rule 5 above); False
+            gives the chunks of chunker version 2, which only broke at chapters.
     """
 
     def __init__(
@@ -171,6 +186,7 @@ class Chunker:
         *,
         max_tokens: int = 256,
         overlap: float = 0.2,
+        section_breaks: bool = True,
     ) -> None:
         if max_tokens <= SPECIAL_TOKENS + 8:
             raise ValueError(f"max_tokens={max_tokens} is too small for a chunk")
@@ -178,6 +194,7 @@ class Chunker:
         self.budget = max_tokens - SPECIAL_TOKENS
         self.overlap_tokens = int(self.budget * min(max(overlap, 0.0), 0.5))
         self.tiny_tokens = int(self.budget * TINY_TAIL_SHARE)
+        self.section_breaks = section_breaks
         self._splitter = SentenceSplitter()
 
     # --- public ------------------------------------------------------------------------
@@ -185,15 +202,20 @@ class Chunker:
         """Yield the book's chunks in order; ``position`` counts from 0."""
         position = 0
         chapter_segments: Optional[_ChapterWindow] = None
-        current_chapter: Optional[str] = None
+        current: Optional[tuple[str, str]] = None
         for segment in self._segments(pages):
-            if segment.chapter != current_chapter:
-                if chapter_segments is not None:
-                    for chunk_segs in chapter_segments.finish():
-                        yield self._make_chunk(book_id, position, chunk_segs)
-                        position += 1
-                chapter_segments = _ChapterWindow(self)
-                current_chapter = segment.chapter
+            key = (segment.chapter, segment.section if self.section_breaks else "")
+            if key != current:
+                # A new chapter always starts a new window; a new section does unless the
+                # open window is only a tiny start (a chapter title, a two-line section).
+                if (chapter_segments is None or current is None or segment.chapter != current[0]
+                        or chapter_segments.substantial()):
+                    if chapter_segments is not None:
+                        for chunk_segs in chapter_segments.finish():
+                            yield self._make_chunk(book_id, position, chunk_segs)
+                            position += 1
+                    chapter_segments = _ChapterWindow(self)
+                current = key
             assert chapter_segments is not None
             for chunk_segs in chapter_segments.add(segment):
                 yield self._make_chunk(book_id, position, chunk_segs)
@@ -363,6 +385,10 @@ class _ChapterWindow:
 
     def _tokens(self, segs: list[Segment]) -> int:
         return sum(s.tokens for s in segs)
+
+    def substantial(self) -> bool:
+        """True once the window holds more than a tiny start (see ``tiny_tokens``)."""
+        return self.held is not None or self._tokens(self.window) >= self.c.tiny_tokens
 
     def add(self, seg: Segment) -> Iterator[list[Segment]]:
         if self.window and self._tokens(self.window) + seg.tokens > self.c.budget:
