@@ -320,7 +320,7 @@ def test_a_section_starts_a_new_chunk_with_its_heading(tmp_path, chunker):
         assert sum(title in c.text for title, _ in sections) <= 1
     # the sections' text is all there, in order
     text = " ".join(norm(c.text) for c in chunks)
-    for title, body in sections:
+    for _title, body in sections:
         assert norm(body)[:60] in text
 
 
