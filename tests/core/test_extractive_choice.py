@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.config import Settings
 from bookreader.core import confidence as calibration
 from bookreader.core import quotes
 from bookreader.core.answering import Answerer
@@ -19,7 +18,7 @@ from bookreader.core.llm.extractive import ExtractiveBackend, split_sentences
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.types import Mode, Outcome
 
-from pdf_factory import book_pdf
+from indexed_book import indexed_book
 
 LOOPS = ("A loop that goes through every element of an array is called a traversal. Java "
          "also has a shorter form for that, the enhanced for loop, which visits each element "
@@ -38,16 +37,10 @@ CHAPTERS = [
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory, embedder):
-    from bookreader.library import Library
-
     root = tmp_path_factory.mktemp("extractive_choice")
-    settings = Settings(data_dir=root / "data")
-    settings.ensure_dirs()
-    spec = book_pdf(root / "arrays.pdf", CHAPTERS, lines_per_page=12, running_header=False)
-    lib = Library(settings, embedder=embedder)
-    info = lib.ingest(spec.path)
-    yield settings, lib.retriever(info.book_id), lib.open_pdf(info.book_id)
-    lib.close()
+    with indexed_book(root, "arrays.pdf", CHAPTERS, embedder,
+                      lines_per_page=12, running_header=False) as indexed:
+        yield indexed
 
 
 def _page_of(pdf, needle):

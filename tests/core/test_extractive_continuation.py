@@ -3,8 +3,8 @@
 Found in the three evaluation books: the best-scored sentence often restates the question
 ("The value of minute is 59, and 59 divided by 60 should be 0.98333, not 0.") and the next
 one answers it ("The problem is that Java performs integer division ..."); a lead-in opens
-a list ("... to perceive their environment: 1. Vision Systems: ...").  Whole-book answers run on a real PDF
-(tests/pdf_factory.py), a real Qdrant Edge shard, the real MiniLM and the real grounding
+a list ("... to perceive their environment: 1. Vision Systems: ...").  Whole-book answers
+run on a real PDF (tests/pdf_factory.py), a real Qdrant Edge shard, the real MiniLM and the real grounding
 check; the rules are also checked on their own.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.config import Settings
 from bookreader.core import quotes
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import strip_citations
@@ -25,7 +24,7 @@ from bookreader.core.llm.extractive import (
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.types import Mode, Outcome
 
-from pdf_factory import book_pdf
+from indexed_book import indexed_book
 
 DIVISION = ("Addition, subtraction, and multiplication all do what you expect, but you might "
             "be surprised by division. This result often confuses people. The value of minute "
@@ -52,16 +51,10 @@ CHAPTERS = [
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory, embedder):
-    from bookreader.library import Library
-
     root = tmp_path_factory.mktemp("extractive_continuation")
-    settings = Settings(data_dir=root / "data")
-    settings.ensure_dirs()
-    spec = book_pdf(root / "continued.pdf", CHAPTERS, lines_per_page=14, running_header=False)
-    lib = Library(settings, embedder=embedder)
-    info = lib.ingest(spec.path)
-    yield settings, lib.retriever(info.book_id), lib.open_pdf(info.book_id)
-    lib.close()
+    with indexed_book(root, "continued.pdf", CHAPTERS, embedder,
+                      lines_per_page=14, running_header=False) as indexed:
+        yield indexed
 
 
 def _ask(book, embedder, question):

@@ -269,8 +269,8 @@ def extractive_quotes(
 
     Its choice (:meth:`~bookreader.core.llm.extractive.ExtractiveBackend.select`: the
     best sentence with the sentences that continue it, the first passage's best when it
-    is close, and one that adds the question's words) lies on a page of the question's section more often than the
-    single best-scored sentence: on the Think Java tune half, quoted beside the small
+    is close, and one that adds the question's words) lies on a page of the question's
+    section more often than the single best-scored sentence: on the Think Java tune half, quoted beside the small
     tier's answers, it raised the gold page cited from 13 to 16 of 20 questions.  Empty
     when the passages do not answer by its measure (quotes fall back to
     :func:`rank_sentences`).  Only usable sentences (:func:`usable_sentence`) are kept.

@@ -156,8 +156,9 @@ def _turning_words(text: str) -> set[str]:
 
 
 #: "What is X called?" asks for a name, not what X is; the sentence must give one.
-_NAMING_Q = re.compile(r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)$", re.I)
-_NAMES = re.compile(r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)\b", re.I)
+_NAMING = r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)"
+_NAMING_Q = re.compile(_NAMING + "$", re.I)
+_NAMES = re.compile(_NAMING + r"\b", re.I)
 
 
 def _defines(sentence: str, term: str) -> bool:
