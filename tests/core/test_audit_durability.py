@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 import sqlalchemy as sa
 from audit_support import audit_url, pg_cluster  # noqa: F401 (fixtures)
 
@@ -78,3 +79,30 @@ def test_journal_rows_commit_without_fsync_and_chained_records_still_with_it(tmp
             assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL again
     finally:
         log.close()
+
+
+def test_switching_a_new_database_to_wal_waits_for_another_process_switching_it(tmp_path):
+    """CI saw one of 15 servers starting at once on a new shared-limit database fail with
+    "database is locked": SQLite refuses the journal-mode switch at once while another
+    connection holds the file, without its busy timeout.  The switch is retried."""
+    import sqlite3
+    import threading
+
+    from bookreader.core.audit.log import _journal_wal
+
+    path = tmp_path / "new.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE t (x)")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA busy_timeout=0")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        other.execute("PRAGMA journal_mode=WAL")  # what happened before the retry
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    cur = other.cursor()
+    _journal_wal(cur)
+    release.join()
+    assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    other.close()
+    holder.close()

@@ -53,6 +53,27 @@ records_t = AuditRecord.__table__
 anchors_t = AuditAnchor.__table__
 
 
+#: How long a connection retries switching a new database to WAL while another one does.
+WAL_SWITCH_SECONDS = 30.0
+
+
+def _journal_wal(cur: Any) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while another process switches the same new
+    file: SQLite answers "database is locked" at once there, without its busy timeout
+    (seen in CI: 1 of 15 servers starting at once on a new shared-limit database)."""
+    import sqlite3
+
+    deadline = time.monotonic() + WAL_SWITCH_SECONDS
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 @dataclass(frozen=True)
 class VerifyResult:
     """What :meth:`AuditLog.verify` found.
@@ -230,7 +251,7 @@ class AuditLog:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA busy_timeout=30000")  # wait for another writer, don't fail
             cur.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect on a new file only
-            cur.execute("PRAGMA journal_mode=WAL")
+            _journal_wal(cur)
             cur.execute(f"PRAGMA synchronous={synchronous}")
             cur.close()
 
