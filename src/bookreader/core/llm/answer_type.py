@@ -67,11 +67,25 @@ TOC_LINE = re.compile(r"\.{5,}|(?:\.\s){4,}")
 #: it asks the student for the answer, it does not give it.
 TASK = re.compile(
     r"^\s*(?:\d+[.)]\s*)?(?:explain|describe|discuss|analy[sz]e|evaluate|derive|compare|"
-    r"contrast|investigate|research|justify|prove)\b|^\s*(?:objective|task|goal)s?\s*:",
+    r"contrast|investigate|research|justify|prove)\b|^\s*(?:objective|task|goal)s?\s*:"
+    # a project's brief ("Design a privacy-preserving data collection system ...",
+    # "Implement a policy gradient method ...", "Expected Outcome: A working ...")
+    r"|^\s*(?:\d+[.)]\s*)?(?:design|implement|develop|modify|extend)\s+(?:a|an|the|and|your)\b"
+    r"|^\s*expected\s+(?:outcome|output|result)s?\s*:",
+    re.IGNORECASE)
+#: A sentence about the book rather than its subject ("By the end of this chapter, you will
+#: be able to: ...", "This chapter covered ...", "We explored: ...", "Let's start with ..."):
+#: it names topics, it explains none.
+META = re.compile(
+    r"^\s*(?:by\s+the\s+end\s+of\s+this|(?:this|the)\s+(?:chapter|section)\s+(?:has\s+)?"
+    r"(?:covered|explored|introduced|introduces|covers|explores|presents|presented|demonstrates)"
+    r"|in\s+this\s+(?:chapter|section),?\s+(?:we|you)|we\s+(?:have\s+)?explored\b"
+    r"|let['\u2019]s\s+(?:begin|start|now|implement|create|write|look|explore|examine|see)\b)",
     re.IGNORECASE)
 #: Sections that set tasks or list goals rather than explain (their sentences rank lower).
 _TASK_SECTION = re.compile(r"exercise|problem|assignment|\blab\b|project|review\s+question|"
-                           r"learning\s+(?:objective|outcome|goal)|quiz", re.IGNORECASE)
+                           r"learning\s+(?:objective|outcome|goal)|quiz|assessment|"
+                           r"further\s+reading|references|bibliography", re.IGNORECASE)
 #: Score change of a line of a listing (-0.3: picked only when no prose sentence comes close;
 #: in a code-heavy book the listing is sometimes all the gold page holds).
 CODE_PENALTY = -0.3
@@ -126,6 +140,8 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         return -1.0  # a table of contents or an index line lists topics, it answers nothing
     if TASK.match(s):
         return -0.3  # an exercise asks for the answer; the text around it gives it
+    if META.match(s):
+        return -0.3  # "This chapter covered ...": a list of topics, not an answer
     if s.endswith("?"):
         return -0.5  # a question asks, it does not answer
     bonus = 0.0

@@ -212,6 +212,7 @@ class _Candidate:
     coverage: float = 0.0
     similarity: Optional[float] = None
     score: float = 0.0
+    relevance: float = 0.0  # the score without the answer-type preferences
     heading: str = ""
     following: list = field(default_factory=list)  # the block's next candidates
 
@@ -338,23 +339,27 @@ class ExtractiveBackend:
             # Keywords and meaning, meaning weighted more (SIMILARITY_WEIGHT).  (The maximum
             # of coverage and the mean, used before, let every sentence holding all the
             # question's words tie at 1.0, so similarity never separated them.)
-            c.score = c.coverage if c.similarity is None else (
+            c.relevance = c.coverage if c.similarity is None else (
                 (1 - SIMILARITY_WEIGHT) * c.coverage + SIMILARITY_WEIGHT * c.similarity)
-            c.score += answer_type_bonus(kind, c.sentence, q_terms)
+            c.relevance += HEADING_WEIGHT * heading_match(c.heading, q_terms)
+            c.score = c.relevance + answer_type_bonus(kind, c.sentence, q_terms)
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
-            c.score += HEADING_WEIGHT * heading_match(c.heading, q_terms)
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
-        best = ranked[0]
-        answers = best.coverage >= self.min_coverage or (
-            best.similarity is not None and best.similarity >= self.min_similarity
-        )
+        # Whether the context answers is the best sentence's to say, by score or by
+        # relevance alone (a sentence about the chapter, "In this chapter, you'll learn how
+        # to use while and for loops", ranks low but shows the topic is there); the answer
+        # is then the best-scored sentence that matches the question well enough itself.
+        most_relevant = max(ranked, key=lambda c: (c.relevance, c.bm25))
+        answers = self._matches(ranked[0]) or self._matches(most_relevant)
         log.debug(
             "extractive: best coverage %.2f similarity %s bm25 %.2f -> %s",
-            best.coverage, best.similarity, best.bm25, "answer" if answers else "fallback",
+            ranked[0].coverage, ranked[0].similarity, ranked[0].bm25,
+            "answer" if answers else "fallback",
         )
         if not answers:
             return []
+        best = next(c for c in ranked if self._matches(c))
         chosen = [best]
         covered = set(best.terms)
         # The sentences that continue the best one ("The problem is that ...", a lead-in's
@@ -397,6 +402,12 @@ class ExtractiveBackend:
                 chosen.append(c)
                 covered |= set(c.terms)
         return chosen
+
+    def _matches(self, c: _Candidate) -> bool:
+        """The sentence holds enough of the question's rare words, or says it in other
+        words (:attr:`min_coverage`, :attr:`min_similarity`)."""
+        return c.coverage >= self.min_coverage or (
+            c.similarity is not None and c.similarity >= self.min_similarity)
 
     def _score_keywords(self, candidates: list[_Candidate], query: list[str]) -> None:
         n = len(candidates)
