@@ -33,7 +33,7 @@ BARE_LEAD_IN = 8
 _CONTINUES = re.compile(
     r"^\s*[\u2022\-*]?\s*(?:"
     r"(?:it|this|that|these|those|they|such|so|thus|therefore|hence|consequently|"
-    r"instead|otherwise|because|then)\b(?!\s*[.,;:]?\s*$)|"
+    r"instead|otherwise|because|then|but|however)\b(?!\s*[.,;:]?\s*$)|"
     r"(?:that\s+is|in\s+other\s+words|in\s+short|in\s+fact|as\s+a\s+result|"
     r"for\s+(?:example|instance)|there\s+(?:are|is)\s+(?:several|many|two|three|four|a\s+few|"
     r"some|a\s+number)|(?:we|you)\s+(?:can\s+)?do\s+(?:this|that|so)\b|"
@@ -76,6 +76,7 @@ def is_enumerator(sentence: str) -> bool:
 
 def continuation(best: str, following: Sequence[str], *,
                  usable: Callable[[str], bool] = lambda s: True,
+                 related: Callable[[str], bool] = lambda s: True,
                  max_words: int = CONTINUATION_WORDS) -> int:
     """How many of ``following`` (the sentences after ``best`` in its passage, in order)
     go with it in the answer.
@@ -86,6 +87,11 @@ def continuation(best: str, following: Sequence[str], *,
       or when ``best`` is a short sentence (at most :data:`SHORT_SENTENCE` words) and the
       next one is not a list item or a heading; then one more when that one continues
       too, within ``max_words``.
+
+    ``related`` says whether a sentence after a short ``best`` is about the same thing
+    (a short sentence is followed by what it means, or by the next topic: "A list is a
+    sequence of values." then "You can also nest lists."); a sentence that points back
+    (:func:`continues`) needs no such check.
 
     ``usable`` rejects a sentence that may not be shown (code, a heading, a task): the
     continuation stops there.  Returns 0 when nothing follows that belongs.
@@ -106,7 +112,8 @@ def continuation(best: str, following: Sequence[str], *,
                   or is_enumerator(prev))
         elif joined == 0:
             ok = continues(sentence) or (
-                len(best.split()) <= SHORT_SENTENCE and not _is_item(sentence))
+                len(best.split()) <= SHORT_SENTENCE and not _is_item(sentence)
+                and related(sentence))
         else:
             ok = continues(sentence)
         if not ok:

@@ -32,7 +32,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -169,6 +169,11 @@ SIMILARITY_WEIGHT = 0.7
 #: question's other words (the first passage's sentence is added beyond it: it points at
 #: the page the retriever ranked first).  A student's answer, not a page.
 MAX_ANSWER_WORDS = 60
+#: Least MiniLM similarity (to the best sentence or to the question) of the sentence that
+#: follows a short best sentence for it to join the answer: "So 76 inches is 6 feet, 4
+#: inches." was followed by "Many people (and textbooks) incorrectly refer to % as the
+#: modulus operator".  0.3 and 0.4 measured alike on the tune halves (no answer lost).
+CONTINUATION_SIMILARITY = 0.3
 #: Best keyword candidates re-ranked by meaning (with an embedder).  12 before: a
 #: sentence saying the answer in other words ("The comparison operators work with
 #: tuples") missed the cut; 30 answered 4 more Py4E and 1 more Think Java tune question.
@@ -365,7 +370,8 @@ class ExtractiveBackend:
         # The sentences that continue the best one ("The problem is that ...", a lead-in's
         # list) are part of its answer (core/llm/continuation.py).
         taken = continuation(best.sentence, [c.sentence for c in best.following],
-                             usable=_showable) if self.continue_best else 0
+                             usable=_showable, related=self._related_to(best, q_terms, prompt.question)
+                             ) if self.continue_best else 0
         for c in best.following[:taken]:
             if c.terms and not is_enumerator(c.sentence):
                 chosen.append(c)
@@ -402,6 +408,25 @@ class ExtractiveBackend:
                 chosen.append(c)
                 covered |= set(c.terms)
         return chosen
+
+    def _related_to(self, best: _Candidate, q_terms: set[str], question: str
+                    ) -> Callable[[str], bool]:
+        """Whether a sentence after a short best sentence is about the same thing: MiniLM
+        similarity to the best sentence or to the question at least
+        :data:`CONTINUATION_SIMILARITY`, or (without an embedder) a word in common."""
+        about = set(best.terms) | q_terms
+
+        def related(sentence: str) -> bool:
+            if self._embedder is not None:
+                try:
+                    vs = _embed(self._embedder, [sentence, best.sentence, question])
+                except Exception:  # keywords decide; say why in the log
+                    log.exception("extractive: embedding failed, using keywords only")
+                else:
+                    return max(_cosine(vs[0], vs[1]),
+                               _cosine(vs[0], vs[2])) >= CONTINUATION_SIMILARITY
+            return bool(set(content_terms(sentence)) & about)
+        return related
 
     def _matches(self, c: _Candidate) -> bool:
         """The sentence holds enough of the question's rare words, or says it in other
