@@ -137,3 +137,22 @@ def test_without_an_embedder_a_shared_word_relates_the_next_sentence():
     said = [c.sentence for c in ExtractiveBackend().select(parse_prompt(messages))]
     assert said[:2] == ["So 76 inches is 6 feet, 4 inches.",
                         "Twelve inches make one of the feet."]
+
+
+def test_a_best_sentence_that_says_this_brings_the_sentence_that_names_it():
+    text = ("Forward kinematics computes the position of the end effector from the joint "
+            "angles. This is accomplished with transformation matrices built from the "
+            "Denavit-Hartenberg parameters of each link. Wheeled robots are common.")
+    messages = build_messages(
+        Mode.BOOK, "How are Denavit-Hartenberg parameters used with transformation matrices?",
+        excerpts=[Excerpt(1, "4.2 Kinematics", "46", text)])
+    said = [c.sentence for c in ExtractiveBackend().select(parse_prompt(messages))]
+    assert said[0].startswith("Forward kinematics computes the position"), said
+    assert said[1].startswith("This is accomplished with transformation matrices"), said
+    # "It is possible ..." points at nothing: no sentence is brought before it.
+    text2 = ("Wheeled robots are common. It is possible to have two variables that refer to "
+             "the same object.")
+    messages = build_messages(Mode.BOOK, "Can two variables refer to the same object?",
+                              excerpts=[Excerpt(1, "10.5 Aliasing", "172", text2)])
+    said = [c.sentence for c in ExtractiveBackend().select(parse_prompt(messages))]
+    assert said[0].startswith("It is possible to have two variables"), said

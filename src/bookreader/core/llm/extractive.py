@@ -52,7 +52,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     looks_like_code,
     question_kind,
 )
-from bookreader.core.llm.continuation import continuation, is_enumerator
+from bookreader.core.llm.continuation import continuation, is_enumerator, is_lead_in
 from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import split_sentences as _split
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
@@ -180,6 +180,16 @@ CONTINUATION_SIMILARITY = 0.3
 RERANK_POOL = 30
 
 
+#: A sentence whose subject is a pronoun for something the sentence before names
+#: ("This is accomplished through ...", "In ROS1, this is a central component").
+_POINTS_BACK = re.compile(
+    r"^\s*(?:(?:in|for|with|on)\s+[^,]{1,30},\s+)?(?:it|this|these|they|those|such)\s+"
+    r"(?!is\s+(?:\w+\s+)?(?:possible|important|common|often|easy|hard|difficult|tempting|"
+    r"useful|necessary|likely|a\s+good\s+idea)\b)"
+    r"(?:is|are|was|were|can|allows?|means?|makes?|uses?|has|have|provides?|\w+ed|\w+s)\b",
+    re.IGNORECASE)
+
+
 def heading_match(heading: str, q_terms: set[str]) -> float:
     """(share of the heading's content words in the question) x (share of the question's
     in the heading); section numbers are ignored."""
@@ -201,6 +211,7 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
         out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
     for n, c in enumerate(out):
         c.following = out[n + 1:n + 1 + _FOLLOWING]
+        c.previous = out[n - 1] if n else None
     return out
 
 
@@ -220,6 +231,7 @@ class _Candidate:
     relevance: float = 0.0  # the score without the answer-type preferences
     heading: str = ""
     following: list = field(default_factory=list)  # the block's next candidates
+    previous: Optional["_Candidate"] = None  # the block's candidate before this one
 
 
 class ExtractiveBackend:
@@ -367,6 +379,16 @@ class ExtractiveBackend:
         best = next(c for c in ranked if self._matches(c))
         chosen = [best]
         covered = set(best.terms)
+        before = best.previous
+        if (before is not None and _POINTS_BACK.match(best.sentence) and before.terms
+                and _showable(before.sentence) and not is_enumerator(before.sentence)
+                and not is_lead_in(before.sentence) and (self.max_words is None or len(
+                    before.sentence.split()) + len(best.sentence.split()) <= self.max_words)):
+            # "This is accomplished through transformation matrices ...": the sentence
+            # before says what "this" is ("Forward kinematics involves calculating ...").
+            # Measured on the six halves: 2 more held-out answers correct, none lost.
+            chosen.insert(0, before)
+            covered |= set(before.terms)
         # The sentences that continue the best one ("The problem is that ...", a lead-in's
         # list) are part of its answer (core/llm/continuation.py).
         taken = continuation(best.sentence, [c.sentence for c in best.following],
