@@ -543,9 +543,13 @@ class _Run(OutcomeAssembly):
         moved = quotes.repoint_citations(text, sources, self.pages)
         if moved != text:  # a citation quoted a sentence unrelated to its claim
             text, citations = verify_answer(moved, sources, self.pages, add_missing=True)
-        if invented:  # the second pass finds the repaired excerpts verbatim
-            citations = tuple(replace(c, repaired=True) if (c.page, key_only(c.excerpt))
-                              in invented else c for c in citations)
+        trimmed = quotes.trim_excerpts(text)  # a copied paragraph: its words for the claim
+        if trimmed != text:
+            text, citations = verify_answer(trimmed, sources, self.pages, add_missing=True)
+        if invented:  # the second pass finds the repaired excerpts verbatim (or a stretch)
+            citations = tuple(replace(c, repaired=True) if any(
+                key_only(c.excerpt) in key for page, key in invented if page == c.page)
+                else c for c in citations)
         if self.mode is Mode.BOOK and not any(c.verified for c in citations):
             # Every claim of a whole-book answer carries a citation a student can follow;
             # an answer none of whose sentences could be tied to a page is not shown as one.

@@ -32,7 +32,7 @@ from bookreader.core.llm.extractive import (
     question_kind,
     split_sentences,
 )
-from bookreader.core.model_output import claims
+from bookreader.core.model_output import claims, parse_citations
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -493,6 +493,33 @@ def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any =
         out.append(f"{unit.text} {format_citation(best.section, best.page_label, quote)}{tail}")
         changed = True
     return " ".join(out) if changed else text
+
+
+#: A citation excerpt longer than this (words) is cut to its best :data:`EXCERPT_WORDS`.
+MAX_SHOWN_EXCERPT_WORDS = 25
+
+
+def trim_excerpts(text: str) -> str:
+    """``text`` with every citation excerpt longer than :data:`MAX_SHOWN_EXCERPT_WORDS`
+    words cut to its stretch of :data:`EXCERPT_WORDS` words holding most of its claim's
+    content words.
+
+    A model told to copy exact words often copies a whole paragraph into its citation; the
+    student needs the words that prove the claim, and the stretch stays verbatim on the
+    page, so the usual check verifies it and highlights only it.
+    """
+    pieces: list[str] = []
+    pos = 0
+    for raw in parse_citations(text):
+        if len(raw.excerpt.split()) <= MAX_SHOWN_EXCERPT_WORDS:
+            continue
+        want = set(content_terms(raw.claim)) or set(content_terms(raw.excerpt))
+        window = _best_window(raw.excerpt, want)
+        pieces += [text[pos:raw.start], format_citation(raw.section, raw.page_label, window)]
+        pos = raw.end
+    if not pieces:
+        return text
+    return "".join(pieces) + text[pos:]
 
 
 def _best_window(sentence: str, want: set[str]) -> str:
