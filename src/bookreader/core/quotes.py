@@ -24,7 +24,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from bookreader.core.citations import CitationChecker, CitationSource, format_citation
+from bookreader.core.citations import (
+    CitationChecker,
+    CitationSource,
+    format_citation,
+    strip_citations,
+    verify_answer,
+)
 from bookreader.core.llm.extractive import (
     TOC_LINE,
     answer_type_bonus,
@@ -534,3 +540,44 @@ def _best_window(sentence: str, want: set[str]) -> str:
         if score > best_score:
             best, best_score = start, score
     return " ".join(tokens[best:best + EXCERPT_WORDS])
+
+
+#: Least share of the best quote's content words an answer must lack for the quote to be
+#: added beside it (see ``with_best_quote``).
+QUOTE_NEW_SHARE = 0.5
+#: Most book sentences quoted beside a verified answer.
+ANSWER_QUOTES = 2
+
+
+def with_best_quote(question: str, text: str, citations: tuple, sources: Sequence[Any],
+                    context: str, validator: Any, pages: Any = None) -> tuple[str, tuple]:
+    """A verified whole-book answer with the book's sentences for the question quoted
+    beside it, when the answer does not already say what they say.
+
+    A small model's verified answer is often true but thin ("Characters like letters
+    are stored in a data type called char."): the sentences the extractive backend
+    would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
+    :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
+    student reads the book's own words and has the page.  A sentence is added only
+    when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
+    text, and the whole text must still pass the grounding check.
+    """
+    embedder = validator.embedder
+    picked = extractive_quotes(question, sources, embedder, k=ANSWER_QUOTES)
+    have = set(content_terms(strip_citations(text)))
+    added = []
+    for q in picked:
+        want = set(content_terms(q.sentence))
+        if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
+            added.append(q)
+            have |= want
+    if not added:
+        return text, citations
+    joined = text + "\n" + render_quotes(added)
+    new_text, new_citations = verify_answer(joined, sources, pages, add_missing=False)
+    if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
+        return text, citations  # the quotes' citations must verify on their pages
+    if not validator.validate(new_text, context).passed:
+        log.info("Quotes not added: the answer with them did not pass the check")
+        return text, citations
+    return new_text, new_citations
