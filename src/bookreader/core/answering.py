@@ -441,7 +441,9 @@ class _Run(OutcomeAssembly):
                         self.backend_name, gen.timed_out, seconds)
             common = dict(raw_output=gen.raw, first_token_ms=gen.first_token_ms,
                           generation_ms=gen.generation_ms)
-            rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout")
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout",
+                                      lead=quotes.timeout_lead(self.spec.label, gen.timed_out,
+                                                               float(seconds or 0.0)))
             if rescued is not None:
                 return rescued
             return self._answer(

@@ -52,6 +52,16 @@ QUOTES_INTRO_SELECTION = (
     "No verified answer could be written; these sentences of the selection and its pages "
     "address the question:"
 )
+def timeout_lead(label: str, which: str, seconds: float) -> str:
+    """The opening of a quotes answer given because the model ran out of time."""
+    if which == "first_token":
+        return (f"No answer in time: the {label.split(':')[0]} model had not started writing "
+                f"after {seconds:.0f} s (this computer is busy, or the model is slow on it; "
+                "ask again, or give it longer in Settings)")
+    return (f"No answer in time: the {label.split(':')[0]} model did not finish within "
+            f"{seconds:.0f} s (ask again, or give it longer in Settings)")
+
+
 #: Most sentences a quotes answer or an extractive explanation shows.
 MAX_QUOTES = 3
 #: Longest citation excerpt, in words (long excerpts are what models copy paragraphs into).
