@@ -254,7 +254,10 @@ class ExtractiveBackend:
             books).
         continue_best: The sentences that continue the best one in its passage (a
             resolution such as "The problem is that ...", a lead-in's list:
-            :mod:`bookreader.core.llm.continuation`) join it, beyond ``max_sentences``.
+            :mod:`bookreader.core.llm.continuation`) join it, beyond ``max_sentences``
+            (after a short best sentence, only a next sentence about the same thing:
+            :data:`CONTINUATION_SIMILARITY`); a best sentence whose subject points back
+            ("This is accomplished through ...") is shown after the sentence before it.
         max_words: Most words of the best sentence, its continuation and the sentences
             added after them (the first excerpt's sentence, added for its page, is not
             counted against it); None for no bound.
@@ -391,9 +394,9 @@ class ExtractiveBackend:
             covered |= set(before.terms)
         # The sentences that continue the best one ("The problem is that ...", a lead-in's
         # list) are part of its answer (core/llm/continuation.py).
+        related = self._related_to(best, q_terms, prompt.question)
         taken = continuation(best.sentence, [c.sentence for c in best.following],
-                             usable=_showable, related=self._related_to(best, q_terms, prompt.question)
-                             ) if self.continue_best else 0
+                             usable=_showable, related=related) if self.continue_best else 0
         for c in best.following[:taken]:
             if c.terms and not is_enumerator(c.sentence):
                 chosen.append(c)
