@@ -41,6 +41,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     _TASK_SECTION,
     CODE_PENALTY,
     LEAD_IN_TO_CODE,
+    META,
     TASK,
     TOC_LINE,
     _showable,
@@ -366,20 +367,20 @@ class ExtractiveBackend:
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
-        # Whether the context answers is the best sentence's to say, by score or by
-        # relevance alone (a sentence about the chapter, "In this chapter, you'll learn how
-        # to use while and for loops", ranks low but shows the topic is there); the answer
-        # is then the best-scored sentence that matches the question well enough itself.
-        most_relevant = max(ranked, key=lambda c: (c.relevance, c.bm25))
-        answers = self._matches(ranked[0]) or self._matches(most_relevant)
+        best = ranked[0]
+        if not self._matches(best):
+            # A brief or a sentence about the chapter ("In this chapter, you'll learn how to
+            # use while and for loops") ranks down, but it still shows the topic is there:
+            # the decision stays what it was before it was ranked down.
+            best = next((c for c in ranked if (TASK.match(c.sentence) or META.match(c.sentence))
+                         and c.score + 0.4 >= ranked[0].score and self._matches(c)), best)
+        answers = self._matches(best)
         log.debug(
             "extractive: best coverage %.2f similarity %s bm25 %.2f -> %s",
-            ranked[0].coverage, ranked[0].similarity, ranked[0].bm25,
-            "answer" if answers else "fallback",
+            best.coverage, best.similarity, best.bm25, "answer" if answers else "fallback",
         )
         if not answers:
             return []
-        best = next(c for c in ranked if self._matches(c))
         chosen = [best]
         covered = set(best.terms)
         before = best.previous
