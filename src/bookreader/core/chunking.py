@@ -55,6 +55,7 @@ TINY_TAIL_SHARE = 0.25
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _WORD = re.compile(r"\S+")
+_LINE = re.compile(r"[^\n]*\S[^\n]*")
 _SENTENCE_END = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
 _ABBREVIATIONS = {
     "e.g", "i.e", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "sec", "ch", "chap", "no",
@@ -88,9 +89,11 @@ class Segment:
     char_end: int  # into page_end's text, exclusive
     chapter: str
     section: str
+    #: 0: prose; 1: a line of a code listing; 2: the first line of a listing's paragraph.
+    code: int = 0
 
 
-def join_segments(texts: Sequence[str]) -> str:
+def join_segments(texts: Sequence[str], code: Sequence[int] = ()) -> str:
     """A chunk's text: its sentences joined by spaces, with a paragraph break after a
     segment that does not end a sentence (a heading such as "4.6 Retention and archiving").
 
@@ -98,13 +101,75 @@ def join_segments(texts: Sequence[str]) -> str:
     later sentence split (citation excerpts, the extractive answer, the grounding check)
     would quote "4.6 Retention and archiving Records are kept ...".  Whitespace is the
     same to the tokenizers, so embeddings, BM25 and word-piece counts do not change.
+
+    ``code`` gives each text's :attr:`Segment.code`: the lines of one listing paragraph
+    are joined by a line break (the only single line breaks of a chunk's text, so readers
+    of chunk text can split a listing into its lines), and a listing is set apart from the
+    prose around it by a blank line.
     """
+    kinds = list(code) + [0] * (len(texts) - len(code))
     out: list[str] = []
     for i, t in enumerate(texts):
         if i:
-            out.append(" " if _SENTENCE_END.search(texts[i - 1]) else "\n\n")
+            if kinds[i] == 1 and kinds[i - 1]:
+                out.append("\n")
+            elif kinds[i] or kinds[i - 1]:
+                out.append("\n\n")
+            else:
+                out.append(" " if _SENTENCE_END.search(texts[i - 1]) else "\n\n")
         out.append(t)
     return "".join(out)
+
+
+#: A line of source code rather than of prose.  A comment, prompt or docstring mark at the
+#: start is enough; other marks (a keyword of a listing at the start, a statement's or
+#: block's end, an assignment or comparison, a call, an attribute of ``self``, an index)
+#: count only on a line with few small words of prose (:data:`_PROSE_WORDS`): prose about
+#: code has them too ("write t = t.sort()", "class variable: A variable declared ...").
+_COMMENT_LINE = re.compile(r"^(?:#|//|/\*|\*/|>>>|\"\"\"|\'\'\')")
+_CODE_LINE = re.compile(
+    r"^(?:\.\.\.\s|@\w|import\s|from\s+\S+\s+import\b|def\s|class\s+\w|return\b|"
+    r"if\s.*:$|elif\b|else\b|for\s.*:$|while\s.*:$|try:|except\b|with\s.*:$|raise\s|"
+    r"pass$|break\b|continue\b|case\s|['\"][\w ]+['\"]\s*:\s|public\s|private\s|"
+    r"protected\s|static\s|void\s|using\s|package\s|[{}\])])"
+    r"|[{};]$|\):$|^[\w.]+\(.*\)$"
+    r"|[\w\])]\s*(?:[-+*/%]?=|==|!=|->|=>)\s*\S|\w\(\S*\)|\bself\.\w|\w\[\w")
+#: Small words of English prose; a line of code seldom holds several of them.
+_PROSE_WORDS = frozenset(
+    "the a an of to is are and or in that it we you this for with as be on by was can "
+    "which not but if then there their they its when".split())
+#: The end of a sentence or of a lead-in ("... the others are:") on a paragraph's last line.
+_PROSE_END = re.compile(r"[.!?:][\"'\u201d\u2019)\]]*$")
+
+
+def is_code_line(line: str) -> bool:
+    """True when a line of page text reads as a line of a code listing (see above)."""
+    s = line.strip()
+    if not s:
+        return False
+    if _COMMENT_LINE.search(s):
+        return True
+    if not _CODE_LINE.search(s):
+        return False
+    words = s.lower().split()
+    small = sum(1 for w in words[1:] if w in _PROSE_WORDS)  # not a keyword ("for", "if")
+    return small < 2 or (small < 3 and small * 5 < len(words))
+
+
+def is_code_paragraph(lines: Sequence[str]) -> bool:
+    """True for a paragraph of page text (one PDF text block) that is a code listing: at
+    least half of its lines code-like (:func:`is_code_line`; a single line: that line),
+    unless its last line ends a sentence or a lead-in as prose does without being code
+    itself ("So factorial(3) is 3 * factorial(2); ... which is 6.", "The == operator is
+    one of the comparison operators; the others are:")."""
+    lines = [ln.strip() for ln in lines if ln.strip()]
+    if not lines:
+        return False
+    coded = [is_code_line(ln) for ln in lines]
+    last = lines[-1]
+    if _PROSE_END.search(last) and (not coded[-1] or len(lines) == 1) and len(last.split()) >= 4:
+        return False
+    return sum(coded) * 2 >= len(lines)
 
 
 class SentenceSplitter:
@@ -149,8 +214,14 @@ class SentenceSplitter:
             cuts: Offsets where a sentence must end anyway (a chapter or section that
                 starts mid-page, possibly after a heading without a full stop).
         """
+        return [(s, e) for s, e, _code in self.units(text, cuts)]
+
+    def units(self, text: str, cuts: Iterable[int] = ()) -> list[tuple[int, int, int]]:
+        """:meth:`spans` with each unit's kind, ``(start, end, code)``: a paragraph that is
+        a code listing (:func:`is_code_paragraph`) gives one unit per line, ``code`` 2 for
+        its first line and 1 for the others; a sentence of prose has ``code`` 0."""
         bounds = sorted({0, len(text), *(c for c in cuts if 0 < c < len(text))})
-        out: list[tuple[int, int]] = []
+        out: list[tuple[int, int, int]] = []
         for lo, hi in zip(bounds, bounds[1:]):
             region = text[lo:hi]
             pos = 0
@@ -159,12 +230,18 @@ class SentenceSplitter:
                 pos = start + len(part)
                 if not part.strip():
                     continue
-                for s, e in self._sentences(part):
+                if is_code_paragraph(part.split("\n")):
+                    pieces = [(m.start(), m.end()) for m in _LINE.finditer(part)]
+                    kinds = [2] + [1] * (len(pieces) - 1)
+                else:
+                    pieces = list(self._sentences(part))
+                    kinds = [0] * len(pieces)
+                for (s, e), kind in zip(pieces, kinds):
                     sentence = part[s:e]
                     if sentence.strip():
                         s += len(sentence) - len(sentence.lstrip())
                         e -= len(sentence) - len(sentence.rstrip())
-                        out.append((lo + start + s, lo + start + e))
+                        out.append((lo + start + s, lo + start + e, kind))
         return out
 
 
@@ -234,18 +311,19 @@ class Chunker:
             starts = getattr(page, "section_starts", ())
             cuts = [start for start, _chapter, _section in starts]  # 0 included
             cut_set = set(cuts)
-            spans = self._splitter.spans(page.text, cuts) if page.text else []
-            for i, (s, e) in enumerate(spans):
+            spans = self._splitter.units(page.text, cuts) if page.text else []
+            for i, (s, e, code) in enumerate(spans):
                 raw: Optional[str] = page.text[s:e]
                 chapter, section = _section_at(page, s)
                 seg = Segment(
                     " ".join(page.text[s:e].split()), -1, page.index, page.label, s,
-                    page.index, page.label, e, chapter, section,
+                    page.index, page.label, e, chapter, section, code,
                 )
                 if pending is not None:
                     prev = pending[0]
                     continues = (
                         i == 0
+                        and not code
                         and (prev.chapter, prev.section) == (chapter, section)
                         and not any(c <= s for c in cuts)
                     )
@@ -262,7 +340,8 @@ class Chunker:
                 # A section's heading at the foot of a page is not a sentence that the
                 # next page finishes (it would read "2.2 Asking about ... Select a ...").
                 heading = s in cut_set and len(seg.text.split()) <= 12
-                if (i == len(spans) - 1 and raw is not None and not heading
+                # A line of a listing is whole: it never runs on to the next page's text.
+                if (i == len(spans) - 1 and raw is not None and not heading and not code
                         and not _SENTENCE_END.search(raw)):
                     pending = (seg, raw)
                 else:
@@ -288,16 +367,18 @@ class Chunker:
         if raw is None:
             # Rare: a long sentence across a page break.  Each piece keeps the page span
             # and offsets of the whole sentence.
-            for text, tokens, _s, _e in self._split_words(seg.text):
+            for k, (text, tokens, _s, _e) in enumerate(self._split_words(seg.text)):
                 yield Segment(
                     text, tokens, seg.page_start, seg.label_start, seg.char_start,
                     seg.page_end, seg.label_end, seg.char_end, seg.chapter, seg.section,
+                    min(seg.code, 1) if k else seg.code,
                 )
             return
-        for text, tokens, start, end in self._split_words(raw):
+        for k, (text, tokens, start, end) in enumerate(self._split_words(raw)):
             yield Segment(
                 text, tokens, seg.page_start, seg.label_start, seg.char_start + start,
                 seg.page_end, seg.label_end, seg.char_start + end, seg.chapter, seg.section,
+                min(seg.code, 1) if k else seg.code,
             )
 
     def _split_words(self, text: str) -> list[tuple[str, int, int, int]]:
@@ -338,7 +419,7 @@ class Chunker:
     # --- chunks ------------------------------------------------------------------------
     @staticmethod
     def _make_chunk(book_id: str, position: int, segs: list[Segment]) -> Chunk:
-        text = join_segments([s.text for s in segs])
+        text = join_segments([s.text for s in segs], [s.code for s in segs])
         first = segs[0]
         page_end = max(s.page_end for s in segs)
         end_seg = next(s for s in reversed(segs) if s.page_end == page_end)
@@ -369,7 +450,7 @@ def _section_at(page: Page, offset: int) -> tuple[str, str]:
 def _with_tokens(seg: Segment, n: int) -> Segment:
     return Segment(
         seg.text, n, seg.page_start, seg.label_start, seg.char_start,
-        seg.page_end, seg.label_end, seg.char_end, seg.chapter, seg.section,
+        seg.page_end, seg.label_end, seg.char_end, seg.chapter, seg.section, seg.code,
     )
 
 
