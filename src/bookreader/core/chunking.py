@@ -131,8 +131,10 @@ _CODE_LINE = re.compile(
     r"^(?:\.\.\.\s|@\w|import\s|from\s+\S+\s+import\b|def\s|class\s+\w|return\b|"
     r"if\s.*:$|elif\b|else\b|for\s.*:$|while\s.*:$|try:|except\b|with\s.*:$|raise\s|"
     r"pass$|break\b|continue\b|case\s|['\"][\w ]+['\"]\s*:\s|public\s|private\s|"
-    r"protected\s|static\s|void\s|using\s|package\s|[{}\])])"
-    r"|[{};]$|\):$|^[\w.]+\(.*\)$"
+    r"protected\s|static\s|void\s|using\s|package\s|[{}\])]|"
+    r"(?:pip3?|python3?|sudo|apt(?:-get)?|cd|mkdir|source|export|ros2|colcon|git|conda|"
+    r"javac?|npm)\s)"
+    r"|[{};]$|\):$|\s#\s|^[\w.]+\(.*\)$"
     r"|[\w\])]\s*(?:[-+*/%]?=|==|!=|->|=>)\s*\S|\w\(\S*\)|\bself\.\w|\w\[\w")
 #: Small words of English prose; a line of code seldom holds several of them.
 _PROSE_WORDS = frozenset(
@@ -170,6 +172,34 @@ def is_code_paragraph(lines: Sequence[str]) -> bool:
     if _PROSE_END.search(last) and (not coded[-1] or len(lines) == 1) and len(last.split()) >= 4:
         return False
     return sum(coded) * 2 >= len(lines)
+
+
+_DOCSTRING_QUOTES = ('"""', "'''")
+
+
+def _code_units(part: str) -> list[tuple[int, int]]:
+    """The units of a code paragraph: its lines, except that a docstring whose quotes
+    stand on lines of their own is one unit ("\"\"\" Calculate Zero Moment Point for
+    bipedal robot com_pos: Center of mass position ... \"\"\""): its words say together
+    what the code does, where its lines alone read like headings."""
+    lines = [(m.start(), m.end()) for m in _LINE.finditer(part)]
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        s, e = lines[i]
+        opening = part[s:e].strip()
+        j = i
+        if opening.startswith(_DOCSTRING_QUOTES):
+            quote = opening[:3]
+            closed = len(opening) > 3 and opening.endswith(quote)
+            while not closed and j + 1 < len(lines):
+                j += 1
+                closed = quote in part[lines[j][0]:lines[j][1]]
+            if not closed:
+                j = i  # no closing quotes in this paragraph: lines as they are
+        out.append((s, lines[j][1]))
+        i = j + 1
+    return out
 
 
 class SentenceSplitter:
@@ -231,7 +261,7 @@ class SentenceSplitter:
                 if not part.strip():
                     continue
                 if is_code_paragraph(part.split("\n")):
-                    pieces = [(m.start(), m.end()) for m in _LINE.finditer(part)]
+                    pieces = _code_units(part)
                     kinds = [2] + [1] * (len(pieces) - 1)
                 else:
                     pieces = list(self._sentences(part))
