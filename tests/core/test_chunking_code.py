@@ -10,13 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.core.chunking import (
-    Chunker,
-    SentenceSplitter,
-    is_code_line,
-    is_code_paragraph,
-    join_segments,
-)
+from bookreader.core.chunking import Chunker, SentenceSplitter, join_segments
+from bookreader.core.code_text import is_code_line, is_code_paragraph
 
 PROSE = ("A real-time controller runs its control loop at a fixed rate. The loop reads the "
          "sensors, computes the command and sends it to the motors before the next tick.")

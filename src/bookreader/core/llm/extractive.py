@@ -52,7 +52,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     looks_like_code,
     question_kind,
 )
-from bookreader.core.chunking import is_code_paragraph
+from bookreader.core.code_text import is_code_paragraph
 from bookreader.core.llm.continuation import continuation, is_enumerator
 from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import split_sentences as _split
