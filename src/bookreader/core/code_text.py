@@ -92,3 +92,29 @@ def code_units(part: str) -> list[tuple[int, int]]:
         out.append((s, lines[j][1]))
         i = j + 1
     return out
+
+
+#: A line that explains code rather than being it: a comment or a docstring.
+_EXPLAINS = re.compile(r"^(?:#(?!!)|//|/\*|\*|\"\"\"|\'\'\')")
+
+
+def listing_units(lines: Sequence[str]) -> list[str]:
+    """A listing's lines as a reader of answers wants them: each comment or docstring line
+    a unit of its own (it says in words what the code does), and each run of the other
+    lines one unit (a statement and its output, ``>>> int('32')`` ``32``, stay together)."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in lines:
+        s = line.strip()
+        if not s:
+            continue
+        if _EXPLAINS.search(s):
+            if run:
+                out.append(" ".join(run))
+                run = []
+            out.append(s)
+        else:
+            run.append(s)
+    if run:
+        out.append(" ".join(run))
+    return out
