@@ -75,7 +75,11 @@ def test_the_extractive_backend_can_quote_a_line_of_a_listing(tmp_path, chunker)
         chunks = list(chunker.chunks(book.iter_pages(), "b"))
     units = split_sentences(chunks[0].text)
     assert '"""Real-time controller with timing guarantees"""' in units
-    assert "import time" in units and "self.running = False" in units
+    assert "# Start the control thread" in units
+    # the other lines of a run stay together (a statement with its neighbours)
+    assert "self.dt = 1.0 / control_frequency self.running = False def start(self):" in units
+    assert any(u.startswith("import time import threading class RealTimeController:")
+               for u in units), units
     # prose sentences are split as before
     assert "A real-time controller runs its control loop at a fixed rate." in units
 
@@ -90,6 +94,15 @@ def test_selection_prose_with_line_breaks_is_not_split_into_lines():
         "Most list methods are void; they modify the list and return None.",
         "If you accidentally write t = t.sort(), you will be disappointed with the result.",
     ]
+
+
+def test_listing_units_keep_comments_and_docstrings_apart():
+    from bookreader.core.code_text import listing_units
+
+    assert listing_units([">>> int('32')", "32", "# Job displacement (simplified)", "x = 1",
+                          "y = 2", '"""Set the control function"""', "#!/usr/bin/env python3"]) == [
+        ">>> int('32') 32", "# Job displacement (simplified)", "x = 1 y = 2",
+        '"""Set the control function"""', "#!/usr/bin/env python3"]
 
 
 @pytest.mark.parametrize("line", [
