@@ -66,7 +66,7 @@ log = logging.getLogger(__name__)
 
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed
 #: (3: a chunk starts at each outline section; 4: a code listing keeps its line breaks,
-#: see ``core/chunking.py``).
+#: one unit a line; see ``core/chunking.py``, rule 6).
 CHUNKER_VERSION = 4
 
 

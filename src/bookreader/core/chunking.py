@@ -38,13 +38,18 @@ How a book becomes chunks (streaming: only the pages of the current chunk are he
    the next page's text.  In the chunk's text a listing's lines are joined by single line
    breaks, the only ones a chunk's text holds (prose is whitespace-collapsed), and a
    blank line sets the listing apart from the prose around it, so the extractive backend
-   can quote one line of it (the docstring "Process neural signals for brain-computer
-   interface").  Before, a listing was one long "sentence", so a section that is a
-   heading over a listing had nothing quotable, and the answer cited a prose sentence of
-   another page (a chapter summary's one-line restatement of the section).  Measured with
-   the extractive backend, verified citation on a gold page, tune | held-out: Physical
-   AI 32/40 -> 34/40 | 31/39 -> 34/39 (answers judged correct 17 -> 19 | 15 -> 18);
-   Think Java and Py4E: see ``CHUNKER_VERSION`` in ``library.py``.
+   can quote a comment or docstring line of it (the docstring "Process neural signals
+   for brain-computer interface"; ``code_text.listing_units``).  Before, a listing was
+   one long "sentence", so a section that is a heading over a listing had nothing
+   quotable, and the answer cited a prose sentence of another page (a chapter summary's
+   one-line restatement of the section).  Measured with the extractive backend, verified
+   citation on a gold page, tune | held-out (answers judged correct in brackets):
+   Physical AI 32/40 -> 34/40 | 31/39 -> 35/39 (17 -> 19 | 15 -> 17), Py4E 40/43 ->
+   40/43 | 38/42 -> 39/42 (29 -> 30 | 24 -> 25), Think Java 36/40 -> 36/40 | 36/39 ->
+   36/39 (23 -> 23 | 20 -> 22); out-of-scope questions all declined before and after.
+   (Every line of a listing a unit of its own, tried first, gave the same on the tune
+   halves but Py4E held-out 38 -> 37: a statement and its output, ``>>> int('32')``
+   ``32``, are one unit now.)
 
 Word-piece counts are additive over whitespace-joined text (BERT's pre-tokenizer splits
 on whitespace and punctuation first), so a chunk's count is the sum of its sentences'.
