@@ -32,7 +32,7 @@ How a book becomes chunks (streaming: only the pages of the current chunk are he
    Java .825 -> .825 | .846 -> .795.
 
 6. A code listing keeps its line breaks (chunker 4).  A paragraph of the page (one PDF
-   text block) that is a listing (:func:`is_code_paragraph`: at least half of its lines
+   text block) that is a listing (``code_text.is_code_paragraph``: at least half of its lines
    read as code, and it does not end a sentence as prose does) gives one unit per line
    (a docstring whose quotes stand on lines of their own is one unit), never joined to
    the next page's text.  In the chunk's text a listing's lines are joined by single line
