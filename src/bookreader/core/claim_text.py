@@ -189,18 +189,40 @@ def _scopes_meet(a: set[str], b: set[str]) -> bool:
     return any(t[:5] in heads for t in b if len(t) >= 5)
 
 
+#: Words that say something is needed: "optional" contradicts them ("must include").
+_REQUIREMENT = re.compile(
+    r"\b(?:must|ha(?:ve|s|d)\s+to|needs?|needed|requir(?:e|es|ed|ement)|necessar(?:y|ily)"
+    r"|mandatory|obligatory|compulsory|always)\b", re.IGNORECASE)
+
+
+def speaks_of_requirement(sentence: str) -> bool:
+    """True when ``sentence`` says whether something is needed ("must", "has to",
+    "required", "always"): the claims a passage's "optional" bears on."""
+    return bool(_REQUIREMENT.search(sentence))
+
+
 def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str],
-                    window_terms: set[str]) -> bool:
+                    window_terms: set[str], requirement: bool = True) -> bool:
     """True when a claim and its support window are negated in the same places.
 
     Every negation of the claim needs one of the same kind in the window, one that bears
     on the same words when the window holds them ("is *not limited*" needs the window's
     "not" to be about "limited", not a "no" elsewhere in the sentence); every negation of
-    the window that bears on the claim's words needs one in the claim, likewise.
+    the window that bears on the claim's words needs one in the claim, likewise.  A
+    window's "optional" bears on a claim only when the claim says whether the thing is
+    needed (``requirement``: "must include a default case") or negates it ("there is no
+    default case"): "the default block is executed when no case matches" does not deny
+    that the block is optional.
     """
+    def concerns(w: Cue) -> bool:
+        if not w.bears_on(claim_terms_):
+            return False
+        return w.kind != "optional" or requirement or any(
+            c.kind == "not" and _scopes_meet(c.scope | c.reach, w.scope - {"option"})
+            for c in claim_cues)
+
     return _cues_matched(claim_cues, window_cues, window_terms, lambda c: True) and \
-        _cues_matched(window_cues, claim_cues, claim_terms_,
-                      lambda w: w.bears_on(claim_terms_))
+        _cues_matched(window_cues, claim_cues, claim_terms_, concerns)
 
 
 def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
@@ -266,10 +288,26 @@ def clauses(sentence: str) -> list[str]:
 _MODAL = frozenset(stem(w) for w in ("required", "necessary", "mandatory", "obligatory", "need"))
 
 
+#: Verbs that "you do not have to *include* X" adds to what "X is optional" says.
+_LIGHT_VERBS = frozenset(stem(w) for w in """include use add write put specify provide
+    supply give type pass declare""".split())
+_NEED_TO = re.compile(r"\b(?:have|has|need|needs|needn['\u2019]t|required|necessary)\s+(?:to\s+)?"
+                      r"(\w+)", re.IGNORECASE)
+
+
 def claim_terms(text: str) -> list[str]:
     """:func:`content_terms` less :data:`_MODAL`, plus the base of a "non" word
-    ("nonnegative" -> "negat")."""
-    out = [t for t in content_terms(text) if t not in _MODAL]
+    ("nonnegative" -> "negat").
+
+    Number words count as digits ("zero" -> "0": "the elements are 0" restates
+    "initializes all of its elements to zero"), and a light verb after "not have to" or
+    "not need to" is left out when the sentence holds an "optional" negation ("you do not
+    have to *include* a default case" says what "the default block is optional" says).
+    """
+    drop = set(_MODAL)
+    if _OPTIONAL.search(text):
+        drop |= {stem(m.group(1).lower()) for m in _NEED_TO.finditer(text)} & _LIGHT_VERBS
+    out = [_NUMBER_STEMS.get(t, t) for t in content_terms(text) if t not in drop]
     for w in words(text):
         lw = w.lower()
         if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
@@ -444,6 +482,10 @@ _NUMBER_WORDS = {
 _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
                       "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100",
                       "thousand": "1000", "million": "1000000", "billion": "1000000000"})
+
+
+#: Number words' stems as digits (claim terms: "zero" and "0" are one term).
+_NUMBER_STEMS = {stem(w): n for w, n in _NUMBER_WORDS.items()}
 
 
 def number_terms(text: str) -> set[str]:

@@ -131,6 +131,7 @@ from bookreader.core.claim_text import (
     opposite_words,
     is_opposite,
     polarity_agrees,
+    speaks_of_requirement,
     strip_verdict,
     swapped_terms,
 )
@@ -378,6 +379,7 @@ class GroundingValidator:
         codes = list(codes) + [w for w in named if w not in {c.lower() for c in codes}]
         quants = quantifiers(claim)
         s_cues = negation_cues(claim)
+        requirement = speaks_of_requirement(claim)
         cterms = set(claim_terms(claim))
         claim_ranks = ranks(claim)
         joint_sims: dict[tuple[int, ...], float] = {}
@@ -404,7 +406,7 @@ class GroundingValidator:
             # The sentence's negations need one of the same kind in the window; the
             # window's negations that bear on the sentence's words need one in it.
             w_cues = [c for i in near for c in ctx.negation_cues[i]]
-            polarity = polarity_agrees(s_cues, w_cues, cterms, wterms) and not any(
+            polarity = polarity_agrees(s_cues, w_cues, cterms, wterms, requirement) and not any(
                 opposite_words(claim, ctx.windows[i]) for i in idx)
             # A term swapped in one sentence of a pair that the other holds is synthesis.
             # In a list, a term of another item put in this item's place is a swap: the
