@@ -488,12 +488,21 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
 _NUMBER_STEMS = {stem(w): n for w, n in _NUMBER_WORDS.items()}
 
 
+#: "one" counted ("*only one* case block", "*one or more* case blocks"), not a pronoun.
+_COUNTED_ONE = re.compile(
+    r"\b(?:only|exactly|just|precisely|at\s+(?:least|most)|(?:more|less|fewer)\s+than)\s+one\b"
+    r"|\bone\s+or\s+(?:more|two)\b", re.IGNORECASE)
+
+
 def number_terms(text: str) -> set[str]:
     """Numbers written with digits, and number words as digits ("four" -> "4").
 
-    "one" is left out: it is a pronoun as often as a number ("the one before").
+    "one" is left out (it is a pronoun as often as a number: "the one before") unless a
+    quantity word marks it as a count ("only one", "one or more").
     """
     out = set(numbers(text))
+    if _COUNTED_ONE.search(text):
+        out.add("1")
     for w in words(text):
         n = _NUMBER_WORDS.get(w.lower())
         if n is not None:
@@ -562,6 +571,19 @@ def carries_out(sentence: str, payloads: Iterable[str]) -> bool:
         if inside / len(terms) >= 0.75 and inside / len(pterms) >= 0.5:
             return True
     return False
+
+
+# --- garbled sentences ----------------------------------------------------------------------
+#: A naming verb whose name is missing: "the values in an array *called are* Strings".
+_DANGLING_NAME = re.compile(
+    r"\b(?:called|named|termed|known\s+as)\s+(?:is|are|was|were|be|been)\b", re.IGNORECASE)
+
+
+def dangling_name(sentence: str) -> bool:
+    """True when ``sentence`` names something without the name ("The values in an array
+    called are Strings."): a small model's garbled sentence, whose remaining words can
+    all be in the context while it says nothing the context says."""
+    return bool(_DANGLING_NAME.search(sentence))
 
 
 # --- tautologies -------------------------------------------------------------------------

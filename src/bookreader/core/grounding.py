@@ -125,6 +125,7 @@ from bookreader.core.claim_text import (
     carries_out,
     claim_terms,
     clauses,
+    dangling_name,
     is_tautology,
     negation_cues,
     number_terms,
@@ -247,6 +248,8 @@ class SentenceScore:
     obeys_instruction: bool = False
     #: The sentence only restates the question (checked when the question is given).
     tautology: bool = False
+    #: The sentence names something without the name ("an array called are Strings").
+    garbled: bool = False
 
 
 class GroundingValidator:
@@ -500,7 +503,7 @@ class GroundingValidator:
                 sentence=sent, similarity=sim, overlap=float(overlap), local_overlap=local,
                 missing=missing, n_terms=len(terms), supported=False,
                 relation_unstated=unstated, clauses=parts,
-                obeys_instruction=obeys, tautology=taut,
+                obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
             )
             out.append(dataclasses.replace(partial, supported=self.decide(partial)))
         return out
@@ -520,7 +523,7 @@ class GroundingValidator:
 
     def decide(self, s: SentenceScore) -> bool:
         """The verdict for one scored sentence (see the module docstring)."""
-        if s.obeys_instruction or s.tautology:
+        if s.obeys_instruction or s.tautology or s.garbled:
             return False
         if s.n_terms == 0:
             return True  # "Yes.": nothing checkable is claimed
