@@ -117,7 +117,8 @@ def _head(ws: list[str], i: int) -> str:
 
 
 class Cue(NamedTuple):
-    """One negation: its kind ("not" or "optional") and the stems it bears on."""
+    """One negation: its kind ("not", "optional", or "contrast": a word such as "different"
+    that matches a "not the same") and the stems it bears on."""
 
     kind: str
     scope: set[str]
@@ -132,7 +133,8 @@ class Cue(NamedTuple):
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
-            return self.scope <= terms
+            # "(or may not)": a negation with no content word in its clause names nothing
+            return bool(self.scope) and self.scope <= terms
         if self.kind == "not" and len(self.scope) >= 2:
             # "only if none of the cases apply" does not bear on "include a default case"
             return 2 * len(self.scope & terms) > len(self.scope)
@@ -174,8 +176,13 @@ def negation_cues(sentence: str) -> list[Cue]:
                 if scope:
                     cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws))),
                                     head=_head(ws, i)))
+                elif "same" in (x.lower() for x in ws[i + 1:i + 3]):
+                    # "they are not the same": about sameness (a claim saying "the same")
+                    cues.append(Cue("not", {"same"}, reach=frozenset({"same"}), head="same"))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
                     cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
+            elif lw in _CONTRAST_WORDS:
+                cues.append(Cue("contrast", set()))  # matches "not the same", needs nothing
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
     return cues
@@ -189,10 +196,11 @@ def _scopes_meet(a: set[str], b: set[str]) -> bool:
     return any(t[:5] in heads for t in b if len(t) >= 5)
 
 
-#: Words that say something is needed: "optional" contradicts them ("must include").
+#: Words that say something is needed: "optional" contradicts them ("must include",
+#: "cannot be omitted").
 _REQUIREMENT = re.compile(
     r"\b(?:must|ha(?:ve|s|d)\s+to|needs?|needed|requir(?:e|es|ed|ement)|necessar(?:y|ily)"
-    r"|mandatory|obligatory|compulsory|always)\b", re.IGNORECASE)
+    r"|mandatory|obligatory|compulsory|always|omit\w*|left\s+out|essential)\b", re.IGNORECASE)
 
 
 def speaks_of_requirement(sentence: str) -> bool:
@@ -215,14 +223,24 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
     that the block is optional.
     """
     def concerns(w: Cue) -> bool:
-        if not w.bears_on(claim_terms_):
-            return False
-        return w.kind != "optional" or requirement or any(
-            c.kind == "not" and _scopes_meet(c.scope | c.reach, w.scope - {"option"})
-            for c in claim_cues)
+        return w.bears_on(claim_terms_) and (w.kind != "optional" or requirement)
 
-    return _cues_matched(claim_cues, window_cues, window_terms, lambda c: True) and \
-        _cues_matched(window_cues, claim_cues, claim_terms_, concerns)
+    return _cues_matched(claim_cues, window_cues + _contrast_cues(window_cues), window_terms,
+                         lambda c: True) and \
+        _cues_matched(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_, concerns)
+
+
+#: "different", "differ", "distinct": "*not* the same" said without a negation.
+_CONTRAST_WORDS = frozenset("differ differs differed different difference differences distinct "
+                            "unlike".split())
+#: What "not" bears on when it says "different": "not the same", "not equal", "not identical".
+_SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
+
+
+def _contrast_cues(cues: list[Cue]) -> list[Cue]:
+    """A "not the same" cue for each contrast word among ``cues`` (see :func:`negation_cues`)."""
+    return [Cue("not", set(_SAMENESS), reach=frozenset(_SAMENESS), head="same")
+            for c in cues if c.kind == "contrast"]
 
 
 def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
@@ -233,7 +251,7 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
     do; when it does, the other cue must bear on it (within its clause).
     """
     for c in cues:
-        if not concerns(c):
+        if c.kind == "contrast" or not concerns(c):
             continue
         key = {c.head} if c.head else c.scope
         if c.head and c.kind == "not" and not c.whole and not _scopes_meet(key, other_terms):
@@ -248,9 +266,15 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
     return True
 
 
+def polarity_terms(text: str, terms: set[str]) -> set[str]:
+    """``terms`` plus "same" when ``text`` says "the same" (a stop word that a negation
+    can bear on: "they are *not the same*")."""
+    return terms | {"same"} if "same" in _lower_words(text) else terms
+
+
 def claim_kinds(sentence: str) -> frozenset[str]:
     """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
-    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence)))
+    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence)) if c.kind != "contrast")
 
 
 def negated(sentence: str) -> bool:

@@ -132,6 +132,7 @@ from bookreader.core.claim_text import (
     opposite_words,
     is_opposite,
     polarity_agrees,
+    polarity_terms,
     speaks_of_requirement,
     strip_verdict,
     swapped_terms,
@@ -384,6 +385,7 @@ class GroundingValidator:
         s_cues = negation_cues(claim)
         requirement = speaks_of_requirement(claim)
         cterms = set(claim_terms(claim))
+        pterms = polarity_terms(claim, cterms)
         claim_ranks = ranks(claim)
         joint_sims: dict[tuple[int, ...], float] = {}
         claim_names = name_stems(claim)
@@ -409,7 +411,8 @@ class GroundingValidator:
             # The sentence's negations need one of the same kind in the window; the
             # window's negations that bear on the sentence's words need one in it.
             w_cues = [c for i in near for c in ctx.negation_cues[i]]
-            polarity = polarity_agrees(s_cues, w_cues, cterms, wterms, requirement) and not any(
+            polarity = polarity_agrees(s_cues, w_cues, pterms, polarity_terms(
+                " ".join(ctx.windows[i] for i in idx), wterms), requirement) and not any(
                 opposite_words(claim, ctx.windows[i]) for i in idx)
             # A term swapped in one sentence of a pair that the other holds is synthesis.
             # In a list, a term of another item put in this item's place is a swap: the
