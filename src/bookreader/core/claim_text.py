@@ -116,8 +116,9 @@ def _head(ws: list[str], i: int) -> str:
 
 
 class Cue(NamedTuple):
-    """One negation: its kind ("not", "optional", or "contrast": a word such as "different"
-    that matches a "not the same") and the stems it bears on."""
+    """One negation: its kind ("not", "optional"; or "contrast", "avoid": a word such as
+    "different" or "avoid" that says "not" without a negation, matches one and needs
+    none) and the stems it bears on."""
 
     kind: str
     scope: set[str]
@@ -182,6 +183,9 @@ def negation_cues(sentence: str) -> list[Cue]:
                     cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
             elif lw in _CONTRAST_WORDS:
                 cues.append(Cue("contrast", set()))  # matches "not the same", needs nothing
+            elif lw in _AVOID_WORDS:  # "to avoid conflicts" matches "without conflicts"
+                cues.append(Cue("avoid", _scope(ws, i, 0, NEGATION_SCOPE),
+                                reach=frozenset(_scope(ws, i, 0, len(ws))), head=_head(ws, i)))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
     return cues
@@ -236,10 +240,22 @@ _CONTRAST_WORDS = frozenset("differ differs differed different difference differ
 _SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
 
 
+#: Verbs that say "not" of their object: "to *avoid* conflicts" = "without conflicts".
+_AVOID_WORDS = frozenset("avoid avoids avoided avoiding prevent prevents prevented preventing "
+                         "lack lacks lacking".split())
+
+
 def _contrast_cues(cues: list[Cue]) -> list[Cue]:
-    """A "not the same" cue for each contrast word among ``cues`` (see :func:`negation_cues`)."""
-    return [Cue("not", set(_SAMENESS), reach=frozenset(_SAMENESS), head="same")
-            for c in cues if c.kind == "contrast"]
+    """The "not" that a contrast word ("not the same") or an avoiding verb ("not" its
+    object) among ``cues`` says without a negation (see :func:`negation_cues`): they can
+    match a negation of the other text, and need none themselves."""
+    out = []
+    for c in cues:
+        if c.kind == "contrast":
+            out.append(Cue("not", set(_SAMENESS), reach=frozenset(_SAMENESS), head="same"))
+        elif c.kind == "avoid":
+            out.append(c._replace(kind="not"))
+    return out
 
 
 def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
@@ -250,7 +266,7 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
     do; when it does, the other cue must bear on it (within its clause).
     """
     for c in cues:
-        if c.kind == "contrast" or not concerns(c):
+        if c.kind in ("contrast", "avoid") or not concerns(c):
             continue
         key = {c.head} if c.head else c.scope
         if c.head and c.kind == "not" and not c.whole and not _scopes_meet(key, other_terms):
@@ -273,7 +289,8 @@ def polarity_terms(text: str, terms: set[str]) -> set[str]:
 
 def claim_kinds(sentence: str) -> frozenset[str]:
     """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
-    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence)) if c.kind != "contrast")
+    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence))
+                     if c.kind in ("not", "optional"))
 
 
 def negated(sentence: str) -> bool:
@@ -517,13 +534,19 @@ _COUNTED_ONE = re.compile(
     r"|\bone\s+or\s+(?:more|two)\b", re.IGNORECASE)
 
 
+#: The number of the next list item, left at the end of a sentence by the splitter ("...
+#: follow these steps: 1.", "... physical_ai_env\n2."): not a number the sentence states.
+_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])|(?<=\n))\s*\d{1,2}\.\s*$")
+
+
 def number_terms(text: str) -> set[str]:
     """Numbers written with digits, and number words as digits ("four" -> "4").
 
     "one" is left out (it is a pronoun as often as a number: "the one before") unless a
-    quantity word marks it as a count ("only one", "one or more").
+    quantity word marks it as a count ("only one", "one or more"); so is a list item's
+    number that ends a sentence after a colon or a line break ("steps: 1.").
     """
-    out = set(numbers(text))
+    out = set(numbers(_ENUMERATOR.sub("", text)))
     if _COUNTED_ONE.search(text):
         out.add("1")
     for w in words(text):
