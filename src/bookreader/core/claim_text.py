@@ -241,8 +241,8 @@ _SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
 
 
 #: Verbs that say "not" of their object: "to *avoid* conflicts" = "without conflicts".
-_AVOID_WORDS = frozenset("avoid avoids avoided avoiding prevent prevents prevented preventing "
-                         "lack lacks lacking".split())
+_AVOID_WORDS = frozenset("avoid avoids avoided avoiding prevent prevents prevented preventing"
+                         .split())
 
 
 def _contrast_cues(cues: list[Cue]) -> list[Cue]:
@@ -536,7 +536,7 @@ _COUNTED_ONE = re.compile(
 
 #: The number of the next list item, left at the end of a sentence by the splitter ("...
 #: follow these steps: 1.", "... physical_ai_env\n2."): not a number the sentence states.
-_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])|(?<=\n))\s*\d{1,2}\.\s*$")
+_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])\s|\n)\s*\d{1,2}\.\s*$")
 
 
 def number_terms(text: str) -> set[str]:
