@@ -221,9 +221,11 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
     "not" to be about "limited", not a "no" elsewhere in the sentence); every negation of
     the window that bears on the claim's words needs one in the claim, likewise.  A
     window's "optional" bears on a claim only when the claim says whether the thing is
-    needed (``requirement``: "must include a default case") or negates it ("there is no
-    default case"): "the default block is executed when no case matches" does not deny
-    that the block is optional.
+    needed (``requirement``: "must include a default case", "cannot be omitted"): "the
+    default block is executed when no case matches" does not deny that the block is
+    optional (a negated claim, "there is no default case", needs its own negation in the
+    window anyway).  A contrast word ("different") or an avoiding verb ("avoid") says
+    "not" without a negation: it can match one of the other text and needs none.
     """
     def concerns(w: Cue) -> bool:
         return w.bears_on(claim_terms_) and (w.kind != "optional" or requirement)

@@ -105,6 +105,19 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   small tier's "== tests whether two strings contain the same characters, while equals
   tests whether two integers ... are equal" (roles swapped across two sentences) and
   changed no verdict of the textbook set, HaluEval's test half or RGB.
+* Stop 16, from the small tier's whole-book answers that the check rejected although
+  they were correct (stored raw outputs replayed through the answering path) and from
+  tune-only textbook pairs written from them: a passage's "optional" bears only on a
+  claim about requirement ("must", "cannot be omitted"); "different"/"differ" says "not
+  the same" and "avoid"/"prevent" says "not" of their object (each matches a negation
+  and needs none); a negation whose clause names no content word ("(or may not)")
+  bears on nothing; glossary entries run together in a chunk ("refactor: ... abstract
+  class: ...") are separate support sentences; number words and digits are one claim
+  term ("zero"/"0"), "one" counts as 1 after "only"/"exactly" or before "or more", a
+  list item's number left at a sentence's end ("steps: 1.") is not claimed; the light
+  verb of "you do not have to *include* X" is left out of coverage against "X is
+  optional"; a naming sentence without its name ("an array called are Strings") fails.
+  Dropped: "lack" as an avoiding verb (a tune pair's invented claim passed).
 """
 
 from __future__ import annotations
