@@ -337,18 +337,6 @@ _NEED_TO = re.compile(r"\b(?:have|has|need|needs|needn['\u2019]t|required|necess
                       r"(\w+)", re.IGNORECASE)
 
 
-#: "you can *use* the substring method": the answer template's verb, which the book's
-#: sentence ("the substring method returns ...") need not repeat.
-_CAN_USE = re.compile(r"\b(?:can|could|should|may|might|will|would)\s+(?:\w+\s+)?use\b"
-                      r"|\bby\s+using\b", re.IGNORECASE)
-
-
-def template_verbs(text: str) -> set[str]:
-    """The stems of an answer template's verbs in ``text`` ("you can use X": {"use"}),
-    left out of the terms a support window must cover."""
-    return {"use"} if _CAN_USE.search(text) else set()
-
-
 def claim_terms(text: str) -> list[str]:
     """:func:`content_terms` less :data:`_MODAL`, plus the base of a "non" word
     ("nonnegative" -> "negat").

@@ -27,7 +27,6 @@ from bookreader.core.claim_text import (
     speaks_of_requirement,
     strip_verdict,
     swapped_terms,
-    template_verbs,
 )
 from bookreader.core.exact_terms import (
     CAPITALISED,
@@ -133,7 +132,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
     """The sentence scored against its candidate windows of ``ctx`` (best first), with the
     thresholds and the cached sentence vectors of the validator ``v``."""
     n_ctx = len(ctx.windows)
-    tset = set(claim_terms(sentence)) - template_verbs(sentence) or set(claim_terms(sentence))
+    tset = set(claim_terms(sentence))
     if not n_ctx or not tset:
         return []
     ranked = sorted(range(n_ctx), key=lambda i: -len(tset & ctx.sentence_terms[i]))
