@@ -377,6 +377,26 @@ def test_invented_answer_is_replaced_by_the_fallback(book, embedder, monkeypatch
         assert ans.confidence == calibration.calibrated(ans.confidence_signals)
 
 
+def test_a_paragraph_copied_into_a_citation_is_shown_as_its_claims_words(book, embedder,
+                                                                         monkeypatch):
+    # Told to copy exact words, a model often copies the whole paragraph (28 words here).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    with FakeClaudeServer() as server:
+        settings = book[0].updated(claude_base_url=server.url, claude_max_retries=0)
+        a = Answerer(settings, embedder=embedder, budget_fn=_generous_budget)
+        server.queue(Behaviour.normal(
+            f'The energy is stored in a molecule called ATP. [Source: 1.2 Mitochondria '
+            f'(Page 1) - "{MITO}"]\nConfidence: 0.9'))
+        ans = a.ask("What molecule stores the energy?", mode=Mode.BOOK, retriever=book[2],
+                    pages=book[3], backend="claude")
+        assert ans.outcome is Outcome.ANSWER, ans.text
+        cite = ans.citations[0]
+        assert cite.verified and len(cite.excerpt.split()) <= 20
+        assert "stored in a molecule called ATP" in cite.excerpt
+        assert cite.page == _page_of(book[3], "ATP")
+        assert f'"{cite.excerpt}"' in ans.text and MITO not in ans.text
+
+
 def test_confidence_helpers():
     assert answering.combine_confidence(1.0, 0.5) == pytest.approx(0.8)
     assert answering.generation_confidence(0.3, [-0.1]) == 0.3

@@ -266,3 +266,29 @@ def test_a_real_excerpt_is_not_a_self_quote_and_one_invented_excerpt_decides():
     mixed = real + (' Math.sqrt returns a string. [Source: 4.7. Composition (Page 59) - '
                     '"the method always returns text to the caller"]')
     assert not mo.only_self_quotes(mixed, SQRT_CONTEXT)
+
+
+def test_a_one_word_fragment_between_claims_is_dropped_with_its_citation():
+    from bookreader.core.model_output import drop_fragments, parse_citations
+
+    # Think Java, "What does the extends keyword do?" (small tier, stop 16): "Object." got a
+    # repaired citation to an unrelated sentence of the page and was shown as a claim.
+    kept = ('In Java, classes may extend only one superclass. [Source: 14.2. Inheritance '
+            '(Page 237) - "In Java, classes may extend only one superclass"]')
+    text = (f'{kept} Object. [Source: 14.2. Inheritance (Page 237) - "That means a Deck '
+            'object has the same instance variables"]\nInheritance lets a class reuse code.')
+    out = drop_fragments(text)
+    assert "Object." not in out and "Deck" not in out
+    assert out.startswith(kept) and out.endswith("\nInheritance lets a class reuse code.")
+    assert len(parse_citations(out)) == 1
+
+
+@pytest.mark.parametrize("text", [
+    'No. [Source: 5.2. Switch (Page 70) - "The default case is optional"] You may leave it out.',
+    "Yes. Strings are immutable.",
+    "Immutable.",
+])
+def test_a_yes_or_no_first_or_a_one_word_answer_stays(text):
+    from bookreader.core.model_output import drop_fragments
+
+    assert drop_fragments(text) == text

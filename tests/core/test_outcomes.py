@@ -128,6 +128,11 @@ def test_timeout_in_book_mode_gives_quotes_and_in_selected_mode_a_timeout(book, 
     a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
                      retriever=book[2], pages=book[3], backend="bundled")
     assert a.outcome is Outcome.QUOTES and not a.error and "ATP" in a.text
+    # its first line says the model ran out of time, not that nothing could be verified
+    lead = a.text.splitlines()[0]
+    assert lead.startswith("No answer in time: the Tiny model had not started writing")
+    assert "Settings" in lead and lead.endswith("address the question:")
+    assert quotes.QUOTES_INTRO not in a.text and all(c.verified for c in a.citations)
     s = answerer.ask("What is ATP?", mode=Mode.SELECTED, selection=MITO, backend="bundled")
     assert s.outcome is Outcome.TIMEOUT and s.error and s.confidence_level != "high"
 

@@ -81,3 +81,37 @@ def test_overlapping_chunks_show_a_repeated_sentence_once():
     out = unique_sentences([a, b, c, a])
     assert out[0] == a and out[2] == c and out[3] == ""
     assert out[1] == "To solve this problem, you need an extra nextLine after nextInt."
+
+
+# Think Java 6.9, as the small tier copied it whole into its citation (stop 15's trial).
+SUBSTRING = CitationSource(
+    "The substring method returns a new string that copies letters from an existing string, "
+    "given a pair of indexes. For example, fruit.substring(0, 3) returns ban, and "
+    "fruit.substring(2, 5) returns nan, because the second index is not included in the result "
+    "and the letters from the first index up to the second are copied into the new string.",
+    "6.9. Substrings", 99, 100, "80", "80")
+
+
+def test_a_copied_paragraph_is_cut_to_the_words_that_prove_the_claim():
+    from bookreader.core.quotes import EXCERPT_WORDS, trim_excerpts
+
+    paragraph = " ".join(SUBSTRING.text.split()[-40:])
+    answer = ('The second index is not included in the result of substring. '
+              f'[Source: 6.9. Substrings (Page 80) - "{paragraph}"]')
+    trimmed = trim_excerpts(answer)
+    cite = parse_citations(trimmed)[0]
+    assert len(cite.excerpt.split()) == EXCERPT_WORDS
+    assert "second index is not included in the result" in cite.excerpt
+    assert trimmed.startswith("The second index is not included in the result of substring. ")
+    # the stretch is verbatim context: the usual check verifies it on its page
+    _, citations = verify_answer(trimmed, [SUBSTRING], add_missing=False)
+    assert [c.verified for c in citations] == [True]
+    assert citations[0].excerpt == cite.excerpt
+
+
+def test_a_short_excerpt_is_left_as_written():
+    from bookreader.core.quotes import trim_excerpts
+
+    answer = ('Substring copies letters. [Source: 6.9. Substrings (Page 80) - "The substring '
+              'method returns a new string that copies letters from an existing string"]')
+    assert trim_excerpts(answer) == answer

@@ -52,7 +52,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import confidence as calibration
 from bookreader.core import prompts, quotes
-from bookreader.core.citations import CitationSource, strip_citations, verify_answer
+from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
@@ -64,6 +64,7 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
+    drop_fragments,
     drop_prompt_tags,
     drop_unclosed_citations,
     loop_start,
@@ -87,7 +88,7 @@ from bookreader.core.selection_answer import (
     selection_answer,
     turns_on_absent_word,
 )
-from bookreader.core.sentences import content_terms, key_only
+from bookreader.core.sentences import key_only
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -106,11 +107,6 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
-#: Least share of the best quote's content words an answer must lack for the quote to be
-#: added beside it (see ``_Run._with_best_quote``).
-QUOTE_NEW_SHARE = 0.5
-#: Most book sentences quoted beside a verified answer.
-ANSWER_QUOTES = 2
 
 
 class Answerer:
@@ -445,7 +441,9 @@ class _Run(OutcomeAssembly):
                         self.backend_name, gen.timed_out, seconds)
             common = dict(raw_output=gen.raw, first_token_ms=gen.first_token_ms,
                           generation_ms=gen.generation_ms)
-            rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout")
+            rescued = self._no_answer(passages, retrieval_conf, common, reason="timeout",
+                                      lead=quotes.timeout_lead(self.spec.label, gen.timed_out,
+                                                               float(seconds or 0.0)))
             if rescued is not None:
                 return rescued
             return self._answer(
@@ -494,7 +492,7 @@ class _Run(OutcomeAssembly):
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
         if self.mode is Mode.BOOK:
-            text = plain_code_marks(drop_prompt_tags(text))
+            text = drop_fragments(plain_code_marks(drop_prompt_tags(text)))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)
@@ -543,9 +541,13 @@ class _Run(OutcomeAssembly):
         moved = quotes.repoint_citations(text, sources, self.pages)
         if moved != text:  # a citation quoted a sentence unrelated to its claim
             text, citations = verify_answer(moved, sources, self.pages, add_missing=True)
-        if invented:  # the second pass finds the repaired excerpts verbatim
-            citations = tuple(replace(c, repaired=True) if (c.page, key_only(c.excerpt))
-                              in invented else c for c in citations)
+        trimmed = quotes.trim_excerpts(text)  # a copied paragraph: its words for the claim
+        if trimmed != text:
+            text, citations = verify_answer(trimmed, sources, self.pages, add_missing=True)
+        if invented:  # the second pass finds the repaired excerpts verbatim (or a stretch)
+            citations = tuple(replace(c, repaired=True) if any(
+                key_only(c.excerpt) in key for page, key in invented if page == c.page)
+                else c for c in citations)
         if self.mode is Mode.BOOK and not any(c.verified for c in citations):
             # Every claim of a whole-book answer carries a citation a student can follow;
             # an answer none of whose sentences could be tied to a page is not shown as one.
@@ -553,7 +555,9 @@ class _Run(OutcomeAssembly):
                                    confidence, t)
         model_text = text  # the confidence signals judge what the model wrote
         if self.mode is Mode.BOOK and self.spec.answer_quote:
-            text, citations = self._with_best_quote(text, citations, sources, context)
+            text, citations = quotes.with_best_quote(
+                self.question, text, citations, sources, context, self.owner.validator,
+                self.pages)
         elif self._selection_rescue():  # the selection's answering sentence beside it
             text, citations = beside_answer(self.question, text, citations, sources[0],
                                             self.owner.validator, self.pages) or (text, citations)
@@ -570,36 +574,3 @@ class _Run(OutcomeAssembly):
             validation=validation, confidence_signals=signals.as_dict(),
             in_selected_text=in_sel, outcome=Outcome.ANSWER, **common,
         )
-
-    def _with_best_quote(self, text: str, citations: tuple, sources: Sequence[Any],
-                         context: str) -> tuple[str, tuple]:
-        """A verified whole-book answer with the book's sentences for the question quoted
-        beside it, when the answer does not already say what they say.
-
-        A small model's verified answer is often true but thin ("Characters like letters
-        are stored in a data type called char."): the sentences the extractive backend
-        would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
-        :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
-        student reads the book's own words and has the page.  A sentence is added only
-        when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
-        text, and the whole text must still pass the grounding check.
-        """
-        embedder = self.owner.validator.embedder
-        picked = quotes.extractive_quotes(self.question, sources, embedder, k=ANSWER_QUOTES)
-        have = set(content_terms(strip_citations(text)))
-        added = []
-        for q in picked:
-            want = set(content_terms(q.sentence))
-            if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
-                added.append(q)
-                have |= want
-        if not added:
-            return text, citations
-        joined = text + "\n" + quotes.render_quotes(added)
-        new_text, new_citations = verify_answer(joined, sources, self.pages, add_missing=False)
-        if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
-            return text, citations  # the quotes' citations must verify on their pages
-        if not self.owner.validator.validate(new_text, context).passed:
-            log.info("Quotes not added: the answer with them did not pass the check")
-            return text, citations
-        return new_text, new_citations

@@ -466,3 +466,27 @@ def plain_code_marks(text: str) -> str:
 
 def _plain(m: re.Match) -> str:
     return _EMPTY_CALL.sub("", m.group(1))
+
+
+def drop_fragments(text: str) -> str:
+    """``text`` without the one-word "sentences" a small model leaves between its claims
+    ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
+    no claim, and a repaired citation would lend it a page.  A leading "Yes." or "No."
+    stays (it answers a yes/no question); a text of one sentence is left as it is."""
+    units = claims(text)
+    if len(units) < 2:
+        return text
+    out, pos = [], 0
+    for i, unit in enumerate(units):
+        said = words(unit.text)
+        if len(said) != 1 or (i == 0 and said[0].lower() in ("yes", "no")):
+            continue
+        at = text.find(unit.full, pos)
+        if at < 0:
+            continue
+        out.append(text[pos:at])
+        pos = at + len(unit.full)
+        log.info("Dropped a one-word fragment of the answer: %r", unit.text)
+    if not out:
+        return text
+    return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()

@@ -170,13 +170,15 @@ class OutcomeAssembly:
         *,
         reason: str,
         validation: Any = None,
+        lead: str = "",
     ) -> Optional[Answer]:
         """What to show instead of a dead end, or None for the mode's fixed fallback.
 
         A request about the selection gets the selection's own sentences; a whole-book
         question whose retrieval was confident gets quotes; a highlight question gets
         quotes only when a sentence clearly addresses it.  Selected-text look-ups keep
-        "The selected text does not contain the answer."
+        "The selected text does not contain the answer."  ``lead`` replaces the quotes'
+        opening "No verified answer could be written" (a timeout says so).
         """
         embedder = self.owner.validator.embedder
         if self.mode is not Mode.BOOK and self.selection.strip():
@@ -205,6 +207,8 @@ class OutcomeAssembly:
                                    lines_if_none=self.mode is Mode.BOOK)
         if not text:
             return None
+        if lead:  # say why there is no answer (a timeout is not the book's fault)
+            text = lead + text[text.index(";"):] if ";" in text.split("\n")[0] else text
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
         if not citations:
             return None

@@ -24,7 +24,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from bookreader.core.citations import CitationChecker, CitationSource, format_citation
+from bookreader.core.citations import (
+    CitationChecker,
+    CitationSource,
+    format_citation,
+    strip_citations,
+    verify_answer,
+)
 from bookreader.core.llm.extractive import (
     TOC_LINE,
     answer_type_bonus,
@@ -32,7 +38,7 @@ from bookreader.core.llm.extractive import (
     question_kind,
     split_sentences,
 )
-from bookreader.core.model_output import claims
+from bookreader.core.model_output import claims, parse_citations
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -46,6 +52,16 @@ QUOTES_INTRO_SELECTION = (
     "No verified answer could be written; these sentences of the selection and its pages "
     "address the question:"
 )
+def timeout_lead(label: str, which: str, seconds: float) -> str:
+    """The opening of a quotes answer given because the model ran out of time."""
+    if which == "first_token":
+        return (f"No answer in time: the {label.split(':')[0]} model had not started writing "
+                f"after {seconds:.0f} s (this computer is busy, or the model is slow on it; "
+                "ask again, or give it longer in Settings)")
+    return (f"No answer in time: the {label.split(':')[0]} model did not finish within "
+            f"{seconds:.0f} s (ask again, or give it longer in Settings)")
+
+
 #: Most sentences a quotes answer or an extractive explanation shows.
 MAX_QUOTES = 3
 #: Longest citation excerpt, in words (long excerpts are what models copy paragraphs into).
@@ -495,6 +511,33 @@ def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any =
     return " ".join(out) if changed else text
 
 
+#: A citation excerpt longer than this (words) is cut to its best :data:`EXCERPT_WORDS`.
+MAX_SHOWN_EXCERPT_WORDS = 25
+
+
+def trim_excerpts(text: str) -> str:
+    """``text`` with every citation excerpt longer than :data:`MAX_SHOWN_EXCERPT_WORDS`
+    words cut to its stretch of :data:`EXCERPT_WORDS` words holding most of its claim's
+    content words.
+
+    A model told to copy exact words often copies a whole paragraph into its citation; the
+    student needs the words that prove the claim, and the stretch stays verbatim on the
+    page, so the usual check verifies it and highlights only it.
+    """
+    pieces: list[str] = []
+    pos = 0
+    for raw in parse_citations(text):
+        if len(raw.excerpt.split()) <= MAX_SHOWN_EXCERPT_WORDS:
+            continue
+        want = set(content_terms(raw.claim)) or set(content_terms(raw.excerpt))
+        window = _best_window(raw.excerpt, want)
+        pieces += [text[pos:raw.start], format_citation(raw.section, raw.page_label, window)]
+        pos = raw.end
+    if not pieces:
+        return text
+    return "".join(pieces) + text[pos:]
+
+
 def _best_window(sentence: str, want: set[str]) -> str:
     """The stretch of ``sentence`` (at most :data:`EXCERPT_WORDS` words) holding most of
     the terms ``want``; the first such stretch on ties."""
@@ -507,3 +550,44 @@ def _best_window(sentence: str, want: set[str]) -> str:
         if score > best_score:
             best, best_score = start, score
     return " ".join(tokens[best:best + EXCERPT_WORDS])
+
+
+#: Least share of the best quote's content words an answer must lack for the quote to be
+#: added beside it (see ``with_best_quote``).
+QUOTE_NEW_SHARE = 0.5
+#: Most book sentences quoted beside a verified answer.
+ANSWER_QUOTES = 2
+
+
+def with_best_quote(question: str, text: str, citations: tuple, sources: Sequence[Any],
+                    context: str, validator: Any, pages: Any = None) -> tuple[str, tuple]:
+    """A verified whole-book answer with the book's sentences for the question quoted
+    beside it, when the answer does not already say what they say.
+
+    A small model's verified answer is often true but thin ("Characters like letters
+    are stored in a data type called char."): the sentences the extractive backend
+    would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
+    :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
+    student reads the book's own words and has the page.  A sentence is added only
+    when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
+    text, and the whole text must still pass the grounding check.
+    """
+    embedder = validator.embedder
+    picked = extractive_quotes(question, sources, embedder, k=ANSWER_QUOTES)
+    have = set(content_terms(strip_citations(text)))
+    added = []
+    for q in picked:
+        want = set(content_terms(q.sentence))
+        if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
+            added.append(q)
+            have |= want
+    if not added:
+        return text, citations
+    joined = text + "\n" + render_quotes(added)
+    new_text, new_citations = verify_answer(joined, sources, pages, add_missing=False)
+    if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
+        return text, citations  # the quotes' citations must verify on their pages
+    if not validator.validate(new_text, context).passed:
+        log.info("Quotes not added: the answer with them did not pass the check")
+        return text, citations
+    return new_text, new_citations

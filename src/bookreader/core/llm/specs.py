@@ -113,7 +113,7 @@ class BackendSpec:
     #: "best_last" (the passage holding the best sentence next to the question).
     focus_order: str = "text"
     #: A verified whole-book answer gets the book's best sentence for the question quoted
-    #: beside it when it does not already say it (core/answering.py ``_with_best_quote``).
+    #: beside it when it does not already say it (core/quotes.py ``with_best_quote``).
     answer_quote: bool = False
     model: Optional[ModelFile] = None
     #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s), issue 11.
