@@ -133,3 +133,31 @@ def test_glossary_entries_are_statements_of_their_own(validator):
 def test_a_negation_naming_no_content_word_bears_on_nothing():
     (cue,) = [c for c in negation_cues("or may not") if c.kind == "not"]
     assert not cue.bears_on({"abstract", "class"})
+
+
+PLANNING = (
+    "Multi-Agent Planning: Conflict-Based Search coordinates multiple robots to avoid "
+    "conflicts while reaching their goals."
+)
+
+
+def test_avoid_says_not_of_its_object(validator):
+    assert validator.validate("Conflict-Based Search coordinates multiple robots so that they "
+                              "reach their goals without conflicts.", PLANNING).passed
+    # an avoiding verb matches a negation about its own object only
+    assert not validator.validate("Conflict-Based Search coordinates multiple robots without "
+                                  "planning.", PLANNING).passed
+    (cue,) = negation_cues("robots plan paths to avoid conflicts")
+    assert cue.kind == "avoid" and cue.head == "conflict"
+    assert polarity_agrees(negation_cues("robots reach goals without conflicts"), [cue],
+                           {"robot", "reach", "goal", "conflict"},
+                           {"robot", "plan", "path", "avoid", "conflict"})
+
+
+def test_a_list_items_number_left_at_a_sentence_end_is_not_claimed():
+    assert number_terms("To set it up, follow these steps: 1.") == set()
+    assert number_terms("Create it: python -m venv env\n2.") == set()
+    # a quoted copy of the sentence (a quote line beside an answer) reads the same
+    assert number_terms("\u201cIt uses several sensors: 1.\u201d") == set()
+    assert number_terms("The result is 2.") == {"2"}
+    assert number_terms("as in Figure 9.4.") == {"9.4"}

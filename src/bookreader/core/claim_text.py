@@ -538,7 +538,7 @@ _COUNTED_ONE = re.compile(
 
 #: The number of the next list item, left at the end of a sentence by the splitter ("...
 #: follow these steps: 1.", "... physical_ai_env\n2."): not a number the sentence states.
-_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])\s|\n)\s*\d{1,2}\.\s*$")
+_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])\s|\n)\s*\d{1,2}\.[\"'\u201d\u2019)\]]*\s*$")
 
 
 def number_terms(text: str) -> set[str]:
