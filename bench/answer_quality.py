@@ -6,6 +6,8 @@ Usage::
         --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
     python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
     python bench/answer_quality.py --rescore bench/results/answer_quality_*.json
+    python bench/answer_quality.py --book ... --questions ... --backend small \\
+        --replay bench/results/answer_quality_<book>_small_ft20__s16.answers.jsonl
 
 Every question of the file is asked in whole-book mode through :class:`Library` (so it is
 audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
@@ -209,6 +211,35 @@ def load(questions: Path, gold_file: Optional[Path]) -> list[dict]:
     return out
 
 
+class ReplayBackend:
+    """Gives each question the raw output a model wrote for it in an earlier run."""
+
+    model_name = "replay"
+
+    def __init__(self, name: str, raw: dict[str, str]) -> None:
+        self.name, self._raw = name, raw
+
+    def warm_up(self) -> None:
+        return None
+
+    def stream(self, messages, *, max_tokens=500, temperature=0.1, cancel=None, request=None):
+        from bookreader.core.types import Token
+
+        question = request.question if request is not None else ""
+        yield Token(self._raw.get(question, ""), -0.1)
+
+
+def replay_outputs(library, path: Path) -> None:
+    """Make ``library`` answer with the raw outputs recorded in ``path`` (a result or
+    ``--progress`` file) instead of running the model: the checks, quotes and confidence
+    of the current code judge what the model wrote then.  Timings then mean nothing, and a
+    question the current retrieval gives other passages is judged against those."""
+    raw = {r["question"]: r.get("raw_output") or "" for r in load_rows(path)}
+    answerer = library.answerer
+    answerer._backend_factory = lambda name: ReplayBackend(name, raw)
+    answerer._budget_fn = lambda name: (None, None)
+
+
 def ask_all(args, items: list[dict]) -> list[dict]:
     from retrieval import open_library
 
@@ -231,6 +262,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
         settings = settings.updated(budgets={name: {"first_token_s": args.first_token_budget,
                                                     "total_s": 4 * args.first_token_budget}})
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
+    if args.replay:
+        replay_outputs(library, args.replay)
     rows = []
     try:
         for n, item in enumerate(items, 1):
@@ -463,6 +496,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
     ap.add_argument("--kind", choices=("extractive", "model"), default=None,
                     help="fit only this kind of backend's answers (default: each kind found)")
+    ap.add_argument("--replay", type=Path, default=None,
+                    help="answer with the raw model outputs of this earlier result file "
+                         "(no model runs; --backend names the tier whose prompts and rules "
+                         "apply; results get a _replay suffix)")
     ap.add_argument("--rescore", nargs="+", type=Path, default=None,
                     help="print the figures of these result (.json) or --progress (.jsonl) "
                          "files again, with the confidence recomputed from the stored signals "
@@ -501,6 +538,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         name += f"_ft{args.first_token_budget:g}"
     if args.split:
         name += f"_{args.split}"
+    if args.replay:
+        name += "_replay"
     if args.tag:
         name += f"_{args.tag}"
     (RESULTS_DIR / f"{name}.json").write_text(
