@@ -65,8 +65,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed
-#: (3: a chunk starts at each outline section, see ``core/chunking.py``).
-CHUNKER_VERSION = 3
+#: (3: a chunk starts at each outline section; 4: a code listing keeps its line breaks,
+#: one unit a line; see ``core/chunking.py``, rule 6).
+CHUNKER_VERSION = 4
 
 
 class Library(IngestMixin):

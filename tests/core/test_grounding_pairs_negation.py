@@ -7,7 +7,8 @@ import pytest
 
 from bookreader.core.claim_text import negation_cues, polarity_agrees
 from bookreader.core.exact_terms import code_terms, comparative_restated, key_text
-from bookreader.core.grounding import GroundingValidator, name_stems
+from bookreader.core.grounding import GroundingValidator
+from bookreader.core.grounding_windows import name_stems
 from bookreader.core.grounding_context import opens_with_anaphora
 from bookreader.core.sentences import content_terms, words
 

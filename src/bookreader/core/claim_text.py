@@ -1,4 +1,4 @@
-"""Lexical helpers of the grounding check: negation, numbers, instructions, tautologies.
+"""Lexical helpers of the grounding check: negation, opposites, swapped terms, numbers.
 
 Kept apart from :mod:`bookreader.core.grounding` (which embeds and decides) so that each
 rule can be read and tested on its own.  Everything here is plain string work that runs
@@ -8,7 +8,6 @@ in microseconds.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
@@ -117,7 +116,9 @@ def _head(ws: list[str], i: int) -> str:
 
 
 class Cue(NamedTuple):
-    """One negation: its kind ("not" or "optional") and the stems it bears on."""
+    """One negation: its kind ("not", "optional"; or "contrast", "avoid": a word such as
+    "different" or "avoid" that says "not" without a negation, matches one and needs
+    none) and the stems it bears on."""
 
     kind: str
     scope: set[str]
@@ -132,7 +133,8 @@ class Cue(NamedTuple):
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
-            return self.scope <= terms
+            # "(or may not)": a negation with no content word in its clause names nothing
+            return bool(self.scope) and self.scope <= terms
         if self.kind == "not" and len(self.scope) >= 2:
             # "only if none of the cases apply" does not bear on "include a default case"
             return 2 * len(self.scope & terms) > len(self.scope)
@@ -174,8 +176,16 @@ def negation_cues(sentence: str) -> list[Cue]:
                 if scope:
                     cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws))),
                                     head=_head(ws, i)))
+                elif "same" in (x.lower() for x in ws[i + 1:i + 3]):
+                    # "they are not the same": about sameness (a claim saying "the same")
+                    cues.append(Cue("not", {"same"}, reach=frozenset({"same"}), head="same"))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
                     cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
+            elif lw in _CONTRAST_WORDS:
+                cues.append(Cue("contrast", set()))  # matches "not the same", needs nothing
+            elif lw in _AVOID_WORDS:  # "to avoid conflicts" matches "without conflicts"
+                cues.append(Cue("avoid", _scope(ws, i, 0, NEGATION_SCOPE),
+                                reach=frozenset(_scope(ws, i, 0, len(ws))), head=_head(ws, i)))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
     return cues
@@ -189,18 +199,65 @@ def _scopes_meet(a: set[str], b: set[str]) -> bool:
     return any(t[:5] in heads for t in b if len(t) >= 5)
 
 
+#: Words that say something is needed: "optional" contradicts them ("must include",
+#: "cannot be omitted").
+_REQUIREMENT = re.compile(
+    r"\b(?:must|ha(?:ve|s|d)\s+to|needs?|needed|requir(?:e|es|ed|ement)|necessar(?:y|ily)"
+    r"|mandatory|obligatory|compulsory|always|omit\w*|left\s+out|essential)\b", re.IGNORECASE)
+
+
+def speaks_of_requirement(sentence: str) -> bool:
+    """True when ``sentence`` says whether something is needed ("must", "has to",
+    "required", "always"): the claims a passage's "optional" bears on."""
+    return bool(_REQUIREMENT.search(sentence))
+
+
 def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str],
-                    window_terms: set[str]) -> bool:
+                    window_terms: set[str], requirement: bool = True) -> bool:
     """True when a claim and its support window are negated in the same places.
 
     Every negation of the claim needs one of the same kind in the window, one that bears
     on the same words when the window holds them ("is *not limited*" needs the window's
     "not" to be about "limited", not a "no" elsewhere in the sentence); every negation of
-    the window that bears on the claim's words needs one in the claim, likewise.
+    the window that bears on the claim's words needs one in the claim, likewise.  A
+    window's "optional" bears on a claim only when the claim says whether the thing is
+    needed (``requirement``: "must include a default case", "cannot be omitted"): "the
+    default block is executed when no case matches" does not deny that the block is
+    optional (a negated claim, "there is no default case", needs its own negation in the
+    window anyway).  A contrast word ("different") or an avoiding verb ("avoid") says
+    "not" without a negation: it can match one of the other text and needs none.
     """
-    return _cues_matched(claim_cues, window_cues, window_terms, lambda c: True) and \
-        _cues_matched(window_cues, claim_cues, claim_terms_,
-                      lambda w: w.bears_on(claim_terms_))
+    def concerns(w: Cue) -> bool:
+        return w.bears_on(claim_terms_) and (w.kind != "optional" or requirement)
+
+    return _cues_matched(claim_cues, window_cues + _contrast_cues(window_cues), window_terms,
+                         lambda c: True) and \
+        _cues_matched(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_, concerns)
+
+
+#: "different", "differ", "distinct": "*not* the same" said without a negation.
+_CONTRAST_WORDS = frozenset("differ differs differed different difference differences distinct "
+                            "unlike".split())
+#: What "not" bears on when it says "different": "not the same", "not equal", "not identical".
+_SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
+
+
+#: Verbs that say "not" of their object: "to *avoid* conflicts" = "without conflicts".
+_AVOID_WORDS = frozenset("avoid avoids avoided avoiding prevent prevents prevented preventing"
+                         .split())
+
+
+def _contrast_cues(cues: list[Cue]) -> list[Cue]:
+    """The "not" that a contrast word ("not the same") or an avoiding verb ("not" its
+    object) among ``cues`` says without a negation (see :func:`negation_cues`): they can
+    match a negation of the other text, and need none themselves."""
+    out = []
+    for c in cues:
+        if c.kind == "contrast":
+            out.append(Cue("not", set(_SAMENESS), reach=frozenset(_SAMENESS), head="same"))
+        elif c.kind == "avoid":
+            out.append(c._replace(kind="not"))
+    return out
 
 
 def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
@@ -211,7 +268,7 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
     do; when it does, the other cue must bear on it (within its clause).
     """
     for c in cues:
-        if not concerns(c):
+        if c.kind in ("contrast", "avoid") or not concerns(c):
             continue
         key = {c.head} if c.head else c.scope
         if c.head and c.kind == "not" and not c.whole and not _scopes_meet(key, other_terms):
@@ -226,9 +283,16 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
     return True
 
 
+def polarity_terms(text: str, terms: set[str]) -> set[str]:
+    """``terms`` plus "same" when ``text`` says "the same" (a stop word that a negation
+    can bear on: "they are *not the same*")."""
+    return terms | {"same"} if "same" in _lower_words(text) else terms
+
+
 def claim_kinds(sentence: str) -> frozenset[str]:
     """The kinds of negation ("not", "optional") the claim of ``sentence`` makes."""
-    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence)))
+    return frozenset(c.kind for c in negation_cues(strip_verdict(sentence))
+                     if c.kind in ("not", "optional"))
 
 
 def negated(sentence: str) -> bool:
@@ -266,10 +330,26 @@ def clauses(sentence: str) -> list[str]:
 _MODAL = frozenset(stem(w) for w in ("required", "necessary", "mandatory", "obligatory", "need"))
 
 
+#: Verbs that "you do not have to *include* X" adds to what "X is optional" says.
+_LIGHT_VERBS = frozenset(stem(w) for w in """include use add write put specify provide
+    supply give type pass declare""".split())
+_NEED_TO = re.compile(r"\b(?:have|has|need|needs|needn['\u2019]t|required|necessary)\s+(?:to\s+)?"
+                      r"(\w+)", re.IGNORECASE)
+
+
 def claim_terms(text: str) -> list[str]:
     """:func:`content_terms` less :data:`_MODAL`, plus the base of a "non" word
-    ("nonnegative" -> "negat")."""
-    out = [t for t in content_terms(text) if t not in _MODAL]
+    ("nonnegative" -> "negat").
+
+    Number words count as digits ("zero" -> "0": "the elements are 0" restates
+    "initializes all of its elements to zero"), and a light verb after "not have to" or
+    "not need to" is left out when the sentence holds an "optional" negation ("you do not
+    have to *include* a default case" says what "the default block is optional" says).
+    """
+    drop = set(_MODAL)
+    if _OPTIONAL.search(text):
+        drop |= {stem(m.group(1).lower()) for m in _NEED_TO.finditer(text)} & _LIGHT_VERBS
+    out = [_NUMBER_STEMS.get(t, t) for t in content_terms(text) if t not in drop]
     for w in words(text):
         lw = w.lower()
         if lw.startswith("non") and len(lw) >= 7 and lw.isalpha():
@@ -446,131 +526,33 @@ _NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60
                       "thousand": "1000", "million": "1000000", "billion": "1000000000"})
 
 
+#: Number words' stems as digits (claim terms: "zero" and "0" are one term).
+_NUMBER_STEMS = {stem(w): n for w, n in _NUMBER_WORDS.items()}
+
+
+#: "one" counted ("*only one* case block", "*one or more* case blocks"), not a pronoun.
+_COUNTED_ONE = re.compile(
+    r"\b(?:only|exactly|just|precisely|at\s+(?:least|most)|(?:more|less|fewer)\s+than)\s+one\b"
+    r"|\bone\s+or\s+(?:more|two)\b", re.IGNORECASE)
+
+
+#: The number of the next list item, left at the end of a sentence by the splitter ("...
+#: follow these steps: 1.", "... physical_ai_env\n2."): not a number the sentence states.
+_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])\s|\n)\s*\d{1,2}\.[\"'\u201d\u2019)\]]*\s*$")
+
+
 def number_terms(text: str) -> set[str]:
     """Numbers written with digits, and number words as digits ("four" -> "4").
 
-    "one" is left out: it is a pronoun as often as a number ("the one before").
+    "one" is left out (it is a pronoun as often as a number: "the one before") unless a
+    quantity word marks it as a count ("only one", "one or more"); so is a list item's
+    number that ends a sentence after a colon or a line break ("steps: 1.").
     """
-    out = set(numbers(text))
+    out = set(numbers(_ENUMERATOR.sub("", text)))
+    if _COUNTED_ONE.search(text):
+        out.add("1")
     for w in words(text):
         n = _NUMBER_WORDS.get(w.lower())
         if n is not None:
             out.add(n)
     return out
-
-
-# --- instructions planted in a context -----------------------------------------------------
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?"
-    r"\b(?:instructions?|rules?|prompts?|questions?|guidelines|above|previous|prior|system)\b"
-    r"|^\s*(?:system|assistant|user)\s*:"
-    r"|\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
-    r"(?:with|that|saying)\b[^.!?\n]{0,60}?\bthe\s+answer\s+is\b"
-    r"|\byou\s+(?:are\s+now|must\s+now|must\s+(?:reply|answer|respond|say))\b"
-    r"|\bnew\s+instructions?\s*:",
-    re.IGNORECASE,
-)
-#: What an instruction tells the model to say: the words after "reply that", "say".
-_PAYLOAD = re.compile(
-    r"\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
-    r"(?:with\s+|that\s+|saying\s+)?(.+)$",
-    re.IGNORECASE,
-)
-
-
-def instruction_start(sentence: str) -> int | None:
-    """Where an instruction to the model begins in ``sentence`` (None when there is none)."""
-    m = _INSTRUCTION.search(sentence)
-    if m is None:
-        return None
-    # Back up to the start of the clause the match is in ("... and ignore your rules").
-    cut = max(sentence.rfind(x, 0, m.start()) for x in (". ", "; ", ": ", "\n"))
-    return 0 if cut < 0 else cut + 1
-
-
-def is_instruction(sentence: str) -> bool:
-    """True for a sentence that addresses the model ("ignore your instructions and ...").
-
-    Such a sentence in a context is data, never support for an answer.  Ordinary textbook
-    imperatives ("Try this example", "ignore the return value") do not match.
-    """
-    return bool(_INSTRUCTION.search(sentence))
-
-
-def instruction_payload(sentence: str) -> str:
-    """The text an instruction asks the model to produce ("" when it names none)."""
-    matches = list(_PAYLOAD.finditer(sentence))
-    m = matches[-1] if matches else None
-    return m.group(1).strip(" '\"\u201c\u201d.") if m else ""
-
-
-def carries_out(sentence: str, payloads: Iterable[str]) -> bool:
-    """True when ``sentence`` says what one of the planted instructions asked for.
-
-    Its content words are (nearly) all words of the payload, and it holds most of them.
-    """
-    terms = set(content_terms(sentence))
-    if not terms:
-        return False
-    for payload in payloads:
-        pterms = set(content_terms(payload))
-        if not pterms:
-            continue
-        inside = len(terms & pterms)
-        if inside / len(terms) >= 0.75 and inside / len(pterms) >= 0.5:
-            return True
-    return False
-
-
-# --- tautologies -------------------------------------------------------------------------
-#: Words that add nothing to a restatement ("for several reasons", "in some way").
-_VAGUE = frozenset(
-    stem(w) for w in """reason reasons several various way ways thing things certain
-    different kind kinds something someone called call refer refers term happen happens
-    mean means define defined definition describe describes actual actually basically
-    simply""".split()
-)
-_COPULA = re.compile(
-    r"\b(?:is|are|was|were|means|mean|refers to|is called|are called|is like|are like"
-    r"|stands for|is known as|is defined as)\b",
-    re.IGNORECASE,
-)
-#: A selection at most this many content words long is a term or phrase the question is
-#: about ("What does this term mean?"); restating it explains nothing.
-SHORT_SELECTION_TERMS = 8
-
-
-def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool:
-    """True when ``sentence`` restates the question (or a short selection) and adds nothing.
-
-    "The frame called the base case is called the base case." for "Which frame is called
-    the base case?", "The keyword null means null.", "A dictionary is like a dictionary."
-    A yes/no verdict ("No, the default block is optional.") answers its question and is
-    never a tautology, and neither is an answer that picks one of the question's
-    alternatives ("Arthur's Magazine" for "... Arthur's Magazine or First for Women?").
-    """
-    if opens_with_verdict(sentence):
-        return False
-    terms = [t for t in content_terms(sentence) if t not in _VAGUE]
-    if not terms:
-        return False
-    given = {t for t in content_terms(question) if t not in _VAGUE}
-    # "X is X": the part after the verb adds nothing to the part before it, and what the
-    # part before adds comes from the question ("Java performs integer division when the
-    # operands are integers" repeats one word across a subordinate "are": an answer).
-    m = _COPULA.search(sentence)
-    if m:
-        subject = {t for t in content_terms(sentence[: m.start()]) if t not in _VAGUE}
-        predicate = {t for t in content_terms(sentence[m.end():]) if t not in _VAGUE}
-        if subject and predicate and predicate <= subject and (
-                not question or (subject - predicate) <= given):
-            return True
-    sel_terms = content_terms(selection)
-    if sel_terms and len(sel_terms) <= SHORT_SELECTION_TERMS:
-        given |= set(sel_terms)
-    if not given or not set(terms) <= given:
-        return False
-    # Everything is the question's own words.  An answer that covers only part of them
-    # picks something the question offers (one of two alternatives): that is an answer.
-    q_terms = {t for t in content_terms(question) if t not in _VAGUE}
-    return not q_terms or len(set(terms) & q_terms) / len(q_terms) >= 0.6

@@ -44,7 +44,7 @@ X") are data, never support: such sentences are left out of the windows and of t
 context's words, and an answer sentence that says what they ask for fails.  With the
 question at hand (``validate(..., question=...)``) a sentence that only restates it
 ("The frame called the base case is called the base case.") fails too
-(:func:`bookreader.core.claim_text.is_tautology`).
+(:func:`bookreader.core.grounding_checks.is_tautology`).
 
 TUNING (``bench/grounding.py --tune``; sentence and window scores computed once, the
 thresholds compared on them) used only the tune halves: the first half of
@@ -105,53 +105,44 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   small tier's "== tests whether two strings contain the same characters, while equals
   tests whether two integers ... are equal" (roles swapped across two sentences) and
   changed no verdict of the textbook set, HaluEval's test half or RGB.
+* Stop 16, from the small tier's whole-book answers that the check rejected although
+  they were correct (stored raw outputs replayed through the answering path) and from
+  tune-only textbook pairs written from them: a passage's "optional" bears only on a
+  claim about requirement ("must", "cannot be omitted"); "different"/"differ" says "not
+  the same" and "avoid"/"prevent" says "not" of their object (each matches a negation
+  and needs none); a negation whose clause names no content word ("(or may not)")
+  bears on nothing; glossary entries run together in a chunk ("refactor: ... abstract
+  class: ...") are separate support sentences; number words and digits are one claim
+  term ("zero"/"0"), "one" counts as 1 after "only"/"exactly" or before "or more", a
+  list item's number left at a sentence's end ("steps: 1.") is not claimed; the light
+  verb of "you do not have to *include* X" is left out of coverage against "X is
+  optional"; a naming sentence without its name ("an array called are Strings") fails.
+  Dropped: "lack" as an avoiding verb (a tune pair's invented claim passed).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
 from bookreader.core.citations import claim_units
-from bookreader.core.claim_text import (
-    carries_out,
-    claim_terms,
-    clauses,
-    is_tautology,
-    negation_cues,
-    number_terms,
-    opposite_words,
-    is_opposite,
-    polarity_agrees,
-    strip_verdict,
-    swapped_terms,
-)
-from bookreader.core.exact_terms import (
-    CAPITALISED,
-    COMPARATIVES,
-    code_key,
-    code_terms,
-    comparative_restated,
-    covered,
-    name_key,
-    name_runs,
-    quantifiers,
-    ranks,
-    ranks_differ,
-    relation_names,
-    squash,
-)
+from bookreader.core.claim_text import claim_terms, clauses
+from bookreader.core.grounding_checks import carries_out, dangling_name, is_tautology
 from bookreader.core.grounding_context import Context, build_context, verbatim_key
+from bookreader.core.grounding_windows import (
+    WindowScore,
+    missing_terms,
+    relation_unstated,
+    score_windows,
+)
 from bookreader.core.prompts import split_confidence
-from bookreader.core.sentences import STOPWORDS, stem, words
+from bookreader.core.sentences import words
 from bookreader.core.types import Validation
 
 if TYPE_CHECKING:
@@ -169,10 +160,6 @@ PARAPHRASE_MIN_OVERLAP = 0.3
 #: Context sentences kept per context at most (a 4,000-character selection plus five
 #: chunks is ~60 sentences; more would only cost time).
 MAX_WINDOWS = 120
-#: Context sentences embedded per answer sentence (the lexically closest ones).
-CANDIDATES_PER_SENTENCE = 6
-#: Of those, the best few are also tried in pairs (plus their neighbours).
-PAIR_CANDIDATES = 4
 #: Pairs of sentences are neighbours only (True) or any two of the best candidates.
 ADJACENT_PAIRS_ONLY = True
 #: The context sentence closest to an answer sentence (at least this cosine) decides its
@@ -198,32 +185,6 @@ VECTOR_CACHE = 4096
 CONTEXT_CACHE = 8
 
 
-@lru_cache(maxsize=16384)
-def name_stems(sentence: str) -> frozenset[str]:
-    """The stems of a sentence's names (:func:`relation_names`, numbers left out)."""
-    return frozenset(stem(n) for n in relation_names(sentence) if not n[0].isdigit())
-
-
-@dataclass(frozen=True)
-class WindowScore:
-    """How well one context sentence, or pair of sentences, supports an answer sentence."""
-
-    sentences: tuple[int, ...]  # indices into the context's support sentences
-    similarity: float
-    coverage: float
-    exact_ok: bool  # every number, name and code term of the sentence is in the window
-    polarity_ok: bool  # negated in both or in neither (see the module docstring)
-    #: The sentence puts a number, an opposite or another term of the context in the
-    #: place of one of the window's (:func:`~bookreader.core.claim_text.swapped_terms`).
-    swapped: bool = False
-    #: Of the sentence's terms, the fewest that one sentence of the window alone holds
-    #: (a single sentence, or a sentence naming no person, place or work: all its
-    #: terms).  A pair whose second sentence only lends a word to a relation between
-    #: names is how relations get invented.
-    own_terms: int = 0
-    #: The best cosine of one of its sentences alone (``similarity`` also counts a
-    #: pair's sentences embedded together).
-    closest: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -246,6 +207,8 @@ class SentenceScore:
     obeys_instruction: bool = False
     #: The sentence only restates the question (checked when the question is given).
     tautology: bool = False
+    #: The sentence names something without the name ("an array called are Strings").
+    garbled: bool = False
 
 
 class GroundingValidator:
@@ -306,52 +269,6 @@ class GroundingValidator:
         text, _ = split_confidence(answer_text)
         return [claim for claim, _ in claim_units(text) if words(claim)]
 
-    @staticmethod
-    def _exact_terms(sentence: str) -> tuple[list[str], set[str], list[str]]:
-        """The sentence's code terms, numbers and names (name keys), checked exactly."""
-        names = [n for n in relation_names(sentence) if not n[0].isdigit()]
-        return code_terms(sentence), number_terms(sentence), names
-
-    def _missing_terms(self, sentence: str, ctx: Context) -> list[str]:
-        """Numbers, names, code terms and comparatives found nowhere in the context."""
-        codes, nums, _ = self._exact_terms(sentence)
-        missing = [t for t in codes if code_key(t) not in ctx.squashed]
-        missing += sorted(n for n in nums if n not in ctx.numbers)
-        ws = words(sentence)
-        for i, w in enumerate(ws):
-            if w[0].isdigit() or not CAPITALISED.match(w):
-                continue
-            if i == 0 and not (len(ws) > 1 and CAPITALISED.match(ws[1])):
-                continue  # a capital that only starts the sentence
-            lw = name_key(w)
-            if lw in STOPWORDS or len(lw) < 2 or lw in ctx.lower_words or stem(lw) in ctx.terms:
-                continue
-            if squash(w) in ctx.squashed:
-                continue
-            missing.append(w)
-        for run in name_runs(sentence):
-            if f" {' '.join(run)} " not in ctx.keys and " ".join(run) not in missing:
-                missing.append(" ".join(run))
-        for i, w in enumerate(ws):
-            lw = w.lower()
-            if (lw in COMPARATIVES and lw not in ctx.lower_words and w not in missing
-                    and not comparative_restated(ws, i, ctx.keys)):
-                missing.append(w)
-        return missing
-
-    @staticmethod
-    def _relation_unstated(sentence: str, ctx: Context) -> bool:
-        """True when the sentence's names all occur in the context but in no one sentence.
-
-        "Stanford University is located in Chestnut Hill" built from a sentence about
-        Stanford and another about Boston College: every word is in the context, the
-        relation is not.  Applies to sentences relating two or more names.
-        """
-        names = relation_names(sentence)
-        if len(names) < 2:
-            return False
-        return not any(names <= sw for sw in ctx.sentence_words)
-
     def _embed(self, texts: Sequence[str]) -> None:
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
@@ -362,105 +279,7 @@ class GroundingValidator:
 
     def _windows(self, sentence: str, ctx: Context) -> list[WindowScore]:
         """The sentence scored against its candidate windows (best first)."""
-        n_ctx = len(ctx.windows)
-        tset = set(claim_terms(sentence))
-        if not n_ctx or not tset:
-            return []
-        ranked = sorted(range(n_ctx), key=lambda i: -len(tset & ctx.sentence_terms[i]))
-        chosen = ranked[:CANDIDATES_PER_SENTENCE]
-        self._embed([sentence] + [ctx.windows[i] for i in chosen])
-        vec = self._vectors[sentence]
-        sims = {i: float(vec @ self._vectors[ctx.windows[i]]) for i in chosen}
-        codes, nums, names = self._exact_terms(sentence)
-        claim = strip_verdict(sentence)
-        # A word the context names as code is exact in the claim ("equals" is not "equal").
-        named = [w for w in dict.fromkeys(x.lower() for x in words(claim)) if w in ctx.code_names]
-        codes = list(codes) + [w for w in named if w not in {c.lower() for c in codes}]
-        quants = quantifiers(claim)
-        s_cues = negation_cues(claim)
-        cterms = set(claim_terms(claim))
-        claim_ranks = ranks(claim)
-        joint_sims: dict[tuple[int, ...], float] = {}
-        claim_names = name_stems(claim)
-        # Names of people, places, works (not identifiers such as NullPointerException):
-        # a relation between them stitched from two sentences is how facts get invented.
-        # The same holds for two methods or operators the book names: what one does, said
-        # of the other ("== tests ... characters, while equals tests ... integers").
-        proper_names = any(not any(c.isupper() for c in w[1:]) for w in words(claim)
-                           if stem(name_key(w)) in claim_names)
-
-        def score(idx: tuple[int, ...]) -> WindowScore:
-            wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
-            cov = sum(1 for t in tset if covered(t, wterms)) / len(tset) if tset else 1.0
-            wwords = set().union(*(ctx.sentence_words[i] for i in idx))
-            exact = (
-                all(any(code_key(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
-                and nums <= set().union(*(ctx.sentence_numbers[i] for i in idx))
-                and all(n in wwords or stem(n) in wterms for n in names)
-                and quants <= quantifiers(" ".join(ctx.windows[i] for i in idx))
-            )
-            # A sentence that goes on "It has no effect ..." negates its predecessor.
-            near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
-            # The sentence's negations need one of the same kind in the window; the
-            # window's negations that bear on the sentence's words need one in it.
-            w_cues = [c for i in near for c in ctx.negation_cues[i]]
-            polarity = polarity_agrees(s_cues, w_cues, cterms, wterms) and not any(
-                opposite_words(claim, ctx.windows[i]) for i in idx)
-            # A term swapped in one sentence of a pair that the other holds is synthesis.
-            # In a list, a term of another item put in this item's place is a swap: the
-            # items are parallel statements about different things.
-            swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
-                          or len(idx) > 2
-                          for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
-                          ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
-            def own_terms(i: int) -> int:
-                return sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
-                    covered(t, ctx.sentence_terms[j]) for j in idx if j != i))
-
-            if proper_names:
-                own = min(own_terms(i) for i in idx)
-            elif named:
-                # The sentence naming the method must say what the claim says of it; the
-                # other one may only add a detail ("two" strings).
-                own = min((own_terms(i) for i in idx
-                           if any(c in ctx.sentence_words[i] for c in named)), default=len(tset))
-            else:
-                own = len(tset)
-            closest = max(sims.get(i, 0.0) for i in idx)
-            return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
-                               swapped, own, closest)
-
-        singles = [score((i,)) for i in chosen]
-        best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
-                                               / max(1, len(tset))))[:PAIR_CANDIDATES]
-        pairs: set[tuple[int, ...]] = set()
-        if not self.adjacent_pairs_only:
-            for a, b in itertools.combinations(best, 2):
-                pairs.add((min(a, b), max(a, b)))
-        for i in best[:2]:
-            for j in (i - 1, i + 1):
-                if 0 <= j < n_ctx:
-                    pairs.add((min(i, j), max(i, j)))
-        # A list as a whole: "Robots use several sensors:" and its items ("1. Vision:
-        # cameras ...") support "Robots perceive with cameras, ... and LIDAR".
-        pairs |= {ctx.lists[i] for i in best[:2] if ctx.lists[i]}
-        for p in pairs:
-            for i in p:
-                sims.setdefault(i, 0.0)
-        out = singles + [score(p) for p in sorted(pairs)]
-        if self.joint_pairs and not any(self.window_supports(w) for w in out):
-            # A pair is also embedded as one text, only where its cosine decides (every
-            # other check passes): a sentence can restate two sentences together better
-            # than either alone, and embedding every pair would cost a third more time.
-            joint = {w.sentences: " ".join(ctx.windows[i] for i in w.sentences) for w in out
-                     if len(w.sentences) == 2 and self.window_supports(
-                         dataclasses.replace(w, similarity=1.0))}
-            if joint:
-                self._embed(list(joint.values()))
-                joint_sims.update({p: float(vec @ self._vectors[t]) for p, t in joint.items()})
-                out = [score(w.sentences) if w.sentences in joint else w for w in out]
-        out.sort(key=lambda w: -(w.coverage + w.similarity))
-        return out
+        return score_windows(self, sentence, ctx)
 
     def score_sentences(
         self, sentences: Sequence[str], context_text: str, question: str = ""
@@ -489,16 +308,16 @@ class GroundingValidator:
                        for ws in parts), default=0.0)
             local = min((max((w.coverage for w in ws), default=0.0) for ws in parts),
                         default=1.0)
-            missing = tuple(self._missing_terms(sent, ctx))
+            missing = tuple(missing_terms(sent, ctx))
             unstated = bool(not missing and any(
-                self._relation_unstated(c, ctx) for c in clauses(sent)))
+                relation_unstated(c, ctx) for c in clauses(sent)))
             obeys = carries_out(sent, ctx.payloads)
             taut = bool(question) and is_tautology(sent, question)
             partial = SentenceScore(
                 sentence=sent, similarity=sim, overlap=float(overlap), local_overlap=local,
                 missing=missing, n_terms=len(terms), supported=False,
                 relation_unstated=unstated, clauses=parts,
-                obeys_instruction=obeys, tautology=taut,
+                obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
             )
             out.append(dataclasses.replace(partial, supported=self.decide(partial)))
         return out
@@ -518,7 +337,7 @@ class GroundingValidator:
 
     def decide(self, s: SentenceScore) -> bool:
         """The verdict for one scored sentence (see the module docstring)."""
-        if s.obeys_instruction or s.tautology:
+        if s.obeys_instruction or s.tautology or s.garbled:
             return False
         if s.n_terms == 0:
             return True  # "Yes.": nothing checkable is claimed

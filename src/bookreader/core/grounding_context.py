@@ -15,15 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from bookreader.core.claim_text import (
-    Cue,
-    claim_terms,
-    instruction_payload,
-    instruction_start,
-    negation_cues,
-    noun_terms,
-    number_terms,
-)
+from bookreader.core.claim_text import Cue, claim_terms, negation_cues, noun_terms, number_terms
+from bookreader.core.grounding_checks import instruction_payload, instruction_start
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
 from bookreader.core.sentences import STOPWORDS, split_sentences, words
 
@@ -127,12 +120,27 @@ def code_names(text: str) -> frozenset[str]:
                      if m.group(1).lower() not in STOPWORDS)
 
 
+#: A glossary entry inside a sentence: ". abstract class: A class that ..." (a vocabulary
+#: section's terms are lower-case, so the sentence splitter does not cut before them).
+_GLOSSARY_ENTRY = re.compile(r"(?<=[.!?])\s+(?=[a-z][\w-]*(?: [\w-]+){0,3}: [A-Z])")
+
+
+def support_sentences(context_text: str) -> list[str]:
+    """The context's sentences, a glossary's entries apart ("refactor: To restructure
+    ... behavior. abstract class: A class that is declared as abstract ...": each entry
+    is a statement of its own, and one entry's "not" says nothing of the next)."""
+    out: list[str] = []
+    for sent in split_sentences(context_text):
+        out.extend(p.strip() for p in _GLOSSARY_ENTRY.split(sent) if p.strip())
+    return out
+
+
 def build_context(context_text: str, header_reach: int, max_windows: int) -> Context:
     """What the checks read of ``context_text``: its support sentences (planted
     instructions left out, their payloads kept) and each sentence's facts."""
     support: list[str] = []
     payloads: list[str] = []
-    for sent in split_sentences(context_text):
+    for sent in support_sentences(context_text):
         start = _instruction_at(sent)
         if start is None:
             support.append(sent)

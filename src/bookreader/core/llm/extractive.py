@@ -53,6 +53,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     looks_like_code,
     question_kind,
 )
+from bookreader.core.code_text import is_code_paragraph, listing_units
 from bookreader.core.llm.continuation import continuation, is_enumerator, is_lead_in
 from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import split_sentences as _split
@@ -151,7 +152,12 @@ def split_sentences(text: str) -> list[str]:
     a line ending in a colon and a glossary entry are units of their own."""
     out = []
     for sentence in _split(text):
-        for unit in _UNIT_BREAK.split(sentence):
+        lines = sentence.split("\n")
+        # A code listing's comment and docstring lines are units of their own (a chunk
+        # keeps a listing's lines apart: core/chunking.py), so one can be quoted alone.
+        pieces = (listing_units(lines) if len(lines) > 1 and is_code_paragraph(lines)
+                  else [sentence])
+        for unit in (u for piece in pieces for u in _UNIT_BREAK.split(piece)):
             unit = " ".join(unit.split())
             if unit:
                 out.append(unit)

@@ -1,0 +1,145 @@
+"""Sentence checks of the grounding validator that need no support window.
+
+Planted instructions (a context sentence that addresses the model is data, never
+support, and an answer saying what it asks for fails), garbled sentences (a small
+model's naming sentence without its name) and tautologies (an answer that only restates
+the question).  Plain string work, like :mod:`bookreader.core.claim_text`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bookreader.core.claim_text import opens_with_verdict
+from bookreader.core.sentences import content_terms, stem
+
+
+# --- instructions planted in a context -----------------------------------------------------
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?"
+    r"\b(?:instructions?|rules?|prompts?|questions?|guidelines|above|previous|prior|system)\b"
+    r"|^\s*(?:system|assistant|user)\s*:"
+    r"|\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
+    r"(?:with|that|saying)\b[^.!?\n]{0,60}?\bthe\s+answer\s+is\b"
+    r"|\byou\s+(?:are\s+now|must\s+now|must\s+(?:reply|answer|respond|say))\b"
+    r"|\bnew\s+instructions?\s*:",
+    re.IGNORECASE,
+)
+#: What an instruction tells the model to say: the words after "reply that", "say".
+_PAYLOAD = re.compile(
+    r"\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
+    r"(?:with\s+|that\s+|saying\s+)?(.+)$",
+    re.IGNORECASE,
+)
+
+
+def instruction_start(sentence: str) -> int | None:
+    """Where an instruction to the model begins in ``sentence`` (None when there is none)."""
+    m = _INSTRUCTION.search(sentence)
+    if m is None:
+        return None
+    # Back up to the start of the clause the match is in ("... and ignore your rules").
+    cut = max(sentence.rfind(x, 0, m.start()) for x in (". ", "; ", ": ", "\n"))
+    return 0 if cut < 0 else cut + 1
+
+
+def is_instruction(sentence: str) -> bool:
+    """True for a sentence that addresses the model ("ignore your instructions and ...").
+
+    Such a sentence in a context is data, never support for an answer.  Ordinary textbook
+    imperatives ("Try this example", "ignore the return value") do not match.
+    """
+    return bool(_INSTRUCTION.search(sentence))
+
+
+def instruction_payload(sentence: str) -> str:
+    """The text an instruction asks the model to produce ("" when it names none)."""
+    matches = list(_PAYLOAD.finditer(sentence))
+    m = matches[-1] if matches else None
+    return m.group(1).strip(" '\"\u201c\u201d.") if m else ""
+
+
+def carries_out(sentence: str, payloads: Iterable[str]) -> bool:
+    """True when ``sentence`` says what one of the planted instructions asked for.
+
+    Its content words are (nearly) all words of the payload, and it holds most of them.
+    """
+    terms = set(content_terms(sentence))
+    if not terms:
+        return False
+    for payload in payloads:
+        pterms = set(content_terms(payload))
+        if not pterms:
+            continue
+        inside = len(terms & pterms)
+        if inside / len(terms) >= 0.75 and inside / len(pterms) >= 0.5:
+            return True
+    return False
+
+
+# --- garbled sentences ----------------------------------------------------------------------
+#: A naming verb whose name is missing: "the values in an array *called are* Strings".
+_DANGLING_NAME = re.compile(
+    r"\b(?:called|named|termed|known\s+as)\s+(?:is|are|was|were|be|been)\b", re.IGNORECASE)
+
+
+def dangling_name(sentence: str) -> bool:
+    """True when ``sentence`` names something without the name ("The values in an array
+    called are Strings."): a small model's garbled sentence, whose remaining words can
+    all be in the context while it says nothing the context says."""
+    return bool(_DANGLING_NAME.search(sentence))
+
+
+# --- tautologies -------------------------------------------------------------------------
+#: Words that add nothing to a restatement ("for several reasons", "in some way").
+_VAGUE = frozenset(
+    stem(w) for w in """reason reasons several various way ways thing things certain
+    different kind kinds something someone called call refer refers term happen happens
+    mean means define defined definition describe describes actual actually basically
+    simply""".split()
+)
+_COPULA = re.compile(
+    r"\b(?:is|are|was|were|means|mean|refers to|is called|are called|is like|are like"
+    r"|stands for|is known as|is defined as)\b",
+    re.IGNORECASE,
+)
+#: A selection at most this many content words long is a term or phrase the question is
+#: about ("What does this term mean?"); restating it explains nothing.
+SHORT_SELECTION_TERMS = 8
+
+
+def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool:
+    """True when ``sentence`` restates the question (or a short selection) and adds nothing.
+
+    "The frame called the base case is called the base case." for "Which frame is called
+    the base case?", "The keyword null means null.", "A dictionary is like a dictionary."
+    A yes/no verdict ("No, the default block is optional.") answers its question and is
+    never a tautology, and neither is an answer that picks one of the question's
+    alternatives ("Arthur's Magazine" for "... Arthur's Magazine or First for Women?").
+    """
+    if opens_with_verdict(sentence):
+        return False
+    terms = [t for t in content_terms(sentence) if t not in _VAGUE]
+    if not terms:
+        return False
+    given = {t for t in content_terms(question) if t not in _VAGUE}
+    # "X is X": the part after the verb adds nothing to the part before it, and what the
+    # part before adds comes from the question ("Java performs integer division when the
+    # operands are integers" repeats one word across a subordinate "are": an answer).
+    m = _COPULA.search(sentence)
+    if m:
+        subject = {t for t in content_terms(sentence[: m.start()]) if t not in _VAGUE}
+        predicate = {t for t in content_terms(sentence[m.end():]) if t not in _VAGUE}
+        if subject and predicate and predicate <= subject and (
+                not question or (subject - predicate) <= given):
+            return True
+    sel_terms = content_terms(selection)
+    if sel_terms and len(sel_terms) <= SHORT_SELECTION_TERMS:
+        given |= set(sel_terms)
+    if not given or not set(terms) <= given:
+        return False
+    # Everything is the question's own words.  An answer that covers only part of them
+    # picks something the question offers (one of two alternatives): that is an answer.
+    q_terms = {t for t in content_terms(question) if t not in _VAGUE}
+    return not q_terms or len(set(terms) & q_terms) / len(q_terms) >= 0.6
