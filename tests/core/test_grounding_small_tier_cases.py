@@ -161,3 +161,18 @@ def test_a_list_items_number_left_at_a_sentence_end_is_not_claimed():
     assert number_terms("\u201cIt uses several sensors: 1.\u201d") == set()
     assert number_terms("The result is 2.") == {"2"}
     assert number_terms("as in Figure 9.4.") == {"9.4"}
+
+
+# Python for Everybody 10.1, as the small tier answered "What is the difference between a list
+# and a tuple?" in stop 16's trial: the passage's other term named again in the subject's place.
+TUPLE = ("A tuple is a sequence of values much like a list. The values stored in a tuple can be "
+         "any type, and they are indexed by integers. The important difference is that tuples "
+         "are immutable.")
+
+
+def test_the_other_term_named_again_in_the_subjects_place_is_a_swap(validator):
+    assert not validator.validate("A list is a sequence of values much like a list.",
+                                  TUPLE).passed
+    assert validator.validate("A tuple is a sequence of values much like a list.", TUPLE).passed
+    assert validator.validate("Tuples are immutable, which is the important difference.",
+                              TUPLE).passed

@@ -509,7 +509,17 @@ def swapped_terms(claim: str, window_sentence: str,
                 elif (not any(_family(x, t) for t in wset) and x in elsewhere
                       and y in elsewhere and not x.isdigit() and not _VERB_FORM.search(xw)):
                     out.append((x, y))
+                elif a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit():
+                    # The window's other term named again in its place: "A list is a
+                    # sequence of values much like a list" for "A tuple is ... like a list".
+                    out.append((x, y))
     return out
+
+
+def repeated_stems(text: str) -> set[str]:
+    """Stems of the content words ``text`` uses more than once."""
+    stems = [stem(x) for x in _content_words(text)]
+    return {x for x in stems if stems.count(x) > 1}
 
 
 # --- numbers -------------------------------------------------------------------------------

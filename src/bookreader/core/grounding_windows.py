@@ -24,6 +24,7 @@ from bookreader.core.claim_text import (
     opposite_words,
     polarity_agrees,
     polarity_terms,
+    repeated_stems,
     speaks_of_requirement,
     strip_verdict,
     swapped_terms,
@@ -181,8 +182,9 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
         # A term swapped in one sentence of a pair that the other holds is synthesis.
         # In a list, a term of another item put in this item's place is a swap: the
         # items are parallel statements about different things.
+        twice = repeated_stems(claim)
         swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
-                      or len(idx) > 2
+                      or len(idx) > 2 or (x in twice and x in ctx.nouns)
                       for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
                       ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
         def own_terms(i: int) -> int:
