@@ -538,12 +538,11 @@ class _Run(OutcomeAssembly):
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
-        moved = quotes.repoint_citations(text, sources, self.pages)
-        if moved != text:  # a citation quoted a sentence unrelated to its claim
+        # A citation quoting a sentence unrelated to its claim moves to the one that holds
+        # it; one quoting a whole paragraph keeps the words for its claim.
+        moved = quotes.trim_excerpts(quotes.repoint_citations(text, sources, self.pages))
+        if moved != text:
             text, citations = verify_answer(moved, sources, self.pages, add_missing=True)
-        trimmed = quotes.trim_excerpts(text)  # a copied paragraph: its words for the claim
-        if trimmed != text:
-            text, citations = verify_answer(trimmed, sources, self.pages, add_missing=True)
         if invented:  # the second pass finds the repaired excerpts verbatim (or a stretch)
             citations = tuple(replace(c, repaired=True) if any(
                 key_only(c.excerpt) in key for page, key in invented if page == c.page)

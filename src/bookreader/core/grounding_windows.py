@@ -152,6 +152,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
     cterms = set(claim_terms(claim))
     pterms = polarity_terms(claim, cterms)
     claim_ranks = ranks(claim)
+    twice = repeated_stems(claim)  # "A list is ... much like a list"
     joint_sims: dict[tuple[int, ...], float] = {}
     claim_names = name_stems(claim)
     # Names of people, places, works (not identifiers such as NullPointerException):
@@ -182,7 +183,6 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
         # A term swapped in one sentence of a pair that the other holds is synthesis.
         # In a list, a term of another item put in this item's place is a swap: the
         # items are parallel statements about different things.
-        twice = repeated_stems(claim)
         swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
                       or len(idx) > 2 or (x in twice and x in ctx.nouns)
                       for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)

@@ -204,11 +204,9 @@ class OutcomeAssembly:
                                    selection_mode=self.mode is Mode.HIGHLIGHT,
                                    lead_extractive=self.mode is Mode.BOOK
                                    and getattr(self.spec, "answer_quote", False),
-                                   lines_if_none=self.mode is Mode.BOOK)
+                                   lines_if_none=self.mode is Mode.BOOK, lead=lead)
         if not text:
             return None
-        if lead:  # say why there is no answer (a timeout is not the book's fault)
-            text = lead + text[text.index(";"):] if ";" in text.split("\n")[0] else text
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
         if not citations:
             return None

@@ -366,11 +366,14 @@ def build_quotes(
     selection_mode: bool = False,
     lead_extractive: bool = False,
     lines_if_none: bool = False,
+    lead: str = "",
 ) -> Optional[str]:
     """The text of a quotes answer, or None when no sentence addresses the question.
 
     With ``lines_if_none`` (whole-book questions, whose retrieval was confident) passages
     without a quotable sentence are pointed at by one line each (:func:`passage_lines`).
+    ``lead`` replaces the opening "No verified answer could be written" (a timeout says
+    so: :func:`timeout_lead`).
     """
     quotes = pick_quotes(question, sources, embedder, min_score=min_score,
                          lead_extractive=lead_extractive)
@@ -379,6 +382,8 @@ def build_quotes(
     if not quotes:
         return None
     intro = QUOTES_INTRO_SELECTION if selection_mode else QUOTES_INTRO
+    if lead:
+        intro = lead + intro[intro.index(";"):]
     return intro + "\n" + render_quotes(quotes)
 
 

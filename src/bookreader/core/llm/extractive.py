@@ -235,7 +235,6 @@ class _Candidate:
     coverage: float = 0.0
     similarity: Optional[float] = None
     score: float = 0.0
-    relevance: float = 0.0  # the score without the answer-type preferences
     heading: str = ""
     following: list = field(default_factory=list)  # the block's next candidates
     previous: Optional["_Candidate"] = None  # the block's candidate before this one
@@ -366,10 +365,10 @@ class ExtractiveBackend:
             # Keywords and meaning, meaning weighted more (SIMILARITY_WEIGHT).  (The maximum
             # of coverage and the mean, used before, let every sentence holding all the
             # question's words tie at 1.0, so similarity never separated them.)
-            c.relevance = c.coverage if c.similarity is None else (
+            c.score = c.coverage if c.similarity is None else (
                 (1 - SIMILARITY_WEIGHT) * c.coverage + SIMILARITY_WEIGHT * c.similarity)
-            c.relevance += HEADING_WEIGHT * heading_match(c.heading, q_terms)
-            c.score = c.relevance + answer_type_bonus(kind, c.sentence, q_terms)
+            c.score += HEADING_WEIGHT * heading_match(c.heading, q_terms)
+            c.score += answer_type_bonus(kind, c.sentence, q_terms)
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
