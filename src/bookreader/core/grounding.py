@@ -157,6 +157,11 @@ OVERLAP_THRESHOLD = 0.5
 LOCAL_OVERLAP_THRESHOLD = 0.9
 PARAPHRASE_SIMILARITY = 0.75
 PARAPHRASE_MIN_OVERLAP = 0.3
+PARAPHRASE_NEW_OVERLAP = 0.3
+USE_QUESTION = False
+LONG_CLAIM_TERMS = 6
+LONG_SIMILARITY = 1.01
+LONG_MIN_OVERLAP = 0.6
 #: Context sentences kept per context at most (a 4,000-character selection plus five
 #: chunks is ~60 sentences; more would only cost time).
 MAX_WINDOWS = 120
@@ -247,6 +252,14 @@ class GroundingValidator:
         self.pair_min_own_terms = PAIR_MIN_OWN_TERMS
         #: Embed a pair of sentences as one text where its cosine decides.
         self.joint_pairs = True
+        #: Coverage the paraphrase route needs of what the claim says of its subject.
+        self.paraphrase_new_overlap = PARAPHRASE_NEW_OVERLAP
+        #: The question's words count as what a claim is about (see given_terms).
+        self.use_question = USE_QUESTION
+        #: A long claim (this many terms) passes at a lower cosine with more coverage.
+        self.long_claim_terms = LONG_CLAIM_TERMS
+        self.long_similarity = LONG_SIMILARITY
+        self.long_min_overlap = LONG_MIN_OVERLAP
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -277,9 +290,9 @@ class GroundingValidator:
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
 
-    def _windows(self, sentence: str, ctx: Context) -> list[WindowScore]:
+    def _windows(self, sentence: str, ctx: Context, question: str = "") -> list[WindowScore]:
         """The sentence scored against its candidate windows (best first)."""
-        return score_windows(self, sentence, ctx)
+        return score_windows(self, sentence, ctx, question)
 
     def score_sentences(
         self, sentences: Sequence[str], context_text: str, question: str = ""
@@ -299,7 +312,7 @@ class GroundingValidator:
                 whole = WindowScore((copied,), 1.0, 1.0, True, True)
                 parts = tuple((whole,) for _ in clauses(sent))
             else:
-                parts = tuple(tuple(self._windows(c, ctx)) for c in clauses(sent)) \
+                parts = tuple(tuple(self._windows(c, ctx, question)) for c in clauses(sent)) \
                     if terms else ()
             overlap = 1.0
             if terms:
@@ -331,6 +344,11 @@ class GroundingValidator:
         if len(w.sentences) == 2 and w.own_terms < self.pair_min_own_terms:
             return False
         if w.coverage >= self.local_overlap_threshold:
+            return True
+        if w.new_coverage < self.paraphrase_new_overlap:
+            return False
+        if (w.n_terms >= self.long_claim_terms and w.similarity >= self.long_similarity
+                and w.coverage >= self.long_min_overlap):
             return True
         return (w.similarity >= self.paraphrase_similarity
                 and w.coverage >= self.paraphrase_min_overlap)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bookreader.core.claim_text import opens_with_verdict
+from bookreader.core.claim_text import claim_terms, opens_with_verdict, strip_verdict
 from bookreader.core.sentences import content_terms, stem
 
 
@@ -143,3 +143,31 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
     # picks something the question offers (one of two alternatives): that is an answer.
     q_terms = {t for t in content_terms(question) if t not in _VAGUE}
     return not q_terms or len(set(terms) & q_terms) / len(q_terms) >= 0.6
+
+
+# --- what a claim is about -----------------------------------------------------------------
+#: "A regular expression *is* a ...": a short subject, then the verb that defines it.
+_DEFINING = re.compile(
+    r"^\s*(?P<subject>[^,;:()]{1,60}?)\s+(?:is|are|means|refers\s+to|is\s+defined\s+as"
+    r"|stands\s+for|is\s+called|are\s+called)\s", re.IGNORECASE)
+#: At most this many content words make a subject (a longer opening is a clause).
+SUBJECT_TERMS = 4
+
+
+def given_terms(claim: str, question: str = "") -> set[str]:
+    """The terms of ``claim`` that name what it is about rather than what it says of it.
+
+    The subject of a sentence that defines or describes ("*A regular expression* is a
+    sequence of characters ..."), and with the question at hand its words ("What is a
+    regular expression?").  A window that holds only these and a word or two of the rest
+    does not support what the claim says of its subject.
+    """
+    given: set[str] = set()
+    m = _DEFINING.match(strip_verdict(claim))
+    if m:
+        subject = claim_terms(m.group("subject"))
+        if 0 < len(subject) <= SUBJECT_TERMS:
+            given |= set(subject)
+    if question:
+        given |= set(claim_terms(question))
+    return given & set(claim_terms(claim))

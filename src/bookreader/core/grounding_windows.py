@@ -44,6 +44,7 @@ from bookreader.core.exact_terms import (
     relation_names,
     squash,
 )
+from bookreader.core.grounding_checks import given_terms
 from bookreader.core.grounding_context import Context
 from bookreader.core.sentences import STOPWORDS, stem, words
 
@@ -82,6 +83,11 @@ class WindowScore:
     #: The best cosine of one of its sentences alone (``similarity`` also counts a
     #: pair's sentences embedded together).
     closest: float = 1.0
+    #: Coverage of the terms that say something of the claim's subject (its terms less
+    #: :func:`~bookreader.core.grounding_checks.given_terms`).
+    new_coverage: float = 1.0
+    #: How many content terms the (clause of the) sentence has.
+    n_terms: int = 0
 
 
 def exact_terms(sentence: str) -> tuple[list[str], set[str], list[str]]:
@@ -129,7 +135,8 @@ def relation_unstated(sentence: str, ctx: Context) -> bool:
     return not any(names <= sw for sw in ctx.sentence_words)
 
 
-def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[WindowScore]:
+def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
+                  question: str = "") -> list[WindowScore]:
     """The sentence scored against its candidate windows of ``ctx`` (best first), with the
     thresholds and the cached sentence vectors of the validator ``v``."""
     n_ctx = len(ctx.windows)
@@ -153,6 +160,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
     pterms = polarity_terms(claim, cterms)
     claim_ranks = ranks(claim)
     twice = repeated_stems(claim)  # "A list is ... much like a list"
+    said = tset - given_terms(claim, question if v.use_question else "")
     joint_sims: dict[tuple[int, ...], float] = {}
     claim_names = name_stems(claim)
     # Names of people, places, works (not identifiers such as NullPointerException):
@@ -165,6 +173,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
     def score(idx: tuple[int, ...]) -> WindowScore:
         wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
         cov = sum(1 for t in tset if covered(t, wterms)) / len(tset) if tset else 1.0
+        new_cov = sum(1 for t in said if covered(t, wterms)) / len(said) if said else 1.0
         wwords = set().union(*(ctx.sentence_words[i] for i in idx))
         exact = (
             all(any(code_key(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
@@ -202,7 +211,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context) -> list[
             own = len(tset)
         closest = max(sims.get(i, 0.0) for i in idx)
         return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
-                           swapped, own, closest)
+                           swapped, own, closest, new_cov, len(tset))
 
     singles = [score((i,)) for i in chosen]
     best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
