@@ -158,9 +158,9 @@ LOCAL_OVERLAP_THRESHOLD = 0.9
 PARAPHRASE_SIMILARITY = 0.75
 PARAPHRASE_MIN_OVERLAP = 0.3
 PARAPHRASE_NEW_OVERLAP = 0.3
-USE_QUESTION = False
+USE_QUESTION = True
 LONG_CLAIM_TERMS = 6
-LONG_SIMILARITY = 1.01
+LONG_SIMILARITY = 0.72
 LONG_MIN_OVERLAP = 0.6
 #: Context sentences kept per context at most (a 4,000-character selection plus five
 #: chunks is ~60 sentences; more would only cost time).
@@ -260,6 +260,7 @@ class GroundingValidator:
         self.long_claim_terms = LONG_CLAIM_TERMS
         self.long_similarity = LONG_SIMILARITY
         self.long_min_overlap = LONG_MIN_OVERLAP
+        self.long_no_names = True
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -348,7 +349,8 @@ class GroundingValidator:
         if w.new_coverage < self.paraphrase_new_overlap:
             return False
         if (w.n_terms >= self.long_claim_terms and w.similarity >= self.long_similarity
-                and w.coverage >= self.long_min_overlap):
+                and w.coverage >= self.long_min_overlap
+                and not (w.proper_names and self.long_no_names)):
             return True
         return (w.similarity >= self.paraphrase_similarity
                 and w.coverage >= self.paraphrase_min_overlap)
