@@ -78,3 +78,54 @@ def test_a_definition_whose_defining_words_are_absent_fails(app_validator, conte
 ])
 def test_a_definition_restated_in_other_words_passes(app_validator, context, claim):
     assert app_validator.validate(claim, context, question="What is it?").passed
+
+
+#: Think Java, section 6 ("The switch statement"), as core/pdf.py reads it.
+SWITCH = (
+    "The body of a switch statement is organized into one or more case blocks.\n"
+    "Each case ends with a break statement, which exits the switch body. The\n"
+    "default block is optional and executed only if none of the cases apply."
+)
+
+STADIUM = (
+    " Their Goodison Park home hosted the drawn semi final between Wednesday and Bolton "
+    "Wanderers.Goodison Park is a football stadium located in Walton, Liverpool, England."
+)
+
+
+def test_a_verdict_does_not_depend_on_what_was_embedded_before(embedder):
+    """The int8 copy quantizes a batch's activations together: a text embedded beside
+    others gets another vector than alone.  The validator embeds one text at a time."""
+    claim = "If the value does not match any case, the default block is executed."
+    fresh = GroundingValidator(embedder.quantized_copy())
+    first = fresh.validate(claim, SWITCH)
+    busy = GroundingValidator(embedder.quantized_copy())
+    # Other answers checked first against a context holding the same sentences embed
+    # them with other texts (the app's validator checks many answers).
+    busy.validate("The default block runs when no case applies; each case ends with a "
+                  "break statement.", REGEX + "\n\n" + SWITCH)
+    again = busy.validate(claim, SWITCH)
+    assert (again.passed, again.similarity) == (first.passed, first.similarity)
+    # In batches, the same sentences get other vectors: the cosine differs.
+    batched = GroundingValidator(embedder.quantized_copy())
+    batched.embed_batch_size = None
+    batched._embed([claim] + SWITCH.split(". "))
+    batched._embed([claim, "The\ndefault block is optional and executed only if none of the "
+                    "cases apply.", "Each case ends with a break statement, which exits "
+                    "the switch body."])
+    assert batched.validate(claim, SWITCH).similarity != first.similarity
+
+
+def test_the_question_words_are_not_what_the_answer_adds(app_validator):
+    question = ("The 1895/96 Football League season was the eighth in Football League "
+                "history with Everton, their Goodison Park home, is a football stadium "
+                "located in Walton, Liverpool, in which country?")
+    claim = "Goodison Park is located in the city of Liverpool."
+    # Everything it says beyond the question ("city") is absent from the context.
+    assert not app_validator.validate(claim, STADIUM, question=question).passed
+    blind = GroundingValidator(app_validator.embedder)
+    blind.use_question = False
+    assert blind.validate(claim, STADIUM, question=question).passed
+    # The right answer passes with the question too.
+    assert app_validator.validate("Goodison Park is in Liverpool, England.", STADIUM,
+                                  question=question).passed

@@ -29,6 +29,10 @@ validator computes
 A sentence is supported when one window passes all of these and has ``coverage >=
 local_overlap_threshold``, or ``similarity >= paraphrase_similarity`` and ``coverage >=
 paraphrase_min_overlap`` (the route that lets a paraphrase rename ordinary words).
+That route also needs ``new_coverage >= paraphrase_new_overlap``: the coverage of
+what the claim says of its subject, its terms less the subject of a defining sentence
+("*A regular expression* is ...") and the words of the question when it is given
+(:func:`~bookreader.core.grounding_checks.given_terms`).
 A line ending in ":" and its bulleted or numbered items also form one window (a
 sentence that sums up a list); there a term of another item put in an item's place is a
 swap.  Independently of windows: a number, name, code term, comparative ("closer") or
@@ -159,9 +163,12 @@ PARAPHRASE_SIMILARITY = 0.75
 PARAPHRASE_MIN_OVERLAP = 0.3
 PARAPHRASE_NEW_OVERLAP = 0.3
 USE_QUESTION = True
-LONG_CLAIM_TERMS = 6
-LONG_SIMILARITY = 0.72
-LONG_MIN_OVERLAP = 0.6
+#: Texts per forward pass of the embedder: one.  The int8 copy's vectors depend on the
+#: batch a text is embedded with (its activations are quantized per batch: a window
+#: sentence embedded beside other sentences measured cosine 0.94 to itself embedded
+#: alone, and a claim's cosine to it 0.68 instead of 0.77), so verdicts depended on what
+#: had been checked before; alone, every text always gets the same vector.
+EMBED_BATCH_SIZE: Optional[int] = 1
 #: Context sentences kept per context at most (a 4,000-character selection plus five
 #: chunks is ~60 sentences; more would only cost time).
 MAX_WINDOWS = 120
@@ -256,11 +263,8 @@ class GroundingValidator:
         self.paraphrase_new_overlap = PARAPHRASE_NEW_OVERLAP
         #: The question's words count as what a claim is about (see given_terms).
         self.use_question = USE_QUESTION
-        #: A long claim (this many terms) passes at a lower cosine with more coverage.
-        self.long_claim_terms = LONG_CLAIM_TERMS
-        self.long_similarity = LONG_SIMILARITY
-        self.long_min_overlap = LONG_MIN_OVERLAP
-        self.long_no_names = True
+        #: Texts per forward pass (None: the embedder's default).
+        self.embed_batch_size: Optional[int] = EMBED_BATCH_SIZE
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -286,7 +290,9 @@ class GroundingValidator:
     def _embed(self, texts: Sequence[str]) -> None:
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
-            for text, vec in zip(missing, self.embedder.embed(missing)):
+            vectors = (self.embedder.embed(missing) if self.embed_batch_size is None
+                       else self.embedder.embed(missing, batch_size=self.embed_batch_size))
+            for text, vec in zip(missing, vectors):
                 self._vectors[text] = vec
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
@@ -348,10 +354,6 @@ class GroundingValidator:
             return True
         if w.new_coverage < self.paraphrase_new_overlap:
             return False
-        if (w.n_terms >= self.long_claim_terms and w.similarity >= self.long_similarity
-                and w.coverage >= self.long_min_overlap
-                and not (w.proper_names and self.long_no_names)):
-            return True
         return (w.similarity >= self.paraphrase_similarity
                 and w.coverage >= self.paraphrase_min_overlap)
 

@@ -86,10 +86,6 @@ class WindowScore:
     #: Coverage of the terms that say something of the claim's subject (its terms less
     #: :func:`~bookreader.core.grounding_checks.given_terms`).
     new_coverage: float = 1.0
-    #: How many content terms the (clause of the) sentence has.
-    n_terms: int = 0
-    #: The sentence names people, places or works.
-    proper_names: bool = False
 
 
 def exact_terms(sentence: str) -> tuple[list[str], set[str], list[str]]:
@@ -213,7 +209,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
             own = len(tset)
         closest = max(sims.get(i, 0.0) for i in idx)
         return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
-                           swapped, own, closest, new_cov, len(tset), proper_names)
+                           swapped, own, closest, new_cov)
 
     singles = [score((i,)) for i in chosen]
     best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
