@@ -511,7 +511,7 @@ class _Run(OutcomeAssembly):
         # Citations whose excerpt the model invented (found nowhere in the context, so
         # replaced by the closest real sentence): remembered across the second pass below.
         invented = {(c.page, key_only(c.excerpt)) for c in citations if c.repaired}
-        validation = self.owner.validator.validate(text, context)
+        validation = self.owner.validator.validate(text, context, question=self.question)
         validation = self._mark_tautologies(text, validation)
         if (invented and validation.passed and validation.similarity < INVENTED_MIN_SIMILARITY
                 and not only_self_quotes(raw_text, context)):

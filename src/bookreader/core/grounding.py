@@ -122,6 +122,19 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   verb of "you do not have to *include* X" is left out of coverage against "X is
   optional"; a naming sentence without its name ("an array called are Strings") fails.
   Dropped: "lack" as an avoiding verb (a tune pair's invented claim passed).
+* Stop 17: a definition whose defining words are absent ("A regular expression is a
+  sequence of characters that define a search pattern" against Python for Everybody's
+  chapter opening: coverage 0.43, all of it the subject's own words, and a pair's joint
+  cosine 0.78) passed the paraphrase route; that route now needs 0.3 coverage of what
+  the claim says of its subject (``new_coverage``; 10 tune-only textbook pairs of
+  definitions added).  With the question given, its words count as the subject too
+  (HaluEval: "Goodison Park is located in the city of Liverpool" for "... in which
+  country?" adds only "city"); the answerer now passes the question.  The int8 copy's
+  vectors depended on the batch a text was embedded with (cosine 0.68 or 0.77 for the
+  same two sentences), so verdicts depended on what had been checked before: the
+  validator now embeds one text per pass (~5 % more time).  Dropped: a lower cosine
+  (0.72, coverage 0.6) for long claims; its tune gain was that batch effect and vanished
+  with deterministic vectors.
 """
 
 from __future__ import annotations
