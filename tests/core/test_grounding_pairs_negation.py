@@ -113,20 +113,33 @@ def int8(embedder):
     return embedder.quantized_copy()  # the validator's own copy, as the app uses
 
 
+#: Think Java, "Creating arrays", as core/pdf.py reads it.
+ARRAY_SIZE = (
+    "You can use any integer expression for the size of an array, as long as the value\n"
+    "is nonnegative. If you try to create an array with -4 elements, for example,\n"
+    "you will get a NegativeArraySizeException. An array with zero elements is\n"
+    "allowed, and there are special uses for such arrays."
+)
+
+
 def test_a_pair_is_judged_as_one_text_where_its_cosine_decides(int8):
-    claim = ("When you update a variable, its new value is computed from its old value, as in "
-             "x = x + 1.")
+    # (Each text is embedded alone, so the example needs a claim that no one sentence
+    # is close to: the earlier one, on UPDATE_CODE, passes on one sentence at 0.754.)
+    claim = ("An array's size can be any nonnegative integer expression: a negative size such "
+             "as -4 causes a NegativeArraySizeException, while an array with zero elements "
+             "is allowed.")
     apart = GroundingValidator(int8)
     apart.joint_pairs = False
-    assert not apart.validate(claim, UPDATE_CODE).passed  # neither sentence alone is close
+    assert not apart.validate(claim, ARRAY_SIZE).passed  # neither sentence alone is close
     together = GroundingValidator(int8)
-    (score,) = together.score_sentences([claim], UPDATE_CODE)
-    pair = next(w for w in score.clauses[0] if len(w.sentences) == 2
-                and together.window_supports(w))
+    scores = together.score_sentences([claim], ARRAY_SIZE)
+    pair = next(w for s in scores for ws in s.clauses for w in ws if len(w.sentences) == 2
+                and together.window_supports(w) and not any(
+                    together.window_supports(x) for x in ws if len(x.sentences) == 1))
     assert pair.similarity > pair.closest  # the pair, read together, is closer
-    assert together.validate(claim, UPDATE_CODE).passed
-    negated = claim.replace("is computed", "is not computed")
-    assert not together.validate(negated, UPDATE_CODE).passed
+    assert together.validate(claim, ARRAY_SIZE).passed
+    negated = claim.replace("is allowed", "is not allowed")
+    assert not together.validate(negated, ARRAY_SIZE).passed
 
 
 def test_opens_with_anaphora_helper():
