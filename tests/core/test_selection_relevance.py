@@ -83,6 +83,21 @@ def test_a_question_naming_a_number_the_selection_never_writes(question, expecte
     assert names_absent_number(question, SCOTLAND) is expected
 
 
+NORMANS = ("A few years after the First Crusade, in 1107, the Normans under the command of "
+           "Bohemond laid siege to Dyrrachium.")
+
+
+@pytest.mark.parametrize("question, selection, expected", [
+    ("Who did the Normans besiege in the 11th century?", NORMANS, True),
+    ("Who did the Normans besiege in the 12th century?", NORMANS + " It was the 12th century.",
+     False),
+    ("Who did the Normans besiege in the 12th century?", NORMANS + " It was the twelfth century.",
+     False),
+])
+def test_an_ordinal_the_selection_never_writes(question, selection, expected):
+    assert names_absent_number(question, selection) is expected
+
+
 @pytest.fixture
 def claude_answerer(claude_server, embedder, monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
