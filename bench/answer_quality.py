@@ -164,6 +164,11 @@ def summarise(rows: Sequence[dict]) -> dict:
         "answer_correct": round(sum(r["correct"] for r in answered) / n_in, 3),
         "answer_correct_model_part": round(
             sum(r.get("correct_model_part", r["correct"]) for r in answered) / n_in, 3),
+        # answers that are the book's sentences shown in place of the model's (a tier with
+        # ``book_sentences``: core/book_answer.py), and how many of them are correct
+        "book_sentence_answers": sum(bool(r.get("book_sentences")) for r in answered),
+        "book_sentence_correct": round(
+            sum(r["correct"] for r in answered if r.get("book_sentences")) / n_in, 3),
         "answers": len(answered),
         "answers_correct_share": round(sum(r["correct"] for r in answered) / len(answered), 3)
         if answered else None,
@@ -216,8 +221,9 @@ class ReplayBackend:
 
     model_name = "replay"
 
-    def __init__(self, name: str, raw: dict[str, str]) -> None:
-        self.name, self._raw = name, raw
+    def __init__(self, name: str, raw: dict[str, str],
+                 generation: Optional[dict[str, float]] = None) -> None:
+        self.name, self._raw, self._generation = name, raw, generation or {}
 
     def warm_up(self) -> None:
         return None
@@ -226,7 +232,10 @@ class ReplayBackend:
         from bookreader.core.types import Token
 
         question = request.question if request is not None else ""
-        yield Token(self._raw.get(question, ""), -0.1)
+        # the token probability the model had then (the confidence's generation signal),
+        # so a replayed answer is scored as the live one was
+        p = self._generation.get(question) or math.exp(-0.1)
+        yield Token(self._raw.get(question, ""), math.log(min(max(p, 1e-6), 1.0)))
 
 
 def replay_outputs(library, path: Path) -> None:
@@ -234,9 +243,15 @@ def replay_outputs(library, path: Path) -> None:
     ``--progress`` file) instead of running the model: the checks, quotes and confidence
     of the current code judge what the model wrote then.  Timings then mean nothing, and a
     question the current retrieval gives other passages is judged against those."""
-    raw = {r["question"]: r.get("raw_output") or "" for r in load_rows(path)}
+    rows = load_rows(path)
+    raw = {r["question"]: r.get("raw_output") or "" for r in rows}
+    generation = {r["question"]: float((r.get("signals") or {}).get("generation") or 0.0)
+                  for r in rows}
     answerer = library.answerer
-    answerer._backend_factory = lambda name: ReplayBackend(name, raw)
+    model_factory = answerer._backend_factory
+    # the extractive backend (which the small tier's answers are compared with) is real
+    answerer._backend_factory = lambda name: (
+        model_factory(name) if name == "extractive" else ReplayBackend(name, raw, generation))
     answerer._budget_fn = lambda name: (None, None)
 
 
@@ -274,7 +289,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
             gold_pages = set(item["gold_pages"])
             cited = any(c.verified and c.page in gold_pages for c in a.citations)
             share = gold_share(a.text, item["gold"]) if item["gold"] else 0.0
-            own = model_part(a.text) if outcome == "answer" else ""
+            book = outcome == "answer" and a.model.startswith("book sentences")
+            own = model_part(a.text) if outcome == "answer" and not book else ""
             own_share = gold_share(own, item["gold"]) if item["gold"] and own else 0.0
             rows.append({
                 **item,
@@ -289,6 +305,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
                 "correct": outcome == "answer" and share >= CORRECT_SHARE,
                 "model_share": own_share,
                 "correct_model_part": outcome == "answer" and own_share >= CORRECT_SHARE,
+                "book_sentences": book,
+                "model": a.model,
                 "confidence": a.confidence,
                 "level": a.confidence_level,
                 "signals": a.confidence_signals,
@@ -324,7 +342,10 @@ def format_table(s: dict, title: str) -> str:
         f"in-scope answered correctly by the model: {s['answer_correct']:.1%} "
         f"({s['answers']} answers, {s['answers_correct_share'] or 0:.0%} of them correct)",
         "  (counting only the model's own sentences, not the book sentences quoted beside "
-        f"them: {s.get('answer_correct_model_part', s['answer_correct']):.1%})",
+        f"them or shown in their place: {s.get('answer_correct_model_part', s['answer_correct']):.1%})",
+        f"  (book sentences shown in place of the model's answer: "
+        f"{s.get('book_sentence_answers', 0)} answers, correct on "
+        f"{s.get('book_sentence_correct', 0.0):.1%} of in-scope questions)",
         f"in-scope given quotes that hold the gold content (share >= {CORRECT_SHARE}): "
         f"{s['quotes_with_gold_content']:.1%}",
         f"false 'not covered' on in-scope: {s['false_not_covered']:.1%}",
@@ -547,10 +568,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         encoding="utf-8")
     with open(RESULTS_DIR / f"{name}.answers.jsonl", "w", encoding="utf-8") as fh:
         for r in rows:
-            fh.write(json.dumps({k: r[k] for k in ("question", "outcome", "answer", "gold",
-                                                   "gold_share", "correct", "confidence",
-                                                   "level", "gold_pages", "citations",
-                                                   "split", "raw_output", "prompt")},
+            fh.write(json.dumps({k: r.get(k) for k in (
+                "question", "outcome", "answer", "gold", "gold_share", "correct", "confidence",
+                "level", "gold_pages", "citations", "split", "model", "book_sentences",
+                "signals", "raw_output", "prompt")},
                                 ensure_ascii=False) + "\n")
     if args.json:
         print(json.dumps(summary, indent=2))

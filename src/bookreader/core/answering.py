@@ -50,8 +50,8 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
+from bookreader.core import book_answer, prompts, quotes
 from bookreader.core import confidence as calibration
-from bookreader.core import prompts, quotes
 from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
@@ -289,7 +289,8 @@ class _Run(OutcomeAssembly):
                                            or names_absent_number(self.question, self.selection)):
             return self._answer(prompts.NOT_IN_SELECTION, fallback=True, confidence=0.8,
                                 outcome=Outcome.NOT_IN_SELECTION)
-        return self._generate(passages, retrieval_conf, on_token, cancel)
+        answer = self._generate(passages, retrieval_conf, on_token, cancel)
+        return book_answer.choose(self, answer, passages, retrieval_conf, cancel)
 
     def _retrieve(self, retriever: Any) -> list[Passage]:
         if self.mode is Mode.SELECTED:

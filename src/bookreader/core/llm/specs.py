@@ -115,6 +115,10 @@ class BackendSpec:
     #: A verified whole-book answer gets the book's best sentence for the question quoted
     #: beside it when it does not already say it (core/quotes.py ``with_best_quote``).
     answer_quote: bool = False
+    #: A whole-book answer is compared with the extractive backend's answer on the same
+    #: passages, and the book's sentences are shown instead when their calibrated
+    #: confidence is the better bet (core/book_answer.py).
+    book_sentences: bool = False
     model: Optional[ModelFile] = None
     #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s), issue 11.
     reference_speed: tuple[float, float] = (0.0, 0.0)
@@ -167,7 +171,7 @@ SMALL = BackendSpec(
                 "on two cores.",
     first_token_s=10.0, total_s=None, context_chars=600, selection_chars=1500,
     max_claims=3, max_tokens=300, focus_context=True, quote_words=20,
-    focus_ranking="answer_split", answer_quote=True,
+    focus_ranking="answer_split", answer_quote=True, book_sentences=True,
     model=ModelFile(
         file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
