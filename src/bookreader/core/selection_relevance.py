@@ -74,7 +74,8 @@ def relevance(question: str, answer: str, selection: str) -> tuple[float, float]
         words = " ".join(sentence.split()).strip(" .!").lower()
         # The selection's sentences holding the answer word for word ("Yes."), else the
         # one sharing most content words with it.
-        sources = [k for k, x in enumerate(sel_sents) if words and words in x.lower()]
+        pattern = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(words)) if words else None
+        sources = [k for k, x in enumerate(sel_sents) if pattern and pattern.search(x.lower())]
         if not sources and own:
             overlaps = [len(own & t) for t in sel_terms]
             k = max(range(len(sel_terms)), key=overlaps.__getitem__)
