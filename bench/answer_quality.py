@@ -515,7 +515,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--features", default="generation,answer_type,relevance,coverage,length",
                     help="signals the fit uses (comma separated; '' for all)")
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
-    ap.add_argument("--kind", choices=("extractive", "model"), default=None,
+    ap.add_argument("--book-margin", type=float, default=None,
+                    help="core/book_answer.py MARGIN for this run (default: the code's)")
+    ap.add_argument("--book-min", type=float, default=None,
+                    help="core/book_answer.py MIN_CONFIDENCE for this run (default: the code's)")
+    ap.add_argument("--kind", choices=("extractive", "model", "book"), default=None,
                     help="fit only this kind of backend's answers (default: each kind found)")
     ap.add_argument("--replay", type=Path, default=None,
                     help="answer with the raw model outputs of this earlier result file "
@@ -527,6 +531,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "by the coefficients in code")
     args = ap.parse_args(argv)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    from bookreader.core import book_answer
+
+    if args.book_margin is not None:
+        book_answer.MARGIN = args.book_margin
+    if args.book_min is not None:
+        book_answer.MIN_CONFIDENCE = args.book_min
     if args.fit:
         result = run_fit(args.fit, args.features.split(",") if args.features else None,
                          args.l2, args.kind)

@@ -64,6 +64,32 @@ def test_code_fences_are_not_shown_as_backticks(qtbot):
     assert "int[] counts;" in shown and shown.endswith("Both can be one line.")
 
 
+def test_the_books_sentences_in_place_of_the_model_say_so(qtbot):
+    """core/book_answer.py: the card of the book's sentences shown instead of the model's
+    answer carries a badge that says they are the book's words, and why."""
+    import dataclasses
+
+    cite = Citation("1.2 Mitochondria", 3, "4", "The energy is stored in a molecule called ATP",
+                    True, rects=((72.0, 100.0, 300.0, 112.0),))
+    text = ('The energy is stored in a molecule called ATP. [Source: 1.2 Mitochondria '
+            '(Page 4) - "The energy is stored in a molecule called ATP"]')
+    book = dataclasses.replace(
+        _answer(Outcome.ANSWER, text, citations=(cite,), confidence=0.55),
+        confidence_level="low",
+        model="book sentences (extractive), in place of qwen: no answer in time")
+    card = AnswerCard("What is ATP?", Mode.BOOK)
+    qtbot.addWidget(card)
+    card.set_answer(book)
+    marks = {w.text(): w.toolTip() for w in card.findChildren(type(card.meta_label))
+             if w.objectName() == "badge"}
+    assert "Low confidence" in marks and "The book's words" in marks
+    assert "no answer in time" in marks["The book's words"]
+    plain = AnswerCard("What is ATP?", Mode.BOOK)
+    qtbot.addWidget(plain)
+    plain.set_answer(_answer(Outcome.ANSWER, text, citations=(cite,)))
+    assert "The book's words" not in _badges(plain)
+
+
 def test_no_high_badge_on_timeout_or_not_covered(qtbot):
     for outcome, text in ((Outcome.TIMEOUT, prompts.TIMEOUT_MESSAGE),
                           (Outcome.NOT_COVERED, prompts.NOT_COVERED)):

@@ -32,6 +32,8 @@ import time
 from dataclasses import replace
 from typing import Any, Sequence
 
+from bookreader.core import confidence as calibration
+from bookreader.core.outcomes import confidence_level
 from bookreader.core.types import Answer, CancelFn, Mode, Outcome, Passage
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,9 @@ def choose(run: Any, answer: Answer, passages: Sequence[Passage], retrieval_conf
     ms = (time.perf_counter() - t) * 1000.0
     if book.outcome is not Outcome.ANSWER:
         return answer
+    # judged as what it would be: the book's sentences in place of the model's answer
+    signals = {**book.confidence_signals, "in_place": 1.0}
+    book = replace(book, confidence=calibration.calibrated(signals), confidence_signals=signals)
     who = answer.model or answer.backend
     if answer.outcome is Outcome.ANSWER:
         if book.confidence <= answer.confidence + MARGIN:
@@ -92,7 +97,7 @@ def choose(run: Any, answer: Answer, passages: Sequence[Passage], retrieval_conf
         model=f"book sentences (extractive), in place of {who}: {reason}",
         raw_output=answer.raw_output, prompt=answer.prompt,
         first_token_ms=answer.first_token_ms, generation_ms=answer.generation_ms,
-        latency_ms=run._ms(),
+        confidence_level=confidence_level(book.confidence), latency_ms=run._ms(),
         stage_ms={**answer.stage_ms, "book_sentences": round(ms, 1)},
         replaced_by_validator=answer.outcome is not Outcome.ANSWER,
     )

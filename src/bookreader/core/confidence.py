@@ -106,6 +106,14 @@ COEFFICIENTS: dict[str, dict[str, float]] = {
         "length": 1.079,
         "ceiling": 0.85,
     },
+    "book": {  # placeholder: the extractive set, until fitted
+        "intercept": -2.722,
+        "relevance": 0.925,
+        "coverage": 0.832,
+        "generation": 0.896,
+        "length": 1.297,
+        "answer_type": 0.795,
+    },
 }
 #: Kinds of backend with their own coefficients: the extractive backend, every language model.
 KINDS: tuple[str, ...] = tuple(COEFFICIENTS)
@@ -125,6 +133,10 @@ class Signals:
     extractive: float = 0.0
     length: float = 0.0
     answer_type: float = 0.0
+    #: 1 for the book's sentences shown in place of a language model's answer
+    #: (core/book_answer.py): they are judged on the questions the model did not answer
+    #: well, harder than the extractive backend's questions on average.
+    in_place: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return {k: round(float(v), 4) for k, v in asdict(self).items()}
@@ -153,8 +165,11 @@ def generation_confidence(stated: Optional[float], logprobs: Sequence[float]) ->
 
 
 def kind_of(signals: Signals | Mapping[str, float]) -> str:
-    """"extractive" for the extractive backend's answers, else "model" (a language model)."""
+    """"book" for the book's sentences in place of a model's answer, "extractive" for the
+    extractive backend's answers, else "model" (a language model)."""
     values = signals.as_dict() if isinstance(signals, Signals) else signals
+    if float(values.get("in_place", 0.0) or 0.0) >= 0.5:
+        return "book"
     return "extractive" if float(values.get("extractive", 0.0) or 0.0) >= 0.5 else "model"
 
 

@@ -37,6 +37,9 @@ OUTCOME_MARKS = {
     Outcome.TIMEOUT: ("Timed out", "bad", "No answer came within the time budget"),
     Outcome.ERROR: ("Error", "bad", ""),
 }
+#: How the Answer's ``model`` starts when the book's sentences replaced the model's answer
+#: (core/book_answer.py).
+BOOK_SENTENCES = "book sentences"
 CONFIDENCE: dict[str, tuple[str, str]] = {  # ConfidenceLevel values are strings
     ConfidenceLevel.HIGH: ("High confidence", "good"),
     ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
@@ -185,6 +188,12 @@ class AnswerCard(QFrame):
             text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
             marks.append(badge(text, kind, f"Estimated chance that this answer is right "
                                            f"({answer.confidence:.2f})"))
+            if answer.model.startswith(BOOK_SENTENCES):
+                # the book's own sentences, shown in place of the model's answer: say so
+                marks.append(badge("The book's words", "neutral",
+                                   "These are the book's own sentences, not the model's: "
+                                   + answer.model.split(":", 1)[-1].strip()
+                                   + ". Click a source to read the page."))
         else:
             # No confidence badge: there is no answer whose correctness it could describe.
             text, kind, tip = OUTCOME_MARKS[outcome]
