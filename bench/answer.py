@@ -171,9 +171,10 @@ def run_selected(args, settings, embedder) -> dict:
             if case.get("outcome") == "timeout":  # nothing was written: still a timeout
                 kind = case.get("kind") or ("answerable" if case["answerable"] else "unanswerable")
                 rows.append(dict(kind=kind, answerable=bool(case["answerable"]),
-                                 correct=False, fallback=False, replaced=False, leak=False,
-                                 timeout=True, error=False, first_token_ms=None, total_ms=None))
-                dump.append(dict(case, correct=False, fallback=False, replaced=False, leak=False))
+                                 correct=False, quote_only=False, fallback=False,
+                                 replaced=False, leak=False, timeout=True, error=False, first_token_ms=None, total_ms=None))
+                dump.append(dict(case, correct=False, fallback=False, replaced=False, leak=False,
+                                 quote_only=False))
                 continue
             recorded.raw = case.get("raw_output") or ""
         a = answerer.ask(case["question"], mode=Mode.SELECTED, selection=case["selection"],

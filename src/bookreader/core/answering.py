@@ -88,6 +88,7 @@ from bookreader.core.selection_answer import (
     selection_answer,
     turns_on_absent_word,
 )
+from bookreader.core.selection_relevance import names_absent_number, off_target
 from bookreader.core.sentences import key_only
 from bookreader.core.types import (
     Answer,
@@ -284,7 +285,8 @@ class _Run(OutcomeAssembly):
                 confidence=1.0 - retrieval_conf,
                 outcome=Outcome.NOT_COVERED,
             )
-        if self.mode is Mode.SELECTED and turns_on_absent_word(self.question, self.selection):
+        if self.mode is Mode.SELECTED and (turns_on_absent_word(self.question, self.selection)
+                                           or names_absent_number(self.question, self.selection)):
             return self._answer(prompts.NOT_IN_SELECTION, fallback=True, confidence=0.8,
                                 outcome=Outcome.NOT_IN_SELECTION)
         answer = self._generate(passages, retrieval_conf, on_token, cancel)
@@ -538,6 +540,9 @@ class _Run(OutcomeAssembly):
         if replaced:
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
+        if self._selection_rescue() and off_target(self.question, text, self.selection):
+            return self._from_selection(common, t) or self._not_shown(
+                passages, retrieval_conf, common, "off target", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
         # A citation quoting a sentence unrelated to its claim moves to the one that holds
         # it; one quoting a whole paragraph keeps the words for its claim.

@@ -34,7 +34,9 @@ say it (:func:`beside_answer`): the model's true but beside-the-point answer sta
 the student reads the selection's own answering sentence under it.  Some questions are
 given the fixed fallback before any model runs (:func:`turns_on_absent_word`): they turn
 on a negation the selection never uses, negate what every sentence about it affirms, or
-reverse a direction the selection states.
+reverse a direction the selection states.  A verified model answer that does not address
+the question, and a question naming a number the selection never writes, are handled in
+:mod:`bookreader.core.selection_relevance`.
 """
 
 from __future__ import annotations
