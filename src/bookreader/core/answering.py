@@ -560,9 +560,12 @@ class _Run(OutcomeAssembly):
                                    confidence, t)
         model_text = text  # the confidence signals judge what the model wrote
         if self.mode is Mode.BOOK and self.spec.answer_quote:
+            # the book's sentences beside it come from every retrieved passage, not only
+            # the ~600 characters the model read (which can miss the page that explains it)
+            every = self._sources(self.retrieval.passages) if self.retrieval else sources
             text, citations = quotes.with_best_quote(
-                self.question, text, citations, sources, context, self.owner.validator,
-                self.pages)
+                self.question, text, citations, every, "\n\n".join(s.text for s in every),
+                self.owner.validator, self.pages)
         elif self._selection_rescue():  # the selection's answering sentence beside it
             text, citations = beside_answer(self.question, text, citations, sources[0],
                                             self.owner.validator, self.pages) or (text, citations)
