@@ -88,3 +88,16 @@ def claude_server():
 
     with FakeClaudeServer() as server:
         yield server
+
+
+@pytest.fixture
+def claude_answerer(claude_server, embedder, monkeypatch, tmp_path):
+    """An Answerer whose Claude backend is the local fake (a 120 s total budget)."""
+    from bookreader.config import Settings
+    from bookreader.core.answering import Answerer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    settings = Settings(data_dir=tmp_path / "data").updated(
+        claude_base_url=claude_server.url, claude_max_retries=0)
+    settings.ensure_dirs()
+    return Answerer(settings, embedder=embedder, budget_fn=lambda name: (None, 120.0))

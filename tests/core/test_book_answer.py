@@ -13,14 +13,14 @@ import dataclasses
 
 import pytest
 
-from bookreader.config import Settings, default_data_dir
+from bookreader.config import default_data_dir
 from bookreader.core import book_answer, prompts, quotes
 from bookreader.core.answering import Answerer
 from bookreader.core.llm import models, specs
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour, FakeClaudeServer
-from pdf_factory import book_pdf
+from indexed_book import indexed_book
 
 MITO = ("Mitochondria release the energy stored in food. The energy is stored in a molecule "
         "called ATP. Cells that need much energy, such as muscle cells, hold many mitochondria.")
@@ -38,16 +38,10 @@ _SMALL_FILE = models.installed_path(specs.SMALL, default_data_dir() / "models")
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory, embedder):
-    from bookreader.library import Library
-
     root = tmp_path_factory.mktemp("book_answer")
-    settings = Settings(data_dir=root / "data").updated(max_new_tokens=80)
-    settings.ensure_dirs()
-    spec = book_pdf(root / "biology.pdf", CHAPTERS, lines_per_page=9, running_header=False)
-    lib = Library(settings, embedder=embedder)
-    info = lib.ingest(spec.path)
-    yield settings, lib.retriever(info.book_id), lib.open_pdf(info.book_id)
-    lib.close()
+    with indexed_book(root, "biology.pdf", CHAPTERS, embedder, lines_per_page=9,
+                      running_header=False) as (settings, retriever, pdf):
+        yield settings.updated(max_new_tokens=80), retriever, pdf
 
 
 @pytest.fixture

@@ -73,15 +73,6 @@ def test_a_sentence_that_only_shares_words_is_refused(question, selection, why, 
     assert _sentence(question, selection, embedder) is None, why
 
 
-@pytest.fixture
-def claude_answerer(claude_server, embedder, monkeypatch, tmp_path):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-    settings = Settings(data_dir=tmp_path / "data").updated(
-        claude_base_url=claude_server.url, claude_max_retries=0)
-    settings.ensure_dirs()
-    return Answerer(settings, embedder=embedder, budget_fn=lambda name: (None, 120.0))
-
-
 def test_a_restated_question_gives_the_selection_sentence(claude_server, claude_answerer):
     question = "How do you convert a floating-point value to an integer?"
     claude_server.queue(Behaviour.normal(

@@ -98,15 +98,6 @@ def test_an_ordinal_the_selection_never_writes(question, selection, expected):
     assert names_absent_number(question, selection) is expected
 
 
-@pytest.fixture
-def claude_answerer(claude_server, embedder, monkeypatch, tmp_path):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-    settings = Settings(data_dir=tmp_path / "data").updated(
-        claude_base_url=claude_server.url, claude_max_retries=0)
-    settings.ensure_dirs()
-    return Answerer(settings, embedder=embedder, budget_fn=lambda name: (None, 120.0))
-
-
 def _confederation_answer() -> Behaviour:
     return Behaviour.normal(f'{CONFEDERATION} [Source: Selected text - "In 1573 the city gave '
                             f'its name to the Warsaw Confederation"]\nConfidence: 0.9')

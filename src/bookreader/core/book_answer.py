@@ -53,7 +53,7 @@ RIVAL = "extractive"
 
 def applies(run: Any, answer: Answer) -> bool:
     """Whole-book answers of a tier that compares, when they could still be improved."""
-    return (run.mode is Mode.BOOK and bool(getattr(run.spec, "book_sentences", False))
+    return (run.mode is Mode.BOOK and run.spec.book_sentences
             and answer.outcome in (Outcome.ANSWER, Outcome.QUOTES, Outcome.TIMEOUT))
 
 
