@@ -63,6 +63,10 @@ def read_questions(path: Path) -> list[str]:
 
 def _choose_platform(tmp: Path) -> None:
     """Offscreen (with a large virtual screen) when there is no display to draw on."""
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        return  # the platform is chosen already (the tests' own application)
     platform = os.environ.get("QT_QPA_PLATFORM")
     has_display = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     if platform == "offscreen" or (platform is None and not has_display):
@@ -380,8 +384,8 @@ def table(report: dict) -> str:
         shown = " ".join((r.get("shown_text") or r.get("status") or "").split())
         rows.append(f"    {shown[:150]}{'…' if len(shown) > 150 else ''}")
     models = sorted({r.get("model") for r in report["answers"] if r.get("model")})
-    rows.append(f"model: {', '.join(models) or '-'}   (chip: the page the first citation "
-                f"opened, * when its excerpt was highlighted)")
+    rows.append("model: " + (" | ".join(models) or "-"))
+    rows.append("chip: the page the first citation opened, * when its excerpt was highlighted")
     return "\n".join(rows)
 
 
