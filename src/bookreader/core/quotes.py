@@ -560,8 +560,13 @@ def _best_window(sentence: str, want: set[str]) -> str:
 #: Least share of the best quote's content words an answer must lack for the quote to be
 #: added beside it (see ``with_best_quote``).
 QUOTE_NEW_SHARE = 0.5
-#: Most book sentences quoted beside a verified answer.
-ANSWER_QUOTES = 2
+#: Most book sentences quoted beside a verified answer: as many as the extractive backend
+#: answers with, since its third sentence is often the one on another page that explains
+#: the question.  Replaying the stop-18 small-tier runs (``bench/answer_quality.py
+#: --replay``), 3 against 2: gold page cited Think Java 88.6 -> 91.1 %, Physical AI 75.9 ->
+#: 78.5 %, answers correct 57.0 -> 58.2 % and 45.6 -> 46.8 %, answer length p50 105 -> 111
+#: and 86 -> 87 words.
+ANSWER_QUOTES = 3
 
 
 def with_best_quote(question: str, text: str, citations: tuple, sources: Sequence[Any],
