@@ -49,6 +49,9 @@ class LibraryApi(Protocol):
             on_token: Optional[Callable[[str], None]] = None,
             cancel: CancelFn = ...) -> Answer: ...
 
+    def warm_up(self, book: Optional[str | Path] = None, *,
+                backend: Optional[str] = None) -> str: ...
+
     def history(self, book_id: str, limit: int = 200) -> list[Answer]: ...
 
     def check_selection(self, text: str) -> tuple[str, str]: ...
@@ -71,6 +74,7 @@ class Command(enum.StrEnum):
     INGEST = "ingest"
     REMOVE = "remove"
     ASK = "ask"
+    WARM_UP = "warm_up"
     HISTORY = "history"
     CHECK_SELECTION = "check_selection"
     EXPORT_AUDIT = "export_audit"
@@ -98,6 +102,8 @@ def run_command(library: LibraryApi, command: Command, args: tuple, kwargs: dict
         return library.remove(*args, **kwargs)
     if command is Command.ASK:
         return library.ask(*args, **kwargs)
+    if command is Command.WARM_UP:
+        return library.warm_up(*args, **kwargs)
     if command is Command.HISTORY:
         return library.history(*args, **kwargs)
     if command is Command.CHECK_SELECTION:
