@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_che
 from bookreader.core.conversation import conversation_file_name
 from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
 
-__all__ = ["Command", "LibraryApi", "conversation_file_name", "run_command"]
+__all__ = ["Command", "LibraryApi", "backend_kind", "conversation_file_name", "run_command"]
 
 if TYPE_CHECKING:
     from bookreader.core.types import Retrieval, SearchFilter
@@ -81,6 +81,19 @@ class Command(enum.StrEnum):
     VERIFY_AUDIT = "verify_audit"
     AUDIT_REPORT = "audit_report"
     EXPORT_CONVERSATION = "export_conversation"
+
+
+def backend_kind(settings: Any) -> str:
+    """What answers under ``settings``: ``llama`` (a local model; ``auto`` is one of the
+    tiers), ``extractive`` or ``claude`` (the window warms up no Claude backend).
+
+    Raises:
+        ModelError: an unknown backend name.
+    """
+    from bookreader.core.llm.registry import resolve_name
+    from bookreader.core.llm.specs import spec_for
+
+    return spec_for(resolve_name(settings.llm_backend, settings)).kind
 
 
 #: Callbacks a worker supplies to a command (never sent over the pipe as values).

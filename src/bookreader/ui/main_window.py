@@ -379,11 +379,10 @@ class MainWindow(QMainWindow):
                 or self.current_path is None or _norm(info.path) != self.current_path
                 or info.book_id in self._warmed_books):
             return
-        from bookreader.core.llm.registry import resolve_name
-        from bookreader.core.llm.specs import spec_for
+        from bookreader.api import backend_kind
 
         try:
-            kind = spec_for(resolve_name(self.settings.llm_backend, self.settings)).kind
+            kind = backend_kind(self.settings)
         except BookReaderError as exc:  # an unknown name: the question says what to do
             log.info("No warm-up: %s", exc.user_message)
             return
