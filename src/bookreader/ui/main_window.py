@@ -393,7 +393,8 @@ class MainWindow(QMainWindow):
         if local and not self._model_warm:
             self.status_model.setText("Loading the language model…")
         self.service.warm_up(info.book_id, on_success=self._on_warmed,
-                             on_failure=self._on_warm_failed)
+                             on_failure=self._on_warm_failed,
+                             on_cancel=lambda: self._on_warm_cancelled(info.book_id))
 
     def _on_warmed(self, name: str) -> None:
         self._model_warm = bool(name)
@@ -405,6 +406,11 @@ class MainWindow(QMainWindow):
     def _clear_ready_note(self) -> None:
         if self.status_model.text() == "Language model ready":
             self.status_model.setText("")
+
+    def _on_warm_cancelled(self, book_id: str) -> None:
+        # The lanes were stopped (quit, another data folder): the next ready book warms.
+        self._warmed_books.discard(book_id)
+        self.status_model.setText("")
 
     def _on_warm_failed(self, exc: BaseException) -> None:
         # Library.warm_up logs and swallows what a user can cause; this is unexpected,
