@@ -13,6 +13,22 @@ Usage::
   streamed into the chat panel, with the same heartbeat.  Target: at most 100 ms.
 
 Prints a table and writes ``bench/results/ui_latency.json``.
+
+With ``--first-question`` it measures instead how long the first whole-book question of a
+fresh window waits for its first words, with and without the window's warm-up (the model
+loaded and its rules read once the book is ready).  Each run is a new window with its own
+library process (nothing loaded), offscreen, on the same data folder (the book is indexed
+once; pass ``--data-dir`` to keep the index between invocations).  Three ways per round:
+
+* ``no warm-up``: the window's warm-up turned off; the question is asked as soon as the
+  book is ready (today's behaviour before the warm-up);
+* ``after warm-up``: the question is asked once the warm-up has finished;
+* ``at once``: the warm-up is on but the question is asked as soon as the book is ready
+  (it waits on the library lane for the warm-up that is under way).
+
+First words are timed in the window, from pressing Ask to the first streamed text.  The
+model tiers of the user's own data folder are linked into the bench's, as tools/window_trial
+does.  Writes ``bench/results/first_question.json``.
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -126,6 +143,105 @@ def cold_start(book: Path, runs: int) -> dict:
             "ok": statistics.median(times) <= TARGET_COLD_S}
 
 
+# --- first question with and without warm-up ----------------------------------------------------
+FIRST_QUESTION = "What is a variable?"
+WAYS = ("no warm-up", "after warm-up", "at once")
+
+
+def _one_window(settings, book: Path, way: str, question: str) -> dict:
+    """A fresh window (and library process): open the book, ask, time the first words."""
+    from bookreader.app import build_app
+    from bookreader.ui.messages import RecordingSink
+
+    ctx = build_app(["bench"], settings=settings, sink=RecordingSink())
+    win, qapp, chat = ctx.window, ctx.qapp, ctx.window.chat
+    win.resize(1440, 900)
+    win.warm_up_models = way != "no warm-up"
+    seen: dict = {}
+    ctx.service.books_changed.connect(lambda *_: seen.setdefault("catalogue", True))
+    win.model_warmed.connect(lambda name: seen.setdefault("warmed", (time.perf_counter(), name)))
+    chat.tokens_streamed.connect(lambda *_: seen.setdefault("first", time.perf_counter()))
+    chat.answer_finished.connect(lambda a: seen.setdefault("answer", a))
+    chat.answer_failed.connect(lambda m: seen.setdefault("answer", m))
+    try:
+        if not wait(qapp, lambda: "catalogue" in seen, 120):
+            raise RuntimeError("the catalogue was not read")
+        t_open = time.perf_counter()
+        win.open_book(book)
+        if not wait(qapp, lambda: chat.book_ready, 3600):
+            raise RuntimeError(f"{book.name} was not ready for questions")
+        t_ready = time.perf_counter()
+        if way == "after warm-up" and not wait(qapp, lambda: "warmed" in seen, 600):
+            raise RuntimeError("the warm-up did not finish")
+        t_ask = time.perf_counter()
+        chat.ask_whole_book(question)
+        if not wait(qapp, lambda: "answer" in seen, 600):
+            raise RuntimeError("no answer")
+        t_end = time.perf_counter()
+        answer = seen["answer"]
+        warmed = seen.get("warmed")
+        return {
+            "way": way,
+            "book_ready_s": round(t_ready - t_open, 2),
+            "warm_up_s": round(warmed[0] - t_ready, 2) if warmed else None,
+            "warmed": warmed[1] if warmed else None,
+            "asked_after_ready_s": round(t_ask - t_ready, 2),
+            "first_words_s": round(seen["first"] - t_ask, 2) if "first" in seen else None,
+            "answer_s": round(t_end - t_ask, 2),
+            "answer_first_token_s": (round(answer.first_token_ms / 1000, 2)
+                                     if not isinstance(answer, str) and answer.first_token_ms
+                                     else None),
+            "backend": getattr(answer, "backend", ""),
+            "outcome": str(getattr(getattr(answer, "outcome", None), "value", "") or "failed"),
+            "error": getattr(answer, "error", "") if not isinstance(answer, str) else answer,
+        }
+    finally:
+        win.close()
+        ctx.lock.unlock()
+
+
+def first_question(book: Path, backend: str, rounds: int, question: str,
+                   data_dir: Optional[Path]) -> dict:
+    from bookreader.config import Settings
+
+    with tempfile.TemporaryDirectory(prefix="bookreader-first-") as tmp:
+        data = data_dir or Path(tmp) / "data"
+        settings = Settings.load(data).updated(llm_backend=backend)
+        settings.save()
+        sys.path.insert(0, str(BENCH_DIR.parent / "tools"))
+        from screenshots import _link_installed_tiers
+
+        _link_installed_tiers(settings)
+        # Untimed: index the book if needed, and read the model file once, so every timed
+        # run finds it in the page cache and verified alike.
+        prep = _one_window(settings, book, "after warm-up", question)
+        runs = [_one_window(settings, book, way, question)
+                for _ in range(rounds) for way in WAYS]
+    return {"book": book.name, "backend": backend, "question": question, "prep": prep,
+            "runs": runs, "load_average": os.getloadavg() if hasattr(os, "getloadavg")
+            else None, "cpus": os.cpu_count()}
+
+
+def first_question_table(result: dict) -> str:
+    lines = [f"First whole-book question in a fresh window: {result['book']}, backend "
+             f"{result['backend']}, \"{result['question']}\"",
+             "| way | first words (s) | whole answer (s) | warm-up (s) | answer's own first "
+             "token (s) | outcome |", "|---|---|---|---|---|---|"]
+    for way in WAYS:
+        runs = [r for r in result["runs"] if r["way"] == way]
+        firsts = [r["first_words_s"] for r in runs if r["first_words_s"] is not None]
+        lines.append("| {} | {} | {} | {} | {} | {} |".format(
+            way, " / ".join(f"{x:.1f}" for x in firsts) or "-",
+            " / ".join(f"{r['answer_s']:.1f}" for r in runs),
+            " / ".join(f"{r['warm_up_s']:.1f}" for r in runs if r["warm_up_s"] is not None)
+            or "-",
+            " / ".join(f"{r['answer_first_token_s']:.1f}" for r in runs
+                       if r["answer_first_token_s"] is not None) or "-",
+            ", ".join(sorted({r["outcome"] for r in runs}))))
+    lines.append(f"\nLoad average {result['load_average']} on {result['cpus']} CPUs.")
+    return "\n".join(lines)
+
+
 # --- stalls (this process) --------------------------------------------------------------------------
 def stalls(book: Path, index_seconds: float, questions: int, backend: str) -> dict:
     from PySide6.QtCore import QTimer
@@ -219,6 +335,13 @@ def main(argv=None) -> int:
     parser.add_argument("--backend", default="bundled")
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print the JSON result")
+    parser.add_argument("--first-question", action="store_true",
+                        help="time the first whole-book question with and without warm-up")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="--first-question: rounds of the three ways")
+    parser.add_argument("--question", default=FIRST_QUESTION)
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="--first-question: a data folder that keeps the book's index")
     parser.add_argument("--child-cold-start", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_cold_start:
@@ -227,6 +350,14 @@ def main(argv=None) -> int:
     book = Path(args.book)
     if not book.is_file():
         print(f"Skipped: {book} is absent (../shared/eval).", file=sys.stderr)
+        return 0
+    if args.first_question:
+        fq = first_question(book, args.backend, args.rounds, args.question, args.data_dir)
+        out = RESULTS.parent / "first_question.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(fq, indent=2), encoding="utf-8")
+        print(json.dumps(fq, indent=2) if args.json else first_question_table(fq))
+        print(f"Written to {out}")
         return 0
     result = {"cold_start": cold_start(book, args.cold_runs),
               "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,

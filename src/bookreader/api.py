@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_che
 from bookreader.core.conversation import conversation_file_name
 from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
 
-__all__ = ["Command", "LibraryApi", "conversation_file_name", "run_command"]
+__all__ = ["Command", "LibraryApi", "backend_kind", "conversation_file_name", "run_command"]
 
 if TYPE_CHECKING:
     from bookreader.core.types import Retrieval, SearchFilter
@@ -49,6 +49,9 @@ class LibraryApi(Protocol):
             on_token: Optional[Callable[[str], None]] = None,
             cancel: CancelFn = ...) -> Answer: ...
 
+    def warm_up(self, book: Optional[str | Path] = None, *,
+                backend: Optional[str] = None) -> str: ...
+
     def history(self, book_id: str, limit: int = 200) -> list[Answer]: ...
 
     def check_selection(self, text: str) -> tuple[str, str]: ...
@@ -71,12 +74,26 @@ class Command(enum.StrEnum):
     INGEST = "ingest"
     REMOVE = "remove"
     ASK = "ask"
+    WARM_UP = "warm_up"
     HISTORY = "history"
     CHECK_SELECTION = "check_selection"
     EXPORT_AUDIT = "export_audit"
     VERIFY_AUDIT = "verify_audit"
     AUDIT_REPORT = "audit_report"
     EXPORT_CONVERSATION = "export_conversation"
+
+
+def backend_kind(settings: Any) -> str:
+    """What answers under ``settings``: ``llama`` (a local model; ``auto`` is one of the
+    tiers), ``extractive`` or ``claude`` (the window warms up no Claude backend).
+
+    Raises:
+        ModelError: an unknown backend name.
+    """
+    from bookreader.core.llm.registry import resolve_name
+    from bookreader.core.llm.specs import spec_for
+
+    return spec_for(resolve_name(settings.llm_backend, settings)).kind
 
 
 #: Callbacks a worker supplies to a command (never sent over the pipe as values).
@@ -98,6 +115,8 @@ def run_command(library: LibraryApi, command: Command, args: tuple, kwargs: dict
         return library.remove(*args, **kwargs)
     if command is Command.ASK:
         return library.ask(*args, **kwargs)
+    if command is Command.WARM_UP:
+        return library.warm_up(*args, **kwargs)
     if command is Command.HISTORY:
         return library.history(*args, **kwargs)
     if command is Command.CHECK_SELECTION:

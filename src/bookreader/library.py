@@ -446,6 +446,24 @@ class Library(IngestMixin):
         self._record(answer, pending, session, client_id)
         return answer
 
+    def warm_up(self, book: Optional[str | Path] = None, *, backend: Optional[str] = None) -> str:
+        """Load now what the first whole-book question about ``book`` would load: the
+        book's index and PDF, both embedders and the model, with its rules read
+        (:meth:`Answerer.warm_up`).  Run it on the lane questions run on, so a question
+        asked meanwhile waits for it instead of loading the model a second time.
+
+        Never raises a BookReaderError (logged; the question reports it).  Returns the
+        backend name warmed, or "" when no model was loaded (Claude, a failure).
+        """
+        if book is not None:
+            try:
+                info = self.book(book)
+                self.retriever(info.book_id)
+                self._pdf_if_possible(info)
+            except BookReaderError as exc:
+                log.warning("Warm-up: the book %s is not ready: %s", book, exc.user_message)
+        return self.answerer.warm_up(backend)
+
     def _record(self, answer: Answer, pending: list, session: str,
                 client_id: Optional[str]) -> None:
         """The completion of the write-ahead record, else a record written whole."""

@@ -221,6 +221,37 @@ class Answerer:
             raise Cancelled()
         return run.execute(retriever, on_token, cancel)
 
+    def warm_up(self, backend: Optional[str] = None) -> str:
+        """Do now the one-off work of the next whole-book question (see ``_generate``):
+        load both embedders and the backend ``ask(backend=backend)`` would use, and have
+        a local model read the whole-book rules prefix a real question sends.
+
+        Claude needs nothing (and no request is sent).  Never raises a BookReaderError: a
+        missing or broken model is logged, and the question itself reports it.
+
+        Returns:
+            The backend name warmed, or "" when no model was loaded (Claude, a failure).
+        """
+        from bookreader.core.llm.registry import resolve_name
+
+        name = resolve_name(backend, self.settings)
+        try:
+            self.embedder.warm_up()
+            self.validator.embedder.warm_up()
+            if spec_for(name).kind == "claude":
+                return ""
+            model = self._backend_factory(name)
+            model.warm_up()
+            prime = getattr(model, "prime", None)
+            if prime is not None:  # the prefix is the same whatever the question
+                prime(prompts.messages_for(prompts.request_for(Mode.BOOK, "?"))[:-1])
+        except BookReaderError as exc:
+            log.warning("Warm-up of %s failed (the next question reports it): %s", name,
+                        exc.user_message)
+            return ""
+        log.info("Warmed up %s", name)
+        return name
+
 
 class _Run(OutcomeAssembly):
     """The state of one question while it is being answered."""

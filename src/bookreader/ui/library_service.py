@@ -378,6 +378,13 @@ class LibraryService(QObject):
         return self._call(Command.ASK, (question,), kwargs, inject=("on_token", "cancel"),
                           name=f"ask {Mode(mode).value}", **callbacks)
 
+    def warm_up(self, book: Optional[str], backend: Optional[str] = None, **callbacks):
+        """Load the book's index and the model ahead of the first question, on the lane
+        questions run on (a question asked meanwhile waits for it).  ``on_success`` gets
+        the backend name warmed ("" when no model was loaded)."""
+        return self._call(Command.WARM_UP, (), dict(book=book, backend=backend or None),
+                          name="warm up", **callbacks)
+
     def history(self, book_id: str, on_success, limit: int = 200):
         return self._call(Command.HISTORY, (book_id, limit), on_success=on_success)
 

@@ -109,6 +109,11 @@ class MainWindow(QMainWindow):
     book_opened = Signal(object)  # DocumentMeta
     settings_applied = Signal(object)  # Settings
     conversation_exported = Signal(str)  # path of the Markdown file
+    model_warmed = Signal(str)  # the backend warmed ("" when no model could be loaded)
+
+    #: Load the model as soon as a book is ready to ask (the benchmark turns it off to
+    #: measure a first question without it).
+    warm_up_models = True
 
     def __init__(self, settings: Settings, runner: TaskRunner, service: LibraryService,
                  sink: MessageSink, reporter: Reporter,
@@ -126,6 +131,10 @@ class MainWindow(QMainWindow):
         self.current_path: Optional[str] = None
         self._passwords: dict[str, Optional[str]] = {}
         self._dialogs: list = []
+        #: Books warmed up under the current settings (any Settings change rebuilds the
+        #: library and its models) and whether the model is loaded.
+        self._warmed_books: set[str] = set()
+        self._model_warm = False
         self.setWindowTitle("BookReader")
         self.setAcceptDrops(True)
 
@@ -155,6 +164,8 @@ class MainWindow(QMainWindow):
 
         self._build_actions()
         self._connect()
+        self.status_model = QLabel("", objectName="hintText")
+        self.statusBar().addPermanentWidget(self.status_model)
         self.status_page = QLabel("", objectName="hintText")
         self.statusBar().addPermanentWidget(self.status_page)
         self.library_panel.set_recent(self.recent_books())
@@ -298,6 +309,8 @@ class MainWindow(QMainWindow):
                            state=info.state if info else BookState.INDEXING)
         if info is None or info.state is not BookState.READY:
             self.service.ingest(path, meta.password)
+        else:
+            self.warm_up(info)
         self.statusBar().showMessage(f"Opened {meta.title} ({meta.page_count} pages)", 4000)
         last = self.last_page(path)
         if 0 < last < meta.page_count:  # reopen where the student left it
@@ -324,6 +337,7 @@ class MainWindow(QMainWindow):
             info = self.service.book_for_path(self.current_path)
             if info is not None and not self.service.is_ingesting(self.current_path):
                 self.chat.set_book_state(info.book_id, info.state is BookState.READY, info.state)
+                self.warm_up(info)
 
     def on_ingest_progressed(self, path: str, done: int, total: int, message: str) -> None:
         self.library_panel.set_progress(path, done, total, message)
@@ -338,6 +352,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(
                 f"{info.title} is ready for questions ({info.chunk_count} passages indexed)",
                 6000)
+            self.warm_up(info)
 
     def on_ingest_failed(self, path: str, exc: BaseException) -> None:
         message = exc.user_message if isinstance(exc, BookReaderError) else (
@@ -353,6 +368,57 @@ class MainWindow(QMainWindow):
         self.library_panel.set_cancelled(path)
         if path == self.current_path:
             self.statusBar().showMessage("Indexing cancelled; the book can still be read.", 6000)
+
+    # --- loading the model ahead of the first question ---------------------------------------
+    def warm_up(self, info: BookInfo) -> None:
+        """Load the open book's index and the language model in the background once the
+        book is ready to ask, so the first question does not wait for them.  Quiet: a note
+        in the status bar, no dialog; nothing for Claude (no request before a question).
+        It runs on the lane questions use, so a question asked meanwhile waits for it."""
+        if (not self.warm_up_models or info.state is not BookState.READY
+                or self.current_path is None or _norm(info.path) != self.current_path
+                or info.book_id in self._warmed_books):
+            return
+        from bookreader.api import backend_kind
+
+        try:
+            kind = backend_kind(self.settings)
+        except BookReaderError as exc:  # an unknown name: the question says what to do
+            log.info("No warm-up: %s", exc.user_message)
+            return
+        if kind == "claude":
+            return
+        self._warmed_books.add(info.book_id)
+        local = kind == "llama"
+        if local and not self._model_warm:
+            self.status_model.setText("Loading the language model…")
+        self.service.warm_up(info.book_id, on_success=self._on_warmed,
+                             on_failure=self._on_warm_failed,
+                             on_cancel=lambda: self._on_warm_cancelled(info.book_id))
+
+    def _on_warmed(self, name: str) -> None:
+        self._model_warm = bool(name)
+        if self.status_model.text():
+            self.status_model.setText("Language model ready" if name else "")
+            QTimer.singleShot(5000, self.status_model, self._clear_ready_note)
+        self.model_warmed.emit(name)
+
+    def _clear_ready_note(self) -> None:
+        if self.status_model.text() == "Language model ready":
+            self.status_model.setText("")
+
+    def _on_warm_cancelled(self, book_id: str) -> None:
+        # The lanes were stopped (quit, another data folder): the next ready book warms.
+        self._warmed_books.discard(book_id)
+        self.status_model.setText("")
+
+    def _on_warm_failed(self, exc: BaseException) -> None:
+        # Library.warm_up logs and swallows what a user can cause; this is unexpected,
+        # and the next question reports it as it always does.
+        log.error("Warming up the language model failed: %r\n%s", exc,
+                  getattr(exc, "remote_traceback", ""))
+        self.status_model.setText("")
+        self.model_warmed.emit("")
 
     def _remove_book(self, book_id: str) -> None:
         self.service.remove(book_id, on_failure=lambda e: self.reporter.report_error(e))
@@ -448,6 +514,11 @@ class MainWindow(QMainWindow):
                 return
         self.settings = settings
         self.service.apply_settings(settings)
+        self._warmed_books.clear()  # the library (and its models) are rebuilt
+        self._model_warm = False
+        current = self.service.book_for_path(self.current_path) if self.current_path else None
+        if current is not None:
+            self.warm_up(current)
         self.statusBar().showMessage("Settings saved and applied. " + note, 6000)
         if note:
             self.sink.info("Settings", note)
