@@ -19,7 +19,7 @@ from bookreader.core.lexical import LexicalIndex
 from bookreader.core.llm import extractive as extractive_mod
 from bookreader.core.llm.extractive import ExtractiveBackend, heading_match
 from bookreader.core.prompts import Excerpt, build_messages
-from bookreader.core.retrieval import HybridRetriever, chunk_headings, is_apparatus
+from bookreader.core.retrieval import HybridRetriever, chunk_headings, is_apparatus, is_contents
 from bookreader.core.store.base import open_store
 from bookreader.core.types import Chunk, Mode, Page
 
@@ -66,6 +66,50 @@ def test_apparatus_chunks_are_recognised_by_section_or_text():
                                "chapter, students will be able to ...", "Theoretical Foundations"))
     assert not is_apparatus(_chunk("A while loop repeats its body.", "4.2 The while Statement"))
     assert not is_apparatus(_chunk("loop: A statement that repeats.", "4.10 Vocabulary"))
+
+
+CONTENTS = ("Contents\n\n4 Loops . . . . . . . . . . . . . . . . . . . . 41\n"
+            "4.2 The while Statement . . . . . . . . . . . . . . . 43\n"
+            "4.3 The for Statement . . . . . . . . . . . . . . . . 45\n"
+            "4.9 Practical Exercises . . . . . . . . . . . . . . . 52\n"
+            "10 Tuples . . . . . . . . . . . . . . . . . . . . . . 120")
+
+
+def test_a_contents_listing_is_recognised_by_its_dot_leaders():
+    assert is_contents(_chunk(CONTENTS, ""))
+    # the page numbers are often extracted apart from the entries
+    assert is_contents(_chunk("SLAM (Simultaneous Localization and Mapping) . . . . . . . . . "
+                              "Practical Exercises . . . . . . . . . . Chapter Summary . . . . . . .",
+                              ""))
+    assert not is_contents(_chunk(EXPLAINS, "4.2 The while Statement"))
+    assert not is_contents(_chunk("for x in range(3): ... print('...') # wait...", "4.3 Loops"))
+
+
+def test_a_contents_page_ranks_below_the_page_it_lists(tmp_path, embedder, monkeypatch):
+    settings = Settings(data_dir=tmp_path)
+    settings.ensure_dirs()
+    pages = [Page(0, "v", CONTENTS, "", ""),
+             Page(1, "43", EXPLAINS, "4 Loops", "4.2 The while Statement"),
+             Page(2, "120", OTHER, "10 Tuples", "10.1 Tuples are immutable")]
+    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
+                  .chunks(pages, "contents"))
+    store = open_store(settings, "contents")
+    try:
+        store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+        retriever = HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
+        q = "What is the while statement?"
+        monkeypatch.setattr(retrieval_mod, "CONTENTS_PENALTY", 0.0)
+        before = retriever.search(q, top_k=3)
+        monkeypatch.setattr(retrieval_mod, "CONTENTS_PENALTY", 0.3)
+        after = retriever.search(q, top_k=3)
+        # the listing, all headings, stays a candidate, 0.3 lower
+        old = next(p for p in before.passages if is_contents(p.chunk))
+        listing = next(p for p in after.passages if is_contents(p.chunk))
+        assert listing.score == pytest.approx(old.score - 0.3)
+        assert after.passages[0].chunk.page_start == 1
+        assert after.confidence == before.confidence  # coverage is judged before the priors
+    finally:
+        store.close()
 
 
 def test_headings_inside_a_chunk_are_read():

@@ -29,6 +29,7 @@ taken from it, so whether the book covers a question does not move:
   section name or by the chunk's own text).  Such chunks name every topic of a chapter in
   a few lines and outranked the pages that explain it (the Physical AI book's "Practical
   Exercises" and "Chapter Summary" pages were the top passage for a third of its misses).
+* ``CONTENTS_PENALTY`` (0.3) off a table of contents (:func:`is_contents`: dot leaders).
 * ``HEADING_WEIGHT`` (0.15) times :func:`heading_match`: the best match between the
   question's terms and the chunk's outline section or a heading line inside it
   ("10.9 List comprehension"), (share of the heading's terms in the question) x (share of
@@ -50,7 +51,11 @@ one-line restatement of a section ("Supervised Learning: Implementing classifica
 regression models ...") but a sentence from elsewhere, because the section itself is a code
 listing with no sentence to quote.  It hurt the held-out half, so 0.05 stays.  Also tried
 and not kept: dense weight 0.75 (tune unchanged, Think Java held-out -1), heading weight
-0.25 (tune unchanged), a penalty for contents pages found by their dot leaders (no change).
+0.25 (tune unchanged).  A penalty for contents pages found by their dot leaders changed
+nothing there when first tried but is kept since stop 18 (``CONTENTS_PENALTY``): the
+first pattern missed the Physical AI book's contents, whose page numbers are extracted
+apart from their entries, and short questions a student types ("What is SLAM?") got the
+contents page as their first passage.
 
 Retrieval confidence (CALIBRATION below): min-max normalised scores say which chunk is
 best but not whether *any* chunk is good, so confidence comes from absolute evidence:
@@ -155,6 +160,17 @@ APPARATUS_TEXT = re.compile(
     r"(?:^|\n)\s*Exercise\s+\d+\s*:", re.IGNORECASE)
 #: Score taken off an apparatus chunk (scores are cosines near 0.4-0.8).
 APPARATUS_PENALTY = 0.05
+#: The dot leaders of a table of contents entry ("SLAM . . . . . . 80"; the page numbers
+#: are often extracted apart from their lines).
+_CONTENTS_ENTRY = re.compile(r"(?:\.[ \t]?){6,}")
+#: Entries that make a chunk a contents listing.
+CONTENTS_ENTRIES = 3
+#: Score taken off a contents listing.  It never explains anything, but its lines are
+#: headings, so a short question ("What is SLAM?") matched it best: in the Physical AI
+#: book the contents page was the first passage for "What is SLAM?" (window trial, stop
+#: 18).  The question files' longer questions met a contents chunk in the top five for
+#: 2 / 7 / 11 of 79 / 79 / 85 questions (Physical AI / Think Java / Py4E), never first.
+CONTENTS_PENALTY = 0.3
 #: Weight of the heading match: a chunk under a heading (its outline section or a heading
 #: line inside it) whose words are the question's gets up to this much more.
 HEADING_WEIGHT = 0.15
@@ -174,6 +190,16 @@ def _apparatus(section: str, head: str) -> bool:
     """Cached: the patterns scan 1,500 characters, for every candidate of every question
     (a fifth of a served extractive answer's time before)."""
     return bool(APPARATUS_SECTION.search(section) or APPARATUS_TEXT.search(head))
+
+
+def is_contents(chunk: Chunk) -> bool:
+    """True for a chunk of a table of contents (or an index): dot-leader entries."""
+    return _contents(chunk.text[:3000])
+
+
+@functools.lru_cache(maxsize=8192)
+def _contents(head: str) -> bool:
+    return len(_CONTENTS_ENTRY.findall(head)) >= CONTENTS_ENTRIES
 
 
 def chunk_headings(chunk: Chunk) -> list[str]:
@@ -374,6 +400,8 @@ class HybridRetriever:
             prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
             if APPARATUS_PENALTY and is_apparatus(p.chunk):
                 prior -= APPARATUS_PENALTY
+            if CONTENTS_PENALTY and is_contents(p.chunk):
+                prior -= CONTENTS_PENALTY
             scored.append(replace(p, score=p.score + prior) if prior else p)
         scored.sort(key=lambda p: (-p.score, p.chunk.position))
         passages = tuple(scored[:top_k])
