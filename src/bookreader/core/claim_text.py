@@ -88,11 +88,32 @@ def is_negation(word: str) -> bool:
     return lw in NEGATION_WORDS or bool(_NT.search(lw))
 
 
+#: Words that open another clause: a negation's scope ends before them ("contains *no
+#: characters* but ...", "it does not change, *because* ...").
+_CLAUSE_OPENERS = frozenset(
+    "but so yet because although though whereas while unless until which".split())
+#: After "and"/"or", a verb of this list opens another predicate with the same subject:
+#: "contains *no characters* and *has* length 0" says the string has length 0.
+_FINITE = frozenset(
+    """is are was were has have had does do did can could will would may might must
+    should shall gets get becomes become""".split())
+
+
+def _ends_scope(ws: list[str], j: int) -> bool:
+    """True when ``ws[j]`` starts a clause of its own (see :data:`_CLAUSE_OPENERS`)."""
+    lw = ws[j].lower()
+    if lw in _CLAUSE_OPENERS:
+        return True
+    return lw in ("and", "or") and j + 1 < len(ws) and ws[j + 1].lower() in _FINITE
+
+
 def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
     scope: set[str] = set()
     for direction, count in ((-1, before), (1, after)):
         j, taken = i + direction, 0
         while 0 <= j < len(ws) and taken < count:
+            if _ends_scope(ws, j):
+                break
             lw = ws[j].lower().replace("\u2019", "'")
             if not is_negation(lw) and lw not in STOPWORDS and (len(lw) > 1 or lw.isdigit()):
                 scope.add(stem(lw))
@@ -130,6 +151,9 @@ class Cue(NamedTuple):
     #: The first word the negation bears on ("is not *limited*", "not always *clear*"):
     #: what a negation of the other text must be about.
     head: str = ""
+    #: The stems of the content words before the negation in its sentence (its subject
+    #: and what leads up to it: "*concrete class*: A class that is not declared ...").
+    before: frozenset[str] = frozenset()
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -139,6 +163,11 @@ class Cue(NamedTuple):
             # "only if none of the cases apply" does not bear on "include a default case"
             return 2 * len(self.scope & terms) > len(self.scope)
         return bool(self.scope & terms)
+
+
+#: Python's ``None`` (a capitalised "None" that does not open "None of ..."): a value the
+#: sentence talks about, not a negation ("The value None is not the same as the string").
+_NONE_VALUE = re.compile(r"\bNone\b(?!\s+of\b)")
 
 
 def negation_cues(sentence: str) -> list[Cue]:
@@ -153,7 +182,8 @@ def negation_cues(sentence: str) -> list[Cue]:
     "instead of" count as "not"; so does a "non" word ("nonnegative").
     """
     cues: list[Cue] = []
-    for segment in _SEGMENT.split(sentence):
+    prior: list[str] = []  # the words of the segments before this one
+    for segment in _SEGMENT.split(_NONE_VALUE.sub("it", sentence)):
         text = segment
         for m in _OPTIONAL.finditer(text):
             ws_before = words(text[: m.start()])
@@ -173,10 +203,16 @@ def negation_cues(sentence: str) -> list[Cue]:
                 cues.append(Cue("not", {stem(lw[3:])}))  # "nonnegative" = "not negative"
             elif is_negation(w):
                 scope = _scope(ws, i, 0, NEGATION_SCOPE)
-                if scope:
+                sameness = "same" in (x.lower() for x in ws[i + 1:i + 3])
+                if scope and sameness:
+                    # "is not the same as the string": about sameness, then the string
+                    cues.append(Cue("not", scope | {"same"}, head="same",
+                                    reach=frozenset(_scope(ws, i, 0, len(ws))) | {"same"}))
+                elif scope:
                     cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws))),
-                                    head=_head(ws, i)))
-                elif "same" in (x.lower() for x in ws[i + 1:i + 3]):
+                                    head=_head(ws, i),
+                                    before=frozenset(content_terms(" ".join(prior + ws[:i])))))
+                elif sameness:
                     # "they are not the same": about sameness (a claim saying "the same")
                     cues.append(Cue("not", {"same"}, reach=frozenset({"same"}), head="same"))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
@@ -188,6 +224,7 @@ def negation_cues(sentence: str) -> list[Cue]:
                                 reach=frozenset(_scope(ws, i, 0, len(ws))), head=_head(ws, i)))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+        prior += words(segment)
     return cues
 
 
@@ -243,8 +280,8 @@ _SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
 
 
 #: Verbs that say "not" of their object: "to *avoid* conflicts" = "without conflicts".
-_AVOID_WORDS = frozenset("avoid avoids avoided avoiding prevent prevents prevented preventing"
-                         .split())
+_AVOID_WORDS = frozenset("""avoid avoids avoided avoiding prevent prevents prevented preventing
+    skip skips skipped skipping ignore ignores ignored ignoring""".split())
 
 
 def _contrast_cues(cues: list[Cue]) -> list[Cue]:
@@ -281,6 +318,64 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
                    for o in others):
             return False
     return True
+
+
+def denies(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str],
+           window_terms: set[str]) -> bool:
+    """True when one text negates the very word the other asserts.
+
+    The head of a "not" in one ("it does *not remove* the cards") is a term of the other
+    ("addDeck *removes* the cards"), and no negation of the other bears on that word.
+    Unlike :func:`polarity_agrees`, a negation placed elsewhere or reworded does not
+    count: this is the contradiction itself, strong enough for a sentence that is not the
+    best support to veto the claim.
+    """
+    def one_way(cues: list[Cue], others: list[Cue], other_terms: set[str]) -> bool:
+        for c in cues:
+            if c.kind != "not" or c.whole or not c.head:
+                continue
+            if not _scopes_meet({c.head}, other_terms):
+                continue
+            if not all(_scopes_meet({t}, other_terms) for t in c.before - _DISCOURSE):
+                continue  # said of something else: "*concrete* class: ... not declared"
+            if any(_scopes_meet({c.head}, o.scope | o.reach | {o.head}) for o in others):
+                continue
+            return True
+        return False
+
+    return (one_way(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_)
+            or one_way(claim_cues, window_cues + _contrast_cues(window_cues), window_terms))
+
+
+#: Words that lead up to a statement without being its subject ("Notice that it ...").
+_DISCOURSE = frozenset(stem(w) for w in """notice note remember recall see also however
+    thus therefore example instance course fact""".split())
+
+
+#: "even if there is no error", "whether or not": a claim that holds despite a condition.
+_CONCEDES = re.compile(
+    r"\beven\s+(?:if|when|though|after|before|with|without|for)\b|\bregardless\b"
+    r"|\bwhether\s+or\s+not\b|\bno\s+matter\b", re.IGNORECASE)
+#: What a supporting text says to concede a condition.
+_CONCESSION = re.compile(
+    r"\b(?:even|regardless|whether\s+or\s+not|no\s+matter|although|though|despite"
+    r"|in\s+spite\s+of|still|anyway|nevertheless|nonetheless|whatever|however\s+\w+)\b",
+    re.IGNORECASE)
+
+
+def concedes(text: str) -> bool:
+    """True when ``text`` says something holds despite a condition ("even if ...")."""
+    return bool(_CONCEDES.search(text))
+
+
+def concession_marked(text: str) -> bool:
+    """True when ``text`` concedes a condition in any words ("even", "although", "still").
+
+    A claim that :func:`concedes` ("the except block runs *even if* there is no error")
+    needs this in its support: a passage that states the ordinary case ("if an exception
+    occurs, ... executes the except block") says the opposite of the concession.
+    """
+    return bool(_CONCESSION.search(text))
 
 
 def polarity_terms(text: str, terms: set[str]) -> set[str]:

@@ -1,0 +1,163 @@
+"""The grounding validator (real MiniLM) on explicit negation, stop 18: the closest
+sentence vetoes a claim only when one of the two negates what the other asserts; "even
+if" needs a concession in the passage; a negation's scope ends where a new predicate
+begins; Python's ``None`` is a value, not a negation; "skip" says "not do".  The passages
+are written for these tests after passages of the shared books."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.core.claim_text import (
+    concedes,
+    concession_marked,
+    denies,
+    negation_cues,
+    polarity_agrees,
+)
+from bookreader.core.sentences import content_terms
+
+NONE_VALUE = (
+    "If you try to assign the result of a void function to a variable, you get a special "
+    "value called None. The value None is not the same as the string \"None\". It is a special "
+    "value that has its own type."
+)
+
+SHORT_CIRCUIT = (
+    "When Python detects that there is nothing to be gained by evaluating the rest of a "
+    "logical expression, it stops its evaluation and does not do the computations in the rest "
+    "of the logical expression. When the evaluation of a logical expression stops because the "
+    "overall value is already known, it is called short-circuiting the evaluation."
+)
+
+FRUITFUL = (
+    "When you call a function in interactive mode, Python displays the result. But in a "
+    "script, if you call a fruitful function and do not store the result of the function in a "
+    "variable, the return value vanishes into the mist!"
+)
+
+TUPLES = (
+    "Python starts by comparing the first element from each sequence. If they are equal, it "
+    "goes on to the next element, and so on, until it finds elements that differ. Subsequent "
+    "elements are not considered (even if they are really big)."
+)
+
+EMPTY = (
+    "If the first index is greater than or equal to the second the result is an empty string, "
+    "represented by two quotation marks. An empty string contains no characters and has length "
+    "0, but other than that, it is the same as any other string."
+)
+
+STYLE = (
+    "As a matter of style, you should always assign floating-point values to floating-point "
+    "variables. The compiler won't make you do it, but you never know when a simple mistake "
+    "will come back and haunt you."
+)
+
+
+def _terms(text: str) -> set[str]:
+    return set(content_terms(text))
+
+
+# --- a sentence that negates the very word the claim asserts --------------------------------
+def test_denies_helper():
+    window = "Notice that it does not remove the cards from the Deck."
+    claim = "addDeck removes the cards from the Deck."
+    assert denies(negation_cues(claim), negation_cues(window), _terms(claim), _terms(window))
+    # the other way round: the claim negates what the window asserts
+    claim2 = "Python does not close open files when the program ends."
+    window2 = "Python makes sure that all open files are closed when the program ends."
+    assert denies(negation_cues(claim2), negation_cues(window2), _terms(claim2), _terms(window2))
+    # a negation of the same word on both sides is agreement
+    same = "addDeck does not remove the cards from the Deck."
+    assert not denies(negation_cues(same), negation_cues(window), _terms(same), _terms(window))
+    # said of another subject ("concrete class"), the negation denies nothing of this one
+    glossary = "concrete class: A class that is not declared as abstract."
+    abstract = "An abstract class is a class that is declared as abstract."
+    assert not denies(negation_cues(abstract), negation_cues(glossary), _terms(abstract),
+                      _terms(glossary))
+
+
+def test_the_closest_sentence_vetoes_only_with_a_negation_of_its_own(validator):
+    # The closest sentence ("As a matter of style ...") holds no negation: the claim's "does
+    # not enforce" is the next sentence's "won't make you do it", not a contradiction.
+    ok = validator.validate("Assigning floating-point values to floating-point variables is a "
+                            "matter of style that the compiler does not enforce.", STYLE)
+    assert ok.passed, ok
+    bad = validator.validate("The compiler forces you to assign floating-point values to "
+                             "floating-point variables.", STYLE)
+    assert not bad.passed
+
+
+# --- Python's None ----------------------------------------------------------------------------
+def test_none_the_value_is_not_a_negation():
+    cues = negation_cues('The value None is not the same as the string "None".')
+    assert len(cues) == 1 and cues[0].head == "same"
+    assert negation_cues("None is returned by a void function.") == []
+    assert negation_cues("None of the cases apply.")  # "None of" is still a negation
+
+
+def test_none_the_same_as_the_string_none_is_rejected(validator):
+    bad = validator.validate('The value None is the same as the string "None".', NONE_VALUE)
+    assert not bad.passed
+    ok = validator.validate('The value None is not the same as the string "None"; it has its '
+                            'own type.', NONE_VALUE)
+    assert ok.passed, ok
+
+
+# --- concessions ------------------------------------------------------------------------------
+def test_concession_helpers():
+    assert concedes("The except block runs even if there is no error.")
+    assert concedes("It works whether or not the file exists.")
+    assert not concedes("Even numbers are divisible by two.")
+    assert concession_marked("Subsequent elements are not considered (even if they are big).")
+    assert concession_marked("Although it is not necessary, it is common to use them.")
+    assert not concession_marked("If an exception occurs, Python runs the except block.")
+
+
+@pytest.mark.parametrize("answer, context", [
+    ("Python keeps evaluating a logical expression even if there is nothing to be gained.",
+     SHORT_CIRCUIT),
+    ("In a script, a fruitful function's return value is displayed even if you do not store it "
+     "in a variable.", FRUITFUL),
+])
+def test_even_if_against_a_passage_stating_the_ordinary_case_fails(validator, answer, context):
+    assert not validator.validate(answer, context).passed
+
+
+def test_even_if_said_by_the_passage_passes(validator):
+    ok = validator.validate("Elements after the first difference are not considered, even if "
+                            "they are really big.", TUPLES)
+    assert ok.passed, ok
+
+
+# --- where a negation's scope ends -------------------------------------------------------------
+def test_a_negation_scope_ends_at_a_new_predicate():
+    cue, = negation_cues("An empty string contains no characters and has length 0.")
+    assert cue.scope == {"charact"} and "length" not in cue.reach
+    cue, = negation_cues("It does not change the list, because it makes a copy.")
+    assert "copi" not in cue.reach
+    # "or" with no verb after it keeps the negation on both ("no way to access ... or invoke")
+    cue, = negation_cues("There is no way to access its attributes or invoke a method.")
+    assert "invok" in cue.reach
+
+
+def test_a_coordinated_predicate_after_a_negation_is_asserted(validator):
+    assert not validator.validate("An empty string does not have length 0.", EMPTY).passed
+    ok = validator.validate("It is an empty string, which has length 0.", EMPTY)
+    assert ok.passed, ok
+
+
+# --- verbs that say "not" of their object --------------------------------------------------------
+def test_skipping_the_computations_restates_not_doing_them(validator):
+    claim = "Python skips the computations in the rest of the expression."
+    window = "It stops its evaluation and does not do the computations in the rest of it."
+    assert polarity_agrees(negation_cues(claim), negation_cues(window), _terms(claim),
+                           _terms(window))
+    ok = validator.validate("Once the value of a logical expression is already known, Python "
+                            "skips the computations in the rest of it; this is called "
+                            "short-circuiting.", SHORT_CIRCUIT)
+    assert ok.passed, ok
+    bad = validator.validate("Python does the computations in the rest of a logical expression "
+                             "once its overall value is known.", SHORT_CIRCUIT)
+    assert not bad.passed
