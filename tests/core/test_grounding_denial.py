@@ -161,3 +161,71 @@ def test_skipping_the_computations_restates_not_doing_them(validator):
     bad = validator.validate("Python does the computations in the rest of a logical expression "
                              "once its overall value is known.", SHORT_CIRCUIT)
     assert not bad.passed
+
+
+# --- from the small tier's replayed whole-book answers ------------------------------------------
+TOSTRING = (
+    "The Java library includes a class, java.util.Arrays, that provides methods for working "
+    "with arrays. One of them, toString, returns a string representation of an array. After "
+    "importing Arrays, we can invoke toString like this: System.out.println(Arrays.toString(a)); "
+    "And the output is shown here: [1, 2, 3, 4] Notice that Arrays.toString uses square "
+    "brackets instead of curly braces. But it beats writing your own printArray method."
+)
+
+TRY_CATCH = (
+    "If a different exception occurs during the try block, Java does whatever it would do "
+    "otherwise, which is probably to display a message and end the program. If no exceptions "
+    "occur during the try block, the catch block doesn't run and the program continues. As an "
+    "alternative, we could use the catch block to display a customized message, end the "
+    "program, or handle the exception in whatever way is appropriate."
+)
+
+
+def test_a_negation_about_our_own_words_does_not_match_another_of_ours():
+    # "instead of curly braces" is about the claim's "curly braces": it cannot also stand
+    # for the claim's "instead of the elements", which the window says nothing of.
+    claim = ("Printing an array shows strange characters instead of the elements because it "
+             "uses square brackets instead of curly braces.")
+    window = "Notice that Arrays.toString uses square brackets instead of curly braces."
+    assert not polarity_agrees(negation_cues(claim), negation_cues(window), _terms(claim),
+                               _terms(window))
+    # a reworded negation the window states about something else still matches
+    claim2 = "A final variable cannot be modified."
+    window2 = "Once you assign a final variable, it can't be changed."
+    assert polarity_agrees(negation_cues(claim2), negation_cues(window2), _terms(claim2),
+                           _terms(window2))
+
+
+def test_an_invented_reason_beside_an_instead_of_fails(validator):
+    bad = validator.validate("Printing an array with println shows strange characters instead "
+                             "of the elements because it uses square brackets instead of curly "
+                             "braces.", TOSTRING)
+    assert not bad.passed
+    ok = validator.validate("Arrays.toString returns a string representation of an array, "
+                            "written with square brackets instead of curly braces.", TOSTRING)
+    assert ok.passed, ok
+
+
+def test_a_negation_inside_a_condition_denies_nothing():
+    cue = negation_cues("If no exceptions occur during the try block, the catch block runs.")[0]
+    assert cue.conditional
+    claim = "To catch an exception, you can use the catch block."
+    window = "If no exceptions occur during the try block, the catch block doesn't run."
+    assert not denies(negation_cues(claim), negation_cues(window), _terms(claim), _terms(window))
+
+
+def test_catching_an_exception_with_the_catch_block_passes(app_validator):
+    ok = app_validator.validate("To catch an exception so that your program doesn't stop, you "
+                                "can use the catch block.", TRY_CATCH)
+    assert ok.passed, ok
+    bad = app_validator.validate("If no exceptions occur during the try block, the catch block "
+                                 "still runs.", TRY_CATCH)
+    assert not bad.passed
+
+
+@pytest.fixture(scope="module")
+def app_validator(embedder):
+    """The validator on the int8 copy of MiniLM, as the app builds it (exact verdicts)."""
+    from bookreader.core.grounding import GroundingValidator
+
+    return GroundingValidator(embedder.quantized_copy())

@@ -154,6 +154,9 @@ class Cue(NamedTuple):
     #: The stems of the content words before the negation in its sentence (its subject
     #: and what leads up to it: "*concrete class*: A class that is not declared ...").
     before: frozenset[str] = frozenset()
+    #: The negation is inside a condition ("*if no* exceptions occur, ..."): it states
+    #: nothing, so it denies nothing (see :func:`denies`).
+    conditional: bool = False
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -211,7 +214,8 @@ def negation_cues(sentence: str) -> list[Cue]:
                 elif scope:
                     cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws))),
                                     head=_head(ws, i),
-                                    before=frozenset(content_terms(" ".join(prior + ws[:i])))))
+                                    before=frozenset(content_terms(" ".join(prior + ws[:i]))),
+                                    conditional=any(x.lower() in _CONDITIONS for x in ws[:i])))
                 elif sameness:
                     # "they are not the same": about sameness (a claim saying "the same")
                     cues.append(Cue("not", {"same"}, reach=frozenset({"same"}), head="same"))
@@ -268,7 +272,7 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
         return w.bears_on(claim_terms_) and (w.kind != "optional" or requirement)
 
     return _cues_matched(claim_cues, window_cues + _contrast_cues(window_cues), window_terms,
-                         lambda c: True) and \
+                         lambda c: True, claim_terms_) and \
         _cues_matched(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_, concerns)
 
 
@@ -297,7 +301,8 @@ def _contrast_cues(cues: list[Cue]) -> list[Cue]:
     return out
 
 
-def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
+def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns,
+                  own_terms: set[str] | None = None) -> bool:
     """Every cue that ``concerns`` us has a cue of its kind in ``others`` about its words.
 
     A cue is placed by its head word (or its scope): when the other text does not hold it
@@ -313,11 +318,17 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
             # rest of the scope that the other text holds places the negation instead.
             key = {t for t in c.scope if _scopes_meet({t}, other_terms)} or key
         placed = c.kind != "optional" and not c.whole and _scopes_meet(key, other_terms)
+        # Unplaced, a "not" is matched by a negation of the other text that is not already
+        # about words of ours ("... instead of the *elements*" is not matched by "instead of
+        # *curly braces*" when we say "curly braces" too).
+        free = c.kind == "not" and not c.whole and not placed and own_terms is not None
         if not any(o.kind == c.kind and (not placed or not o.scope
                                          or _scopes_meet(key, o.scope | o.reach))
+                   and not (free and own_terms is not None and o.bears_on(own_terms))
                    for o in others):
             return False
     return True
+
 
 
 def denies(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str],
@@ -332,7 +343,7 @@ def denies(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str]
     """
     def one_way(cues: list[Cue], others: list[Cue], other_terms: set[str]) -> bool:
         for c in cues:
-            if c.kind != "not" or c.whole or not c.head:
+            if c.kind != "not" or c.whole or not c.head or c.conditional:
                 continue
             if not _scopes_meet({c.head}, other_terms):
                 continue
@@ -347,6 +358,8 @@ def denies(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str]
             or one_way(claim_cues, window_cues + _contrast_cues(window_cues), window_terms))
 
 
+#: Words that open a condition: a negation after them in its clause states nothing.
+_CONDITIONS = frozenset("if when whenever unless until once whether".split())
 #: Words that lead up to a statement without being its subject ("Notice that it ...").
 _DISCOURSE = frozenset(stem(w) for w in """notice note remember recall see also however
     thus therefore example instance course fact""".split())

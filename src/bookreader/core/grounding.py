@@ -154,6 +154,14 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   paraphrases, so it was taken out (the test pairs were not read).  Also tried and
   dropped, no effect on the tune halves: a negation of the claim whose words the window
   lacks matched only by a window negation about the same subject.
+  From the small tier's stop 18 answers replayed through this code (the lead's run over
+  the three books; 4 tune-only pairs written from them): a negation of the claim whose
+  words the window lacks is no longer matched by a window negation that bears on the
+  claim's *other* words ("shows strange characters instead of the elements because it
+  uses square brackets instead of curly braces" against "... uses square brackets
+  instead of curly braces"); a negation inside a condition ("*if no* exceptions occur,
+  the catch block doesn't run") denies nothing ("To catch an exception ..., you can use
+  the catch block" was vetoed by it).
 """
 
 from __future__ import annotations
