@@ -229,3 +229,28 @@ def app_validator(embedder):
     from bookreader.core.grounding import GroundingValidator
 
     return GroundingValidator(embedder.quantized_copy())
+
+
+SCRAPING = (
+    "One of the common uses of the urllib capability in Python is to scrape the web. Web "
+    "scraping is when we write a program that pretends to be a web browser and retrieves "
+    "pages, then examines the data in those pages looking for patterns."
+)
+
+def test_an_answer_naming_an_operator_the_question_lacks_is_no_restatement():
+    from bookreader.core.grounding_checks import is_tautology
+
+    question = "Which Python operator is used for exponentiation?"
+    assert not is_tautology("The Python operator used for exponentiation is **.", question)
+    assert is_tautology("The Python operator is used for exponentiation.", question)
+    assert not is_tautology("A year has 12 months.", "How many months does a year have?")
+
+
+def test_a_word_repeated_in_a_restatement_is_not_a_swap(validator):
+    # "web" said four times where the passage says it twice, in a rewording of a longer
+    # stretch: no term of the passage put in another's place
+    ok = validator.validate("Web scraping is when a program pretends to be a web browser, "
+                            "retrieves a web page and then looks at the web page content.",
+                            SCRAPING, question="What is web scraping?")
+    assert ok.passed, ok
+

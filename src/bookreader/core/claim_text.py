@@ -617,7 +617,8 @@ def swapped_terms(claim: str, window_sentence: str,
                 elif (not any(_family(x, t) for t in wset) and x in elsewhere
                       and y in elsewhere and not x.isdigit() and not _VERB_FORM.search(xw)):
                     out.append((x, y))
-                elif a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit():
+                elif (a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit()
+                      and i2 - i1 == j2 - j1 == 1):
                     # The window's other term named again in its place: "A list is a
                     # sequence of values much like a list" for "A tuple is ... like a list".
                     out.append((x, y))

