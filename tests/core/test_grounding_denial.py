@@ -254,3 +254,19 @@ def test_a_word_repeated_in_a_restatement_is_not_a_swap(validator):
                             SCRAPING, question="What is web scraping?")
     assert ok.passed, ok
 
+
+
+ERRORS = (
+    "Syntax errors These are the first errors you will make and the easiest to fix. A syntax "
+    "error means that you have violated the grammar rules of Python. Logic errors A logic "
+    "error is when your program has good syntax but there is a mistake in the order of the "
+    "statements or perhaps a mistake in how the statements relate to one another."
+)
+
+
+def test_a_repeated_word_put_in_the_subjects_place_is_still_a_swap(validator):
+    # "syntax" named again where the passage's subject ("logic") was: the other error's
+    # definition given to this one
+    bad = validator.validate("A syntax error is when your program has good syntax but there "
+                             "is a mistake in the order of the statements.", ERRORS)
+    assert not bad.passed

@@ -618,9 +618,11 @@ def swapped_terms(claim: str, window_sentence: str,
                       and y in elsewhere and not x.isdigit() and not _VERB_FORM.search(xw)):
                     out.append((x, y))
                 elif (a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit()
-                      and i2 - i1 == j2 - j1 == 1):
-                    # The window's other term named again in its place: "A list is a
-                    # sequence of values much like a list" for "A tuple is ... like a list".
+                      and i1 <= 1):
+                    # The window's other term named again in its subject's place: "A list
+                    # is a sequence of values much like a list" for "A tuple is ... like a
+                    # list" (further on, repeating a word is how a rewording reads: "a web
+                    # page, then ... the web page content").
                     out.append((x, y))
     return out
 

@@ -164,9 +164,12 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   the catch block" was vetoed by it); an answer that names an operator, code term or
   number the question lacks is not a restatement ("The Python operator used for
   exponentiation is **." was a tautology, "**" not being a word); a word the claim
-  repeats more often than the window counts as a swapped term only in a one-for-one
-  replacement ("retrieves a web page, then looks at the web page content" against
-  "... retrieves pages, then examines the data in those pages" was a swap of "web").
+  repeats more often than the window counts as a swapped term only in the subject's
+  place, its first two content words ("retrieves a web page, then looks at the web page
+  content" against "... retrieves pages, then examines the data in those pages" was a
+  swap of "web"; "A *syntax* error is when your program has good syntax ..." for "A
+  logic error is ..." still is; a one-for-one rule, tried first, let that one through
+  in the replay).
   Dropped: the question's names left out of the names that make a pair need two own
   terms per sentence (it passed "No, addDeck does not remove the cards from the Deck."
   on the tune half, but the HaluEval test half's confirmation run showed one more false
