@@ -88,11 +88,32 @@ def is_negation(word: str) -> bool:
     return lw in NEGATION_WORDS or bool(_NT.search(lw))
 
 
+#: Words that open another clause: a negation's scope ends before them ("contains *no
+#: characters* but ...", "it does not change, *because* ...").
+_CLAUSE_OPENERS = frozenset(
+    "but so yet because although though whereas while unless until which".split())
+#: After "and"/"or", a verb of this list opens another predicate with the same subject:
+#: "contains *no characters* and *has* length 0" says the string has length 0.
+_FINITE = frozenset(
+    """is are was were has have had does do did can could will would may might must
+    should shall gets get becomes become""".split())
+
+
+def _ends_scope(ws: list[str], j: int) -> bool:
+    """True when ``ws[j]`` starts a clause of its own (see :data:`_CLAUSE_OPENERS`)."""
+    lw = ws[j].lower()
+    if lw in _CLAUSE_OPENERS:
+        return True
+    return lw in ("and", "or") and j + 1 < len(ws) and ws[j + 1].lower() in _FINITE
+
+
 def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
     scope: set[str] = set()
     for direction, count in ((-1, before), (1, after)):
         j, taken = i + direction, 0
         while 0 <= j < len(ws) and taken < count:
+            if _ends_scope(ws, j):
+                break
             lw = ws[j].lower().replace("\u2019", "'")
             if not is_negation(lw) and lw not in STOPWORDS and (len(lw) > 1 or lw.isdigit()):
                 scope.add(stem(lw))
@@ -130,6 +151,12 @@ class Cue(NamedTuple):
     #: The first word the negation bears on ("is not *limited*", "not always *clear*"):
     #: what a negation of the other text must be about.
     head: str = ""
+    #: The stems of the content words before the negation in its sentence (its subject
+    #: and what leads up to it: "*concrete class*: A class that is not declared ...").
+    before: frozenset[str] = frozenset()
+    #: The negation is inside a condition ("*if no* exceptions occur, ..."): it states
+    #: nothing, so it denies nothing (see :func:`denies`).
+    conditional: bool = False
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -139,6 +166,11 @@ class Cue(NamedTuple):
             # "only if none of the cases apply" does not bear on "include a default case"
             return 2 * len(self.scope & terms) > len(self.scope)
         return bool(self.scope & terms)
+
+
+#: Python's ``None`` (a capitalised "None" that does not open "None of ..."): a value the
+#: sentence talks about, not a negation ("The value None is not the same as the string").
+_NONE_VALUE = re.compile(r"\bNone\b(?!\s+of\b)")
 
 
 def negation_cues(sentence: str) -> list[Cue]:
@@ -153,7 +185,8 @@ def negation_cues(sentence: str) -> list[Cue]:
     "instead of" count as "not"; so does a "non" word ("nonnegative").
     """
     cues: list[Cue] = []
-    for segment in _SEGMENT.split(sentence):
+    prior: list[str] = []  # the words of the segments before this one
+    for segment in _SEGMENT.split(_NONE_VALUE.sub("it", sentence)):
         text = segment
         for m in _OPTIONAL.finditer(text):
             ws_before = words(text[: m.start()])
@@ -173,10 +206,17 @@ def negation_cues(sentence: str) -> list[Cue]:
                 cues.append(Cue("not", {stem(lw[3:])}))  # "nonnegative" = "not negative"
             elif is_negation(w):
                 scope = _scope(ws, i, 0, NEGATION_SCOPE)
-                if scope:
+                sameness = "same" in (x.lower() for x in ws[i + 1:i + 3])
+                if scope and sameness:
+                    # "is not the same as the string": about sameness, then the string
+                    cues.append(Cue("not", scope | {"same"}, head="same",
+                                    reach=frozenset(_scope(ws, i, 0, len(ws))) | {"same"}))
+                elif scope:
                     cues.append(Cue("not", scope, reach=frozenset(_scope(ws, i, 0, len(ws))),
-                                    head=_head(ws, i)))
-                elif "same" in (x.lower() for x in ws[i + 1:i + 3]):
+                                    head=_head(ws, i),
+                                    before=frozenset(content_terms(" ".join(prior + ws[:i]))),
+                                    conditional=any(x.lower() in _CONDITIONS for x in ws[:i])))
+                elif sameness:
                     # "they are not the same": about sameness (a claim saying "the same")
                     cues.append(Cue("not", {"same"}, reach=frozenset({"same"}), head="same"))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
@@ -188,6 +228,7 @@ def negation_cues(sentence: str) -> list[Cue]:
                                 reach=frozenset(_scope(ws, i, 0, len(ws))), head=_head(ws, i)))
             elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
+        prior += words(segment)
     return cues
 
 
@@ -231,7 +272,7 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
         return w.bears_on(claim_terms_) and (w.kind != "optional" or requirement)
 
     return _cues_matched(claim_cues, window_cues + _contrast_cues(window_cues), window_terms,
-                         lambda c: True) and \
+                         lambda c: True, claim_terms_) and \
         _cues_matched(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_, concerns)
 
 
@@ -243,8 +284,8 @@ _SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
 
 
 #: Verbs that say "not" of their object: "to *avoid* conflicts" = "without conflicts".
-_AVOID_WORDS = frozenset("avoid avoids avoided avoiding prevent prevents prevented preventing"
-                         .split())
+_AVOID_WORDS = frozenset("""avoid avoids avoided avoiding prevent prevents prevented preventing
+    skip skips skipped skipping ignore ignores ignored ignoring""".split())
 
 
 def _contrast_cues(cues: list[Cue]) -> list[Cue]:
@@ -260,7 +301,8 @@ def _contrast_cues(cues: list[Cue]) -> list[Cue]:
     return out
 
 
-def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns) -> bool:
+def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns,
+                  own_terms: set[str] | None = None) -> bool:
     """Every cue that ``concerns`` us has a cue of its kind in ``others`` about its words.
 
     A cue is placed by its head word (or its scope): when the other text does not hold it
@@ -276,11 +318,77 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
             # rest of the scope that the other text holds places the negation instead.
             key = {t for t in c.scope if _scopes_meet({t}, other_terms)} or key
         placed = c.kind != "optional" and not c.whole and _scopes_meet(key, other_terms)
+        # Unplaced, a "not" is matched by a negation of the other text that is not already
+        # about words of ours ("... instead of the *elements*" is not matched by "instead of
+        # *curly braces*" when we say "curly braces" too).
+        free = c.kind == "not" and not c.whole and not placed and own_terms is not None
         if not any(o.kind == c.kind and (not placed or not o.scope
                                          or _scopes_meet(key, o.scope | o.reach))
+                   and not (free and own_terms is not None and o.bears_on(own_terms))
                    for o in others):
             return False
     return True
+
+
+
+def denies(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str],
+           window_terms: set[str]) -> bool:
+    """True when one text negates the very word the other asserts.
+
+    The head of a "not" in one ("it does *not remove* the cards") is a term of the other
+    ("addDeck *removes* the cards"), and no negation of the other bears on that word.
+    Unlike :func:`polarity_agrees`, a negation placed elsewhere or reworded does not
+    count: this is the contradiction itself, strong enough for a sentence that is not the
+    best support to veto the claim.
+    """
+    def one_way(cues: list[Cue], others: list[Cue], other_terms: set[str]) -> bool:
+        for c in cues:
+            if c.kind != "not" or c.whole or not c.head or c.conditional:
+                continue
+            if not _scopes_meet({c.head}, other_terms):
+                continue
+            if not all(_scopes_meet({t}, other_terms) for t in c.before - _DISCOURSE):
+                continue  # said of something else: "*concrete* class: ... not declared"
+            if any(_scopes_meet({c.head}, o.scope | o.reach | {o.head}) for o in others):
+                continue
+            return True
+        return False
+
+    return (one_way(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_)
+            or one_way(claim_cues, window_cues + _contrast_cues(window_cues), window_terms))
+
+
+#: Words that open a condition: a negation after them in its clause states nothing.
+_CONDITIONS = frozenset("if when whenever unless until once whether".split())
+#: Words that lead up to a statement without being its subject ("Notice that it ...").
+_DISCOURSE = frozenset(stem(w) for w in """notice note remember recall see also however
+    thus therefore example instance course fact""".split())
+
+
+#: "even if there is no error", "whether or not": a claim that holds despite a condition.
+_CONCEDES = re.compile(
+    r"\beven\s+(?:if|when|though|after|before|with|without|for)\b|\bregardless\b"
+    r"|\bwhether\s+or\s+not\b|\bno\s+matter\b", re.IGNORECASE)
+#: What a supporting text says to concede a condition.
+_CONCESSION = re.compile(
+    r"\b(?:even|regardless|whether\s+or\s+not|no\s+matter|although|though|despite"
+    r"|in\s+spite\s+of|still|anyway|nevertheless|nonetheless|whatever|however\s+\w+)\b",
+    re.IGNORECASE)
+
+
+def concedes(text: str) -> bool:
+    """True when ``text`` says something holds despite a condition ("even if ...")."""
+    return bool(_CONCEDES.search(text))
+
+
+def concession_marked(text: str) -> bool:
+    """True when ``text`` concedes a condition in any words ("even", "although", "still").
+
+    A claim that :func:`concedes` ("the except block runs *even if* there is no error")
+    needs this in its support: a passage that states the ordinary case ("if an exception
+    occurs, ... executes the except block") says the opposite of the concession.
+    """
+    return bool(_CONCESSION.search(text))
 
 
 def polarity_terms(text: str, terms: set[str]) -> set[str]:
@@ -509,9 +617,12 @@ def swapped_terms(claim: str, window_sentence: str,
                 elif (not any(_family(x, t) for t in wset) and x in elsewhere
                       and y in elsewhere and not x.isdigit() and not _VERB_FORM.search(xw)):
                     out.append((x, y))
-                elif a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit():
-                    # The window's other term named again in its place: "A list is a
-                    # sequence of values much like a list" for "A tuple is ... like a list".
+                elif (a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit()
+                      and i1 <= 1):
+                    # The window's other term named again in its subject's place: "A list
+                    # is a sequence of values much like a list" for "A tuple is ... like a
+                    # list" (further on, repeating a word is how a rewording reads: "a web
+                    # page, then ... the web page content").
                     out.append((x, y))
     return out
 

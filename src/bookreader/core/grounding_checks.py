@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bookreader.core.claim_text import claim_terms, opens_with_verdict, strip_verdict
+from bookreader.core.claim_text import claim_terms, number_terms, opens_with_verdict, strip_verdict
+from bookreader.core.exact_terms import code_key, code_terms, squash
 from bookreader.core.sentences import content_terms, stem
 
 
@@ -120,6 +121,8 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
     """
     if opens_with_verdict(sentence):
         return False
+    if adds_code_or_number(sentence, question):
+        return False  # "The Python operator used for exponentiation is **."
     terms = [t for t in content_terms(sentence) if t not in _VAGUE]
     if not terms:
         return False
@@ -143,6 +146,16 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
     # picks something the question offers (one of two alternatives): that is an answer.
     q_terms = {t for t in content_terms(question) if t not in _VAGUE}
     return not q_terms or len(set(terms) & q_terms) / len(q_terms) >= 0.6
+
+
+def adds_code_or_number(sentence: str, question: str) -> bool:
+    """True when ``sentence`` names an operator, a code term or a number that ``question``
+    does not: it answers with something, even if all its words come from the question
+    ("Which operator is used for exponentiation?" - "The operator used for exponentiation
+    is **.")."""
+    asked = squash(question)
+    return (any(code_key(c) not in asked for c in code_terms(sentence))
+            or bool(number_terms(sentence) - number_terms(question)))
 
 
 # --- what a claim is about -----------------------------------------------------------------

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 
 from bookreader.core.claim_text import (
     claim_terms,
+    concedes,
+    concession_marked,
+    denies,
     is_opposite,
     negation_cues,
     number_terms,
@@ -86,6 +89,11 @@ class WindowScore:
     #: Coverage of the terms that say something of the claim's subject (its terms less
     #: :func:`~bookreader.core.grounding_checks.given_terms`).
     new_coverage: float = 1.0
+    #: One of the two negates the very word the other asserts
+    #: (:func:`~bookreader.core.claim_text.denies`).
+    denies: bool = False
+    #: The window holds a negation of its own.
+    negated: bool = False
 
 
 def exact_terms(sentence: str) -> tuple[list[str], set[str], list[str]]:
@@ -158,6 +166,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
     pterms = polarity_terms(claim, cterms)
     claim_ranks = ranks(claim)
     twice = repeated_stems(claim)  # "A list is ... much like a list"
+    conceding = concedes(claim)
     said = tset - given_terms(claim, question if v.use_question else "")
     joint_sims: dict[tuple[int, ...], float] = {}
     claim_names = name_stems(claim)
@@ -184,9 +193,13 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         # The sentence's negations need one of the same kind in the window; the
         # window's negations that bear on the sentence's words need one in it.
         w_cues = [c for i in near for c in ctx.negation_cues[i]]
-        polarity = polarity_agrees(s_cues, w_cues, pterms, polarity_terms(
-            " ".join(ctx.windows[i] for i in idx), wterms), requirement) and not any(
-            opposite_words(claim, ctx.windows[i]) for i in idx)
+        near_text = " ".join(ctx.windows[i] for i in sorted(near))
+        w_pterms = polarity_terms(" ".join(ctx.windows[i] for i in idx), wterms)
+        polarity = polarity_agrees(s_cues, w_cues, pterms, w_pterms, requirement) and not any(
+            opposite_words(claim, ctx.windows[i]) for i in idx) and (
+            not conceding or concession_marked(near_text))
+        denial = len(idx) == 1 and (denies(s_cues, ctx.negation_cues[idx[0]], pterms, w_pterms)
+                                    or opposite_words(claim, ctx.windows[idx[0]]))
         # A term swapped in one sentence of a pair that the other holds is synthesis.
         # In a list, a term of another item put in this item's place is a swap: the
         # items are parallel statements about different things.
@@ -209,7 +222,8 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
             own = len(tset)
         closest = max(sims.get(i, 0.0) for i in idx)
         return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
-                           swapped, own, closest, new_cov)
+                           swapped, own, closest, new_cov, denial,
+                           any(ctx.negation_cues[i] for i in idx))
 
     singles = [score((i,)) for i in chosen]
     best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
