@@ -34,6 +34,8 @@ from bookreader.core.citations import (
 from bookreader.core.llm.extractive import (
     TOC_LINE,
     answer_type_bonus,
+    is_fragment_list,
+    is_title_line,
     looks_like_code,
     question_kind,
     split_sentences,
@@ -187,6 +189,8 @@ def usable_sentence(sentence: str) -> bool:
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
     if TOC_LINE.search(s) or looks_like_code(s):  # a contents line or a listing
+        return False
+    if is_title_line(s) or is_fragment_list(s):  # a heading, a caption, bare list items
         return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False

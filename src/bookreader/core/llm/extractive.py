@@ -47,13 +47,17 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     _showable,
     answer_type_bonus,
     content_terms,
+    form_penalty,
     heading_like,
+    is_comment,
+    is_fragment_list,
     is_glossary_entry,
     is_heading,
+    is_title_line,
     looks_like_code,
     question_kind,
 )
-from bookreader.core.code_text import is_code_paragraph, listing_units
+from bookreader.core.code_text import is_code_line, is_code_paragraph, listing_units
 from bookreader.core.llm.continuation import continuation, is_enumerator, is_lead_in
 from bookreader.core.model_output import format_citation
 from bookreader.core.sentences import split_sentences as _split
@@ -185,6 +189,11 @@ CONTINUATION_SIMILARITY = 0.3
 #: sentence saying the answer in other words ("The comparison operators work with
 #: tuples") missed the cut; 30 answered 4 more Py4E and 1 more Think Java tune question.
 RERANK_POOL = 30
+
+
+#: How far below a leading comment or listing line a sentence of prose may score and still
+#: lead the answer in its place.
+PROSE_LEAD = 0.15
 
 
 #: A sentence whose subject is a pronoun for something the sentence before names
@@ -369,15 +378,26 @@ class ExtractiveBackend:
                 (1 - SIMILARITY_WEIGHT) * c.coverage + SIMILARITY_WEIGHT * c.similarity)
             c.score += HEADING_WEIGHT * heading_match(c.heading, q_terms)
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
+            c.score += form_penalty(c.sentence)
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
+        if not _prose(ranked[0].sentence):
+            # A comment or a listing line names what the code does; a sentence of prose
+            # nearly as good says it, and leads (the line may still follow it).
+            prose = next((c for c in ranked[1:] if c.score >= ranked[0].score - PROSE_LEAD
+                          and _prose(c.sentence) and self._matches(c)), None)
+            if prose is not None:
+                ranked.remove(prose)
+                ranked.insert(0, prose)
         best = ranked[0]
         if not self._matches(best):
             # A brief or a sentence about the chapter ("In this chapter, you'll learn how to
-            # use while and for loops") ranks down, but it still shows the topic is there:
-            # the decision stays what it was before it was ranked down.
-            best = next((c for c in ranked if (TASK.match(c.sentence) or META.match(c.sentence))
+            # use while and for loops") ranks down, and so do list fragments and headings
+            # (form_penalty), but they still show the topic is there: the decision stays
+            # what it was before they were ranked down.
+            best = next((c for c in ranked if (TASK.match(c.sentence) or META.match(c.sentence)
+                                               or form_penalty(c.sentence) < 0)
                          and c.score + 0.4 >= ranked[0].score and self._matches(c)), best)
         answers = self._matches(best)
         log.debug(
@@ -424,7 +444,7 @@ class ExtractiveBackend:
                 and all(c.block.number != first for c in chosen)):
             # The retriever ranked the first excerpt best with the whole book in view: its
             # best sentence points the student at that page when it is nearly as good.
-            top = next((c for c in ranked[1:] if c.block.number == first
+            top = next((c for c in ranked[1:] if c.block.number == first and _added(c)
                         and all(c.sentence != x.sentence for x in chosen)), None)
             if top is not None and top.score >= self.top_share * best.score:
                 chosen.append(top)
@@ -432,7 +452,7 @@ class ExtractiveBackend:
         for c in ranked[1:]:
             if len(chosen) >= limit:
                 break
-            if c in chosen or any(c.sentence == x.sentence for x in chosen):
+            if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
                 continue
             adds_terms = any(t in c.terms and t not in covered for t in query)
             if c.score >= 0.75 * best.score and adds_terms and fits(c):
@@ -503,6 +523,17 @@ class ExtractiveBackend:
         if any(b.kind == "selection" for b in prompt.blocks):
             return self.not_in_selection
         return self.not_covered
+
+
+def _added(c: _Candidate) -> bool:
+    """A candidate that may join the answer beside its best sentence: not list fragments or
+    a heading (:func:`~bookreader.core.llm.answer_type.form_penalty`)."""
+    return form_penalty(c.sentence) == 0
+
+
+def _prose(sentence: str) -> bool:
+    """Not a code comment, a docstring or a line of a listing."""
+    return not (is_comment(sentence) or looks_like_code(sentence) or is_code_line(sentence))
 
 
 def _render(c: _Candidate) -> str:
