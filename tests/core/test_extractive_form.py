@@ -112,3 +112,41 @@ def test_quotes_never_quote_a_heading_or_bare_list_items():
                                       "SLAM Implementation")
     assert not quotes.usable_sentence(FRAGMENTS)
     assert quotes.usable_sentence(SENSING)
+
+
+def test_a_lead_in_that_runs_into_its_first_item_takes_the_other_items():
+    """Physical AI: "Gazebo worlds are defined in SDF format and can include: • Models and
+    their initial positions" was the whole answer; the items after it on their own lines
+    belong to it."""
+    text = ("Gazebo worlds are defined in SDF format and can include: \u2022 Models and their "
+            "initial positions\n\n\u2022 Physics parameters\n\n\u2022 Lighting and environment "
+            "settings\n\nHere is an example world file with obstacles:")
+    messages = build_messages(Mode.BOOK, "What can a Gazebo world file in SDF format include?",
+                              excerpts=[Excerpt(1, "Environment Building", "23", text)])
+    shown = strip_citations(ExtractiveBackend().answer(messages))
+    assert shown.startswith("Gazebo worlds are defined in SDF format"), shown
+    assert "Physics parameters" in shown and "Lighting and environment settings" in shown
+    assert "example world file" not in shown
+
+
+def test_a_statement_of_a_listing_does_not_continue_a_prose_answer(embedder):
+    """Physical AI: "Visualizing this sensor data in Unity helps users understand ..." was
+    followed by "using UnityEngine; using System."; a comment that says what the listing
+    does still may follow a lead-in."""
+    unity = ("Visualizing lidar sensor data in Unity helps users understand the robot's "
+             "perception:\n\nusing UnityEngine;\nusing System.Collections;\n\n"
+             "public class LidarView : MonoBehaviour")
+    messages = build_messages(Mode.BOOK, "How can lidar sensor data be visualized in Unity?",
+                              excerpts=[Excerpt(1, "Sensor Visualization", "40", unity)])
+    shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
+    assert shown.startswith("Visualizing lidar sensor data in Unity"), shown
+    assert "using UnityEngine" not in shown
+    gazebo = ("To install Gazebo with ROS2 support, you'll need to install both the Gazebo "
+              "simulator and the ROS2 Gazebo packages:\n\n# Install Gazebo Fortress (or Garden "
+              "depending on your ROS2 version)\n"
+              "sudo apt install ros-humble-gazebo-ros-pkgs")
+    messages = build_messages(Mode.BOOK, "How do I install Gazebo together with ROS2?",
+                              excerpts=[Excerpt(1, "Gazebo Setup", "19", gazebo)])
+    shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
+    assert shown.startswith("To install Gazebo with ROS2 support"), shown
+    assert "# Install Gazebo Fortress" in shown and "sudo apt" not in shown

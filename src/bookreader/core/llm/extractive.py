@@ -422,7 +422,7 @@ class ExtractiveBackend:
         # list) are part of its answer (core/llm/continuation.py).
         related = self._related_to(best, q_terms, prompt.question)
         taken = continuation(best.sentence, [c.sentence for c in best.following],
-                             usable=_showable, related=related) if self.continue_best else 0
+                             usable=_continues_with, related=related) if self.continue_best else 0
         for c in best.following[:taken]:
             if c.terms and not is_enumerator(c.sentence):
                 chosen.append(c)
@@ -529,6 +529,15 @@ def _added(c: _Candidate) -> bool:
     """A candidate that may join the answer beside its best sentence: not list fragments or
     a heading (:func:`~bookreader.core.llm.answer_type.form_penalty`)."""
     return form_penalty(c.sentence) == 0
+
+
+def _continues_with(sentence: str) -> bool:
+    """A sentence that may continue the best one (:func:`_showable`): not a statement of a
+    listing ("using UnityEngine; using System." after "Visualizing this sensor data in
+    Unity helps users understand ..."); a comment that says in words what the listing
+    does may ("# Install Gazebo Fortress" after "To install Gazebo with ROS2 support,
+    you'll need ...:")."""
+    return _showable(sentence) and (is_comment(sentence) or not is_code_line(sentence))
 
 
 def _prose(sentence: str) -> bool:
