@@ -150,3 +150,30 @@ def test_a_statement_of_a_listing_does_not_continue_a_prose_answer(embedder):
     shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
     assert shown.startswith("To install Gazebo with ROS2 support"), shown
     assert "# Install Gazebo Fortress" in shown and "sudo apt" not in shown
+
+
+VOCABULARY_4 = (
+    "scope: The area of a program where a variable can be used. temporary variable: A "
+    "short-lived variable, often used for debugging. incremental development: A process for "
+    "creating programs by writing a few lines at a time, compiling, and testing. stub: A "
+    "placeholder for an incomplete method so that the class will compile. scaffolding: Code "
+    "that is used during program development but is not part of the final version.")
+INCREMENTAL = (
+    "People often make the mistake of writing a lot of code before they try to compile and "
+    "run it. Then they spend way too much time debugging. A better approach is incremental "
+    "development. Already we can write an outline for the method, which is sometimes called "
+    "a stub.")
+
+
+def test_a_sentence_for_the_other_half_of_a_two_part_question_joins_the_answer(embedder):
+    """Think Java: "What is incremental development, and how does a stub help?" was
+    answered with the first half only; the stub's entry scores about 70 % of the best
+    sentence (the share for a third sentence was 75 %, now ADD_SHARE)."""
+    messages = build_messages(
+        Mode.BOOK, "What is incremental development, and how does a stub help?",
+        excerpts=[Excerpt(1, "4.10. Vocabulary", "64", VOCABULARY_4),
+                  Excerpt(2, "4.9. Incremental Development", "61", INCREMENTAL)])
+    shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
+    assert shown.startswith("incremental development: A process"), shown
+    assert "stub: A placeholder for an incomplete method" in shown
+    assert len(shown.split()) <= 80

@@ -188,9 +188,8 @@ def usable_sentence(sentence: str) -> bool:
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
-    if TOC_LINE.search(s) or looks_like_code(s):  # a contents line or a listing
-        return False
-    if is_title_line(s) or is_fragment_list(s):  # a heading, a caption, bare list items
+    # a contents line, a listing, a heading or caption, bare list items
+    if TOC_LINE.search(s) or looks_like_code(s) or is_title_line(s) or is_fragment_list(s):
         return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False

@@ -20,6 +20,10 @@ IDF-weighted share of the question's content words that the best sentence contai
 question whose rare words appear nowhere in the context is not answered by it, however
 well its common words match.  With an embedder, the few best keyword candidates are
 re-ranked by MiniLM similarity as well (only those, so the backend stays instant).
+The answer is prose where the context has it: list fragments and title-case headings rank
+down and never join an answer, and a comment or listing line does not lead when a sentence
+of prose scores nearly as well (:func:`~bookreader.core.llm.answer_type.form_penalty`,
+:data:`PROSE_LEAD`).
 
 When nothing matches well enough, the answer is the fixed sentence the system prompt asks
 for ("write only: ..."), else the constructor's defaults.  Always available, always fast.
@@ -194,6 +198,13 @@ RERANK_POOL = 30
 #: How far below a leading comment or listing line a sentence of prose may score and still
 #: lead the answer in its place.
 PROSE_LEAD = 0.15
+#: Least score, as a share of the best sentence's, of a sentence of prose added to the
+#: answer for the question's words the others lack (a comment or a listing line needs
+#: :data:`CODE_ADD_SHARE`).  Measured on the tune halves of the three books against 0.75
+#: (the share before): 0.65 answered 3 more correctly (Think Java 2, Py4E 1), 0.5 and
+#: 0.55 the same as 0.65, 0.8 two fewer.
+ADD_SHARE = 0.65
+CODE_ADD_SHARE = 0.75
 
 
 #: A sentence whose subject is a pronoun for something the sentence before names
@@ -264,7 +275,8 @@ class ExtractiveBackend:
             question also counts as answering (paraphrases share few words).
         max_sentences: Most sentences quoted (3: the best, the first excerpt's best when it
             is another, and one that adds question words; a third sentence only joins when
-            it scores within 75 % of the best and covers a question word the others do not.
+            it scores at least :data:`ADD_SHARE` of the best (a line of code
+            :data:`CODE_ADD_SHARE`) and covers a question word the others do not.
             Measured with 2 instead: 4-5 points fewer answers correct on each of the three
             books).
         continue_best: The sentences that continue the best one in its passage (a
@@ -455,7 +467,8 @@ class ExtractiveBackend:
             if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
                 continue
             adds_terms = any(t in c.terms and t not in covered for t in query)
-            if c.score >= 0.75 * best.score and adds_terms and fits(c):
+            share = ADD_SHARE if _prose(c.sentence) else CODE_ADD_SHARE
+            if c.score >= share * best.score and adds_terms and fits(c):
                 chosen.append(c)
                 covered |= set(c.terms)
         return chosen
