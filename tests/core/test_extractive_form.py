@@ -82,6 +82,13 @@ def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(emb
     lines = ExtractiveBackend(embedder).answer(messages).splitlines()
     assert lines[0].startswith("The A* algorithm is a popular"), lines
     assert not lines[0].startswith('"""')
+    # Prose of another section is about something else: the docstring keeps the lead.
+    messages = build_messages(
+        Mode.BOOK, "How does the A* algorithm use a heuristic to find the shortest path?",
+        excerpts=[Excerpt(1, "Path Planning", "89", listing),
+                  Excerpt(2, "Graph Search Overview", "12", prose)])
+    lines = ExtractiveBackend(embedder).answer(messages).splitlines()
+    assert lines[0].startswith('"""Plan path using A* algorithm"""'), lines
 
 
 def test_a_docstring_still_answers_when_the_passages_hold_no_prose(embedder):
