@@ -34,6 +34,8 @@ from bookreader.core.citations import (
 from bookreader.core.llm.extractive import (
     TOC_LINE,
     answer_type_bonus,
+    is_fragment_list,
+    is_title_line,
     looks_like_code,
     question_kind,
     split_sentences,
@@ -186,7 +188,8 @@ def usable_sentence(sentence: str) -> bool:
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
-    if TOC_LINE.search(s) or looks_like_code(s):  # a contents line or a listing
+    # a contents line, a listing, a heading or caption, bare list items
+    if TOC_LINE.search(s) or looks_like_code(s) or is_title_line(s) or is_fragment_list(s):
         return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False

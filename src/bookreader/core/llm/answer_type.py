@@ -195,3 +195,72 @@ def is_heading(sentence: str) -> bool:
 def heading_like(sentence: str) -> bool:
     """A short line without closing punctuation: a heading or a caption, not a claim."""
     return len(sentence.split()) <= 10 and not _TERMINAL.search(sentence)
+
+
+# --- prose over fragments (issue 11, section 6) ---------------------------------------------
+#: Score change of list fragments run together ("GPS and magnetometer sensors • Contact
+#: sensors"): items without the sentence that says what they are items of.  Like
+#: :data:`CODE_PENALTY`: chosen only when no prose comes close.  The form penalties change
+#: which sentence a student reads, not the bench's counts: -0.15 and -0.3 measured alike
+#: on the tune halves of the three books, -0.5 cited a gold page for one fewer.
+FRAGMENT_PENALTY = -0.3
+#: Score change of a title-case line without a full stop: a heading, a caption or a table's
+#: header row ("Linear Quadratic Regulator (LQR)", "Era Key Developments Notable Examples").
+TITLE_PENALTY = -0.3
+#: Score change of a lead-in that runs into a table's header row ("... evolving from
+#: science fiction to reality: Era Key Developments Notable Examples").
+LEAD_IN_PENALTY = -0.1
+
+_COMMENT_UNIT = re.compile(r"^\s*(?:#(?!!)|//|/\*|\*\s|\"\"\"|\'\'\')")
+_BULLET = "\u2022"
+_SMALL_WORDS = frozenset(
+    "a an and as at but by for from in into of on or the to vs via with".split())
+_WORD_RE = re.compile(r"[A-Za-z][\w'\-]*")
+
+
+def is_comment(sentence: str) -> bool:
+    """A code comment or a docstring line (not a shebang)."""
+    return bool(_COMMENT_UNIT.match(sentence))
+
+
+def is_fragment_list(sentence: str) -> bool:
+    """Bullet items run together without a lead-in: the text before the first bullet is
+    not a sentence or a lead-in ("GPS and magnetometer sensors • Contact sensors"), or
+    the unit is a short item with no verb ("• Contact sensors")."""
+    s = sentence.strip()
+    if _BULLET not in s:
+        return False
+    head = s.split(_BULLET, 1)[0].strip()
+    if head:
+        return not re.search(r"[.:;!?)\]\"'\u201d]$", head)
+    rest = s.lstrip(_BULLET + " ")
+    return _BULLET in rest or (len(rest.split()) <= 5 and not re.search(r"[.:;!?]", rest))
+
+
+def is_title_line(sentence: str) -> bool:
+    """A heading, caption or table header in title case: at most 12 words, no closing
+    full stop, and every word but the small ones ("and", "of") capitalised."""
+    s = sentence.strip()
+    if re.search(r"[.!?:;\"\u201d]$", s):
+        return False
+    ws = _WORD_RE.findall(s)
+    if not 2 <= len(ws) <= 12:
+        return False
+    big = [w for w in ws if w.lower() not in _SMALL_WORDS]
+    return bool(big) and all(w[0].isupper() for w in big)
+
+
+def form_penalty(sentence: str) -> float:
+    """How much the unit's form says it is not an answer a student can read on its own:
+    list fragments run together (:data:`FRAGMENT_PENALTY`), a title-case heading or
+    caption (:data:`TITLE_PENALTY`), a lead-in that runs into a table's header row
+    (:data:`LEAD_IN_PENALTY`); 0 for a sentence of prose.  Applied by the extractive backend's choice, not by
+    :func:`answer_type_bonus` (a calibration signal reads that)."""
+    if is_fragment_list(sentence):
+        return FRAGMENT_PENALTY
+    if is_title_line(sentence):
+        return TITLE_PENALTY
+    if ":" in sentence and len(sentence.rsplit(":", 1)[1].split()) >= 3 and is_title_line(
+            sentence.rsplit(":", 1)[1]):
+        return LEAD_IN_PENALTY  # "... evolving from science fiction to reality: Era Key ..."
+    return 0.0

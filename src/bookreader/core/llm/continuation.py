@@ -64,6 +64,17 @@ def is_lead_in(sentence: str) -> bool:
     return s.endswith(":") or bool(_TRAILING_ENUMERATOR.search(s))
 
 
+#: A lead-in whose first list item shares its line ("Gazebo worlds are defined in SDF
+#: format and can include: \u2022 Models and their initial positions").
+_LEAD_IN_WITH_ITEM = re.compile(r":\s*\u2022\s*[^\u2022:]+$")
+
+
+def opens_list(sentence: str) -> bool:
+    """A lead-in (:func:`is_lead_in`), or one that runs into its list's first item: the
+    items after it belong to it."""
+    return is_lead_in(sentence) or bool(_LEAD_IN_WITH_ITEM.search(sentence.rstrip()))
+
+
 def continues(sentence: str) -> bool:
     """True when ``sentence`` opens with a word that points back to the one before it."""
     return bool(_CONTINUES.match(sentence))
@@ -81,8 +92,9 @@ def continuation(best: str, following: Sequence[str], *,
     """How many of ``following`` (the sentences after ``best`` in its passage, in order)
     go with it in the answer.
 
-    * A lead-in (:func:`is_lead_in`) takes the sentences or list items after it while
-      they fit in ``max_words`` (bare list numbers skipped, counted as taken).
+    * A lead-in (:func:`is_lead_in`, or one that runs into its first list item:
+      :func:`opens_list`) takes the sentences or list items after it while they fit in
+      ``max_words`` (bare list numbers skipped, counted as taken).
     * Otherwise the next sentence joins when it continues ``best`` (:func:`continues`),
       or when ``best`` is a short sentence (at most :data:`SHORT_SENTENCE` words) and the
       next one is not a list item or a heading; then one more when that one continues
@@ -98,7 +110,7 @@ def continuation(best: str, following: Sequence[str], *,
     """
     used = len(best.split())
     taken = 0
-    lead = is_lead_in(best)
+    lead = opens_list(best)
     joined = 0
     for n, sentence in enumerate(following):
         if is_enumerator(sentence):
