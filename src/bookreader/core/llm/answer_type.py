@@ -264,3 +264,43 @@ def form_penalty(sentence: str) -> float:
             sentence.rsplit(":", 1)[1]):
         return LEAD_IN_PENALTY  # "... evolving from science fiction to reality: Era Key ..."
     return 0.0
+
+
+# --- comparison questions ("What is the difference between == and equals?") ------------
+_COMPARISON_Q = re.compile(
+    r"\b(?:differences?\s+between|differ(?:ent)?\s+(?:from|between)|compare|comparing)\s+"
+    r"(?P<a>.+?)\s+(?:and|with|to|from)\s+(?P<b>.+?)\s*(?:\?|$|\s(?:for|in|when|as)\s)"
+    r"|^\s*(?P<c>\S.*?)\s+vs\.?\s+(?P<d>.+?)\s*\??\s*$",
+    re.IGNORECASE)
+_SIDE_FILLER = re.compile(
+    r"^(?:the|a|an)\s+|\s+(?:method|operator|function|keyword|statement|class|type)s?$",
+    re.IGNORECASE)
+#: Added to a sentence that names both sides of a comparison question: the book's sentence
+#: that sets them side by side ("The == operator checks whether two references are
+#: identical ... The equals method checks ...") is the answer, not one about either alone
+#: ("If the strings are equal, their difference is zero.").
+COMPARISON_BONUS = 0.15
+
+
+def comparison_sides(question: str) -> tuple[str, str] | None:
+    """The two things a comparison question sets side by side, or None."""
+    m = _COMPARISON_Q.search(question)
+    if m is None:
+        return None
+    a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+    sides = tuple(_SIDE_FILLER.sub("", _SIDE_FILLER.sub("", s.strip(" ,.?!"))).strip()
+                  for s in (a, b))
+    return (sides[0], sides[1]) if all(sides) else None
+
+
+def _names(sentence: str, side: str) -> bool:
+    terms = content_terms(side)
+    if not terms:  # an operator or a symbol ("==", "&&"): the text itself
+        return side in sentence
+    have = set(content_terms(sentence))
+    return all(t in have for t in terms)
+
+
+def names_both(sentence: str, sides: tuple[str, str] | None) -> bool:
+    """True when ``sentence`` names both sides of a comparison (:func:`comparison_sides`)."""
+    return sides is not None and all(_names(sentence, s) for s in sides)

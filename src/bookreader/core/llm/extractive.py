@@ -49,7 +49,9 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     TASK,
     TOC_LINE,
     _showable,
+    COMPARISON_BONUS,
     answer_type_bonus,
+    comparison_sides,
     content_terms,
     form_penalty,
     heading_like,
@@ -59,6 +61,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     is_heading,
     is_title_line,
     looks_like_code,
+    names_both,
     question_kind,
 )
 from bookreader.core.code_text import is_code_line, is_code_paragraph, listing_units
@@ -384,6 +387,7 @@ class ExtractiveBackend:
         if self._embedder is not None:
             self._score_similarity(ranked, prompt.question)
         kind = question_kind(prompt.question)
+        sides = comparison_sides(prompt.question)
         q_terms = set(query)
         for c in ranked:
             # Keywords and meaning, meaning weighted more (SIMILARITY_WEIGHT).  (The maximum
@@ -394,6 +398,8 @@ class ExtractiveBackend:
             c.score += HEADING_WEIGHT * heading_match(c.heading, q_terms)
             c.score += answer_type_bonus(kind, c.sentence, q_terms)
             c.score += form_penalty(c.sentence)
+            if names_both(c.sentence, sides):
+                c.score += COMPARISON_BONUS
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
