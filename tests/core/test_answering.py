@@ -20,19 +20,14 @@ from bookreader.core.llm.specs import spec_for
 from bookreader.core.types import Mode, Outcome
 from bookreader.errors import Cancelled, InvalidInput
 
+from biology_text import MITO, PHOTO, ROOTS
 from fakes.claude_server import Behaviour, FakeClaudeServer
 from pdf_factory import book_pdf
 
 SECRET = "QX-7741"
 FACT = f"The Zanzibar vault opens only with the brass code {SECRET}."
-MITO = ("Mitochondria release the energy stored in food. The energy is stored in a molecule "
-        "called ATP. Cells that need much energy, such as muscle cells, hold many mitochondria.")
 MEMBRANE = ("The cell membrane is a thin double layer of lipids. It lets water and oxygen pass "
             "but keeps large molecules out. Proteins in the membrane pump ions across it.")
-PHOTO = ("Photosynthesis takes place in the chloroplasts of leaf cells. Chlorophyll absorbs red "
-         "and blue light and reflects green light. Plants release oxygen as a by-product.")
-ROOTS = ("Roots anchor a plant in the soil. Root hairs take up water and dissolved minerals. "
-         "Some roots, like carrots, store sugar for the winter.")
 FILLER = ("The harbour was quiet in the early morning. Fishing boats returned with their nets "
           "folded. Gulls circled above the market where traders set out their stalls. ")
 

@@ -19,15 +19,10 @@ from bookreader.core.answering import Answerer
 from bookreader.core.llm import models, specs
 from bookreader.core.types import Mode, Outcome
 
+from biology_text import MITO, PHOTO, ROOTS
 from fakes.claude_server import Behaviour, FakeClaudeServer
 from indexed_book import indexed_book
 
-MITO = ("Mitochondria release the energy stored in food. The energy is stored in a molecule "
-        "called ATP. Cells that need much energy, such as muscle cells, hold many mitochondria.")
-PHOTO = ("Photosynthesis takes place in the chloroplasts of leaf cells. Chlorophyll absorbs red "
-         "and blue light and reflects green light. Plants release oxygen as a by-product.")
-ROOTS = ("Roots anchor a plant in the soil. Root hairs take up water and dissolved minerals. "
-         "Some roots, like carrots, store sugar for the winter.")
 CHAPTERS = [
     ("1 Cells", [("1.1 Mitochondria", MITO)]),
     ("2 Plants", [("2.1 Photosynthesis", PHOTO), ("2.2 Roots", ROOTS)]),

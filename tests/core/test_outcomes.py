@@ -19,15 +19,10 @@ from bookreader.core.llm.extractive import ExtractiveBackend, answer_type_bonus,
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.types import Answer, Mode, Outcome
 
+from biology_text import MITO, PHOTO, ROOTS
 from fakes.claude_server import Behaviour, FakeClaudeServer
 from pdf_factory import book_pdf
 
-MITO = ("Mitochondria release the energy stored in food. The energy is stored in a molecule "
-        "called ATP. Cells that need much energy, such as muscle cells, hold many mitochondria.")
-PHOTO = ("Photosynthesis takes place in the chloroplasts of leaf cells. Chlorophyll absorbs red "
-         "and blue light and reflects green light. Plants release oxygen as a by-product.")
-ROOTS = ("Roots anchor a plant in the soil. Root hairs take up water and dissolved minerals. "
-         "Some roots, like carrots, store sugar for the winter.")
 STACK = ("Each time a method is called, Java creates a frame for its variables. When a "
          "recursive method stops calling itself, the frame where it stops is called the base "
          "case. The frames are drawn one above the other in a stack diagram.")

@@ -221,6 +221,24 @@ class Answerer:
             raise Cancelled()
         return run.execute(retriever, on_token, cancel)
 
+    def load(self, model: Any, prefix: Sequence[Message]) -> None:
+        """The one-off work before a model answers: load both embedders (the extractive
+        backend's and the validator's) and ``model``, and have a local model read
+        ``prefix`` (the mode's rules and worked example, the same for every question of a
+        mode: read once per session, like loading the model, not once per answer).
+
+        Raises:
+            BookReaderError: a model that cannot be loaded.
+        """
+        self.embedder.warm_up()
+        self.validator.embedder.warm_up()
+        if model is None:
+            return
+        model.warm_up()
+        prime = getattr(model, "prime", None)
+        if prime is not None and prefix:
+            prime(prefix)
+
     def warm_up(self, backend: Optional[str] = None) -> str:
         """Do now the one-off work of the next whole-book question (see ``_generate``):
         load both embedders and the backend ``ask(backend=backend)`` would use, and have
@@ -236,15 +254,12 @@ class Answerer:
 
         name = resolve_name(backend, self.settings)
         try:
-            self.embedder.warm_up()
-            self.validator.embedder.warm_up()
             if spec_for(name).kind == "claude":
+                self.load(None, ())
                 return ""
-            model = self._backend_factory(name)
-            model.warm_up()
-            prime = getattr(model, "prime", None)
-            if prime is not None:  # the prefix is the same whatever the question
-                prime(prompts.messages_for(prompts.request_for(Mode.BOOK, "?"))[:-1])
+            # the rules prefix is the same whatever the question
+            self.load(self._backend_factory(name),
+                      prompts.messages_for(prompts.request_for(Mode.BOOK, "?"))[:-1])
         except BookReaderError as exc:
             log.warning("Warm-up of %s failed (the next question reports it): %s", name,
                         exc.user_message)
@@ -435,14 +450,7 @@ class _Run(OutcomeAssembly):
         # and reading the mode's fixed instructions are one-off costs, not part of an
         # answer's time budget.
         try:
-            self.owner.embedder.warm_up()
-            self.owner.validator.embedder.warm_up()
-            backend.warm_up()
-            # The rules and the worked example are the same for every question of a mode;
-            # a local model reads them once per session (like loading it), not per answer.
-            prime = getattr(backend, "prime", None)
-            if prime is not None and len(self.messages) > 1:
-                prime(self.messages[:-1])
+            self.owner.load(backend, self.messages[:-1])
         except BookReaderError as exc:
             return self._failed(exc)
 

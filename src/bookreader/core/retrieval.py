@@ -169,7 +169,7 @@ CONTENTS_ENTRIES = 3
 #: headings, so a short question ("What is SLAM?") matched it best: in the Physical AI
 #: book the contents page was the first passage for "What is SLAM?" (window trial, stop
 #: 18).  The question files' longer questions met a contents chunk in the top five for
-#: 2 / 7 / 11 of 79 / 79 / 85 questions (Physical AI / Think Java / Py4E), never first.
+#: 20 / 7 / 11 of 79 / 79 / 85 questions (Physical AI / Think Java / Py4E), first once.
 CONTENTS_PENALTY = 0.3
 #: Weight of the heading match: a chunk under a heading (its outline section or a heading
 #: line inside it) whose words are the question's gets up to this much more.

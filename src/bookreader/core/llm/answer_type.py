@@ -293,14 +293,15 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
     return (sides[0], sides[1]) if all(sides) else None
 
 
-def _names(sentence: str, side: str) -> bool:
-    terms = content_terms(side)
-    if not terms:  # an operator or a symbol ("==", "&&"): the text itself
-        return side in sentence
-    have = set(content_terms(sentence))
-    return all(t in have for t in terms)
-
-
 def names_both(sentence: str, sides: tuple[str, str] | None) -> bool:
-    """True when ``sentence`` names both sides of a comparison (:func:`comparison_sides`)."""
-    return sides is not None and all(_names(sentence, s) for s in sides)
+    """True when ``sentence`` names both sides of a comparison (:func:`comparison_sides`):
+    every content word of a side, or the side itself when it has none (an operator or a
+    symbol: "==", "&&")."""
+    if sides is None:
+        return False
+    have = set(content_terms(sentence))
+    for side in sides:
+        terms = content_terms(side)
+        if not (all(t in have for t in terms) if terms else side in sentence):
+            return False
+    return True
