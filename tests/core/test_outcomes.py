@@ -475,3 +475,26 @@ def test_the_quotes_card_leads_with_the_extractive_backends_choice(book, quoting
     assert lead and a.text.split("\n")[1].startswith(f"\u201c{lead[0].sentence}\u201d")
     assert "called ATP" in a.text.split("\n")[1]
     assert all(c.verified for c in a.citations)
+
+
+def test_whole_book_quotes_draw_on_every_retrieved_passage_not_only_those_the_model_read(
+        book, quoting, monkeypatch):
+    """A local tier reads only the focused sentences of some passages; when its answer is
+    not shown, the quotes come from every passage retrieval found (Physical AI: "How do I
+    build a custom world in Gazebo?" quoted page 33 while its section, pages 31-32, had
+    been retrieved but not shown to the model)."""
+    from bookreader.core import answering as answering_module
+
+    server, answerer = quoting
+    question = "Which molecule stores the energy from food?"
+    # The model is shown only the last passage retrieval found (not the one with ATP).
+    monkeypatch.setattr(answering_module._Run, "_select_excerpts",
+                        lambda self, passages: list(passages[-1:]))
+    server.queue(Behaviour.normal(prompts.NOT_COVERED))
+    a = answerer.ask(question, mode=Mode.BOOK, retriever=book[2], pages=book[3],
+                     backend="claude")
+    assert a.outcome is Outcome.QUOTES, a.text
+    assert "called ATP" not in a.retrieval.passages[-1].chunk.text
+    page = _page_of(book[3], "called ATP")
+    assert any(c.page == page and c.verified and "called ATP" in c.excerpt
+               for c in a.citations), a.text

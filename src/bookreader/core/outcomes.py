@@ -198,6 +198,10 @@ class OutcomeAssembly:
                     )
         if self.mode is Mode.SELECTED or not passages:
             return None
+        if self.mode is Mode.BOOK and self.retrieval is not None and self.retrieval.passages:
+            # Whole-book quotes come from every retrieved passage, as the book's sentences
+            # beside a verified answer do, not only the sentences the model read.
+            passages = self.retrieval.passages
         sources = self._sources(passages)
         min_score = 0.0 if self.mode is Mode.BOOK else 0.45
         text = quotes.build_quotes(self.question, sources, embedder, min_score=min_score,
