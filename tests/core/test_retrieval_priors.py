@@ -184,3 +184,70 @@ def test_extractive_similarity_separates_sentences_that_hold_every_question_word
     first = ExtractiveBackend(embedder, max_sentences=1).answer(messages).splitlines()[0]
     assert first.startswith("An API is a contract"), first
 
+
+
+AUDIENCE = ("Target Audience\n\nThis textbook is designed for: university students of computer "
+            "science and robotics, and researchers in physical AI who want working examples.")
+PREREQUISITES = ("Prerequisites\n\nBefore diving into this textbook, you should have a basic "
+                 "understanding of programming, preferably Python, and of linear algebra.")
+
+
+@pytest.fixture
+def front_matter_retriever(tmp_path, embedder):
+    settings = Settings(data_dir=tmp_path)
+    settings.ensure_dirs()
+    pages = [Page(0, "vii", AUDIENCE, "Introduction", "Target Audience"),
+             Page(1, "viii", PREREQUISITES, "Introduction", "Prerequisites"),
+             Page(2, "43", EXPLAINS, "4 Loops", "4.2 The while Statement"),
+             Page(3, "120", OTHER, "10 Tuples", "10.1 Tuples are immutable")]
+    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
+                  .chunks(pages, "front"))
+    store = open_store(settings, "front")
+    yield HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings), store, chunks
+    store.close()
+
+
+@pytest.mark.parametrize("question", [
+    "Who is this textbook written for?",
+    "What background do I need before starting this book?",
+])
+def test_a_question_about_the_book_is_answered_from_its_front_matter(
+        front_matter_retriever, embedder, question, monkeypatch):
+    """Physical AI: both questions were "not covered in this book" (cosine 0.37 / 0.41)
+    though the book's Target Audience and Prerequisites pages answer them."""
+    retriever, store, chunks = front_matter_retriever
+    store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+    # what the blend alone says (the rule switched off): below the threshold
+    monkeypatch.setattr(retrieval_mod, "about_the_book", lambda q, p: False)
+    plain = retriever.search(question, top_k=3)
+    monkeypatch.undo()
+    r = retriever.search(question, top_k=3)
+    assert r.confidence >= retriever.settings.confidence_threshold > plain.confidence
+    assert retriever.is_covered(r)
+    assert retrieval_mod.is_front_matter(r.passages[0].chunk)
+
+
+@pytest.mark.parametrize("question", [
+    "Does this book explain how to bake a cake?",  # a topic question naming the book
+    "Who wrote the play Hamlet?",  # "who" without the book
+])
+def test_other_questions_are_not_raised_by_the_front_matter_rule(front_matter_retriever,
+                                                                 embedder, question):
+    retriever, store, chunks = front_matter_retriever
+    store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+    r, parts = retriever.explain(question, top_k=3)
+    assert not retrieval_mod.about_the_book(question, r.passages)
+    assert r.confidence == pytest.approx(
+        retrieval_mod.retrieval_confidence(parts["top_cos"], parts["coverage"]), abs=1e-4)
+    assert not retriever.is_covered(r)
+
+
+def test_front_matter_is_early_and_titled_or_numbered_in_roman():
+    assert retrieval_mod.is_front_matter(
+        Chunk("c", "b", 0, "x", 5, 5, "12", "12", "", "Preface", 0, 1))
+    assert retrieval_mod.is_front_matter(Chunk("c", "b", 0, "x", 3, 3, "iv", "iv", "", "", 0, 1))
+    assert not retrieval_mod.is_front_matter(
+        Chunk("c", "b", 0, "x", 3, 3, "4", "4", "1 Loops", "1.1 While", 0, 1))
+    assert not retrieval_mod.is_front_matter(  # a preface-like title deep in the book
+        Chunk("c", "b", 0, "x", 228, 228, "229", "229", "A Appendix", "Preface for Think Python",
+              0, 1))

@@ -117,7 +117,7 @@ import math
 import re
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from bookreader.core.prompts import TIMEOUT_MESSAGE
 from bookreader.core.types import Chunk, Passage, Retrieval, SearchFilter
@@ -171,6 +171,51 @@ CONTENTS_ENTRIES = 3
 #: 18).  The question files' longer questions met a contents chunk in the top five for
 #: 20 / 7 / 11 of 79 / 79 / 85 questions (Physical AI / Think Java / Py4E), first once.
 CONTENTS_PENALTY = 0.3
+#: A question about the book itself: "Who is this textbook written for?", "What do I need
+#: to know before starting this book?".  The book answers it in its front matter (a
+#: preface, "Target Audience", "Prerequisites"), in words a student does not use ("designed
+#: for", "you should have"), so its cosine stays low (0.37 / 0.41 on the Physical AI book:
+#: both questions were declined as "not covered in this book", as were Think Java's "What
+#: background do I need before starting this book?" and Py4E's "Who is this book written
+#: for?").
+ABOUT_THE_BOOK = re.compile(r"\b(?:this|the|your)\s+(?:text\s?book|book)\b", re.IGNORECASE)
+#: ... and asks about the book as a book: its readers, what they need first, its
+#: organisation, author or purpose.  "Does this book explain how to bake a cake?" does not
+#: (a topic question is judged as any other).
+BOOK_AS_BOOK = re.compile(
+    r"\b(?:who|whom|audience|intended|written|designed|meant|aimed|background|"
+    r"prerequisites?|need\s+to\s+know|(?:know|learn)\s+(?:first|before)|before\s+"
+    r"(?:starting|reading|using|beginning)|organi[sz]ed|structured|author|wrote|purpose|"
+    r"goals?\s+of|how\s+(?:should|do|can)\s+i\s+(?:use|read|study))\b", re.IGNORECASE)
+#: Section titles of front matter.
+FRONT_MATTER_SECTION = re.compile(
+    r"preface|foreword|introduction|about\s+(?:this|the)\b|audience|prerequisite|"
+    r"how\s+to\s+use|who\s+should|acknowledg|organi[sz]ation|to\s+the\s+"
+    r"(?:student|reader|instructor|teacher)|welcome", re.IGNORECASE)
+#: Front matter lies in the book's first pages (0-based, exclusive).
+FRONT_MATTER_PAGES = 30
+_ROMAN = re.compile(r"^[ivxlc]+$", re.IGNORECASE)
+
+
+def is_front_matter(chunk: Chunk) -> bool:
+    """True for a chunk of the book's front matter: in its first pages, and under a
+    preface-like title or on a page numbered in roman numerals."""
+    if chunk.page_start >= FRONT_MATTER_PAGES:
+        return False
+    return bool(_ROMAN.match(chunk.label_start or "")
+                or FRONT_MATTER_SECTION.search(chunk.section or "")
+                or FRONT_MATTER_SECTION.search(chunk.chapter or ""))
+
+
+def about_the_book(query: str, passages: Sequence[Passage]) -> bool:
+    """A question about the book itself whose best passages include its front matter: it
+    is covered (its confidence is raised to the threshold, no higher), whatever its
+    cosine.  A question naming "this book" that retrieval answers from elsewhere is judged
+    as any other."""
+    return bool(ABOUT_THE_BOOK.search(query) and BOOK_AS_BOOK.search(query)) and any(
+        is_front_matter(p.chunk) for p in passages[:COVERAGE_DEPTH])
+
+
 #: Weight of the heading match: a chunk under a heading (its outline section or a heading
 #: line inside it) whose words are the question's gets up to this much more.
 HEADING_WEIGHT = 0.15
@@ -392,6 +437,8 @@ class HybridRetriever:
             top_cos = max(cos.get(p.chunk.chunk_id, 0.0) for p in top)
             coverage = term_coverage(query, [p.chunk.text for p in top])
             confidence = retrieval_confidence(top_cos, coverage)
+            if about_the_book(query, top):
+                confidence = max(confidence, self.settings.confidence_threshold)
 
         # Ranking priors: apparatus chunks down, chunks under a matching heading up.
         q_terms = set(_query_terms(query))
