@@ -251,3 +251,28 @@ def test_front_matter_is_early_and_titled_or_numbered_in_roman():
     assert not retrieval_mod.is_front_matter(  # a preface-like title deep in the book
         Chunk("c", "b", 0, "x", 228, 228, "229", "229", "A Appendix", "Preface for Think Python",
               0, 1))
+
+
+def test_a_question_about_the_book_prefers_its_titled_front_matter(tmp_path, embedder):
+    """Physical AI's "Who is this textbook written for?" was answered from the title page
+    ("created as part of the ... course project"), not from its Target Audience page."""
+    settings = Settings(data_dir=tmp_path)
+    settings.ensure_dirs()
+    title = ("A TEXTBOOK FOR A UNIVERSITY-LEVEL COURSE. Physical AI and Humanoid Robotics. "
+             "This textbook was written as part of a university course project.")
+    pages = [Page(0, "i", title, "", ""),
+             Page(1, "vii", AUDIENCE, "Introduction", "Target Audience"),
+             Page(2, "43", EXPLAINS, "4 Loops", "4.2 The while Statement")]
+    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
+                  .chunks(pages, "title"))
+    store = open_store(settings, "title")
+    try:
+        store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+        retriever = HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
+        r = retriever.search("Who is this textbook written for?", top_k=3)
+        assert r.passages[0].chunk.section == "Target Audience"
+        # a topic question is ranked as before: no front-matter prior
+        plain = retriever.search("What does a while loop do?", top_k=3)
+        assert plain.passages[0].chunk.page_start == 2
+    finally:
+        store.close()

@@ -194,6 +194,11 @@ FRONT_MATTER_SECTION = re.compile(
     r"(?:student|reader|instructor|teacher)|welcome", re.IGNORECASE)
 #: Front matter lies in the book's first pages (0-based, exclusive).
 FRONT_MATTER_PAGES = 30
+#: Added, for a question about the book, to a front-matter section titled as one (a
+#: preface, "Target Audience", "Prerequisites"): the book speaks of itself there, not on
+#: its title or copyright page (which the Physical AI book's "Who is this textbook written
+#: for?" was answered from).
+FRONT_MATTER_PRIOR = 0.1
 _ROMAN = re.compile(r"^[ivxlc]+$", re.IGNORECASE)
 
 
@@ -437,14 +442,18 @@ class HybridRetriever:
             top_cos = max(cos.get(p.chunk.chunk_id, 0.0) for p in top)
             coverage = term_coverage(query, [p.chunk.text for p in top])
             confidence = retrieval_confidence(top_cos, coverage)
-            if about_the_book(query, top):
+            if about_the_book(query, top):  # (the same test below: see its docstring)
                 confidence = max(confidence, self.settings.confidence_threshold)
 
         # Ranking priors: apparatus chunks down, chunks under a matching heading up.
         q_terms = set(_query_terms(query))
+        book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
         scored = []
         for p in blended:
             prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
+            if (book_question and FRONT_MATTER_SECTION.search(p.chunk.section or "")
+                    and is_front_matter(p.chunk)):
+                prior += FRONT_MATTER_PRIOR
             if APPARATUS_PENALTY and is_apparatus(p.chunk):
                 prior -= APPARATUS_PENALTY
             if CONTENTS_PENALTY and is_contents(p.chunk):
