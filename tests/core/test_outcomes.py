@@ -498,3 +498,28 @@ def test_whole_book_quotes_draw_on_every_retrieved_passage_not_only_those_the_mo
     page = _page_of(book[3], "called ATP")
     assert any(c.page == page and c.verified and "called ATP" in c.excerpt
                for c in a.citations), a.text
+
+
+def test_an_answer_that_restates_the_best_sentence_gets_the_one_after_it(book, quoting,
+                                                                         monkeypatch):
+    """Physical AI: "A Kalman filter fuse measurements from several sensors with different
+    noise characteristics." restated the book's best sentence, so nothing was quoted beside
+    it; the sentence after the one it cites is the book's explanation."""
+    server, answerer = quoting
+    # the extractive choice adds nothing here (as for the Kalman filter: its best sentence
+    # is the one the answer restates)
+    monkeypatch.setattr(quotes, "extractive_quotes", lambda *a, **k: [])
+    pdf = book[3]
+    page = _page_of(pdf, "chloroplasts")
+    server.queue(Behaviour.normal(
+        f'Photosynthesis takes place in the chloroplasts of leaf cells. [Source: 2.1 '
+        f'Photosynthesis (Page {pdf.page(page).label}) - "Photosynthesis takes place in the '
+        f'chloroplasts of leaf cells"]\nConfidence: 0.9'))
+    a = answerer.ask("Where in a plant does photosynthesis take place?", mode=Mode.BOOK,
+                     retriever=book[2], pages=pdf, backend="claude")
+    assert a.outcome is Outcome.ANSWER, a.text
+    lines = a.text.split("\n")
+    assert lines[0].startswith("Photosynthesis takes place in the chloroplasts")
+    quoted = [ln for ln in lines[1:] if ln.startswith("\u201c")]
+    assert any(ln.startswith("\u201cChlorophyll absorbs red and blue light") for ln in quoted), a.text
+    assert all(c.verified for c in a.citations)
