@@ -15,7 +15,7 @@ Building blocks
 Ready-made books
     :func:`book_pdf` (chapters and sections over many pages, :class:`BookSpec` tells where
     each section starts), :func:`planted_fact_pdf` (one distinctive sentence on a known
-    page among filler), :func:`hyphenated_pdf`, :func:`ligature_pdf`,
+    page among filler), :func:`hyphenated_pdf`, :func:`compound_hyphen_pdf`, :func:`ligature_pdf`,
     :func:`two_column_pdf`, :func:`headings_pdf` (no outline, headings by size),
     :func:`scanned_pdf` (pages with no text layer), :func:`encrypted_pdf`,
     :func:`big_pdf` (1,000+ pages, written fast).
@@ -323,6 +323,23 @@ def hyphenated_pdf(path: str | Path) -> Path:
         Line("20 pages, and Chapter Two ends with a dash -", MARGIN, 175),
         Line("Then a new sentence starts here.", MARGIN, 190),
     ]
+    return make_pdf(path, [lines])
+
+
+#: Lines of :func:`compound_hyphen_pdf`: two compounds and one broken word split at line ends.
+COMPOUND_LINES = [
+    "Robots that work beside people need safe human-",
+    "robot interaction, and their software has an object-",
+    "oriented design in which every informa-",
+    "tion channel is checked twice.",
+]
+
+
+def compound_hyphen_pdf(path: str | Path) -> Path:
+    """One page whose line ends split compounds (``human-`` / ``robot``, ``object-`` /
+    ``oriented``) and a broken word (``informa-`` / ``tion``); nowhere else on the page is
+    either compound written, so only a word list can tell them apart."""
+    lines = [Line(text, MARGIN, 100 + 15 * k) for k, text in enumerate(COMPOUND_LINES)]
     return make_pdf(path, [lines])
 
 

@@ -18,7 +18,7 @@ from bookreader.core.pdf import PdfBook
 from bookreader.core.sentences import match_key
 from bookreader.core.types import Chunk
 
-from pdf_factory import ligature_pdf, make_pdf
+from pdf_factory import COMPOUND_LINES, Line, MARGIN, compound_hyphen_pdf, ligature_pdf, make_pdf
 
 P0 = ("Photosynthesis turns light into chemical energy. Chlorophyll absorbs mostly red and "
       "blue light. The oxygen we breathe is a by-product of splitting water.")
@@ -97,6 +97,26 @@ def test_normalisation_survives_quotes_whitespace_case_and_hyphenation(sources):
                       0, 0, "")
     c = CitationChecker(sources).check(raw)
     assert c is not None and c.verified and not c.repaired and c.page == 1
+
+
+@pytest.mark.parametrize("excerpt", [
+    "Robots that work beside people need safe human-robot interaction",
+    "Robots that work beside people need safe humanrobot interaction",  # an index before the fix
+])
+def test_a_quoted_compound_split_at_a_line_end_verifies_and_is_highlighted(tmp_path, excerpt):
+    book = PdfBook.open(compound_hyphen_pdf(tmp_path / "compound.pdf"))
+    try:
+        text = book.page(0).text
+        assert "safe human-robot\ninteraction" in text
+        src = CitationSource.from_chunk(_chunk(text, 0, book.page(0).label, "Robots"))
+        c = CitationChecker([src], book).check(RawCitation("Robots", "1", excerpt, 0, 0, ""))
+        assert c is not None and c.verified and not c.repaired
+        first, second = (Line(t, MARGIN, 100 + 15 * k) for k, t in enumerate(COMPOUND_LINES[:2]))
+        human, robot = first.word_rects()["human-"], second.word_rects()["robot"]
+        assert any(abs(r[2] - human[2]) < 1.5 and r[1] < human[3] < r[3] + 1.5 for r in c.rects)
+        assert any(abs(r[0] - robot[0]) < 1.5 and abs(r[1] - robot[1]) < 1.5 for r in c.rects)
+    finally:
+        book.close()
 
 
 def test_ligatures_on_the_page_match_plain_excerpts(tmp_path):

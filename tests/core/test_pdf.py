@@ -260,6 +260,78 @@ def test_words_hyphenated_across_lines_are_joined(tmp_path):
         assert "tion" not in [w.text for w in words]
 
 
+def test_compounds_split_at_a_line_end_keep_their_hyphen(tmp_path):
+    path = pf.compound_hyphen_pdf(tmp_path / "compound.pdf")
+    with PdfBook.open(path) as b:
+        text = b.page(0).text
+        assert "need safe human-robot\ninteraction," in text
+        assert "has an object-oriented\ndesign" in text
+        assert "every information\nchannel" in text  # a broken word is still joined
+        assert "humanrobot" not in text and "objectoriented" not in text
+        words = b.words(0)
+        assert [w.text for w in words].count("human-robot") == 1
+        assert "robot" not in [w.text for w in words]
+        first, second = (pf.Line(t, pf.MARGIN, 100 + 15 * k) for k, t in enumerate(pf.COMPOUND_LINES[:2]))
+        human = next(w for w in words if w.text == "human-robot")
+        assert close_to(human.rect, first.word_rects()["human-"])
+        assert len(human.more_rects) == 1 and close_to(human.more_rects[0], second.word_rects()["robot"])
+
+
+def test_a_compound_is_highlighted_on_both_lines_whichever_way_it_is_quoted(tmp_path):
+    path = pf.compound_hyphen_pdf(tmp_path / "compound.pdf")
+    first, second = (pf.Line(t, pf.MARGIN, 100 + 15 * k) for k, t in enumerate(pf.COMPOUND_LINES[:2]))
+    with PdfBook.open(path) as b:
+        for query in ("human-robot", "humanrobot", "safe human-robot interaction",
+                      "safe humanrobot interaction"):
+            rects = b.search_rects(0, query)
+            assert any(close_to(r[2:], first.word_rects()["human-"][2:]) for r in rects), query
+            assert any(close_to(r[:2], second.word_rects()["robot"][:2]) for r in rects), query
+            assert all(r[1] < second.word_rects()["interaction,"][3] for r in rects), query
+
+
+@pytest.mark.parametrize(("head", "tail", "reading"), [
+    ("informa", "tion", ""),  # the joined word is listed
+    ("object", "oriented", "-"),  # two listed words, the joined one is not
+    ("(human", "robot)", "-"),
+    ("decision", "making", "-"),
+    ("un", "ambiguously.", ""),  # a prefix English writes solid
+    ("self", "explanatory,", "-"),  # ... and one it never does
+    ("well", "formatted", "-"),  # "formatted" is listed through "format"
+    ("mbox", "short.txt", "-"),  # a file name is not a broken word
+    ("(upper", "and", None),  # a suspended hyphen: "upper- and lower-case"
+    ("^X", "mbox.txt", None),  # code
+    ("subtrac", "tion,", ""),  # neither half is a word
+])
+def test_line_end_hyphens_are_read_with_the_word_list(head, tail, reading):
+    from bookreader.core.hyphenation import line_end_hyphen
+    from bookreader.core.hyphenation import english_words
+
+    assert line_end_hyphen(head, tail, english_words()) == reading
+
+
+def test_the_word_list_is_the_bundled_models_vocabulary():
+    from bookreader.core import embedding, hyphenation
+
+    assert hyphenation.MODEL_PACKAGE == embedding.MODEL_PACKAGE
+    assert hyphenation.vocabulary_file() is not None
+    words = hyphenation.english_words()
+    assert len(words) > 20_000 and {"information", "oriented", "robot"} <= words
+    assert "##ing" not in words and "[CLS]" not in words
+
+
+def test_the_page_itself_decides_before_the_word_list():
+    from bookreader.core.hyphenation import line_end_hyphen
+    from bookreader.core.hyphenation import english_words
+
+    words = english_words()
+    assert line_end_hyphen("comma", "separated", words) == ""  # "comma" is not listed
+    assert line_end_hyphen("comma", "separated", words, {"comma-separated"}) == "-"
+    assert line_end_hyphen("object", "oriented", words, {"objectoriented"}) == ""
+    # Without a word list (the model package missing) only the page keeps a hyphen.
+    assert line_end_hyphen("object", "oriented", frozenset()) == ""
+    assert line_end_hyphen("human", "robot", frozenset(), {"human-robot"}) == "-"
+
+
 def test_two_columns_are_read_column_by_column(tmp_path):
     path = pf.two_column_pdf(tmp_path / "cols.pdf")
     with PdfBook.open(path) as b:

@@ -4,7 +4,8 @@
 (with a password where needed) and serves, page by page:
 
 * the text in reading order, with running headers and footers removed, ligatures spelled
-  out and words hyphenated across line ends joined;
+  out and words hyphenated across line ends joined (compounds such as "object-oriented"
+  keep their hyphen: :func:`~bookreader.core.hyphenation.line_end_hyphen`);
 * the words with their boxes, for selection and highlighting;
 * the printed page label (``get_label()``-style rules, else the physical number);
 * the chapter and section, from the outline or, when a book has none, from heading sizes.
@@ -33,6 +34,7 @@ import fitz
 
 from bookreader.core import pdf_layout as lay
 from bookreader.core import pdf_outline as outline
+from bookreader.core.hyphenation import english_words
 from bookreader.core.pdf_document import (  # noqa: F401 - part of this module's API
     MAX_PAGES,
     TEXT_FLAGS,
@@ -322,7 +324,7 @@ class PdfBook:
                 if not lay.is_page_number_line(line.text, label, index + 1):
                     kept.append(line)
                     block_of_line.append(b)
-        word_lines = lay.join_hyphenated(kept)
+        word_lines = lay.join_hyphenated(kept, english_words())
         words: list[Word] = []
         parts: list[str] = []
         offsets: list[int] = []  # where each kept line starts in the text

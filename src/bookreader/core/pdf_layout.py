@@ -2,7 +2,8 @@
 
 PyMuPDF hands us blocks, lines and word boxes; this module turns them into what a reader
 expects: blocks in reading order (columns read left to right), running headers and footers
-recognised by repetition, ligatures spelled out, words hyphenated across a line end joined,
+recognised by repetition, ligatures spelled out, words hyphenated across a line end joined
+(compounds keep their hyphen, see :mod:`bookreader.core.hyphenation`),
 and heading candidates found by font size for books without an outline.
 
 Everything here works on the small dataclasses below, so it can be tested without a PDF.
@@ -13,8 +14,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from bookreader.core.hyphenation import line_end_hyphen, page_spellings
 from bookreader.core.types import Rect, Word
 
 #: Share of the page height at the top and bottom where running headers and footers live
@@ -242,16 +245,18 @@ def is_page_number_line(text: str, label: str, physical: int) -> bool:
 # --- hyphenation --------------------------------------------------------------------------
 
 
-def join_hyphenated(lines: list[TextLine]) -> list[list[Word]]:
+def join_hyphenated(lines: list[TextLine], words: Collection[str] = frozenset()) -> list[list[Word]]:
     """Words of each line, with words split by a hyphen at a line end joined.
 
     ``informa-`` at the end of a line followed by ``tion`` at the start of the next
-    becomes one word ``information`` on the first line; its second box is kept in
-    ``more_rects`` so highlighting still covers both halves.  The join happens only when
-    the hyphen follows a letter and the next line starts with a lower-case letter, so
-    dashes and "-" signs are left alone.
+    becomes one word ``information`` on the first line; ``object-`` followed by
+    ``oriented`` becomes ``object-oriented`` (see :func:`line_end_hyphen`, which reads
+    ``words``).  The second box is kept in ``more_rects`` so highlighting still covers
+    both halves.  This happens only when the hyphen follows a letter and the next line
+    starts with a lower-case letter, so dashes and "-" signs are left alone.
     """
     out: list[list[Word]] = [list(line.words) for line in lines]
+    seen: set[str] | None = None
     for i in range(len(out) - 1):
         if not out[i] or not out[i + 1]:
             continue
@@ -263,8 +268,13 @@ def join_hyphenated(lines: list[TextLine]) -> list[list[Word]]:
             and t[-2].isalpha()
             and nxt.text[:1].islower()
         ):
+            if seen is None:
+                seen = page_spellings(lines)
+            hyphen = "" if t[-1] == "\u00ad" else line_end_hyphen(t[:-1], nxt.text, words, seen)
+            if hyphen is None:
+                continue
             joined = Word(
-                text=t[:-1] + nxt.text,
+                text=t[:-1] + hyphen + nxt.text,
                 rect=last.rect,
                 block=last.block,
                 line=last.line,
@@ -390,18 +400,52 @@ def excerpt_pieces(text: str) -> list[str]:
 
 
 def locate_in_words(words: list[Word], piece: str) -> list[Rect]:
-    """Rectangles of the run of ``words`` that best matches ``piece`` ([] if none does)."""
+    """Rectangles of the run of ``words`` that best matches ``piece`` ([] if none does).
+
+    The words must agree exactly, else their letters and digits run together must
+    ("humanrobot" quoted for the page's "human-robot", or the other way round), else the
+    longest run of agreeing words is taken (see :func:`find_token_run`).
+    """
     tokens: list[str] = []
     owner: list[int] = []
     for k, w in enumerate(words):
         for t in match_tokens(w.text):
             tokens.append(t)
             owner.append(k)
-    span = find_token_run(tokens, match_tokens(piece))
-    if span is None:
-        return []
-    first, last = owner[span[0]], owner[span[1] - 1]
-    return merge_rects_by_line(words[first : last + 1])
+    wanted = match_tokens(piece)
+    m = len(wanted)
+    run = None
+    if not any(tokens[s : s + m] == wanted for s in range(len(tokens) - m + 1)):
+        run = _letters_run(words, "".join(wanted))
+    if run is None:
+        span = find_token_run(tokens, wanted)
+        if span is None:
+            return []
+        run = owner[span[0]], owner[span[1] - 1]
+    return merge_rects_by_line(words[run[0] : run[1] + 1])
+
+
+def _letters_run(words: list[Word], key: str) -> tuple[int, int] | None:
+    """The first and last of the words whose letters and digits, run together, are
+    exactly ``key`` (from the start of a word to the end of one), or None."""
+    if len(key) < 3:
+        return None
+    keys = ["".join(match_tokens(w.text)) for w in words]
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    pos = 0
+    for k, wk in enumerate(keys):
+        if wk:
+            starts[pos] = k
+            pos += len(wk)
+            ends[pos] = k
+    page = "".join(keys)
+    at = page.find(key)
+    while at >= 0:
+        if at in starts and at + len(key) in ends:
+            return starts[at], ends[at + len(key)]
+        at = page.find(key, at + 1)
+    return None
 
 
 def merge_rects_by_line(words: list[Word]) -> list[Rect]:
