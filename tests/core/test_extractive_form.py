@@ -88,7 +88,7 @@ def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(emb
         excerpts=[Excerpt(1, "Path Planning", "89", listing),
                   Excerpt(2, "Graph Search Overview", "12", prose)])
     lines = ExtractiveBackend(embedder).answer(messages).splitlines()
-    assert lines[0].startswith('"""Plan path using A* algorithm"""'), lines
+    assert lines[0].startswith("Plan path using A* algorithm [Source:"), lines
 
 
 def test_a_docstring_still_answers_when_the_passages_hold_no_prose(embedder):
@@ -156,7 +156,8 @@ def test_a_statement_of_a_listing_does_not_continue_a_prose_answer(embedder):
                               excerpts=[Excerpt(1, "Gazebo Setup", "19", gazebo)])
     shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
     assert shown.startswith("To install Gazebo with ROS2 support"), shown
-    assert "# Install Gazebo Fortress" in shown and "sudo apt" not in shown
+    # (the comment shown without its mark: tests/core/test_quotes_prose.py)
+    assert "\nInstall Gazebo Fortress" in shown and "sudo apt" not in shown
 
 
 VOCABULARY_4 = (
