@@ -204,3 +204,40 @@ def test_an_exceptions_entry_after_a_lead_in_is_its_definition(embedder):
 ])
 def test_a_code_question_keeps_the_docstring_unpenalised(question):
     assert code_penalty(PID_DOCSTRING, question) == 0
+
+
+WHEELS_LISTING = (
+    "class DifferentialDriveRobot:\n"
+    "def __init__(self, wheel_radius: float, wheel_base: float):\n"
+    '""" Initialize differential drive robot :param wheel_radius: Radius of the wheels in '
+    'meters :param wheel_base: Distance between wheels in meters """\n'
+    "self.wheel_radius = wheel_radius")
+WHEELS_PROSE = ("Wheeled locomotion is the most common form of mobile robot movement due to its "
+                "efficiency and simplicity.")
+
+
+def test_the_ranked_quotes_put_prose_before_a_docstring(embedder):
+    """Physical AI: "What are the advantages of different wheel configurations such as
+    differential drive?" quoted two ':param wheel_radius' docstrings before the sentence
+    about wheeled robots."""
+    listing = _source(WHEELS_LISTING, "Locomotion Systems", "115", page=115)
+    prose = _source(WHEELS_PROSE, "Wheeled Robots", "114", page=114)
+    question = ("What are the advantages of different wheel configurations such as "
+                "differential drive?")
+    picked = quotes.pick_quotes(question, [listing, prose], embedder, min_score=0.0,
+                                lead_extractive=True)
+    assert [q.sentence for q in picked][:1] == [WHEELS_PROSE], picked
+    assert any(q.source is listing for q in picked)  # still quoted, after it
+
+
+def test_the_quotes_card_shows_the_extractive_choice_prose_first(embedder):
+    """The extractive choice leads with the docstring (it holds the question's words);
+    the card shows the same quotes, the sentence of prose first."""
+    listing = _source(WHEELS_LISTING, "Locomotion Systems", "115", page=115)
+    prose = _source(WHEELS_PROSE, "Wheeled Robots", "114", page=114)
+    question = "What do the wheel radius and wheel base of a differential drive robot mean?"
+    lead = quotes.extractive_quotes(question, [prose, listing], embedder)
+    assert lead[0].source is listing and lead[1].sentence == WHEELS_PROSE
+    picked = quotes.pick_quotes(question, [prose, listing], embedder, min_score=0.0,
+                                lead_extractive=True)
+    assert [q.sentence for q in picked] == [lead[1].sentence, lead[0].sentence]

@@ -49,9 +49,11 @@ from bookreader.core.llm.extractive import (
     is_title_line,
     looks_like_code,
     question_kind,
+    reads_as_code,
     shown_sentence,
     split_sentences,
     unmarked,
+    wants_code,
 )
 from bookreader.core.model_output import claims, parse_citations
 from bookreader.core.sentences import content_terms, words
@@ -368,7 +370,13 @@ def pick_quotes(
     best = ranked[0].score
     rest = [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
     seen = {q.sentence.lower() for q in lead}
-    return (lead + [q for q in rest if q.sentence.lower() not in seen])[:k]
+    picked = (lead + [q for q in rest if q.sentence.lower() not in seen])[:k]
+    if not wants_code(question):
+        # the same quotes, prose first: a docstring the extractive choice led with
+        # ("Initialize differential drive robot :param wheel_radius: ...") follows the
+        # sentence that says it ("Wheeled locomotion is the most common form ...")
+        picked.sort(key=lambda q: reads_as_code(q.sentence))
+    return picked
 
 
 #: Words of a passage's line quoted when the passage holds no quotable sentence.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from bookreader.core.code_text import is_code_line
 from bookreader.core.llm.continuation import ITEM, is_lead_in
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import stem
@@ -298,6 +299,16 @@ def unmarked(sentence: str) -> str:
     m = _MARKED.match(sentence)
     inner = m.group(1).strip() if m else sentence
     return inner or sentence
+
+
+_DOC_FIELD = re.compile(r"(?:^|\s):(?:param|returns?|raises?|type)\b")
+
+
+def reads_as_code(sentence: str) -> bool:
+    """A comment, a docstring (its ``:param`` fields included, wherever the unit starts)
+    or a line of a listing, rather than a sentence of prose."""
+    return bool(is_comment(sentence) or looks_like_code(sentence) or is_code_line(sentence)
+                or _DOC_FIELD.search(sentence))
 
 
 def shown_sentence(sentence: str) -> str:

@@ -66,6 +66,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     looks_like_code,
     names_both,
     question_kind,
+    reads_as_code,
     shown_sentence,
     unmarked,
     wants_code,
