@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.core import model_output as mo
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.llm.answer_type import (
@@ -112,19 +111,6 @@ def test_a_docstring_is_quoted_without_its_quotes_and_still_verifies_on_the_page
         checked, citations = verify_answer(text, sources, book, add_missing=False)
     assert citations and all(c.verified and c.page == 0 for c in citations), checked
     assert any(c.excerpt == "Update robot positions to maintain formation" for c in citations)
-
-
-def test_the_extractive_answer_shows_a_comment_without_its_marks(embedder):
-    listing = ('def plan(self, start, goal):\n'
-               '"""Plan path using A* algorithm with a heuristic"""\n'
-               'open_set = []')
-    messages = build_messages(
-        Mode.BOOK, "How does the A* algorithm use a heuristic to find the shortest path?",
-        excerpts=[Excerpt(1, "Path Planning", "89", listing)])
-    first = ExtractiveBackend(embedder).answer(messages).splitlines()[0]
-    assert first.startswith("Plan path using A* algorithm with a heuristic [Source:"), first
-    (cite,) = mo.parse_citations(first)
-    assert cite.excerpt == "Plan path using A* algorithm with a heuristic"
 
 
 def test_an_import_line_is_not_quoted_its_passage_is_pointed_at_by_another_line(embedder):
