@@ -227,3 +227,12 @@ def test_the_quotes_card_shows_the_extractive_choice_prose_first(embedder):
     picked = quotes.pick_quotes(question, [prose, listing], embedder, min_score=0.0,
                                 lead_extractive=True)
     assert [q.sentence for q in picked] == [lead[1].sentence, lead[0].sentence]
+
+
+def test_the_quotes_card_does_not_repeat_an_entry_inside_its_lead_in(embedder):
+    arguments = _source(ARGUMENTS, "9.6. Argument Validation", "155", page=155)
+    appendix = _source(APPENDIX_D, "D.2. Run-Time Errors", "333", page=333)
+    picked = quotes.pick_quotes("What is a NullPointerException?", [arguments, appendix],
+                                embedder, min_score=0.0, lead_extractive=True)
+    assert picked[0].sentence.startswith("NullPointerException: You tried"), picked
+    assert sum("You tried to access" in q.sentence for q in picked) == 1, picked

@@ -369,8 +369,11 @@ def pick_quotes(
         return lead
     best = ranked[0].score
     rest = [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
-    seen = {q.sentence.lower() for q in lead}
-    picked = (lead + [q for q in rest if q.sentence.lower() not in seen])[:k]
+    seen = [q.sentence.lower() for q in lead]
+    # (nor a sentence that holds a quote already picked: "... what happened:
+    # NullPointerException: You tried to ..." after the entry the extractive choice split)
+    picked = (lead + [q for q in rest if not any(
+        s in q.sentence.lower() or q.sentence.lower() in s for s in seen)])[:k]
     if not wants_code(question):
         # the same quotes, prose first: a docstring the extractive choice led with
         # ("Initialize differential drive robot :param wheel_radius: ...") follows the
