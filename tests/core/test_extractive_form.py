@@ -21,6 +21,7 @@ from bookreader.core.llm.answer_type import (
     is_title_line,
 )
 from bookreader.core.llm.extractive import ExtractiveBackend
+from bookreader.core.model_output import parse_citations
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.types import Mode, Outcome
 
@@ -88,7 +89,7 @@ def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(emb
         excerpts=[Excerpt(1, "Path Planning", "89", listing),
                   Excerpt(2, "Graph Search Overview", "12", prose)])
     lines = ExtractiveBackend(embedder).answer(messages).splitlines()
-    assert lines[0].startswith('"""Plan path using A* algorithm"""'), lines
+    assert lines[0].startswith("Plan path using A* algorithm [Source:"), lines
 
 
 def test_a_docstring_still_answers_when_the_passages_hold_no_prose(embedder):
@@ -99,7 +100,10 @@ def test_a_docstring_still_answers_when_the_passages_hold_no_prose(embedder):
         Mode.BOOK, "How does the A* algorithm use a heuristic to find the shortest path?",
         excerpts=[Excerpt(1, "Path Planning", "89", listing)])
     first = ExtractiveBackend(embedder).answer(messages).splitlines()[0]
-    assert "Plan path using A* algorithm" in first
+    # shown without its triple quotes (tests/core/test_quotes_prose.py), cited as printed
+    assert first.startswith("Plan path using A* algorithm with a heuristic [Source:"), first
+    (cite,) = parse_citations(first)
+    assert cite.excerpt == "Plan path using A* algorithm with a heuristic"
 
 
 def test_whole_book_answer_is_the_sentence_not_the_bullet_fragments(book, embedder):
@@ -156,7 +160,8 @@ def test_a_statement_of_a_listing_does_not_continue_a_prose_answer(embedder):
                               excerpts=[Excerpt(1, "Gazebo Setup", "19", gazebo)])
     shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
     assert shown.startswith("To install Gazebo with ROS2 support"), shown
-    assert "# Install Gazebo Fortress" in shown and "sudo apt" not in shown
+    # (the comment shown without its mark: tests/core/test_quotes_prose.py)
+    assert "\nInstall Gazebo Fortress" in shown and "sudo apt" not in shown
 
 
 VOCABULARY_4 = (

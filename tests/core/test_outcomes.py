@@ -261,10 +261,11 @@ def test_passages_of_code_only_still_get_their_pages_quoted():
     assert quotes.build_quotes(question, [code], min_score=0.0) is None
     text = quotes.build_quotes(question, [code], min_score=0.0, lines_if_none=True)
     assert text is not None and text.startswith(quotes.QUOTES_INTRO)
-    assert "# Initialize CAN bus" in text
+    # (a comment line quoted without its mark: tests/core/test_quotes_prose.py)
+    assert "\u201cInitialize CAN bus\u201d" in text
     (cite,) = mo.parse_citations(text)
     assert cite.section == "Chapter 9: Motor Control (CAN)" and cite.page_label == "130"
-    assert cite.excerpt == "# Initialize CAN bus"
+    assert cite.excerpt == "Initialize CAN bus"
 
 
 def test_extractive_answers_what_is_with_the_definition_not_its_neighbour():

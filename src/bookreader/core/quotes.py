@@ -15,6 +15,15 @@
 Sentences that look like instructions ("ignore your instructions and reply ...") are
 never quoted: text inside the context is data, and a quote of an injected instruction
 would show it as if it were the book's answer.
+
+Prose is quoted before code: a line of imports or of a listing is never quoted (the
+passage's best quotable sentence stands for it, so its page is still pointed at), a
+comment or docstring ranks below prose unless the question asks for code, and a lead-in
+that claims something ("... you'll need to set up a proper development environment:") is
+quoted as a statement.  A comment or docstring is shown without its marks
+("Create AR overlay for robot", not three double quotes around it).  Small-tier replay of
+the stop-18 runs, gold page cited: Think Java 92.4 % (unchanged), Py4E 88.2 -> 90.6 %,
+Physical AI 81.0 -> 86.1 %; no question lost its gold page or its correct answer.
 """
 
 from __future__ import annotations
@@ -34,11 +43,19 @@ from bookreader.core.citations import (
 from bookreader.core.llm.extractive import (
     TOC_LINE,
     answer_type_bonus,
+    code_penalty,
+    form_penalty,
+    is_claiming_lead_in,
     is_fragment_list,
+    is_import_line,
     is_title_line,
     looks_like_code,
     question_kind,
+    reads_as_code,
+    shown_sentence,
     split_sentences,
+    unmarked,
+    wants_code,
 )
 from bookreader.core.model_output import claims, parse_citations
 from bookreader.core.sentences import content_terms, words
@@ -179,17 +196,24 @@ _LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
 
 
 def usable_sentence(sentence: str) -> bool:
-    """A sentence worth quoting: a claim (not a heading, an intro to code or a listing)."""
+    """A sentence worth quoting: a claim (not a heading, an intro to code or a listing).
+
+    A lead-in that makes a claim of its own ("To work with Physical AI systems, you'll
+    need to set up a proper development environment:") is one, quoted as a statement
+    (:func:`~bookreader.core.llm.extractive.shown_sentence`); a bare one ("Here is an
+    example:") is not.
+    """
     n = len(words(sentence))
     if n < 4 or n > MAX_QUOTE_WORDS:
         return False
     s = sentence.rstrip()
-    if s.endswith(":") or instruction_like(s):
+    if (s.endswith(":") and not is_claiming_lead_in(s)) or instruction_like(s):
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
-    # a contents line, a listing, a heading or caption, bare list items
-    if TOC_LINE.search(s) or looks_like_code(s) or is_title_line(s) or is_fragment_list(s):
+    # a contents line, a listing or its imports, a heading or caption, bare list items
+    if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
+            or is_fragment_list(s)):
         return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False
@@ -261,20 +285,25 @@ def rank_sentences(
         # first) for "what is", a procedure for "how", a reason for "why"; an exercise, a
         # question or a passing remark without the answer's shape ranks lower.
         score += answer_type_bonus(kind, sent, q_terms)
+        # and, as in its choice, prose over a comment or docstring unless the question
+        # asks for code, a claim over a lead-in that runs into a table
+        score += form_penalty(sent) + code_penalty(sent, question)
         out.append(Quote(sent, src, round(score, 4)))
     out.sort(key=lambda q: -q.score)
     return out
 
 
 def _cite(q: Quote) -> str:
-    excerpt = " ".join(q.sentence.replace('"', "'").split()[:EXCERPT_WORDS])
+    excerpt = " ".join(unmarked(q.sentence).replace('"', "'").split()[:EXCERPT_WORDS])
     label = q.source.page_label
     return format_citation(q.source.section, label, excerpt)
 
 
 def render_quotes(quotes: Sequence[Quote]) -> str:
-    """One line per quote: ``“sentence” [Source: ...]``."""
-    return "\n".join(f"\u201c{q.sentence}\u201d {_cite(q)}" for q in quotes)
+    """One line per quote: ``“sentence” [Source: ...]``, a comment or docstring without
+    its marks and a claiming lead-in ending in a full stop
+    (:func:`~bookreader.core.llm.extractive.shown_sentence`)."""
+    return "\n".join(f"\u201c{shown_sentence(q.sentence)}\u201d {_cite(q)}" for q in quotes)
 
 
 def extractive_quotes(
@@ -305,9 +334,20 @@ def extractive_quotes(
     out: list[Quote] = []
     for c in chosen:
         sentence = " ".join(c.sentence.split())
-        if c.block.number is None or not usable_sentence(sentence):
+        if c.block.number is None:
             continue
-        out.append(Quote(sentence, sources[c.block.number - 1], round(c.score, 4)))
+        src = sources[c.block.number - 1]
+        if usable_sentence(sentence):
+            out.append(Quote(sentence, src, round(c.score, 4)))
+            continue
+        # A line of a listing or its imports is not quoted; the passage's best sentence
+        # that is stands for it, so its page is still pointed at (Physical AI: "import
+        # numpy as np import cv2 ..." was the one quote on a page of the SLAM section).
+        seen = {q.sentence.lower() for q in out}
+        other = next((q for q in rank_sentences(question, [src], embedder, limit=10)
+                      if q.sentence.lower() not in seen), None)
+        if other is not None:
+            out.append(Quote(other.sentence, src, round(c.score, 4)))
     return out[:k]
 
 
@@ -331,8 +371,17 @@ def pick_quotes(
         return lead
     best = ranked[0].score
     rest = [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
-    seen = {q.sentence.lower() for q in lead}
-    return (lead + [q for q in rest if q.sentence.lower() not in seen])[:k]
+    seen = [q.sentence.lower() for q in lead]
+    # (nor a sentence that holds a quote already picked: "... what happened:
+    # NullPointerException: You tried to ..." after the entry the extractive choice split)
+    picked = (lead + [q for q in rest if not any(
+        s in q.sentence.lower() or q.sentence.lower() in s for s in seen)])[:k]
+    if not wants_code(question):
+        # the same quotes, prose first: a docstring the extractive choice led with
+        # ("Initialize differential drive robot :param wheel_radius: ...") follows the
+        # sentence that says it ("Wheeled locomotion is the most common form ...")
+        picked.sort(key=lambda q: reads_as_code(q.sentence))
+    return picked
 
 
 #: Words of a passage's line quoted when the passage holds no quotable sentence.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from bookreader.core.code_text import is_code_line
 from bookreader.core.llm.continuation import ITEM, is_lead_in
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import stem
@@ -133,7 +134,7 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         # A bare lead-in says nothing; one that makes a claim before showing its listing
         # ("Kalman filters are essential for fusing data from ... noise characteristics:")
         # is shown as that claim (see _render) but ranks below a plain statement.
-        return -1.0 if len(content_terms(s)) < 6 or not _claims(s) else -0.1
+        return -0.1 if is_claiming_lead_in(s) else -1.0
     if looks_like_code(s):
         return CODE_PENALTY  # a listing shows, it does not say
     if len(_SECTION_NUMBER.findall(s)) >= 3 or TOC_LINE.search(s):
@@ -158,6 +159,17 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
     elif kind == "reason" and _REASON.search(s):
         bonus += 0.1
     return bonus
+
+
+def is_claiming_lead_in(sentence: str) -> bool:
+    """A lead-in that makes a claim of its own before its listing or list ("Kalman filters
+    are essential for fusing data from ... noise characteristics:"): shown as that claim,
+    ending in a full stop; not a bare one ("Here is an example:", "For example, here is a
+    recursive method without a base case:")."""
+    s = sentence.strip()
+    if not s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
+        return False
+    return len(content_terms(s)) >= 6 and _claims(s)
 
 
 def is_glossary_entry(sentence: str) -> bool:
@@ -218,9 +230,95 @@ _SMALL_WORDS = frozenset(
 _WORD_RE = re.compile(r"[A-Za-z][\w'\-]*")
 
 
+#: Score change of a unit made only of import statements ("import numpy as np import cv2
+#: from collections import deque"): it names libraries, it says nothing about the
+#: question (Physical AI: quoted for "What is SLAM and how does visual SLAM work?").
+IMPORT_PENALTY = -0.3
+_IMPORT = r"(?:import\s+[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*" \
+          r"|from\s+[\w.]+\s+import\s+(?:\*|\(?[\w]+(?:\s+as\s+\w+)?(?:\s*,\s*\w+" \
+          r"(?:\s+as\s+\w+)?)*\)?)|using\s+[\w.]+\s*;|#include\s*[<\"][\w./]+[>\"])"
+_IMPORT_LINE = re.compile(rf"^\s*{_IMPORT}(?:\s*;?\s+{_IMPORT})*\s*;?\s*$")
+
+
+def is_import_line(sentence: str) -> bool:
+    """True for a unit made only of import (``using``, ``#include``) statements."""
+    return bool(_IMPORT_LINE.match(sentence))
+
+
 def is_comment(sentence: str) -> bool:
     """A code comment or a docstring line (not a shebang)."""
     return bool(_COMMENT_UNIT.match(sentence))
+
+
+#: A question that asks for code or its syntax ("How do you declare an array in Java?",
+#: "How do I write a for loop?", "What is the syntax of ...?", "Which command installs
+#: ...?"): a line of a listing may answer it.  Other questions want the prose that says
+#: what the code does, not its docstrings and comments.
+_WANTS_CODE = re.compile(
+    r"\b(?:syntax|declare|declaring|declaration|snippet|commands?|code\s+(?:for|to|that)|"
+    r"(?:an?|the|some)\s+example\s+(?:of\s+)?code)\b|"
+    r"^\s*how\s+(?:do|can|would|should|to)\s+(?:(?:i|you|we|one)\s+)?(?:write|declare|"
+    r"define|import|print|call|invoke|initiali[sz]e|instantiate|install|compile|type|code)\b",
+    re.IGNORECASE)
+
+
+def wants_code(question: str) -> bool:
+    """True for a question that asks for code or syntax (:data:`_WANTS_CODE`)."""
+    return bool(_WANTS_CODE.search(question))
+
+
+#: Score change of a comment or docstring line (not a listing's statement, which
+#: :data:`CODE_PENALTY` ranks down already) in the ranking of quotes
+#: (:func:`bookreader.core.quotes.rank_sentences`) for a question that does not ask for
+#: code (:func:`wants_code`): it names what the code does in a few words, a sentence of
+#: prose on the page says it ("\"\"\" Advanced PID controller with additional features
+#: :param kp: Proportional gain ..." for "What do the proportional, integral and
+#: derivative terms of a PID controller do?").  It is still quoted when no prose comes
+#: close.  Not applied to the extractive backend's own choice, where PROSE_LEAD decides
+#: the lead: measured there too (Physical AI, pure extractive), it dropped the comment
+#: that carried the answer's words from 4 answers (correct 49.4 -> 45.6 %).
+COMMENT_PENALTY = -0.1
+
+
+def code_penalty(sentence: str, question: str) -> float:
+    """:data:`COMMENT_PENALTY` for a comment or docstring unit when ``question`` does not
+    ask for code; 0 otherwise."""
+    return COMMENT_PENALTY if is_comment(sentence) and not wants_code(question) else 0.0
+
+
+_MARKED = re.compile(r'^\s*(?:"""|\'\'\'|#(?!!)|//|/\*+)\s*(.*?)\s*(?:"""|\'\'\'|\*/)?\s*$', re.S)
+
+
+def unmarked(sentence: str) -> str:
+    """A comment or docstring unit as a reader wants it quoted: without its triple quotes
+    or comment marks ("\"\"\"Create AR overlay for robot\"\"\"" -> "Create AR overlay for
+    robot"); any other sentence as it is.  Only marks go, never words, so a citation
+    quoting it still matches the page (citations compare letters and digits)."""
+    if not is_comment(sentence):
+        return sentence
+    m = _MARKED.match(sentence)
+    inner = m.group(1).strip() if m else sentence
+    return inner or sentence
+
+
+_DOC_FIELD = re.compile(r"(?:^|\s):(?:param|returns?|raises?|type)\b")
+
+
+def reads_as_code(sentence: str) -> bool:
+    """A comment, a docstring (its ``:param`` fields included, wherever the unit starts)
+    or a line of a listing, rather than a sentence of prose."""
+    return bool(is_comment(sentence) or looks_like_code(sentence) or is_code_line(sentence)
+                or _DOC_FIELD.search(sentence))
+
+
+def shown_sentence(sentence: str) -> str:
+    """``sentence`` as an answer or a quote shows it: a comment or docstring without its
+    marks (:func:`unmarked`), and a claim that introduced a listing ending as a statement
+    ("... effectiveness:" -> "... effectiveness.")."""
+    shown = unmarked(sentence)
+    if shown.endswith(":"):
+        shown = shown[:-1].rstrip() + "."
+    return shown
 
 
 def is_fragment_list(sentence: str) -> bool:
@@ -253,11 +351,14 @@ def is_title_line(sentence: str) -> bool:
 def form_penalty(sentence: str) -> float:
     """How much the unit's form says it is not an answer a student can read on its own:
     list fragments run together (:data:`FRAGMENT_PENALTY`), a title-case heading or
-    caption (:data:`TITLE_PENALTY`), a lead-in that runs into a table's header row
-    (:data:`LEAD_IN_PENALTY`); 0 for a sentence of prose.  Applied by the extractive backend's choice, not by
-    :func:`answer_type_bonus` (a calibration signal reads that)."""
+    caption (:data:`TITLE_PENALTY`), a line of imports (:data:`IMPORT_PENALTY`), a lead-in
+    that runs into a table's header row (:data:`LEAD_IN_PENALTY`); 0 for a sentence of
+    prose.  Applied by the extractive backend's choice, not by :func:`answer_type_bonus`
+    (a calibration signal and the local tiers' focus read that)."""
     if is_fragment_list(sentence):
         return FRAGMENT_PENALTY
+    if is_import_line(sentence):
+        return IMPORT_PENALTY
     if is_title_line(sentence):
         return TITLE_PENALTY
     if ":" in sentence and len(sentence.rsplit(":", 1)[1].split()) >= 3 and is_title_line(

@@ -51,18 +51,25 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     _showable,
     COMPARISON_BONUS,
     answer_type_bonus,
+    code_penalty,  # quotes rank with it (core/quotes.py)
     comparison_sides,
     content_terms,
     form_penalty,
     heading_like,
+    is_claiming_lead_in,
     is_comment,
     is_fragment_list,
     is_glossary_entry,
     is_heading,
+    is_import_line,
     is_title_line,
     looks_like_code,
     names_both,
     question_kind,
+    reads_as_code,
+    shown_sentence,
+    unmarked,
+    wants_code,
 )
 from bookreader.core.code_text import is_code_line, is_code_paragraph, listing_units
 from bookreader.core.llm.continuation import continuation, is_enumerator, is_lead_in
@@ -156,6 +163,12 @@ _UNIT_BREAK = re.compile(
     # "... noise characteristics: #!/usr/bin/env python3 import rclpy": prose, then a listing.
     r"|(?<=:)\s+(?=#!|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:]|>>>|"
     r"public\s|private\s|static\s)")
+#: "... see if you can figure out what happened: NullPointerException: You tried to access
+#: ...": a lead-in, then the entry of a list of named terms (Think Java, appendix D).  Only
+#: the backend's own candidates split there (:func:`_candidate_units`): in the sentences
+#: the local tiers' focus reads, the entry then outranked the section that explains null
+#: (small-tier replay: a gold page lost on Think Java).
+_ENTRY_AFTER_LEAD_IN = re.compile(r"(?<=[a-z]:)[ \t]+(?=[A-Z][a-z]+[A-Z]\w*:[ \t]+[A-Z])")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -233,12 +246,18 @@ def heading_match(heading: str, q_terms: set[str]) -> float:
     return (hit / len(terms)) * (hit / len(q_terms))
 
 
+def _candidate_units(text: str) -> list[str]:
+    """:func:`split_sentences`, with a named term's entry after a lead-in a unit of its
+    own (:data:`_ENTRY_AFTER_LEAD_IN`)."""
+    return [u for s in split_sentences(text) for u in _ENTRY_AFTER_LEAD_IN.split(s) if u]
+
+
 def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
     """The block's sentences as candidates, each with the heading it stands under (the
     block's section until a heading line inside the block)."""
     out = []
     heading = block.section
-    for s in split_sentences(block.text):
+    for s in _candidate_units(block.text):
         if is_heading(s):
             heading = s
         out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
@@ -484,6 +503,12 @@ class ExtractiveBackend:
             if c.score >= share * best.score and adds_terms and fits(c):
                 chosen.append(c)
                 covered |= set(c.terms)
+        if wants_code(prompt.question) and all(_prose(c.sentence) for c in chosen):
+            # "How do you declare an array in Java?": the prose says what a declaration
+            # does; the book's example shows it.  The best lead-in to an example that
+            # scores nearly as well as the answer ("... with a single line of code:") joins
+            # it with the example's lines (a few words, beyond the answer's word bound).
+            chosen += [c for c in _code_example(ranked, best.score) if c not in chosen]
         return chosen
 
     def _related_to(self, best: _Candidate, q_terms: set[str], question: str
@@ -551,6 +576,29 @@ class ExtractiveBackend:
         return self.not_covered
 
 
+#: Most words of a code example shown after its lead-in for a question that asks for
+#: code (:func:`~bookreader.core.llm.answer_type.wants_code`): a declaration or a call,
+#: not a listing.
+CODE_EXAMPLE_WORDS = 25
+
+
+def _code_example(ranked: Sequence[_Candidate], best_score: float) -> list[_Candidate]:
+    """The best lead-in that claims something ("Of course, you can also declare the
+    variable and create the array with a single line of code:") scoring at least
+    :data:`ADD_SHARE` of the best sentence, with the short, whole code after it (not the
+    first line of a block: "for (int i = 0; i < values.length; i++) {"); empty when there
+    is none."""
+    for c in ranked:
+        if c.score < ADD_SHARE * best_score:
+            break
+        after = c.following[0].sentence if c.following else ""
+        if (after and is_claiming_lead_in(c.sentence) and not _prose(after)
+                and not is_comment(after) and not after.rstrip().endswith(("{", ":"))
+                and len(after.split()) <= CODE_EXAMPLE_WORDS):
+            return [c, c.following[0]]
+    return []
+
+
 def _added(c: _Candidate) -> bool:
     """A candidate that may join the answer beside its best sentence: not list fragments or
     a heading (:func:`~bookreader.core.llm.answer_type.form_penalty`)."""
@@ -575,16 +623,15 @@ def _render(c: _Candidate) -> str:
     """``sentence [Source: Section (Page X) - "quote"]``, or the sentence in quotes when
     the block carries no page."""
     if not c.block.page_label:
-        return f"\u201c{c.sentence}\u201d"
-    shown = c.sentence
-    if shown.endswith(":"):  # a claim that introduced a listing reads as a statement
-        shown = shown[:-1].rstrip() + "."
+        return f"\u201c{unmarked(c.sentence)}\u201d"
+    shown = shown_sentence(c.sentence)
     return f"{shown} {format_citation(c.block.section, c.block.page_label, _quote(c.sentence))}"
 
 
 def _quote(sentence: str, max_words: int = 30) -> str:
-    """A verbatim piece of ``sentence`` without double quotes, at most ``max_words`` long."""
-    parts = [p.strip() for p in re.split(r'["“”]', sentence)]
+    """A verbatim piece of ``sentence`` without double quotes or comment marks, at most
+    ``max_words`` long."""
+    parts = [p.strip() for p in re.split(r'["“”]', unmarked(sentence))]
     best = max(parts, key=lambda p: len(p.split()))
     words = best.split()
     return " ".join(words[:max_words])
