@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.model_output import parse_citations
-from bookreader.core.quotes import repoint_citations
+from bookreader.core.answer_quotes import repoint_citations
 
 # Two passages on two pages, as whole-book retrieval gives them (Think Java, 1.1).
 FIRST = CitationSource(
@@ -93,7 +93,8 @@ SUBSTRING = CitationSource(
 
 
 def test_a_copied_paragraph_is_cut_to_the_words_that_prove_the_claim():
-    from bookreader.core.quotes import EXCERPT_WORDS, trim_excerpts
+    from bookreader.core.answer_quotes import trim_excerpts
+    from bookreader.core.quotes import EXCERPT_WORDS
 
     paragraph = " ".join(SUBSTRING.text.split()[-40:])
     answer = ('The second index is not included in the result of substring. '
@@ -110,7 +111,7 @@ def test_a_copied_paragraph_is_cut_to_the_words_that_prove_the_claim():
 
 
 def test_a_short_excerpt_is_left_as_written():
-    from bookreader.core.quotes import trim_excerpts
+    from bookreader.core.answer_quotes import trim_excerpts
 
     answer = ('Substring copies letters. [Source: 6.9. Substrings (Page 80) - "The substring '
               'method returns a new string that copies letters from an existing string"]')

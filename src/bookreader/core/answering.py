@@ -50,7 +50,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
-from bookreader.core import book_answer, prompts, quotes
+from bookreader.core import answer_quotes, book_answer, prompts, quotes
 from bookreader.core import confidence as calibration
 from bookreader.core.citations import CitationSource, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
@@ -585,7 +585,8 @@ class _Run(OutcomeAssembly):
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
         # A citation quoting a sentence unrelated to its claim moves to the one that holds
         # it; one quoting a whole paragraph keeps the words for its claim.
-        moved = quotes.trim_excerpts(quotes.repoint_citations(text, sources, self.pages))
+        moved = answer_quotes.trim_excerpts(
+            answer_quotes.repoint_citations(text, sources, self.pages))
         if moved != text:
             text, citations = verify_answer(moved, sources, self.pages, add_missing=True)
         if invented:  # the second pass finds the repaired excerpts verbatim (or a stretch)
@@ -602,7 +603,7 @@ class _Run(OutcomeAssembly):
             # the book's sentences beside it come from every retrieved passage, not only
             # the ~600 characters the model read (which can miss the page that explains it)
             every = self._sources(self.retrieval.passages) if self.retrieval else sources
-            text, citations = quotes.with_best_quote(
+            text, citations = answer_quotes.with_best_quote(
                 self.question, text, citations, every, "\n\n".join(s.text for s in every),
                 self.owner.validator, self.pages)
         elif self._selection_rescue():  # the selection's answering sentence beside it

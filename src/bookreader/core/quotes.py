@@ -34,11 +34,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 from bookreader.core.citations import (
-    CitationChecker,
     CitationSource,
     format_citation,
-    strip_citations,
-    verify_answer,
 )
 from bookreader.core.llm.extractive import (
     TOC_LINE,
@@ -57,7 +54,6 @@ from bookreader.core.llm.extractive import (
     unmarked,
     wants_code,
 )
-from bookreader.core.model_output import claims, parse_citations
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -520,178 +516,3 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
 
 
 # --- citations that point at the claim's own sentence -------------------------------------------
-#: A cited excerpt holding less than this share of its claim's content words does not
-#: support the claim (the model quoted a neighbouring passage).
-REPOINT_CITED_MAX = 0.34
-#: The context sentence a citation is moved to holds at least this share of them.
-REPOINT_BEST_MIN = 0.6
-
-
-def repoint_citations(text: str, sources: Sequence[CitationSource], pages: Any = None) -> str:
-    """``text`` with each citation that quotes a sentence unrelated to its claim moved to
-    the context sentence that does hold the claim.
-
-    A small model often writes a correct sentence from one excerpt and quotes another
-    ("a computer can be any device that stores and processes data" cited with the next
-    passage's sentence about touchscreens): the citation verifies (the words are on the
-    page) but sends the student to the wrong page.  When the cited excerpt holds under
-    :data:`REPOINT_CITED_MAX` of the claim's content words and a context sentence holds at
-    least :data:`REPOINT_BEST_MIN` of them, the marker is replaced by one quoting that
-    sentence verbatim (its stretch of :data:`EXCERPT_WORDS` words holding most of the
-    claim's words, when longer), so the usual check verifies it on its page.  Nothing else
-    of the answer changes.
-    """
-    units = claims(text)
-    if not any(u.citations for u in units):
-        return text
-    checker = CitationChecker(sources, pages)
-    out: list[str] = []
-    changed = False
-    for unit in units:
-        want = set(content_terms(unit.text))
-        if len(want) < 3 or not unit.citations:
-            out.append(unit.full)
-            continue
-        cited = max(len(want & set(content_terms(c.excerpt))) / len(want) for c in unit.citations)
-        if cited >= REPOINT_CITED_MAX:
-            out.append(unit.full)
-            continue
-        best = checker.support_for(unit.text)
-        if best is None or len(want & set(content_terms(best.excerpt))) / len(want) < REPOINT_BEST_MIN:
-            out.append(unit.full)
-            continue
-        quote = _best_window(best.excerpt, want)
-        tail = unit.full[unit.full.rfind("]") + 1:] if "]" in unit.full else ""
-        log.info("Citation moved to the sentence that holds its claim (page %s)", best.page_label)
-        out.append(f"{unit.text} {format_citation(best.section, best.page_label, quote)}{tail}")
-        changed = True
-    return " ".join(out) if changed else text
-
-
-#: A citation excerpt longer than this (words) is cut to its best :data:`EXCERPT_WORDS`.
-MAX_SHOWN_EXCERPT_WORDS = 25
-
-
-def trim_excerpts(text: str) -> str:
-    """``text`` with every citation excerpt longer than :data:`MAX_SHOWN_EXCERPT_WORDS`
-    words cut to its stretch of :data:`EXCERPT_WORDS` words holding most of its claim's
-    content words.
-
-    A model told to copy exact words often copies a whole paragraph into its citation; the
-    student needs the words that prove the claim, and the stretch stays verbatim on the
-    page, so the usual check verifies it and highlights only it.
-    """
-    pieces: list[str] = []
-    pos = 0
-    for raw in parse_citations(text):
-        if len(raw.excerpt.split()) <= MAX_SHOWN_EXCERPT_WORDS:
-            continue
-        want = set(content_terms(raw.claim)) or set(content_terms(raw.excerpt))
-        window = _best_window(raw.excerpt, want)
-        pieces += [text[pos:raw.start], format_citation(raw.section, raw.page_label, window)]
-        pos = raw.end
-    if not pieces:
-        return text
-    return "".join(pieces) + text[pos:]
-
-
-def _best_window(sentence: str, want: set[str]) -> str:
-    """The stretch of ``sentence`` (at most :data:`EXCERPT_WORDS` words) holding most of
-    the terms ``want``; the first such stretch on ties."""
-    tokens = sentence.split()
-    if len(tokens) <= EXCERPT_WORDS:
-        return " ".join(tokens)
-    best, best_score = 0, -1
-    for start in range(len(tokens) - EXCERPT_WORDS + 1):
-        score = len(want & set(content_terms(" ".join(tokens[start:start + EXCERPT_WORDS]))))
-        if score > best_score:
-            best, best_score = start, score
-    return " ".join(tokens[best:best + EXCERPT_WORDS])
-
-
-#: Least share of the best quote's content words an answer must lack for the quote to be
-#: added beside it (see ``with_best_quote``).
-QUOTE_NEW_SHARE = 0.5
-#: Most book sentences quoted beside a verified answer: as many as the extractive backend
-#: answers with, since its third sentence is often the one on another page that explains
-#: the question.  Replaying the stop-18 small-tier runs (``bench/answer_quality.py
-#: --replay``), 3 against 2: gold page cited Think Java 88.6 -> 91.1 %, Physical AI 75.9 ->
-#: 78.5 %, answers correct 57.0 -> 58.2 % and 45.6 -> 46.8 %, answer length p50 105 -> 111
-#: and 86 -> 87 words.
-ANSWER_QUOTES = 3
-
-
-def with_best_quote(question: str, text: str, citations: tuple, sources: Sequence[Any],
-                    context: str, validator: Any, pages: Any = None) -> tuple[str, tuple]:
-    """A verified whole-book answer with the book's sentences for the question quoted
-    beside it, when the answer does not already say what they say.
-
-    A small model's verified answer is often true but thin ("Characters like letters
-    are stored in a data type called char."): the sentences the extractive backend
-    would answer with (:func:`bookreader.core.quotes.extractive_quotes`, at most
-    :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
-    student reads the book's own words and has the page.  A sentence is added only
-    when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
-    text, and the whole text must still pass the grounding check.  When the extractive
-    choice is what the answer already says, the sentence after it (or after the one the
-    answer cites) is offered next (:func:`following_sentences`).
-    """
-    embedder = validator.embedder
-    picked = extractive_quotes(question, sources, embedder, k=ANSWER_QUOTES)
-    anchors = [q.sentence for q in picked] + [c.excerpt for c in citations if c.verified]
-    picked = picked + following_sentences(sources, anchors)
-    have = set(content_terms(strip_citations(text)))
-    added = []
-    for q in picked:
-        if len(added) >= ANSWER_QUOTES:
-            break
-        want = set(content_terms(q.sentence))
-        if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
-            added.append(q)
-            have |= want
-    if not added:
-        return text, citations
-    joined = text + "\n" + render_quotes(added)
-    new_text, new_citations = verify_answer(joined, sources, pages, add_missing=False)
-    if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
-        return text, citations  # the quotes' citations must verify on their pages
-    if not validator.validate(new_text, context).passed:
-        log.info("Quotes not added: the answer with them did not pass the check")
-        return text, citations
-    return new_text, new_citations
-
-
-#: Sentences read on after an anchor (the book's best sentence, or the one the answer
-#: cites), offered after the extractive choice.  Small-tier replay of the stop-19 live runs,
-#: gold page cited / correct: Think Java 92.4 / 60.8 -> 93.7 / 60.8 %, Py4E 88.2 / 64.7 ->
-#: 89.4 / 65.9 %, Physical AI 84.8 / 53.2 -> 84.8 / 54.4 %; answer words p50 (citations
-#: left out) 47 -> 51, 49 -> 50, 38.5 -> 43.
-READ_ON = 1
-
-
-def following_sentences(sources: Sequence[CitationSource], anchors: Sequence[str],
-                        k: int = READ_ON) -> list[Quote]:
-    """The ``k`` sentences that follow each anchor in its passage, when quotable.
-
-    A small model's verified answer usually restates the book's best sentence for the
-    question ("Kalman filters are essential for fusing data from multiple sensors with
-    different noise characteristics"); the explanation is the sentence after it.
-    """
-    keys = [" ".join(words(a.lower())[:8]) for a in anchors if len(words(a)) >= 4]
-    out: list[Quote] = []
-    seen: set[str] = set()
-    for key in keys:
-        for src in sources:
-            sents = [" ".join(x.split()) for x in split_sentences(src.text)]
-            for i, sent in enumerate(sents):
-                if key not in " ".join(words(sent.lower())):
-                    continue
-                for nxt in sents[i + 1:i + 1 + k]:
-                    if nxt.lower() not in seen and usable_sentence(nxt):
-                        seen.add(nxt.lower())
-                        out.append(Quote(nxt, src, 0.0))
-                break
-            else:
-                continue
-            break
-    return out

@@ -113,7 +113,7 @@ class BackendSpec:
     #: "best_last" (the passage holding the best sentence next to the question).
     focus_order: str = "text"
     #: A verified whole-book answer gets the book's best sentence for the question quoted
-    #: beside it when it does not already say it (core/quotes.py ``with_best_quote``).
+    #: beside it when it does not already say it (core/answer_quotes.py ``with_best_quote``).
     answer_quote: bool = False
     #: A whole-book answer is compared with the extractive backend's answer on the same
     #: passages, and the book's sentences are shown instead when their calibrated
