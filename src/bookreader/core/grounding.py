@@ -400,7 +400,8 @@ class GroundingValidator:
             return False
         if len(w.sentences) > 1 and w.closest < self.pair_min_similarity:
             return False
-        if len(w.sentences) == 2 and w.own_terms < self.pair_min_own_terms:
+        if len(w.sentences) == 2 and (w.own_terms < self.pair_min_own_terms
+                                      or not w.about_subject):
             return False
         if w.coverage >= self.local_overlap_threshold:
             return True

@@ -167,6 +167,17 @@ _DEFINING = re.compile(
 SUBJECT_TERMS = 4
 
 
+def defined_subject(claim: str) -> set[str]:
+    """The terms of the subject of a sentence that defines or describes ("*A regular
+    expression* is a sequence ..."), or an empty set."""
+    m = _DEFINING.match(strip_verdict(claim))
+    if m:
+        subject = claim_terms(m.group("subject"))
+        if 0 < len(subject) <= SUBJECT_TERMS:
+            return set(subject)
+    return set()
+
+
 def given_terms(claim: str, question: str = "") -> set[str]:
     """The terms of ``claim`` that name what it is about rather than what it says of it.
 
@@ -175,12 +186,7 @@ def given_terms(claim: str, question: str = "") -> set[str]:
     regular expression?").  A window that holds only these and a word or two of the rest
     does not support what the claim says of its subject.
     """
-    given: set[str] = set()
-    m = _DEFINING.match(strip_verdict(claim))
-    if m:
-        subject = claim_terms(m.group("subject"))
-        if 0 < len(subject) <= SUBJECT_TERMS:
-            given |= set(subject)
+    given = defined_subject(claim)
     if question:
         given |= set(claim_terms(question))
     return given & set(claim_terms(claim))

@@ -47,7 +47,7 @@ from bookreader.core.exact_terms import (
     relation_names,
     squash,
 )
-from bookreader.core.grounding_checks import given_terms
+from bookreader.core.grounding_checks import defined_subject, given_terms
 from bookreader.core.grounding_context import Context
 from bookreader.core.sentences import STOPWORDS, stem, words
 
@@ -94,6 +94,11 @@ class WindowScore:
     denies: bool = False
     #: The window holds a negation of its own.
     negated: bool = False
+    #: For a claim that defines its subject ("The Zero Moment Point is the point where
+    #: ..."), every sentence of a pair that lends what the claim says of the subject is
+    #: about that subject: it names it or goes on from the sentence that does ("It ...",
+    #: or after a line ending in ":").
+    about_subject: bool = True
 
 
 def exact_terms(sentence: str) -> tuple[list[str], set[str], list[str]]:
@@ -168,6 +173,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
     twice = repeated_stems(claim)  # "A list is ... much like a list"
     conceding = concedes(claim)
     said = tset - given_terms(claim, question if v.use_question else "")
+    subject = defined_subject(claim)
     joint_sims: dict[tuple[int, ...], float] = {}
     claim_names = name_stems(claim)
     # Names of people, places, works (not identifiers such as NullPointerException):
@@ -221,9 +227,13 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         else:
             own = len(tset)
         closest = max(sims.get(i, 0.0) for i in idx)
+        about = len(idx) != 2 or not subject or all(
+            any(covered(t, ctx.sentence_terms[i]) for t in subject)
+            or (i == idx[1] and (ctx.continues[i] or ctx.windows[idx[0]].rstrip().endswith(":")))
+            for i in idx if any(covered(t, ctx.sentence_terms[i]) for t in said - subject))
         return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
                            swapped, own, closest, new_cov, denial,
-                           any(ctx.negation_cues[i] for i in idx))
+                           any(ctx.negation_cues[i] for i in idx), about)
 
     singles = [score((i,)) for i in chosen]
     best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])

@@ -1,0 +1,96 @@
+"""The grounding validator (real MiniLM, the app's int8 copy): what a claim says of its
+subject must be said of that subject by the context, not assembled from words that the
+context says of something else (stop 19)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.core.grounding import GroundingValidator
+from bookreader.core.grounding_context import support_sentences
+
+#: A listing with a docstring, in the shape of the Physical AI book's "Example 1: ZMP (Zero
+#: Moment Point) Calculation" (written for this test; line breaks as core/pdf.py gives
+#: them: each field of the docstring on a line of its own).
+LISTING = (
+    "Practical Examples\n\nExample 1: ZMP (Zero Moment Point) Calculation\n\n"
+    "import numpy as np\n\n"
+    "def calculate_zmp(com_pos, com_vel, com_acc, gravity=9.81, height=0.8):\n"
+    '"""\nCalculate Zero Moment Point for bipedal robot\n'
+    "com_pos: Center of mass position [x, y, z]\n\n"
+    "com_vel: Center of mass velocity [vx, vy, vz]\n"
+    "com_acc: Center of mass acceleration [ax, ay, az]\n"
+    '"""\nx, y, z = com_pos\nvx, vy, vz = com_vel\nax, ay, az = com_acc\n\n'
+    "# ZMP equations (simplified for horizontal movement)\n"
+    "zmp_x = x - height * ax / (gravity + az)\nzmp_y = y - height * ay / (gravity + az)\n\n"
+    "return zmp_x, zmp_y"
+)
+QUESTION = "What is the Zero Moment Point?"
+#: The small tier's answer in the stop-18 window trial, shown as a verified answer: its
+#: predicate is the docstring's description of ``com_pos`` plus the "Zero" of the name.
+STITCHED = "The Zero Moment Point is the point where the center of mass position is zero."
+
+#: A vocabulary-like passage: a term on a line ending in ":", its description after it.
+HEADED = (
+    "The first step is to examine the place in the program where the error occurred and "
+    "see if you can figure out what happened:\n\nNullPointerException:\n\nYou tried to "
+    "access an instance variable or invoke a method on an object that is currently null. "
+    "You should figure out which variable is null and then figure out how it got to be "
+    "that way."
+)
+
+
+@pytest.fixture(scope="module")
+def app_validator(embedder):
+    return GroundingValidator(embedder.quantized_copy())
+
+
+def test_a_docstring_field_on_its_own_line_is_a_support_sentence_of_its_own():
+    sentences = support_sentences(LISTING)
+    assert "com_pos: Center of mass position [x, y, z]" in sentences
+    assert any(s.endswith("Calculate Zero Moment Point for bipedal robot") for s in sentences)
+    # A prose line that happens to hold a colon is not a field.
+    assert support_sentences("The result is printed\nas follows: Hello, World.") == [
+        "The result is printed\nas follows: Hello, World."]
+
+
+@pytest.mark.parametrize("claim", [
+    STITCHED,
+    "The Zero Moment Point is the center of mass position.",
+])
+def test_a_definition_stitched_from_another_names_description_fails(app_validator, claim):
+    v = app_validator.validate(claim, LISTING, question=QUESTION)
+    assert not v.passed, v
+
+
+def test_the_pair_that_stitches_it_is_not_about_the_subject(app_validator):
+    (score,) = app_validator.score_sentences([STITCHED], LISTING, QUESTION)
+    ctx = app_validator._context(LISTING)
+    field = ctx.windows.index("com_pos: Center of mass position [x, y, z]")
+    pair = next(w for w in score.clauses[0] if w.sentences == (field - 1, field))
+    assert pair.coverage == 1.0  # every word is there ...
+    assert not pair.about_subject  # ... but the field is about com_pos
+    assert not app_validator.window_supports(pair)
+
+
+def test_a_line_ending_in_a_colon_introduces_what_follows(app_validator):
+    """A term on its own line ("NullPointerException:") and the sentence after it: the
+    sentence is about the term, so a definition may join the two."""
+    claim = ("A NullPointerException means you tried to invoke a method on an object that "
+             "is currently null.")
+    assert app_validator.validate(claim, HEADED).passed
+
+
+def test_the_window_trial_answer_against_the_book(app_validator, eval_dir):
+    """The trial's own passage, read from the shared book with core/pdf.py."""
+    from bookreader.core.pdf import PdfBook
+
+    book = PdfBook.open(eval_dir / "books" / "physical_ai_textbook.pdf")
+    try:
+        text = book.page(13).text + "\n" + book.page(14).text
+    finally:
+        book.close()
+    start = text.index("Practical Examples")
+    context = text[start: text.index("Example 2:", start)]
+    assert "Calculate Zero Moment Point for bipedal robot" in context
+    assert not app_validator.validate(STITCHED, context, question=QUESTION).passed
