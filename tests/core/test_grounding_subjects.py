@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from bookreader.core.claim_text import roles_swapped
 from bookreader.core.grounding import GroundingValidator
 from bookreader.core.grounding_context import support_sentences
 
@@ -94,3 +95,51 @@ def test_the_window_trial_answer_against_the_book(app_validator, eval_dir):
     context = text[start: text.index("Example 2:", start)]
     assert "Calculate Zero Moment Point for bipedal robot" in context
     assert not app_validator.validate(STITCHED, context, question=QUESTION).passed
+
+
+# --- roles: two terms exchanged around the word that relates them ---------------------------
+CALLS = (
+    "When the program starts, main calls printTwice, which displays its argument two times. "
+    "After the last statement of printTwice, the flow of execution goes back to where it "
+    "left off."
+)
+ENGINE = (
+    "The simulator uses the Open Dynamics Engine (ODE) as its primary physics engine, though "
+    "it also supports Bullet and Simbody. The physics engine handles collision detection and "
+    "joint constraints."
+)
+
+
+def test_roles_swapped_helper():
+    assert roles_swapped("printTwice calls main.", "main calls printTwice.")
+    assert not roles_swapped("main calls printTwice.", "main calls printTwice.")
+    # A passive on one side only turns the roles back.
+    assert not roles_swapped("printTwice is called by main.", "main calls printTwice.")
+    # Moving a clause moves the relating word with its terms.
+    assert not roles_swapped(
+        "The simulator supports Bullet and Simbody but uses ODE as its primary engine.",
+        "The simulator uses ODE as its primary engine, though it also supports Bullet and "
+        "Simbody.")
+    # Alternatives are stated in either order.
+    assert not roles_swapped(
+        "ROS is a framework for robot software rather than a traditional operating system.",
+        "ROS is not a traditional operating system but rather a framework for robot software.")
+
+
+@pytest.mark.parametrize("context, claim", [
+    (CALLS, "When the program starts, printTwice calls main."),
+    (ENGINE, "The simulator uses Bullet as its primary physics engine, though it also supports "
+             "ODE and Simbody."),
+])
+def test_a_claim_that_exchanges_two_roles_fails(app_validator, context, claim):
+    assert not app_validator.validate(claim, context).passed
+
+
+@pytest.mark.parametrize("context, claim", [
+    (CALLS, "When the program starts, main calls printTwice."),
+    (CALLS, "printTwice is called by main when the program starts."),
+    (ENGINE, "The simulator uses ODE as its primary physics engine and also supports Bullet "
+             "and Simbody."),
+])
+def test_the_same_roles_in_other_words_pass(app_validator, context, claim):
+    assert app_validator.validate(claim, context).passed

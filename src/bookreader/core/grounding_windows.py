@@ -28,6 +28,7 @@ from bookreader.core.claim_text import (
     polarity_agrees,
     polarity_terms,
     repeated_stems,
+    roles_swapped,
     speaks_of_requirement,
     strip_verdict,
     swapped_terms,
@@ -212,7 +213,8 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
                       or len(idx) > 2 or (x in twice and x in ctx.nouns)
                       for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
-                      ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
+                      ) or any(ranks_differ(claim_ranks, ctx.ranks[i])
+                               or roles_swapped(claim, ctx.windows[i]) for i in idx)
         def own_terms(i: int) -> int:
             return sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
                 covered(t, ctx.sentence_terms[j]) for j in idx if j != i))
