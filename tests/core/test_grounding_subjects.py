@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.core.claim_text import roles_swapped
+from bookreader.core.claim_text import negation_cues, roles_swapped
 from bookreader.core.grounding import GroundingValidator
 from bookreader.core.grounding_context import support_sentences
 
@@ -142,4 +142,52 @@ def test_a_claim_that_exchanges_two_roles_fails(app_validator, context, claim):
              "and Simbody."),
 ])
 def test_the_same_roles_in_other_words_pass(app_validator, context, claim):
+    assert app_validator.validate(claim, context).passed
+
+
+# --- beliefs and steps the text calls mistaken -------------------------------------------
+TEMPTING = (
+    "Because the language uses the = symbol for assignment, it is tempting to read the "
+    "statement a = b as a statement of equality. Equality is commutative, and assignment "
+    "is not."
+)
+MISTAKE = (
+    "A common mistake that beginners make is to put import statements between the "
+    "documentation and the public class line. Doing so separates the documentation from "
+    "the class itself."
+)
+EXPECTED = (
+    "As you might expect, you can assign list values to variables. A list that contains "
+    "no elements is called an empty list."
+)
+
+
+def test_mistaken_frames_are_negations():
+    (cue,) = negation_cues("A common mistake is to assume that toUpperCase somehow affects "
+                           "the original string.")
+    assert cue.kind == "not" and cue.mistaken
+    assert {"touppercas", "affect", "origin", "string"} <= cue.scope
+    assert negation_cues("You might expect the variable y to get the value 0.333333.")
+    assert negation_cues("Because the rules are simple, it sounds like they modify strings.")
+    # Agreeing turns of phrase are not.
+    assert negation_cues("As you might expect, you can assign list values to variables.") == []
+    assert negation_cues("It goes faster than you might think.") == []
+
+
+@pytest.mark.parametrize("context, claim", [
+    (TEMPTING, "The statement a = b is a statement of equality."),
+    (MISTAKE, "Import statements should go between the documentation and the public class "
+              "line."),
+])
+def test_a_claim_that_states_what_the_text_calls_a_mistake_fails(app_validator, context, claim):
+    assert not app_validator.validate(claim, context).passed
+
+
+@pytest.mark.parametrize("context, claim", [
+    (MISTAKE, "Putting import statements between the documentation and the public class line "
+              "separates the documentation from the class."),
+    (EXPECTED, "You can assign list values to variables."),
+])
+def test_a_claim_about_the_mistaken_step_or_an_expected_fact_passes(app_validator, context,
+                                                                     claim):
     assert app_validator.validate(claim, context).passed

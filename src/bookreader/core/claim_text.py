@@ -37,6 +37,21 @@ _OPTIONAL = re.compile(
 )
 #: Phrases that deny the alternative ("a framework rather than an operating system").
 _CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of)\b", re.IGNORECASE)
+#: A belief or a step the text calls mistaken: "a common *mistake is to assume that*
+#: toUpperCase affects the original string", "*it sounds like* they modify strings", "*it
+#: is tempting to* interpret a = b as a statement of equality", "*you might expect* the
+#: variable y to get the value 0.333333" (each said to be corrected).  What follows is
+#: denied, like a negation's scope, to the end of its clause.  "As you might expect" and
+#: "than you might think" agree instead.
+_MISTAKEN = re.compile(
+    r"\b(?:mistake|misconception|myth|error|pitfall)s?\s+(?:\w+\s+){0,3}?(?:is|was)\s+to\s+"
+    r"(?:(?:assume|think|believe|expect)\w*\s+(?:that\s+)?)?"
+    r"|\b(?:wrongly|mistakenly|incorrectly|falsely)\s+(?:assume|think|believe|expect)\w*"
+    r"\s+(?:that\s+)?"
+    r"|\btempting\s+(?:\w+\s+)?to\s+(?:(?:assume|think|believe)\s+(?:that\s+)?)?"
+    r"|(?<!\bas\s)(?<!\bthan\s)\b(?:you|one|we)\s+(?:might|may|would)\s+(?:expect|think|assume)"
+    r"\s+(?:that\s+)?"
+    r"|\bit\s+sounds\s+(?:like|as\s+if)\s+", re.IGNORECASE)
 #: "n't" contractions ("don't", "can't", "isn't"), straight or curly apostrophe.
 _NT = re.compile(r"n['\u2019]t$", re.IGNORECASE)
 #: A yes/no word that opens an answer ("No, ...") is the verdict, not a negated claim;
@@ -159,6 +174,9 @@ class Cue(NamedTuple):
     #: The negation is inside a condition ("*if no* exceptions occur, ..."): it states
     #: nothing, so it denies nothing (see :func:`denies`).
     conditional: bool = False
+    #: The negation is a belief or a step the text calls mistaken ("a common mistake is
+    #: to *put* ..."); ``head`` is its first word (see :func:`about_action`).
+    mistaken: bool = False
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -201,6 +219,13 @@ def negation_cues(sentence: str) -> list[Cue]:
             ws = words(text[m.end():])
             cues.append(Cue("not", _scope(["not"] + ws, 0, 0, NEGATION_SCOPE)))
         text = _CONTRAST.sub(" ", text)
+        for m in _MISTAKEN.finditer(text):
+            # "A common mistake is to assume that X", "it sounds like X": X is denied
+            ws = words(text[m.end():])
+            scope = _scope(["not"] + ws, 0, 0, len(ws))
+            cues.append(Cue("not", scope, reach=frozenset(scope), mistaken=True,
+                            head=stem(ws[0].lower()) if ws else ""))
+        text = _MISTAKEN.sub(" ", text)
         ws = words(text)
         for i, w in enumerate(ws):
             lw = w.lower()
@@ -232,6 +257,20 @@ def negation_cues(sentence: str) -> list[Cue]:
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
         prior += words(segment)
     return cues
+
+
+def about_action(claim: str, cues: list[Cue]) -> list[Cue]:
+    """``cues`` less the mistaken steps that ``claim`` names as its subject.
+
+    "A common mistake is to *put* import statements between the documentation and the
+    class" denies that they go there, not "*Putting* import statements there separates
+    the documentation from the class", which says what the step does.
+    """
+    ws = words(strip_verdict(claim))
+    if not ws or not ws[0].lower().endswith("ing"):
+        return cues
+    gerund = stem(ws[0].lower())
+    return [c for c in cues if not (c.mistaken and c.head and c.head == gerund)]
 
 
 def _scopes_meet(a: set[str], b: set[str]) -> bool:

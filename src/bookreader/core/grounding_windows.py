@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bookreader.core.claim_text import (
+    about_action,
     claim_terms,
     concedes,
     concession_marked,
@@ -199,13 +200,14 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
         # The sentence's negations need one of the same kind in the window; the
         # window's negations that bear on the sentence's words need one in it.
-        w_cues = [c for i in near for c in ctx.negation_cues[i]]
+        w_cues = about_action(claim, [c for i in near for c in ctx.negation_cues[i]])
         near_text = " ".join(ctx.windows[i] for i in sorted(near))
         w_pterms = polarity_terms(" ".join(ctx.windows[i] for i in idx), wterms)
         polarity = polarity_agrees(s_cues, w_cues, pterms, w_pterms, requirement) and not any(
             opposite_words(claim, ctx.windows[i]) for i in idx) and (
             not conceding or concession_marked(near_text))
-        denial = len(idx) == 1 and (denies(s_cues, ctx.negation_cues[idx[0]], pterms, w_pterms)
+        denial = len(idx) == 1 and (denies(s_cues, about_action(claim, ctx.negation_cues[idx[0]]),
+                                           pterms, w_pterms)
                                     or opposite_words(claim, ctx.windows[idx[0]]))
         # A term swapped in one sentence of a pair that the other holds is synthesis.
         # In a list, a term of another item put in this item's place is a swap: the
