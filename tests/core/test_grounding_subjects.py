@@ -8,6 +8,7 @@ import pytest
 
 from bookreader.core.claim_text import negation_cues, parts_mixed, roles_swapped
 from bookreader.core.grounding import GroundingValidator
+from bookreader.core.grounding_checks import echoed_terms, outside_subject
 from bookreader.core.grounding_context import support_sentences
 
 #: A listing with a docstring, in the shape of the Physical AI book's "Example 1: ZMP (Zero
@@ -219,3 +220,40 @@ def test_a_claim_that_gives_one_topic_the_other_parts_predicate_fails(app_valida
                                       TOPICS).passed
     assert app_validator.validate("In a map, the keys can be strings or any other value.",
                                   TOPICS).passed
+
+
+# --- a definition's predicate in its subject's own words ---------------------------------
+PROSE = (
+    "Example 1. Calculate Zero Moment Point for bipedal robot from the center of mass "
+    "position and its acceleration. The result is returned as a pair."
+)
+LOCOMOTION = (
+    "Humanoid robots can achieve locomotion through various mechanisms:\n\n"
+    "1. Static Walking: Maintains stability at every step by keeping the center of pressure "
+    "(CoP) within the support polygon\n\n"
+    "2. Dynamic Walking: Uses dynamic balance where the robot is only stable during motion\n\n"
+    "3. Running: Involves flight phases where both feet are off the ground"
+)
+
+
+def test_echoed_terms_are_the_subjects_words_said_again_after_the_head():
+    assert echoed_terms(STITCHED) == (["0", "moment", "point"], {"0"})
+    assert echoed_terms("A recursive method is a method that invokes itself.") == (
+        ["recurs", "method"], set())
+    assert outside_subject(["calcul", "0", "moment", "point", "center", "0"],
+                           ["0", "moment", "point"]) == {"calcul", "center", "0"}
+
+
+@pytest.mark.parametrize("context, claim", [
+    (PROSE, STITCHED),
+    (LOCOMOTION, "Running is locomotion in which the robot runs while keeping the center of "
+                 "pressure within the support polygon."),
+])
+def test_a_predicate_that_only_the_subjects_name_says_fails(app_validator, context, claim):
+    assert not app_validator.validate(claim, context).passed
+
+
+def test_a_predicate_that_repeats_a_word_the_context_says_passes(app_validator):
+    claim = ("Dynamic Walking is a walking mode that uses dynamic balance, where the robot is "
+             "only stable during motion.")
+    assert app_validator.validate(claim, LOCOMOTION).passed

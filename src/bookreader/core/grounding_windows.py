@@ -50,7 +50,12 @@ from bookreader.core.exact_terms import (
     relation_names,
     squash,
 )
-from bookreader.core.grounding_checks import defined_subject, given_terms
+from bookreader.core.grounding_checks import (
+    defined_subject,
+    echoed_terms,
+    given_terms,
+    outside_subject,
+)
 from bookreader.core.grounding_context import Context
 from bookreader.core.sentences import STOPWORDS, stem, words
 
@@ -61,6 +66,12 @@ if TYPE_CHECKING:
 CANDIDATES_PER_SENTENCE = 6
 #: Of those, the best few are also tried in pairs (plus their neighbours).
 PAIR_CANDIDATES = 4
+
+
+@lru_cache(maxsize=16384)
+def _window_terms(sentence: str) -> list[str]:
+    """A context sentence's :func:`claim_terms`, in order (cached; read only)."""
+    return claim_terms(sentence)
 
 
 @lru_cache(maxsize=16384)
@@ -177,6 +188,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
     conceding = concedes(claim)
     said = tset - given_terms(claim, question if v.use_question else "")
     subject = defined_subject(claim)
+    subject_seq, echo = echoed_terms(claim)
     joint_sims: dict[tuple[int, ...], float] = {}
     claim_names = name_stems(claim)
     # Names of people, places, works (not identifiers such as NullPointerException):
@@ -188,8 +200,17 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
 
     def score(idx: tuple[int, ...]) -> WindowScore:
         wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
-        cov = sum(1 for t in tset if covered(t, wterms)) / len(tset) if tset else 1.0
-        new_cov = sum(1 for t in said if covered(t, wterms)) / len(said) if said else 1.0
+        n_cov = sum(1 for t in tset if covered(t, wterms))
+        n_new = sum(1 for t in said if covered(t, wterms))
+        if echo:
+            # What the claim says of its subject in the subject's own words must be said
+            # outside the subject's name: each such word counts once more.
+            rest = set().union(*(outside_subject(_window_terms(ctx.windows[i]), subject_seq)
+                                 for i in idx))
+            hits = sum(1 for t in echo if covered(t, rest))
+            n_cov, n_new = n_cov + hits, n_new + hits
+        cov = n_cov / (len(tset) + len(echo)) if tset else 1.0
+        new_cov = n_new / (len(said) + len(echo)) if said or echo else 1.0
         wwords = set().union(*(ctx.sentence_words[i] for i in idx))
         exact = (
             all(any(code_key(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
