@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.core.claim_text import negation_cues, parts_mixed, roles_swapped
+from bookreader.core.claim_text import negation_cues
 from bookreader.core.grounding import GroundingValidator
 from bookreader.core.grounding_checks import echoed_terms, outside_subject
 from bookreader.core.grounding_context import support_sentences
+from bookreader.core.grounding_roles import parts_mixed, roles_swapped
 
 #: A listing with a docstring, in the shape of the Physical AI book's "Example 1: ZMP (Zero
 #: Moment Point) Calculation" (written for this test; line breaks as core/pdf.py gives

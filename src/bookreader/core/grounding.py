@@ -174,6 +174,27 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   terms per sentence (it passed "No, addDeck does not remove the cards from the Deck."
   on the tune half, but the HaluEval test half's confirmation run showed one more false
   accept).
+* Stop 19, from a window trial's verified "The Zero Moment Point is the point where the
+  center of mass position is zero" (its predicate a docstring's description of
+  ``com_pos`` plus the "Zero" of the name) and the tune half's remaining false accepts,
+  with 21 tune-only textbook pairs written from book pages: a docstring field on a line
+  of its own ("com_pos: Center of mass position") is a support sentence apart; in a pair,
+  the sentence lending what a defining claim says must name its subject, go on from it
+  or follow a line ending in ":" (``about_subject``); what a definition says of its
+  subject in the subject's own words must be said outside the subject's name (each such
+  word counts once more in coverage: a list item's label is not a predicate); two terms
+  exchanged around the words that relate them are a swap
+  (:func:`~bookreader.core.claim_text.roles_swapped`: "a web browser pretends to be a
+  program"); a sentence of two parts with their own topics ("In a list, ...; in a
+  dictionary, ...") does not lend one topic's predicate to the other
+  (:func:`~bookreader.core.claim_text.parts_mixed`); a belief or step the text calls
+  mistaken ("a common mistake is to assume that X", "it is tempting to ...", "you might
+  expect X") negates X.  Dropped: a veto by any window holding every word of the claim
+  whose negation disagrees (it caught "== and equals are the same" and "addDeck
+  removes the cards", but rejected two tune-half quotes whose list header says "not
+  the same").  Textbook tune half 0.817 -> 0.864 balanced accuracy (false accepts
+  10.6 -> 2.1 %), test half 0.905 -> 0.934 (7.7 -> 1.9 %), paraphrase false rejects
+  unchanged; HaluEval and RGB unchanged.
 """
 
 from __future__ import annotations

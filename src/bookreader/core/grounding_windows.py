@@ -26,11 +26,9 @@ from bookreader.core.claim_text import (
     negation_cues,
     number_terms,
     opposite_words,
-    parts_mixed,
     polarity_agrees,
     polarity_terms,
     repeated_stems,
-    roles_swapped,
     speaks_of_requirement,
     strip_verdict,
     swapped_terms,
@@ -57,6 +55,7 @@ from bookreader.core.grounding_checks import (
     outside_subject,
 )
 from bookreader.core.grounding_context import Context
+from bookreader.core.grounding_roles import parts_mixed, roles_swapped
 from bookreader.core.sentences import STOPWORDS, stem, words
 
 if TYPE_CHECKING:
