@@ -258,3 +258,28 @@ def test_a_predicate_that_repeats_a_word_the_context_says_passes(app_validator):
     claim = ("Dynamic Walking is a walking mode that uses dynamic balance, where the robot is "
              "only stable during motion.")
     assert app_validator.validate(claim, LOCOMOTION).passed
+
+
+# --- a reworded support beside a sentence that denies the claim's word -------------------
+MERGE = (
+    "The merge method takes two piles, loops through the cards of the second pile, and adds "
+    "them to the first. Notice that it does not remove the cards from the second pile, so "
+    "both piles share cards. That is not a problem because cards are immutable."
+)
+
+
+@pytest.mark.parametrize("claim", [
+    "The merge method removes the cards from the second pile.",
+    "The merge method removes the cards from the second pile as it adds them to the first.",
+])
+def test_a_claim_whose_added_word_the_next_sentence_denies_fails(app_validator, claim):
+    assert not app_validator.validate(claim, MERGE).passed
+
+
+@pytest.mark.parametrize("claim", [
+    "The merge method loops through the cards of the second pile and adds them to the first.",
+    "The merge method does not remove the cards from the second pile, so both piles share "
+    "them.",
+])
+def test_what_the_passage_says_of_merge_passes(app_validator, claim):
+    assert app_validator.validate(claim, MERGE).passed

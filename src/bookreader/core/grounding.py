@@ -189,11 +189,15 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   dictionary, ...") does not lend one topic's predicate to the other
   (:func:`~bookreader.core.claim_text.parts_mixed`); a belief or step the text calls
   mistaken ("a common mistake is to assume that X", "it is tempting to ...", "you might
-  expect X") negates X.  Dropped: a veto by any window holding every word of the claim
+  expect X") negates X; a window that supports only in other words (coverage under
+  0.9) does not when the sentence beside it denies the claim's very word ("addDeck
+  removes the cards ..." beside "Notice that it does not remove the cards"; the denier
+  needs cosine 0.7 and coverage 0.5; stop 18's veto by any such sentence, dropped, did
+  not need adjacency or a reworded support).  Dropped: a veto by any window holding every word of the claim
   whose negation disagrees (it caught "== and equals are the same" and "addDeck
   removes the cards", but rejected two tune-half quotes whose list header says "not
-  the same").  Textbook tune half 0.817 -> 0.864 balanced accuracy (false accepts
-  10.6 -> 2.1 %), test half 0.905 -> 0.934 (7.7 -> 1.9 %), paraphrase false rejects
+  the same").  Textbook tune half 0.817 -> 0.868 balanced accuracy (false accepts
+  10.6 -> 1.4 %), test half 0.905 -> 0.934 (7.7 -> 1.9 %), paraphrase false rejects
   unchanged; HaluEval and RGB unchanged.
 """
 
@@ -252,6 +256,11 @@ ADJACENT_PAIRS_ONLY = True
 CONTRADICTION_SIMILARITY = 0.7
 #: ... when it also holds this share of the sentence's words (it is about the same thing).
 CONTRADICTION_COVERAGE = 0.6
+#: A sentence that denies the very word of a claim (cosine >= CONTRADICTION_SIMILARITY,
+#: this coverage) keeps the sentence beside it from supporting the claim in other words:
+#: "addDeck takes a Deck object ... and adds them to the Pile" does not support "addDeck
+#: removes the cards from the Deck ..." when the next sentence says it does not remove them.
+ADJACENT_DENIAL_COVERAGE = 0.5
 #: A pair of sentences supports only a sentence this close (cosine) to one of them: a
 #: short answer ("Elmhurst College was founded in 1874") assembled from two sentences
 #: is how relations get invented.
@@ -454,7 +463,17 @@ class GroundingValidator:
             aligned = max(singles, key=lambda w: w.coverage + w.similarity)
             if aligned.swapped and aligned.coverage >= CONTRADICTION_COVERAGE:
                 return False  # the sentence it restates names something else there
-        return any(self.window_supports(w) for w in windows)
+        deniers = {w.sentences[0] for w in singles if w.denies
+                   and w.similarity >= self.contradiction_similarity
+                   and w.coverage >= ADJACENT_DENIAL_COVERAGE} if singles else set()
+        for w in windows:
+            if not self.window_supports(w):
+                continue
+            if (w.coverage < self.local_overlap_threshold and deniers
+                    and any(abs(d - i) <= 1 for d in deniers for i in w.sentences)):
+                continue  # reworded, and the sentence beside it denies what it adds
+            return True
+        return False
 
     def validate(self, answer_text: str, context_text: str, question: str = "") -> Validation:
         """Score an answer against its context.
