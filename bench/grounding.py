@@ -281,6 +281,21 @@ def _print_result(name: str, split: str, result: dict) -> None:
         print(f"| {kind} | {rate:.3f} | {n} |")
 
 
+def print_errors(pairs: list[Pair], verdicts: list[bool]) -> None:
+    """The pairs judged wrongly, false accepts first, grouped by kind."""
+    for title, wrong in (("False accepts", True), ("False rejects", False)):
+        by_kind: dict[str, list[Pair]] = defaultdict(list)
+        for p, ok in zip(pairs, verdicts):
+            if ok != p.supported and ok is wrong:
+                by_kind[p.kind].append(p)
+        print(f"{title}: {sum(len(v) for v in by_kind.values())}")
+        for kind, items in sorted(by_kind.items()):
+            print(f"  {kind} ({len(items)}):")
+            for p in items:
+                print(f"    {p.answer!r}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--pairs", type=Path, default=None)
@@ -354,10 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     name = f"{pairs_path.stem}_{args.split}"
     (RESULTS_DIR / f"grounding_{name}.json").write_text(json.dumps(result, indent=1))
     if args.errors:
-        for p, ok in zip(pairs, verdicts):
-            if ok != p.supported:
-                print(f"[{p.kind}] {'accepted' if ok else 'rejected'}: {p.answer!r}")
-        print()
+        print_errors(pairs, verdicts)
     if args.json:
         print(json.dumps(result))
     else:

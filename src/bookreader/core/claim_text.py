@@ -34,7 +34,22 @@ _OPTIONAL = re.compile(
     re.IGNORECASE,
 )
 #: Phrases that deny the alternative ("a framework rather than an operating system").
-_CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of)\b", re.IGNORECASE)
+CONTRAST = re.compile(r"\b(?:rather\s+than|instead\s+of)\b", re.IGNORECASE)
+#: A belief or a step the text calls mistaken: "a common *mistake is to assume that*
+#: toUpperCase affects the original string", "*it sounds like* they modify strings", "*it
+#: is tempting to* interpret a = b as a statement of equality", "*you might expect* the
+#: variable y to get the value 0.333333" (each said to be corrected).  What follows is
+#: denied, like a negation's scope, to the end of its clause.  "As you might expect" and
+#: "than you might think" agree instead.
+_MISTAKEN = re.compile(
+    r"\b(?:mistake|misconception|myth|error|pitfall)s?\s+(?:\w+\s+){0,3}?(?:is|was)\s+to\s+"
+    r"(?:(?:assume|think|believe|expect)\w*\s+(?:that\s+)?)?"
+    r"|\b(?:wrongly|mistakenly|incorrectly|falsely)\s+(?:assume|think|believe|expect)\w*"
+    r"\s+(?:that\s+)?"
+    r"|\btempting\s+(?:\w+\s+)?to\s+(?:(?:assume|think|believe)\s+(?:that\s+)?)?"
+    r"|(?<!\bas\s)(?<!\bthan\s)\b(?:you|one|we)\s+(?:might|may|would)\s+(?:expect|think|assume)"
+    r"\s+(?:that\s+)?"
+    r"|\bit\s+sounds\s+(?:like|as\s+if)\s+", re.IGNORECASE)
 #: "n't" contractions ("don't", "can't", "isn't"), straight or curly apostrophe.
 _NT = re.compile(r"n['\u2019]t$", re.IGNORECASE)
 #: A yes/no word that opens an answer ("No, ...") is the verdict, not a negated claim;
@@ -157,6 +172,9 @@ class Cue(NamedTuple):
     #: The negation is inside a condition ("*if no* exceptions occur, ..."): it states
     #: nothing, so it denies nothing (see :func:`denies`).
     conditional: bool = False
+    #: The negation is a belief or a step the text calls mistaken ("a common mistake is
+    #: to *put* ..."); ``head`` is its first word (see :func:`about_action`).
+    mistaken: bool = False
 
     def bears_on(self, terms: set[str]) -> bool:
         if self.whole:
@@ -195,10 +213,17 @@ def negation_cues(sentence: str) -> list[Cue]:
                    and not is_negation(w) and w.lower() not in ("have", "need", "needn't")}
             cues.append(Cue("optional", _scope(ws, len(ws_before), 3, 1) | own | {"option"}))
         text = _OPTIONAL.sub(" ", text)
-        for m in _CONTRAST.finditer(text):
+        for m in CONTRAST.finditer(text):
             ws = words(text[m.end():])
             cues.append(Cue("not", _scope(["not"] + ws, 0, 0, NEGATION_SCOPE)))
-        text = _CONTRAST.sub(" ", text)
+        text = CONTRAST.sub(" ", text)
+        for m in _MISTAKEN.finditer(text):
+            # "A common mistake is to assume that X", "it sounds like X": X is denied
+            ws = words(text[m.end():])
+            scope = _scope(["not"] + ws, 0, 0, len(ws))
+            cues.append(Cue("not", scope, reach=frozenset(scope), mistaken=True,
+                            head=stem(ws[0].lower()) if ws else ""))
+        text = _MISTAKEN.sub(" ", text)
         ws = words(text)
         for i, w in enumerate(ws):
             lw = w.lower()
@@ -230,6 +255,20 @@ def negation_cues(sentence: str) -> list[Cue]:
                 cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
         prior += words(segment)
     return cues
+
+
+def about_action(claim: str, cues: list[Cue]) -> list[Cue]:
+    """``cues`` less the mistaken steps that ``claim`` names as its subject.
+
+    "A common mistake is to *put* import statements between the documentation and the
+    class" denies that they go there, not "*Putting* import statements there separates
+    the documentation from the class", which says what the step does.
+    """
+    ws = words(strip_verdict(claim))
+    if not ws or not ws[0].lower().endswith("ing"):
+        return cues
+    gerund = stem(ws[0].lower())
+    return [c for c in cues if not (c.mistaken and c.head and c.head == gerund)]
 
 
 def _scopes_meet(a: set[str], b: set[str]) -> bool:
@@ -508,9 +547,9 @@ SWAP_ALIGNED = 0.5
 
 #: Inflected verbs ("changed", "using") are how a paraphrase
 #: rewords; a swapped term is a noun or a name.
-_VERB_FORM = re.compile(r"(?:ed|ing)$")
+VERB_FORM = re.compile(r"(?:ed|ing)$")
 #: Stop words that are one half of an opposite ("the *same* time"): aligned like content.
-_POLAR = frozenset("same before after above below more up down over under".split())
+POLAR = frozenset("same before after above below more up down over under".split())
 
 
 def _content_words(text: str) -> list[str]:
@@ -518,7 +557,7 @@ def _content_words(text: str) -> list[str]:
     out = []
     for w in words(text):
         lw = w.lower().replace("\u2019", "'")
-        if (lw in STOPWORDS and lw not in _POLAR) or (len(lw) < 2 and not lw.isdigit()):
+        if (lw in STOPWORDS and lw not in POLAR) or (len(lw) < 2 and not lw.isdigit()):
             continue
         out.append(lw[:-2] if lw.endswith("'s") else lw)
     return out
@@ -615,7 +654,7 @@ def swapped_terms(claim: str, window_sentence: str,
                 if x.isdigit() and y.isdigit() and x != y or is_opposite(x, y):
                     out.append((x, y))
                 elif (not any(_family(x, t) for t in wset) and x in elsewhere
-                      and y in elsewhere and not x.isdigit() and not _VERB_FORM.search(xw)):
+                      and y in elsewhere and not x.isdigit() and not VERB_FORM.search(xw)):
                     out.append((x, y))
                 elif (a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit()
                       and i1 <= 1):
@@ -634,7 +673,7 @@ def repeated_stems(text: str) -> set[str]:
 
 
 # --- numbers -------------------------------------------------------------------------------
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
         "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -642,13 +681,13 @@ _NUMBER_WORDS = {
     )
     if w != "_"
 }
-_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
                       "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100",
                       "thousand": "1000", "million": "1000000", "billion": "1000000000"})
 
 
 #: Number words' stems as digits (claim terms: "zero" and "0" are one term).
-_NUMBER_STEMS = {stem(w): n for w, n in _NUMBER_WORDS.items()}
+_NUMBER_STEMS = {stem(w): n for w, n in NUMBER_WORDS.items()}
 
 
 #: "one" counted ("*only one* case block", "*one or more* case blocks"), not a pronoun.
@@ -673,7 +712,7 @@ def number_terms(text: str) -> set[str]:
     if _COUNTED_ONE.search(text):
         out.add("1")
     for w in words(text):
-        n = _NUMBER_WORDS.get(w.lower())
+        n = NUMBER_WORDS.get(w.lower())
         if n is not None:
             out.add(n)
     return out

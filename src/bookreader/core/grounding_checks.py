@@ -167,6 +167,49 @@ _DEFINING = re.compile(
 SUBJECT_TERMS = 4
 
 
+def defined_subject(claim: str) -> set[str]:
+    """The terms of the subject of a sentence that defines or describes ("*A regular
+    expression* is a sequence ..."), or an empty set."""
+    m = _DEFINING.match(strip_verdict(claim))
+    if m:
+        subject = claim_terms(m.group("subject"))
+        if 0 < len(subject) <= SUBJECT_TERMS:
+            return set(subject)
+    return set()
+
+
+def echoed_terms(claim: str) -> tuple[list[str], set[str]]:
+    """The subject's terms (in order) and the terms of what a defining claim says of its
+    subject that repeat them, its first one (the head: "is the *point* where") left out.
+
+    "The Zero Moment Point is the point where the center of mass position is *zero*": a
+    window whose only "zero" is the name itself does not say that anything is zero.
+    """
+    m = _DEFINING.match(strip_verdict(claim))
+    if not m:
+        return [], set()
+    subject = claim_terms(m.group("subject"))
+    if not 0 < len(subject) <= SUBJECT_TERMS:
+        return [], set()
+    said = claim_terms(strip_verdict(claim)[m.end():])
+    return subject, set(said[1:]) & set(subject)
+
+
+def outside_subject(window_terms: list[str], subject: list[str]) -> set[str]:
+    """The terms of a window sentence (``claim_terms``, in order) less every mention of
+    the subject (its terms written together)."""
+    n = len(subject)
+    out: list[str] = []
+    i = 0
+    while i < len(window_terms):
+        if n and window_terms[i:i + n] == subject:
+            i += n
+            continue
+        out.append(window_terms[i])
+        i += 1
+    return set(out)
+
+
 def given_terms(claim: str, question: str = "") -> set[str]:
     """The terms of ``claim`` that name what it is about rather than what it says of it.
 
@@ -175,12 +218,7 @@ def given_terms(claim: str, question: str = "") -> set[str]:
     regular expression?").  A window that holds only these and a word or two of the rest
     does not support what the claim says of its subject.
     """
-    given: set[str] = set()
-    m = _DEFINING.match(strip_verdict(claim))
-    if m:
-        subject = claim_terms(m.group("subject"))
-        if 0 < len(subject) <= SUBJECT_TERMS:
-            given |= set(subject)
+    given = defined_subject(claim)
     if question:
         given |= set(claim_terms(question))
     return given & set(claim_terms(claim))

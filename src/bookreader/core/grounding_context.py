@@ -123,6 +123,10 @@ def code_names(text: str) -> frozenset[str]:
 #: A glossary entry inside a sentence: ". abstract class: A class that ..." (a vocabulary
 #: section's terms are lower-case, so the sentence splitter does not cut before them).
 _GLOSSARY_ENTRY = re.compile(r"(?<=[.!?])\s+(?=[a-z][\w-]*(?: [\w-]+){0,3}: [A-Z])")
+#: A field of a docstring or a listing on a line of its own ("\ncom_pos: Center of mass
+#: position [x, y, z]", "\n:param lidar_ranges: LiDAR range measurements"): what follows the
+#: label describes the label, not what the line before it talks about.
+_FIELD_LINE = re.compile(r"\n[ \t]*(?=(?::param[ \t]+)?[a-z_][\w.]*_[\w.]*[ \t]*:[ \t]+\S)")
 
 
 def support_sentences(context_text: str) -> list[str]:
@@ -131,7 +135,8 @@ def support_sentences(context_text: str) -> list[str]:
     is a statement of its own, and one entry's "not" says nothing of the next)."""
     out: list[str] = []
     for sent in split_sentences(context_text):
-        out.extend(p.strip() for p in _GLOSSARY_ENTRY.split(sent) if p.strip())
+        for entry in _GLOSSARY_ENTRY.split(sent):
+            out.extend(p.strip() for p in _FIELD_LINE.split(entry) if p.strip())
     return out
 
 

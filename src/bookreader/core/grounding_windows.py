@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bookreader.core.claim_text import (
+    about_action,
     claim_terms,
     concedes,
     concession_marked,
@@ -47,8 +48,14 @@ from bookreader.core.exact_terms import (
     relation_names,
     squash,
 )
-from bookreader.core.grounding_checks import given_terms
+from bookreader.core.grounding_checks import (
+    defined_subject,
+    echoed_terms,
+    given_terms,
+    outside_subject,
+)
 from bookreader.core.grounding_context import Context
+from bookreader.core.grounding_roles import parts_mixed, roles_swapped
 from bookreader.core.sentences import STOPWORDS, stem, words
 
 if TYPE_CHECKING:
@@ -58,6 +65,12 @@ if TYPE_CHECKING:
 CANDIDATES_PER_SENTENCE = 6
 #: Of those, the best few are also tried in pairs (plus their neighbours).
 PAIR_CANDIDATES = 4
+
+
+@lru_cache(maxsize=16384)
+def _window_terms(sentence: str) -> list[str]:
+    """A context sentence's :func:`claim_terms`, in order (cached; read only)."""
+    return claim_terms(sentence)
 
 
 @lru_cache(maxsize=16384)
@@ -94,6 +107,11 @@ class WindowScore:
     denies: bool = False
     #: The window holds a negation of its own.
     negated: bool = False
+    #: For a claim that defines its subject ("The Zero Moment Point is the point where
+    #: ..."), every sentence of a pair that lends what the claim says of the subject is
+    #: about that subject: it names it or goes on from the sentence that does ("It ...",
+    #: or after a line ending in ":").
+    about_subject: bool = True
 
 
 def exact_terms(sentence: str) -> tuple[list[str], set[str], list[str]]:
@@ -168,6 +186,8 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
     twice = repeated_stems(claim)  # "A list is ... much like a list"
     conceding = concedes(claim)
     said = tset - given_terms(claim, question if v.use_question else "")
+    subject = defined_subject(claim)
+    subject_seq, echo = echoed_terms(claim)
     joint_sims: dict[tuple[int, ...], float] = {}
     claim_names = name_stems(claim)
     # Names of people, places, works (not identifiers such as NullPointerException):
@@ -179,8 +199,17 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
 
     def score(idx: tuple[int, ...]) -> WindowScore:
         wterms = set().union(*(ctx.sentence_terms[i] for i in idx))
-        cov = sum(1 for t in tset if covered(t, wterms)) / len(tset) if tset else 1.0
-        new_cov = sum(1 for t in said if covered(t, wterms)) / len(said) if said else 1.0
+        n_cov = sum(1 for t in tset if covered(t, wterms))
+        n_new = sum(1 for t in said if covered(t, wterms))
+        if echo:
+            # What the claim says of its subject in the subject's own words must be said
+            # outside the subject's name: each such word counts once more.
+            rest = set().union(*(outside_subject(_window_terms(ctx.windows[i]), subject_seq)
+                                 for i in idx))
+            hits = sum(1 for t in echo if covered(t, rest))
+            n_cov, n_new = n_cov + hits, n_new + hits
+        cov = n_cov / (len(tset) + len(echo)) if tset else 1.0
+        new_cov = n_new / (len(said) + len(echo)) if said or echo else 1.0
         wwords = set().union(*(ctx.sentence_words[i] for i in idx))
         exact = (
             all(any(code_key(c) in ctx.sentence_squashed[i] for i in idx) for c in codes)
@@ -192,13 +221,14 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         near = set(idx) | {i + 1 for i in idx if i + 1 < n_ctx and ctx.continues[i + 1]}
         # The sentence's negations need one of the same kind in the window; the
         # window's negations that bear on the sentence's words need one in it.
-        w_cues = [c for i in near for c in ctx.negation_cues[i]]
+        w_cues = about_action(claim, [c for i in near for c in ctx.negation_cues[i]])
         near_text = " ".join(ctx.windows[i] for i in sorted(near))
         w_pterms = polarity_terms(" ".join(ctx.windows[i] for i in idx), wterms)
         polarity = polarity_agrees(s_cues, w_cues, pterms, w_pterms, requirement) and not any(
             opposite_words(claim, ctx.windows[i]) for i in idx) and (
             not conceding or concession_marked(near_text))
-        denial = len(idx) == 1 and (denies(s_cues, ctx.negation_cues[idx[0]], pterms, w_pterms)
+        denial = len(idx) == 1 and (denies(s_cues, about_action(claim, ctx.negation_cues[idx[0]]),
+                                           pterms, w_pterms)
                                     or opposite_words(claim, ctx.windows[idx[0]]))
         # A term swapped in one sentence of a pair that the other holds is synthesis.
         # In a list, a term of another item put in this item's place is a swap: the
@@ -206,7 +236,9 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         swapped = any(x.isdigit() or is_opposite(x, y) or not covered(x, wterms)
                       or len(idx) > 2 or (x in twice and x in ctx.nouns)
                       for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
-                      ) or any(ranks_differ(claim_ranks, ctx.ranks[i]) for i in idx)
+                      ) or any(ranks_differ(claim_ranks, ctx.ranks[i])
+                               or roles_swapped(claim, ctx.windows[i])
+                               or parts_mixed(claim, ctx.windows[i]) for i in idx)
         def own_terms(i: int) -> int:
             return sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
                 covered(t, ctx.sentence_terms[j]) for j in idx if j != i))
@@ -221,9 +253,13 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         else:
             own = len(tset)
         closest = max(sims.get(i, 0.0) for i in idx)
+        about = len(idx) != 2 or not subject or all(
+            any(covered(t, ctx.sentence_terms[i]) for t in subject)
+            or (i == idx[1] and (ctx.continues[i] or ctx.windows[idx[0]].rstrip().endswith(":")))
+            for i in idx if any(covered(t, ctx.sentence_terms[i]) for t in said - subject))
         return WindowScore(idx, max(closest, joint_sims.get(idx, 0.0)), cov, exact, polarity,
                            swapped, own, closest, new_cov, denial,
-                           any(ctx.negation_cues[i] for i in idx))
+                           any(ctx.negation_cues[i] for i in idx), about)
 
     singles = [score((i,)) for i in chosen]
     best = sorted(chosen, key=lambda i: -(sims[i] + len(tset & ctx.sentence_terms[i])
