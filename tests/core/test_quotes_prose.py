@@ -236,3 +236,36 @@ def test_the_quotes_card_does_not_repeat_an_entry_inside_its_lead_in(embedder):
                                 embedder, min_score=0.0, lead_extractive=True)
     assert picked[0].sentence.startswith("NullPointerException: You tried"), picked
     assert sum("You tried to access" in q.sentence for q in picked) == 1, picked
+
+
+def test_a_python_block_opener_is_no_claiming_lead_in():
+    """Physical AI window trial: "def project_lidar_to_image(self, lidar_ranges:
+    np.ndarray) -> np.ndarray:" was quoted as a claim ending in a full stop."""
+    from bookreader.core.llm.answer_type import is_claiming_lead_in
+
+    assert not is_claiming_lead_in(
+        "def project_lidar_to_image(self, lidar_ranges: np.ndarray, camera_matrix: np.ndarray)"
+        " -> np.ndarray:")
+    assert is_claiming_lead_in("Kalman filters are essential for fusing data from multiple "
+                               "sensors with different noise characteristics:")
+
+
+def test_a_listing_line_is_replaced_only_by_a_sentence_about_the_question(monkeypatch):
+    """The passage's best quotable sentence stands for a listing line the extractive
+    choice picked only when it names something the question asks about (Physical AI:
+    "How does LiDAR work?" quoted "self.kf.x[3] += ay * dt # Update velocity y")."""
+    from bookreader.core.llm import extractive as ex
+
+    listing = _source("import numpy as np\nfrom lidar import Scanner\n\n"
+                      "self.kf.x[3] += ay * dt # Update velocity y of the filter state now\n",
+                      "Sensor Fusion", "80", 79)
+
+    class Choice:
+        def __init__(self, sentence, block):
+            self.sentence, self.block, self.score = sentence, block, 0.5
+
+    def select(self, parsed):
+        return [Choice("import numpy as np from lidar import Scanner", parsed.blocks[0])]
+
+    monkeypatch.setattr(ex.ExtractiveBackend, "select", select)
+    assert quotes.extractive_quotes("How does LiDAR work?", [listing]) == []

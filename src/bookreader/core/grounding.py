@@ -184,10 +184,10 @@ Everybody and the Physical AI textbook, split by kind); the test halves only rep
   subject in the subject's own words must be said outside the subject's name (each such
   word counts once more in coverage: a list item's label is not a predicate); two terms
   exchanged around the words that relate them are a swap
-  (:func:`~bookreader.core.claim_text.roles_swapped`: "a web browser pretends to be a
+  (:func:`~bookreader.core.grounding_roles.roles_swapped`: "a web browser pretends to be a
   program"); a sentence of two parts with their own topics ("In a list, ...; in a
   dictionary, ...") does not lend one topic's predicate to the other
-  (:func:`~bookreader.core.claim_text.parts_mixed`); a belief or step the text calls
+  (:func:`~bookreader.core.grounding_roles.parts_mixed`); a belief or step the text calls
   mistaken ("a common mistake is to assume that X", "it is tempting to ...", "you might
   expect X") negates X; a window that supports only in other words (coverage under
   0.9) does not when the sentence beside it denies the claim's very word ("addDeck

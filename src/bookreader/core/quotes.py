@@ -339,9 +339,13 @@ def extractive_quotes(
         # A line of a listing or its imports is not quoted; the passage's best sentence
         # that is stands for it, so its page is still pointed at (Physical AI: "import
         # numpy as np import cv2 ..." was the one quote on a page of the SLAM section).
+        # It must name something the question asks about: Physical AI's "How does LiDAR
+        # work?" quoted "self.kf.x[3] += ay * dt # Update velocity y" for a listing line.
         seen = {q.sentence.lower() for q in out}
+        asked = set(content_terms(question))
         other = next((q for q in rank_sentences(question, [src], embedder, limit=10)
-                      if q.sentence.lower() not in seen), None)
+                      if q.sentence.lower() not in seen
+                      and asked & set(content_terms(q.sentence))), None)
         if other is not None:
             out.append(Quote(other.sentence, src, round(c.score, 4)))
     return out[:k]

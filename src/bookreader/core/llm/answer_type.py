@@ -169,7 +169,14 @@ def is_claiming_lead_in(sentence: str) -> bool:
     s = sentence.strip()
     if not s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
         return False
+    if _BLOCK_OPENER.match(s):  # "def project_lidar_to_image(self, ...) -> np.ndarray:"
+        return False
     return len(content_terms(s)) >= 6 and _claims(s)
+
+
+#: A line of code that opens a block and ends in a colon (Python's def, class, for, if ...).
+_BLOCK_OPENER = re.compile(
+    r"^(?:async\s+def|def|class|for|while|if|elif|else|try|except|finally|with)\b[^\n]*:$")
 
 
 def is_glossary_entry(sentence: str) -> bool:
