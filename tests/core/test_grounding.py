@@ -373,7 +373,7 @@ def test_swapped_numbers_and_opposites_fail(validator):
 
 
 def test_swapped_terms_helper():
-    from bookreader.core.claim_text import noun_terms, swapped_terms
+    from bookreader.core.claim_swaps import noun_terms, swapped_terms
 
     nouns = noun_terms(STACK)
     assert {"dict", "list"} <= nouns

@@ -22,7 +22,7 @@ validator computes
   not put a different number, an opposite ("false" for "true") or another noun of the
   context ("the function *list* creates a new dictionary" where the passage says
   ``dict``) in the place of the window's term
-  (:func:`~bookreader.core.claim_text.swapped_terms`); the sentence it restates most
+  (:func:`~bookreader.core.claim_swaps.swapped_terms`); the sentence it restates most
   closely vetoes like a contradiction;
 * quantifiers: "only", "all"/"every"/"each" and "both" need the same in the window.
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from bookreader.core.claim_text import Cue, claim_terms, negation_cues, noun_terms, number_terms
+from bookreader.core.claim_swaps import noun_terms
+from bookreader.core.claim_text import Cue, claim_terms, negation_cues, number_terms
 from bookreader.core.grounding_checks import instruction_payload, instruction_start
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
 from bookreader.core.sentences import STOPWORDS, split_sentences, words

@@ -13,7 +13,8 @@ import re
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from bookreader.core.claim_text import CONTRAST, NUMBER_WORDS, POLAR, VERB_FORM
+from bookreader.core.claim_swaps import POLAR, VERB_FORM
+from bookreader.core.claim_text import CONTRAST, NUMBER_WORDS
 from bookreader.core.sentences import STOPWORDS, content_terms, stem, words
 
 #: Content words between two exchanged terms, at most twice this.
@@ -28,7 +29,7 @@ _PASSIVE = re.compile(
 
 
 def _positions(text: str) -> list[str]:
-    """The stems of ``text``'s content words (as :func:`_content_words`); a number word or
+    """The stems of ``text``'s content words (as :func:`~bookreader.core.claim_swaps._content_words`); a number word or
     an inflected verb is marked with "#" (kept in place, never a role)."""
     stems: list[str] = []
     for w in words(text):

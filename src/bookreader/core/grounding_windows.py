@@ -22,17 +22,15 @@ from bookreader.core.claim_text import (
     concedes,
     concession_marked,
     denies,
-    is_opposite,
     negation_cues,
     number_terms,
     opposite_words,
     polarity_agrees,
     polarity_terms,
-    repeated_stems,
     speaks_of_requirement,
     strip_verdict,
-    swapped_terms,
 )
+from bookreader.core.claim_swaps import is_opposite, repeated_stems, swapped_terms
 from bookreader.core.exact_terms import (
     CAPITALISED,
     COMPARATIVES,
@@ -89,7 +87,7 @@ class WindowScore:
     exact_ok: bool  # every number, name and code term of the sentence is in the window
     polarity_ok: bool  # negated in both or in neither (see the module docstring)
     #: The sentence puts a number, an opposite or another term of the context in the
-    #: place of one of the window's (:func:`~bookreader.core.claim_text.swapped_terms`).
+    #: place of one of the window's (:func:`~bookreader.core.claim_swaps.swapped_terms`).
     swapped: bool = False
     #: Of the sentence's terms, the fewest that one sentence of the window alone holds
     #: (a single sentence, or a sentence naming no person, place or work: all its
