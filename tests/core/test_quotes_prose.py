@@ -269,3 +269,12 @@ def test_a_listing_line_is_replaced_only_by_a_sentence_about_the_question(monkey
 
     monkeypatch.setattr(ex.ExtractiveBackend, "select", select)
     assert quotes.extractive_quotes("How does LiDAR work?", [listing]) == []
+
+
+def test_a_line_that_opens_with_a_call_is_never_quoted():
+    """Physical AI window trial: 'How does a PID controller work?' quoted
+    'print(f"PID control simulation completed.' first."""
+    assert not quotes.usable_sentence('print(f"PID control simulation completed.")')
+    assert not quotes.usable_sentence("self.controller.update(error, dt) returns the output.")
+    assert quotes.usable_sentence("Proportional-Integral-Derivative (PID) control is the most "
+                                  "widely used control strategy in robotics.")

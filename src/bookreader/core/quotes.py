@@ -187,6 +187,9 @@ _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
 _CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
+#: A line that opens with a function call: 'print(f"PID control simulation completed.'
+#: (Physical AI window trial, the first quote for "How does a PID controller work?").
+_CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
 #: A sentence that runs from its colon into the first line of a code listing.
 _LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
 
@@ -206,6 +209,8 @@ def usable_sentence(sentence: str) -> bool:
     if (s.endswith(":") and not is_claiming_lead_in(s)) or instruction_like(s):
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
+        return False
+    if _CALL_START.match(s):  # 'print(f"PID control simulation completed.' (a listing line)
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
