@@ -106,6 +106,10 @@ def test_file_export_conversation_writes_markdown(opened, qtbot, tmp_path):
     with qtbot.waitSignal(chat.answer_finished, timeout=120000):
         chat.ask("What do mitochondria produce?")
     assert win.export_conversation_action in win.menuBar().actions()[0].menu().actions()
+    # Export names the open book from the window's list of books, which the library
+    # process refreshes after indexing (on a machine at load 9 that came after the answer)
+    qtbot.waitUntil(lambda: win.service.book_for_path(win.current_path) is not None,
+                    timeout=120000)
     out = tmp_path / "talk.md"
     with qtbot.waitSignal(win.conversation_exported, timeout=60000):
         win.export_conversation(out)
