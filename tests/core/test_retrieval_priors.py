@@ -10,6 +10,8 @@ backend's heading match and score, on a real Qdrant Edge shard, real BM25 and th
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from bookreader.config import Settings
@@ -55,6 +57,21 @@ def retriever(tmp_path_factory, embedder):
     store.close()
 
 
+@contextlib.contextmanager
+def _indexed(tmp_path, embedder, pages: list[Page], name: str):
+    """A retriever over ``pages`` (real chunker, Qdrant Edge shard, BM25 and MiniLM)."""
+    settings = Settings(data_dir=tmp_path)
+    settings.ensure_dirs()
+    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
+                  .chunks(pages, name))
+    store = open_store(settings, name)
+    try:
+        store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+        yield HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
+    finally:
+        store.close()
+
+
 def _chunk(text: str, section: str) -> Chunk:
     return Chunk("c", "b", 0, text, 0, 0, "1", "1", "ch", section, 0, len(text))
 
@@ -86,17 +103,10 @@ def test_a_contents_listing_is_recognised_by_its_dot_leaders():
 
 
 def test_a_contents_page_ranks_below_the_page_it_lists(tmp_path, embedder, monkeypatch):
-    settings = Settings(data_dir=tmp_path)
-    settings.ensure_dirs()
     pages = [Page(0, "v", CONTENTS, "", ""),
              Page(1, "43", EXPLAINS, "4 Loops", "4.2 The while Statement"),
              Page(2, "120", OTHER, "10 Tuples", "10.1 Tuples are immutable")]
-    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
-                  .chunks(pages, "contents"))
-    store = open_store(settings, "contents")
-    try:
-        store.upsert(chunks, embedder.embed([c.text for c in chunks]))
-        retriever = HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
+    with _indexed(tmp_path, embedder, pages, "contents") as retriever:
         q = "What is the while statement?"
         monkeypatch.setattr(retrieval_mod, "CONTENTS_PENALTY", 0.0)
         before = retriever.search(q, top_k=3)
@@ -108,8 +118,6 @@ def test_a_contents_page_ranks_below_the_page_it_lists(tmp_path, embedder, monke
         assert listing.score == pytest.approx(old.score - 0.3)
         assert after.passages[0].chunk.page_start == 1
         assert after.confidence == before.confidence  # coverage is judged before the priors
-    finally:
-        store.close()
 
 
 def test_headings_inside_a_chunk_are_read():
@@ -194,17 +202,12 @@ PREREQUISITES = ("Prerequisites\n\nBefore diving into this textbook, you should 
 
 @pytest.fixture
 def front_matter_retriever(tmp_path, embedder):
-    settings = Settings(data_dir=tmp_path)
-    settings.ensure_dirs()
     pages = [Page(0, "vii", AUDIENCE, "Introduction", "Target Audience"),
              Page(1, "viii", PREREQUISITES, "Introduction", "Prerequisites"),
              Page(2, "43", EXPLAINS, "4 Loops", "4.2 The while Statement"),
              Page(3, "120", OTHER, "10 Tuples", "10.1 Tuples are immutable")]
-    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
-                  .chunks(pages, "front"))
-    store = open_store(settings, "front")
-    yield HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings), store, chunks
-    store.close()
+    with _indexed(tmp_path, embedder, pages, "front") as retriever:
+        yield retriever
 
 
 @pytest.mark.parametrize("question", [
@@ -212,11 +215,10 @@ def front_matter_retriever(tmp_path, embedder):
     "What background do I need before starting this book?",
 ])
 def test_a_question_about_the_book_is_answered_from_its_front_matter(
-        front_matter_retriever, embedder, question, monkeypatch):
+        front_matter_retriever, question, monkeypatch):
     """Physical AI: both questions were "not covered in this book" (cosine 0.37 / 0.41)
     though the book's Target Audience and Prerequisites pages answer them."""
-    retriever, store, chunks = front_matter_retriever
-    store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+    retriever = front_matter_retriever
     # what the blend alone says (the rule switched off): below the threshold
     monkeypatch.setattr(retrieval_mod, "about_the_book", lambda q, p: False)
     plain = retriever.search(question, top_k=3)
@@ -232,9 +234,8 @@ def test_a_question_about_the_book_is_answered_from_its_front_matter(
     "Who wrote the play Hamlet?",  # "who" without the book
 ])
 def test_other_questions_are_not_raised_by_the_front_matter_rule(front_matter_retriever,
-                                                                 embedder, question):
-    retriever, store, chunks = front_matter_retriever
-    store.upsert(chunks, embedder.embed([c.text for c in chunks]))
+                                                                 question):
+    retriever = front_matter_retriever
     r, parts = retriever.explain(question, top_k=3)
     assert not retrieval_mod.about_the_book(question, r.passages)
     assert r.confidence == pytest.approx(
@@ -256,23 +257,14 @@ def test_front_matter_is_early_and_titled_or_numbered_in_roman():
 def test_a_question_about_the_book_prefers_its_titled_front_matter(tmp_path, embedder):
     """Physical AI's "Who is this textbook written for?" was answered from the title page
     ("created as part of the ... course project"), not from its Target Audience page."""
-    settings = Settings(data_dir=tmp_path)
-    settings.ensure_dirs()
     title = ("A TEXTBOOK FOR A UNIVERSITY-LEVEL COURSE. Physical AI and Humanoid Robotics. "
              "This textbook was written as part of a university course project.")
     pages = [Page(0, "i", title, "", ""),
              Page(1, "vii", AUDIENCE, "Introduction", "Target Audience"),
              Page(2, "43", EXPLAINS, "4 Loops", "4.2 The while Statement")]
-    chunks = list(Chunker(embedder.count_tokens, max_tokens=96, overlap=0.1)
-                  .chunks(pages, "title"))
-    store = open_store(settings, "title")
-    try:
-        store.upsert(chunks, embedder.embed([c.text for c in chunks]))
-        retriever = HybridRetriever(store, LexicalIndex.build(chunks), embedder, settings)
+    with _indexed(tmp_path, embedder, pages, "title") as retriever:
         r = retriever.search("Who is this textbook written for?", top_k=3)
         assert r.passages[0].chunk.section == "Target Audience"
         # a topic question is ranked as before: no front-matter prior
         plain = retriever.search("What does a while loop do?", top_k=3)
         assert plain.passages[0].chunk.page_start == 2
-    finally:
-        store.close()

@@ -193,20 +193,19 @@ def following_sentences(sources: Sequence[CitationSource], anchors: Sequence[str
     different noise characteristics"); the explanation is the sentence after it.
     """
     keys = [" ".join(words(a.lower())[:8]) for a in anchors if len(words(a)) >= 4]
+    split = [(src, [" ".join(x.split()) for x in split_sentences(src.text)]) for src in sources]
+    # each sentence's words once, to find an anchor's first eight words in it
+    flat = [(src, sents, i, " ".join(words(sent.lower())))
+            for src, sents in split for i, sent in enumerate(sents)]
     out: list[quotes.Quote] = []
     seen: set[str] = set()
     for key in keys:
-        for src in sources:
-            sents = [" ".join(x.split()) for x in split_sentences(src.text)]
-            for i, sent in enumerate(sents):
-                if key not in " ".join(words(sent.lower())):
-                    continue
-                for nxt in sents[i + 1:i + 1 + k]:
-                    if nxt.lower() not in seen and quotes.usable_sentence(nxt):
-                        seen.add(nxt.lower())
-                        out.append(quotes.Quote(nxt, src, 0.0))
-                break
-            else:
-                continue
-            break
+        found = next(((src, sents, i) for src, sents, i, said in flat if key in said), None)
+        if found is None:
+            continue
+        src, sents, i = found
+        for nxt in sents[i + 1:i + 1 + k]:
+            if nxt.lower() not in seen and quotes.usable_sentence(nxt):
+                seen.add(nxt.lower())
+                out.append(quotes.Quote(nxt, src, 0.0))
     return out

@@ -361,6 +361,17 @@ def match_tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(normalize_text(text))]
 
 
+def _exact_run(page_tokens: list[str], wanted: list[str]) -> tuple[int, int] | None:
+    """The first span ``[start, end)`` of page tokens equal to ``wanted``, or None."""
+    m = len(wanted)
+    if not m:
+        return None
+    for s in range(len(page_tokens) - m + 1):
+        if page_tokens[s : s + m] == wanted:
+            return s, s + m
+    return None
+
+
 def find_token_run(page_tokens: list[str], wanted: list[str]) -> tuple[int, int] | None:
     """The span ``[start, end)`` of page tokens that best matches ``wanted``.
 
@@ -371,9 +382,9 @@ def find_token_run(page_tokens: list[str], wanted: list[str]) -> tuple[int, int]
     n, m = len(page_tokens), len(wanted)
     if not m or not n:
         return None
-    for s in range(n - m + 1):
-        if page_tokens[s : s + m] == wanted:
-            return s, s + m
+    exact = _exact_run(page_tokens, wanted)
+    if exact is not None:
+        return exact
     # Trim partial words at the excerpt's ends (an excerpt often starts mid-word).
     inner = wanted[1:-1] if m > 4 else wanted
     best: tuple[int, int, int] | None = None  # (length, page_start, wanted_start)
@@ -413,12 +424,10 @@ def locate_in_words(words: list[Word], piece: str) -> list[Rect]:
             tokens.append(t)
             owner.append(k)
     wanted = match_tokens(piece)
-    m = len(wanted)
-    run = None
-    if not any(tokens[s : s + m] == wanted for s in range(len(tokens) - m + 1)):
-        run = _letters_run(words, "".join(wanted))
+    span = _exact_run(tokens, wanted)
+    run = None if span is not None else _letters_run(words, "".join(wanted))
     if run is None:
-        span = find_token_run(tokens, wanted)
+        span = span or find_token_run(tokens, wanted)
         if span is None:
             return []
         run = owner[span[0]], owner[span[1] - 1]

@@ -437,17 +437,19 @@ class HybridRetriever:
         # Whether the book covers the question is judged on the blend alone (the
         # calibration below was fitted on it), before the ranking priors.
         confidence = top_cos = coverage = 0.0
+        # a question about the book itself (its front matter answers it): covered, and
+        # its titled front matter ranks higher below
+        book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
         if blended:
             top = blended[:COVERAGE_DEPTH]
             top_cos = max(cos.get(p.chunk.chunk_id, 0.0) for p in top)
             coverage = term_coverage(query, [p.chunk.text for p in top])
             confidence = retrieval_confidence(top_cos, coverage)
-            if about_the_book(query, top):  # (the same test below: see its docstring)
+            if book_question:
                 confidence = max(confidence, self.settings.confidence_threshold)
 
         # Ranking priors: apparatus chunks down, chunks under a matching heading up.
         q_terms = set(_query_terms(query))
-        book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
         scored = []
         for p in blended:
             prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
