@@ -31,7 +31,9 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
+from dataclasses import dataclass
 import tempfile
 import time
 from pathlib import Path
@@ -53,6 +55,52 @@ HIGHLIGHT_TIMEOUT_S = 20.0
 
 class TrialError(RuntimeError):
     """The trial could not go on (the book did not open, indexing failed or timed out)."""
+
+
+#: ``[select pdf:N "first words" ... "last words"] question`` (or ``nearby``).
+_SELECT_LINE = re.compile(
+    r'^\[(select|nearby)\s+pdf:(\d+)\s+"(.+?)"\s*(?:\.\.\.|\u2026)\s*"(.+?)"\]\s*(.+)$')
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A passage to select before asking: its page (0-based), first and last words."""
+
+    nearby: bool
+    page: int
+    first: str
+    last: str
+
+
+def parse_line(line: str) -> tuple[Optional[Selection], str]:
+    """The selection a question line asks about (None for a whole-book question) and the
+    question itself."""
+    m = _SELECT_LINE.match(line.strip())
+    if m is None:
+        return None, line.strip()
+    return Selection(m.group(1) == "nearby", int(m.group(2)) - 1, m.group(3),
+                     m.group(4)), m.group(5).strip()
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in (re.sub(r"[^\w]", "", w).lower() for w in text.split()) if t]
+
+
+def find_run(words: list[str], first: str, last: str) -> Optional[tuple[int, int]]:
+    """Indexes of the first word of ``first`` and the last word of ``last`` in ``words``
+    (a page's words as the reader lays them out), compared without punctuation or case."""
+    toks = [re.sub(r"[^\w]", "", w).lower() for w in words]
+    a, b = _tokens(first), _tokens(last)
+    if not a or not b:
+        return None
+    for i in range(len(toks) - len(a) + 1):
+        if toks[i:i + len(a)] != a:
+            continue
+        for j in range(i + len(a) - 1, len(toks)):
+            if j - len(b) + 1 >= i and toks[j - len(b) + 1:j + 1] == b:
+                return i, j
+        return None
+    return None
 
 
 def read_questions(path: Path) -> list[str]:
@@ -198,7 +246,10 @@ class Trial:
         from PySide6.QtTest import QTest
 
         qapp, chat = self.qapp, self.win.chat
+        selection, question = parse_line(question)
         record: dict[str, Any] = {"n": number, "question": question}
+        if selection is not None:
+            record["selection"] = self._select(selection)
         cards_before = len(chat.cards())
         self._end, self._first_token = None, None
         edit = chat.question_edit
@@ -250,7 +301,41 @@ class Trial:
         record["followed"] = self._follow_first_citation(card)
         self._show_card(card)
         record["screenshot"] = self._shoot(number)
+        if selection is not None:
+            chat.clear_selection()  # the next plain line asks the whole book again
+            self.win.reader.clear_selection()
         return record
+
+    def _select(self, sel: Selection) -> dict:
+        """Select the passage on its page, as a drag would, and choose "Ask about this"
+        (or "Ask with nearby pages") from its right-click menu."""
+        reader, qapp = self.win.reader, self.qapp
+        if not 0 <= sel.page < reader.page_count:
+            raise TrialError(f"pdf:{sel.page + 1} is not a page of this book "
+                             f"({reader.page_count} pages)")
+        reader.go_to_page(sel.page)
+        _pump(qapp, lambda: bool(reader.words(sel.page)), 60, "the page's words")
+        words = reader.words(sel.page)
+        run = find_run([w.text for w in words], sel.first, sel.last)
+        if run is None:
+            raise TrialError(f"\"{sel.first}\" ... \"{sel.last}\" is not on pdf:{sel.page + 1}")
+        from bookreader.ui.page_layout import WordRef
+
+        reader.select_words(WordRef(sel.page, words[run[0]].index),
+                            WordRef(sel.page, words[run[1]].index))
+        point = reader.word_center(sel.page, words[run[0]].index)
+        menu = reader.show_context_menu(reader.viewport().mapToGlobal(point))
+        from bookreader.ui.answer_card import NEARBY_ACTION
+
+        wanted = NEARBY_ACTION if sel.nearby else "Ask about this"
+        action = next((a for a in menu.actions() if a.text() == wanted), None)
+        if action is None:
+            raise TrialError(f"The selection's menu has no {wanted!r}")
+        action.trigger()
+        menu.close()
+        _settle(qapp, 0.2)
+        return {"page_index": sel.page, "mode": "highlight" if sel.nearby else "selected",
+                "text": self.win.chat.selection}
 
     def _follow_first_citation(self, card) -> Optional[dict]:
         """Click the card's first citation chip as a student would; wait for the page."""
@@ -365,6 +450,13 @@ def _seconds(ms: Optional[float]) -> str:
     return "-" if ms is None else f"{ms / 1000:.1f}"
 
 
+def _asked(record: dict) -> str:
+    sel = record.get("selection")
+    if not sel:
+        return record["question"]
+    return f"[{sel['mode']} pdf:{sel['page_index'] + 1}] {record['question']}"
+
+
 def table(report: dict) -> str:
     """A short table of the trial: one row per question, the shown answer below it."""
     rows = [f"{'#':>2}  {'outcome':<16} {'confidence':<12} {'cites':<6} {'chip':<9} "
@@ -380,7 +472,7 @@ def table(report: dict) -> str:
         rows.append(f"{r['n']:>2}  {r.get('outcome', ''):<16} {conf:<12} "
                     f"{f'{verified}/{len(cites)}':<6} {chip:<9} "
                     f"{_seconds(r.get('first_token_ms')):>6} "
-                    f"{_seconds(r.get('ui_total_ms')):>7}  {r['question'][:60]}")
+                    f"{_seconds(r.get('ui_total_ms')):>7}  {_asked(r)[:60]}")
         shown = " ".join((r.get("shown_text") or r.get("status") or "").split())
         rows.append(f"    {shown[:150]}{'…' if len(shown) > 150 else ''}")
     models = sorted({r.get("model") for r in report["answers"] if r.get("model")})
