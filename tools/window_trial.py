@@ -250,14 +250,15 @@ class Trial:
         record: dict[str, Any] = {"n": number, "question": question}
         if selection is not None:
             record["selection"] = self._select(selection)
-        cards_before = len(chat.cards())
+        cards_before = {id(c) for c in chat.cards()}
         self._end, self._first_token = None, None
         edit = chat.question_edit
         edit.setFocus()
         QTest.keyClicks(edit, question)
         start = time.monotonic()
         QTest.keyClick(edit, Qt.Key.Key_Return)
-        if len(chat.cards()) == cards_before:
+        sent = [c for c in chat.cards() if id(c) not in cards_before]
+        if not sent:
             # The panel refused the question (not indexed, still busy...): say what it said.
             record.update(outcome="not sent", status=chat.status_label.text())
             record["screenshot"] = self._shoot(number)
@@ -272,7 +273,7 @@ class Trial:
             except TimeoutError:
                 pass
         ended = time.monotonic()
-        card = chat.cards()[-1]
+        card = sent[-1]  # this question's card (earlier answers may load around it)
         how, value = self._end or ("no end", None)
         answer = card.answer
         record.update(

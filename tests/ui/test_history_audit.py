@@ -69,3 +69,20 @@ def test_history_survives_a_restart_and_audit_dialog_works(make_app, ui_settings
     cards = again.window.chat.cards()
     assert cards[-1].question_label.text() == "What does this book explain?"
     assert cards[-1].answer is not None and cards[-1].answer.text == answer.text
+
+    # Earlier answers read while a new question is on screen go above it: the question the
+    # student just sent stays the last card (it used to end up under the whole history).
+    chat = again.window.chat
+    qtbot.waitUntil(lambda: bool(again.window.reader.words(0)), timeout=10000)
+    before = len(chat.cards())
+    chat.set_selection(" ".join(w.text for w in again.window.reader.words(0)), Mode.SELECTED,
+                       (0, 0))
+    with qtbot.waitSignal(chat.history_loaded, timeout=60000) as history, \
+            qtbot.waitSignal(chat.answer_finished, timeout=120000):
+        chat.load_history(chat.book_id)  # read in the background...
+        chat.ask("What is this page about?")  # ...while the student asks
+        live = chat.cards()[-1]
+    assert live.question_label.text() == "What is this page about?"
+    assert history.args[0] >= 1
+    assert len(chat.cards()) == before + history.args[0] + 1
+    assert chat.cards()[-1] is live

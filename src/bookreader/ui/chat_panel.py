@@ -394,15 +394,30 @@ class ChatPanel(QWidget):
             self.scroll_area.verticalScrollBar().setValue(hi)
 
     def load_history(self, book_id: str) -> None:
+        """Earlier answers about the book, read from the audit log in the background.
+
+        They go above any card asked while they were being read: a question the student
+        sent right after opening the book stays the last card, with its answer under it
+        (the window trial's first question on a book with a long history ended up under
+        the history, out of sight)."""
+        earlier = {id(c) for c in self.cards()}
+
         def loaded(answers: list[Answer]) -> None:
             if book_id != self.book_id:
                 return
+            newer = [c for c in self.cards() if id(c) not in earlier]
+            at = (self.cards_layout.indexOf(newer[0]) if newer
+                  else self.cards_layout.count() - 1)
             for answer in answers:
                 card = AnswerCard(answer.question, Mode(answer.mode), answer.selection)
                 card.citation_clicked.connect(self.citation_clicked)
                 card.search_book_requested.connect(self.ask_whole_book)
                 card.set_answer(answer)
-                self._add_card(card)
+                self.empty_label.hide()
+                self.cards_layout.insertWidget(at, card)
+                at += 1
+            if answers and not newer:
+                self._stick_to_bottom = True
             self.history_loaded.emit(len(answers))
 
         self.service.history(book_id, on_success=loaded)
