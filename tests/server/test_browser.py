@@ -228,3 +228,33 @@ def test_a_server_without_that_origin_is_refused_by_the_browser_with_a_clear_mes
     assert f"--cors-origin {textbook_site}" in error
     # the browser's preflight was refused, so the question never reached the answer pool
     assert extractive_server.health()["counters"]["answered"] == before
+
+
+def test_a_refusal_says_when_to_try_again_once(browser, extractive_server):
+    """503/429 replies carry Retry-After; the client adds the wait to the message unless the
+    server's message already says when to try again (the browser check of a server still
+    loading its model showed "... Try again in a few seconds. Try again in 5 s.")."""
+    token = extractive_server.tokens["alice"]
+    browser.get("about:blank")
+    browser.get(f"{extractive_server.url}/demo#key={token}")
+    _wait(browser, lambda d: d.execute_script("return !!(window.BookReader && "
+                                              "BookReader.Client);"), 60)
+    said = browser.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        function refusal(error, wait) {  // the server's reply, as a Response
+          return function () {
+            return Promise.resolve(new Response(JSON.stringify({error: error}), {
+              status: 503, headers: {'Content-Type': 'application/json', 'Retry-After': wait}}));
+          };
+        }
+        var out = [];
+        var first = new BookReader.Client({server: 'http://x', key: 'k', fetch: refusal(
+          'The server is still loading its models and books. Try again in a few seconds.', '5')});
+        var second = new BookReader.Client({server: 'http://x', key: 'k', fetch: refusal(
+          'Every worker is busy.', '7')});
+        first.ask('Why?', 'A selected sentence.', false).catch(function (e) {
+          out.push(e.message);
+          return second.ask('Why?', 'A selected sentence.', false);
+        }).catch(function (e) { out.push(e.message); done(out); });""")
+    assert said == ["The server is still loading its models and books. Try again in a few "
+                    "seconds.", "Every worker is busy. Try again in 7 s."]

@@ -142,9 +142,11 @@
       if (!response.ok || type.indexOf('text/event-stream') < 0) {
         return response.json().then(function (data) {
           var wait = response.headers.get('Retry-After');
-          throw new Error(((data && data.error) || ('Request failed (' + response.status + ').')) +
-                          (data && data.detail ? ' ' + data.detail : '') +
-                          (wait ? ' Try again in ' + wait + ' s.' : ''));
+          var said = ((data && data.error) || ('Request failed (' + response.status + ').')) +
+                     (data && data.detail ? ' ' + data.detail : '');
+          // the wait is added unless the server's message already says when to try again
+          throw new Error(said + (wait && !/try again/i.test(said)
+                                  ? ' Try again in ' + wait + ' s.' : ''));
         });
       }
       var final = null, failure = null;
