@@ -153,6 +153,18 @@ def test_design_thresholds_remain_a_necessary_condition(embedder):
 def test_text_helpers():
     assert split_sentences("One is here.Two follows. Fig. 3 shows e.g. this! Done") == [
         "One is here.", "Two follows.", "Fig. 3 shows e.g. this!", "Done"]
+    # A glossary's lower-case terms start entries of their own (Think Java's vocabulary:
+    # a citation repointed to "base case" quoted the end of "recursive"'s entry instead).
+    assert split_sentences(
+        "recursive: A method that invokes itself with different arguments. base case: A "
+        "condition that causes a recursive method not to make a recursive call. De Morgan's "
+        "laws: Rules that negate. short circuit: A way of evaluating operators.") == [
+        "recursive: A method that invokes itself with different arguments.",
+        "base case: A condition that causes a recursive method not to make a recursive call.",
+        "De Morgan's laws: Rules that negate.", "short circuit: A way of evaluating operators."]
+    # ...but not a colon five words on, nor one that is not followed by a space.
+    assert split_sentences("It is 3. then we set the value here: ten. We use a.b:c.") == [
+        "It is 3. then we set the value here: ten.", "We use a.b:c."]
     assert content_terms("The running dogs' owners") == ["run", "dog", "owner"]
     assert numbers("In 1,000 years or 3.5 days, not x2") == ["1000", "3.5"]
 

@@ -3,7 +3,9 @@
 Sentence splitting here is a regular expression, not Punkt: it runs on every answer and
 every context (up to 4,000 characters of selection plus a few chunks) and must take well
 under a millisecond.  It also splits run-together sentences such as
-"...in the 19th century.First for Women is..." that PDF extraction and web text produce.
+"...in the 19th century.First for Women is..." that PDF extraction and web text produce,
+and a glossary's entries, whose terms are often lower-case ("...with different
+arguments. base case: A condition that causes ...").
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ _SENT_END = re.compile(
     r"""(?<=[.!?])["'\u201d\u2019)\]]*\s+(?=["'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])"""
     r"""|(?<=[a-z0-9)][.!?])(?=[A-Z][a-z])"""
     r"""|\n\s*\n+"""
+    # a glossary's next entry, "term: definition", often lower-case ("... different
+    # arguments. base case: A condition that ..."): up to four words, then a colon
+    r"""|(?<=[a-z0-9)][.!?])\s+(?=[a-z][a-z'\u2019-]*(?:\s[A-Za-z][a-z'\u2019-]*){0,3}:\s)"""
 )
 # Abbreviations after which a full stop does not end a sentence.
 _ABBREV = re.compile(
