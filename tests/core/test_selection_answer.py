@@ -342,3 +342,56 @@ VITAMIN = ("The T-cell expresses the gene CYP27B1, which is the gene responsible
 def test_a_question_reversing_the_direction_the_selection_states(question, expected):
     assert reverses_direction(question, VITAMIN) is expected
     assert turns_on_absent_word(question, VITAMIN) is expected
+
+
+LOOPS = ("A while loop repeats a block of statements as long as its condition is true. Such "
+         "loops are mostly written in short exercises, because of their simplicity, but they "
+         "also appear in full size programs, mainly in servers where their low overhead is "
+         "valued. A for loop counts through a range of values.")
+
+
+def test_the_sentence_a_restated_answer_was_taken_from_answers(embedder):
+    # The model restated the question with its answer put in ("servers"); the sentence
+    # holding that answer shares only half of the question's words ("Such loops" names
+    # the while loops of the sentence before), too few on their own.
+    question = "Full size programs in what settings sometimes use while loops?"
+    sel = CitationSource.for_selection(LOOPS)
+    assert answering_sentence(question, sel, embedder) is None
+    best = answering_sentence(question, sel, embedder,
+                              "Full size programs in servers sometimes use while loops.")
+    assert best is not None and "mainly in servers" in best.sentence
+
+
+TRIBUTE = ("The settlers came from the northern islands. Under their chief Harald, the settlers "
+           "agreed to pay tribute to Queen Mathilda of Burgundy. In return they received land "
+           "along the river.")
+
+
+def test_a_sentence_whose_roles_the_restated_question_exchanges_does_not_answer(embedder):
+    # "Who did Queen Mathilda pay tribute to?": the selection says who paid tribute *to*
+    # her.  The model's restatement puts the answer in the other role.
+    question = "Who did Queen Mathilda pay tribute to?"
+    sel = CitationSource.for_selection(TRIBUTE)
+    assert answering_sentence(question, sel, embedder,
+                              "Queen Mathilda paid tribute to Harald.") is None
+    # An answer that adds nothing to the question exchanges nothing.
+    best = answering_sentence(question, sel, embedder, "Queen Mathilda paid tribute.")
+    assert best is not None and "Harald" in best.sentence
+
+
+def test_a_name_the_question_inflects_is_the_sentence_s_name(embedder):
+    selection = ("The Roman engineers built aqueducts that carried water over long distances. "
+                 "They used gravity alone, with a slope of a few centimetres per kilometre.")
+    got = _sentence("What did the Romans build to carry water over long distances?", selection,
+                    embedder)
+    assert got is not None and "aqueducts" in got
+
+
+def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_server,
+                                                                           claude_answerer):
+    question = "Full size programs in what settings sometimes use while loops?"
+    claude_server.queue(Behaviour.normal(
+        "Full size programs in servers sometimes use while loops.\nConfidence: 0.9"))
+    a = claude_answerer.ask(question, mode=Mode.SELECTED, selection=LOOPS, backend="claude")
+    assert a.outcome is Outcome.ANSWER and a.replaced_by_validator
+    assert a.text.startswith(LEAD) and "mainly in servers" in a.text

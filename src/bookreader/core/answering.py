@@ -506,7 +506,8 @@ class _Run(OutcomeAssembly):
         if not self._selection_rescue():
             return None
         sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
-        found = selection_answer(self.question, sel, self.owner.validator, self.pages)
+        found = selection_answer(self.question, sel, self.owner.validator, self.pages,
+                                 model_answer=common.get("raw_output") or "")
         if found is None:
             return None
         text, citations, validation, sentence = found

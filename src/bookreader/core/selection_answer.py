@@ -29,6 +29,13 @@ Think Java question whose answer is in another chapter):
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
   "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
 
+The model's rejected answer is read as an extractive span: the words it adds to the
+question ("Full size programs in *servers* sometimes use while loops") point at the
+sentence it was taken from, which then needs fewer of the question's words
+(:data:`MIN_COVERAGE_AGREED`), since the model's reading and the sentence agree; and a
+sentence whose roles that restatement exchanges ("Queen Mathilda paid tribute to Harald"
+over "Harald ... agreed to pay tribute to Queen Mathilda") answers another question.
+
 The same sentence is also quoted after a verified model answer that does not already
 say it (:func:`beside_answer`): the model's true but beside-the-point answer stays, and
 the student reads the selection's own answering sentence under it.  Some questions are
@@ -48,6 +55,8 @@ from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
+from bookreader.core.grounding_roles import roles_swapped
+from bookreader.core.selection_relevance import answer_span, answered_from
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
@@ -56,6 +65,12 @@ log = logging.getLogger(__name__)
 MIN_COVERAGE = 0.65
 #: Least relevance score (see :func:`bookreader.core.quotes.rank_sentences`).
 MIN_SCORE = 0.55
+#: The share of the question's content words enough for a sentence the model's own answer
+#: was taken from (:func:`bookreader.core.selection_relevance.answered_from`): the
+#: model's reading and the sentence's words agree on where the answer is.
+MIN_COVERAGE_AGREED = 0.5
+#: ... and this relevance score, at any rank.
+MIN_SCORE_AGREED = 0.5
 #: The line that opens such an answer.
 LEAD = "The selected text says:"
 
@@ -320,9 +335,26 @@ def _claims_before_listings(selection: CitationSource) -> CitationSource:
     return replace(selection, text="\n\n".join(parts))
 
 
+def _holds_exact(exact: set[str], sentence: str) -> bool:
+    """Every one of ``exact`` (see :func:`_exact_terms`) is in ``sentence``; a name may
+    be inflected ("Europeans" / "European", "Normans" / "Norman")."""
+    ws = [w.lower() for w in words(sentence)]
+    hay = set(ws) | {n.replace(",", "") for n in numbers(sentence)}
+    stems = {stem(w) for w in ws if w.isalpha()}
+    return all(t in hay or (t.isalpha() and stem(t) in stems) for t in exact)
+
+
 def answering_sentence(question: str, selection: CitationSource,
-                       embedder: Any = None) -> Optional[quotes.Quote]:
-    """The sentence of the selection that clearly answers ``question``, or None."""
+                       embedder: Any = None, model_answer: str = "") -> Optional[quotes.Quote]:
+    """The sentence of the selection that clearly answers ``question``, or None.
+
+    ``model_answer`` is the model's answer that could not be shown, when there is one.
+    The sentence it was taken from (the first to hold every word it adds to the
+    question) needs only :data:`MIN_COVERAGE_AGREED` of the question's words and a score
+    of :data:`MIN_SCORE_AGREED`, at any rank; a sentence whose two terms it
+    exchanges (it restates the question as "King Olaf paid tribute to Sweyn" over "Sweyn
+    paid tribute to King Olaf") answers another question (an answer adding no word to
+    the question exchanges no answer with a term of the question)."""
     ranked = quotes.rank_sentences(question, [_claims_before_listings(selection)], embedder)
     if not ranked:
         return None
@@ -335,17 +367,19 @@ def answering_sentence(question: str, selection: CitationSource,
     naming = bool(define and _NAMING_Q.search(define.group(1)))
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
-    for best in ranked[:2]:
-        if best.score < MIN_SCORE:
-            return None
+    first, span = answer_span(question, model_answer)
+    candidates = [q for q in ranked[:2] if q.score >= MIN_SCORE]
+    source = next((q for q in ranked if answered_from(span, q.sentence)), None)
+    if source is not None and source.score >= MIN_SCORE_AGREED and source not in candidates:
+        candidates.append(source)
+    for best in candidates:
         s_terms = set(content_terms(best.sentence))
         coverage = len(q_terms & s_terms) / len(q_terms)
-        hay = {w.lower() for w in words(best.sentence)} | {
-            n.replace(",", "") for n in numbers(best.sentence)}
-        have_exact = exact <= hay
+        have_exact = _holds_exact(exact, best.sentence)
         adds = bool(s_terms - q_terms)
-        log.debug("selection sentence %.2f coverage %.2f exact %s: %s", best.score, coverage,
-                  have_exact, best.sentence[:80])
+        agreed = answered_from(span, best.sentence)
+        log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
+                  coverage, have_exact, agreed, best.sentence[:80])
         if turning - _turning_words(best.sentence) or contrasts(question, best.sentence):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
@@ -354,17 +388,21 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # "What is X called?" is answered by "... called Y", "... named Y"
         if define and not _defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
-        if coverage >= MIN_COVERAGE and have_exact and adds:
+        if span and roles_swapped(first, best.sentence):
+            continue  # the question, as the model restated it, exchanges the sentence's roles
+        floor = MIN_COVERAGE_AGREED if agreed else MIN_COVERAGE
+        if coverage >= floor and have_exact and adds:
             return best
     return None
 
 
 def selection_answer(question: str, selection: CitationSource, validator: Any,
-                     pages: Any = None) -> Optional[tuple[str, tuple, Any, str]]:
+                     pages: Any = None, model_answer: str = ""
+                     ) -> Optional[tuple[str, tuple, Any, str]]:
     """The answer made of the selection's answering sentence: ``(text, citations,
     validation, sentence)``, or None when no sentence clearly answers, its citation does
     not verify, or the configured grounding check does not pass it."""
-    best = answering_sentence(question, selection, validator.embedder)
+    best = answering_sentence(question, selection, validator.embedder, model_answer)
     if best is None:
         return None
     text, citations = verify_answer(f"{LEAD}\n{quotes.render_quotes([best])}", [selection],

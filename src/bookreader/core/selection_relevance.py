@@ -138,3 +138,31 @@ def names_absent_number(question: str, selection: str) -> bool:
         log.info("Selected text: the question names a number the selection does not hold")
         return True
     return False
+
+
+#: What a model's answer adds to the question must be at least this many content words ...
+MIN_SPAN_TERMS = 1
+
+
+def answer_span(question: str, answer: str) -> tuple[str, set[str]]:
+    """``(first sentence, span)`` of a model's selected-text ``answer``: its first sentence
+    and that sentence's content words the question does not hold.
+
+    A small model often answers by restating the question with the answer put in ("Full
+    size working engines on *ships* sometimes use ..." for "... on what vehicles ...?"),
+    or by copying the words of one selection sentence.  The words it adds to the question
+    are then its answer, read as an extractive span."""
+    from bookreader.core.model_output import parse_answer
+
+    text = strip_citations(parse_answer(answer).text) if answer else ""
+    sentences = split_sentences(text)
+    if not sentences:
+        return "", set()
+    first = " ".join(sentences[0].split())
+    return first, set(content_terms(first)) - _terms(question)
+
+
+def answered_from(span: set[str], sentence: str) -> bool:
+    """True when every word of a model answer's ``span`` (see :func:`answer_span`) is in
+    ``sentence``: the model found its answer there."""
+    return len(span) >= MIN_SPAN_TERMS and span <= _terms(sentence)
