@@ -395,3 +395,18 @@ def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_
     a = claude_answerer.ask(question, mode=Mode.SELECTED, selection=LOOPS, backend="claude")
     assert a.outcome is Outcome.ANSWER and a.replaced_by_validator
     assert a.text.startswith(LEAD) and "mainly in servers" in a.text
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    ("In what year was the library's reading room opened?",
+     "The reading room was opened by the mayor, who cut a ribbon at the door.", False),
+    ("In what year was the library's reading room opened?",
+     "The reading room was opened in 1932 by the mayor.", True),
+    ("During which century was the bridge rebuilt in stone?",
+     "The bridge was rebuilt in stone after the flood destroyed the wooden one.", False),
+    ("On what day does the chess club meet?",
+     "The chess club meets on Thursdays in the small hall.", True),
+])
+def test_a_question_asking_for_a_time_after_a_preposition_needs_one(question, sentence,
+                                                                    expected):
+    assert has_wanted_type(question, sentence) is expected

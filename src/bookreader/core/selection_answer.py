@@ -188,7 +188,9 @@ def _defines(sentence: str, term: str) -> bool:
 
 
 _MONTHS = ("january february march april may june july august september october november "
-           "december century centuries decade").split()
+           "december century centuries decade monday tuesday wednesday thursday friday "
+           "saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays "
+           "sundays").split()
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "forty fifty hundred thousand million billion dozen several few many half "
                  "single double zero once twice thrice").split()
@@ -203,6 +205,12 @@ _REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|reasons?|the
                      r"in\s+(?:response|retaliation|reaction)\s+to)\b", re.I)
 
 
+#: A question asking for a time by its noun, after a preposition or not ("What year
+#: ...?", "*In what year* ...?", "During which century ...?", "On what day ...?").
+_TIME_Q = re.compile(r"^\s*(?:(?:in|during|by|on|from|since|until|of)\s+)?(?:what|which)\s+"
+                     r"(?:years?|century|centuries|decades?|months?|dates?|days?)\b", re.I)
+
+
 def has_wanted_type(question: str, sentence: str) -> bool:
     """The sentence can hold what a who / when / how-many / why question asks for: a name
     the question does not hold, a date, a number, a reason ("He argued that ..." names
@@ -212,7 +220,7 @@ def has_wanted_type(question: str, sentence: str) -> bool:
     sent = words(sentence)
     if q[:1] in (["who"], ["whom"], ["whose"]):
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
-    if q[:1] == ["when"] or q[:2] == ["what", "year"]:
+    if q[:1] == ["when"] or _TIME_Q.match(question):
         return bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
     if q[:1] == ["why"]:
         return bool(_REASON.search(sentence))
