@@ -410,3 +410,22 @@ def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_
 def test_a_question_asking_for_a_time_after_a_preposition_needs_one(question, sentence,
                                                                     expected):
     assert has_wanted_type(question, sentence) is expected
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    # "ending" holds "ended": the sentence's "began" (of another thing) is no contrast.
+    ("Which mayor ended the night bus service?",
+     "The night buses began in 1975; in 1995 the mayor signed a budget ending the service.",
+     False),
+    ("Which mayor ended the night bus service?",
+     "The night bus service began under the mayor elected in 1975.", True),
+    # A prefixed opposite says what a negation says.
+    ("What follows if the two sets are shown to be unequal?",
+     "If the two sets are not equal, then their sizes may differ.", False),
+    ("What follows if the two sets are shown to be unequal?",
+     "If the two sets are equal, then their sizes are the same.", True),
+    ("Which rule was not considered justified by the court?",
+     "The court found the second rule unjustified.", False),
+])
+def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
+    assert contrasts(question, sentence) is expected

@@ -15,7 +15,12 @@ from bookreader.config import Settings
 from bookreader.core import prompts
 from bookreader.core.answering import Answerer
 from bookreader.core.selection_answer import LEAD
-from bookreader.core.selection_relevance import names_absent_number, off_target, relevance
+from bookreader.core.selection_relevance import (
+    answers_near_miss,
+    names_absent_number,
+    off_target,
+    relevance,
+)
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -145,3 +150,34 @@ def test_a_question_naming_an_absent_number_gets_the_fallback_without_a_model(em
     ans = a.ask("Who passed the Scotland Act of 1988?", mode=Mode.SELECTED, selection=SCOTLAND)
     assert ans.fallback and ans.outcome is Outcome.NOT_IN_SELECTION
     assert ans.text == prompts.NOT_IN_SELECTION
+
+
+GEARS = ("A gearbox changes the speed of the wheels. In a closed system the gears only "
+         "accelerate with respect to each other; the system as a whole keeps its speed. A "
+         "clutch disconnects the engine from the gearbox.")
+GEARS_ANSWER = ("In a closed system the gears only accelerate with respect to each other. "
+                "[Source: Selected text - \"In a closed system the gears only accelerate with "
+                "respect to each other\"]\nConfidence: 0.9")
+
+
+@pytest.mark.parametrize("question, expected", [
+    # The answer is copied from the sentence that says the opposite: a near miss.
+    ("In a closed system, the gears only decelerate with respect to what?", True),
+    ("In a closed system, the gears only accelerate with respect to what?", False),
+])
+def test_an_answer_from_a_sentence_stating_the_opposite(question, expected):
+    answer = "In a closed system the gears only accelerate with respect to each other."
+    assert answers_near_miss(question, answer, GEARS) is expected
+    assert off_target(question, answer, GEARS) is expected
+
+
+def test_a_copied_answer_to_a_near_miss_question_gets_the_fallback(claude_server,
+                                                                   claude_answerer):
+    claude_server.queue(Behaviour.normal(GEARS_ANSWER))
+    a = claude_answerer.ask("In a closed system, the gears only decelerate with respect to "
+                            "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
+    assert a.fallback and a.text == prompts.NOT_IN_SELECTION
+    claude_server.queue(Behaviour.normal(GEARS_ANSWER))
+    a = claude_answerer.ask("In a closed system, the gears only accelerate with respect to "
+                            "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
+    assert a.outcome is Outcome.ANSWER and "each other" in a.text

@@ -56,6 +56,7 @@ from typing import Any, Optional
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.grounding_roles import roles_swapped
+from bookreader.core.selection_contrasts import OPPOSING_PREFIX, contrasts
 from bookreader.core.selection_relevance import answer_span, answered_from
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
@@ -85,76 +86,6 @@ def _exact_terms(question: str) -> set[str]:
         if (i > 0 and w[:1].isupper()) or _IDENTIFIER.match(w):
             terms.add(w.lower())
     return terms
-
-
-#: Counts and ranks written as words: a question's count the sentence replaces by
-#: another ("multiplying *three* numbers" over "multiplying two numbers") is a near miss;
-#: one the sentence merely leaves out ("How should you compare *two* strings?" over "The
-#: correct way to compare strings is ...") is not.
-_COUNT_WORDS = frozenset(
-    """two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
-    hundred thousand million billion first second third fourth fifth sixth seventh eighth
-    ninth tenth once twice thrice""".split())
-
-
-#: Words a near-miss question swaps for their opposite ("The SNP *gave* eight seats to
-#: ..." over "The SNP *took* eight seats from ...", "the *closing* speakers" over "the
-#: opening speakers").  Each group's words are the opposites of the other group's.
-_OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
-    ("more greater", "less fewer"), ("most greatest", "least fewest"),
-    ("increase increased increases rise rose rises raise raised", 
-     "decrease decreased decreases fall fell falls drop dropped drops lower lowered"),
-    ("high higher highest upper", "low lower lowest"),
-    ("large larger largest big bigger biggest", "small smaller smallest little"),
-    ("maximum max", "minimum min"),
-    ("before earlier earliest early", "after later latest late"),
-    ("first", "last"), ("begin began begun start started", "end ended stop stopped"),
-    ("open opened opening opens", "close closed closing closes"),
-    ("success successful successfully succeed succeeded",
-     "failure unsuccessful fail failed failing"),
-    ("win won wins winning", "lose lost loses losing defeated"),
-    ("accept accepted accepts", "reject rejected rejects"),
-    ("agree agreed agrees", "refuse refused refuses declined"),
-    ("allow allowed allows permit permitted", "prevent prevented prevents forbid forbade "
-     "forbidden prohibit prohibited"),
-    ("include included includes", "exclude excluded excludes"),
-    ("inside internal inner", "outside external outer"),
-    ("import imported imports", "export exported exports"),
-    ("north northern", "south southern"), ("east eastern", "west western"),
-    ("give gave given gives", "take took taken takes"),
-    ("buy bought buys", "sell sold sells"), ("send sent sends", "receive received receives"),
-    ("accelerate accelerates accelerated", "decelerate decelerates decelerated"),
-    ("positive", "negative"), ("true", "false"), ("always", "never"), ("all every", "some"),
-    ("same", "different"), ("public", "private"), ("major", "minor"),
-    ("strong stronger strongest", "weak weaker weakest"),
-    ("fast faster fastest", "slow slower slowest"), ("hot heat heating", "cold cool cooling"),
-    ("add added adds", "remove removed removes"), ("attack attacked", "defend defended"),
-    ("old older oldest ancient", "new newer newest modern young younger"),
-    ("male men", "female women"), ("legal", "illegal"), ("direct", "indirect"),
-    ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
-    ("support supported supports", "oppose opposed opposes"),
-))
-#: A prefix that turns a word into its opposite ("atomic" / "*sub*atomic").
-_OPPOSING_PREFIX = re.compile(r"^(?:un|non|sub|anti|counter|dis|in|im|ir|il)(?=[a-z]{5})")
-
-
-def contrasts(question: str, sentence: str) -> bool:
-    """True when ``question`` holds a word that ``sentence`` does not, while ``sentence``
-    holds its opposite (see :data:`_OPPOSITES`), another count (:data:`_COUNT_WORDS`) or
-    the word with an opposing prefix: the sentence answers a near-miss of the question,
-    not the question."""
-    q = {w.lower() for w in words(question)}
-    s = {w.lower() for w in words(sentence)}
-    for a, b in _OPPOSITES:
-        for mine, other in ((a, b), (b, a)):
-            if q & mine and not s & mine and s & other and not q & other:
-                return True
-    if q & _COUNT_WORDS - s and s & _COUNT_WORDS - q:
-        return True
-    for w in q - s:
-        if len(w) >= 5 and any(_OPPOSING_PREFIX.sub("", x) == w for x in s):
-            return True
-    return any(_OPPOSING_PREFIX.sub("", w) in s for w in q - s if len(w) >= 7)
 
 
 #: Words that turn a question around ("Who did the attacks resonate *least* with?", "How
@@ -317,8 +248,8 @@ def _only_affirmed(question: str, selection: str) -> bool:
     for sentence in about:
         low = {w.lower() for w in words(sentence)}
         if (_turning_words(sentence) & _NEGATION or _IMPLICIT_NEGATION.search(sentence)
-                or any(stem(_OPPOSING_PREFIX.sub("", w)) in terms
-                       for w in low if _OPPOSING_PREFIX.match(w))):
+                or any(stem(OPPOSING_PREFIX.sub("", w)) in terms
+                       for w in low if OPPOSING_PREFIX.match(w))):
             return False
     return True
 

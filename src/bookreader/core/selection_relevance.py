@@ -25,6 +25,7 @@ import logging
 import re
 
 from bookreader.core.citations import strip_citations
+from bookreader.core.selection_contrasts import contrasts
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -92,12 +93,42 @@ def relevance(question: str, answer: str, selection: str) -> tuple[float, float]
     return mine, best
 
 
+def source_sentence(answer: str, selection: str) -> str:
+    """The selection's sentence that ``answer``'s first sentence comes from: the one
+    sharing most content words with it ("" when none shares any)."""
+    sentences = split_sentences(strip_citations(answer))
+    own = _terms(sentences[0]) if sentences else set()
+    best, shared = "", 0
+    for x in split_sentences(selection):
+        n = len(own & _terms(x))
+        if n > shared:
+            best, shared = " ".join(x.split()), n
+    return best
+
+
+def answers_near_miss(question: str, answer: str, selection: str) -> bool:
+    """True when the selection's sentence that ``answer`` comes from holds the opposite of
+    a word of ``question`` (:func:`~bookreader.core.selection_contrasts.contrasts`: "The
+    wheels only *decelerate* with respect to what?" over "The wheels only accelerate with
+    respect to each other"): the answer, even copied, answers a near miss of the question.
+    """
+    source = source_sentence(answer, selection)
+    if source and contrasts(question, source):
+        log.info("Selected text: the answer comes from a sentence stating the opposite of "
+                 "a question word")
+        return True
+    return False
+
+
 def off_target(question: str, answer: str, selection: str) -> bool:
     """True when ``answer`` (a verified selected-text answer) does not address
     ``question``: its sentences and their sources in the selection hold at most
     :data:`MAX_RELEVANCE` of the question's content words that the selection holds, and
-    one sentence of the selection holds at least :data:`MIN_GAP` more.  A question with
-    fewer than :data:`MIN_TERMS` such words, or naming an operator, is not judged."""
+    one sentence of the selection holds at least :data:`MIN_GAP` more (a question with
+    fewer than :data:`MIN_TERMS` such words, or naming an operator, is not judged so); or
+    it answers a near miss of the question (:func:`answers_near_miss`)."""
+    if answers_near_miss(question, answer, selection):
+        return True
     wanted = _terms(question) & _terms(selection)
     if len(wanted) < MIN_TERMS or _OPERATOR.search(question):
         return False
