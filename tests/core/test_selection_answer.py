@@ -426,6 +426,11 @@ def test_a_question_asking_for_a_time_after_a_preposition_needs_one(question, se
      "If the two sets are equal, then their sizes are the same.", True),
     ("Which rule was not considered justified by the court?",
      "The court found the second rule unjustified.", False),
+    # "during" is not "before" or "after".
+    ("Which bridge was built during the war?",
+     "The stone bridge was built long before the war.", True),
+    ("Which bridge was built during the war?",
+     "The iron bridge was built during the war, after the stone one collapsed.", False),
 ])
 def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
     assert contrasts(question, sentence) is expected

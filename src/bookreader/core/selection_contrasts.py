@@ -33,6 +33,7 @@ _OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
     ("large larger largest big bigger biggest", "small smaller smallest little"),
     ("maximum max", "minimum min"),
     ("before earlier earliest early", "after later latest late"),
+    ("during", "before after"),
     ("first", "last"), ("begin began begun start started", "end ended stop stopped"),
     ("open opened opening opens", "close closed closing closes"),
     ("success successful successfully succeed succeeded",
