@@ -434,3 +434,18 @@ def test_a_question_asking_for_a_time_after_a_preposition_needs_one(question, se
 ])
 def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
     assert contrasts(question, sentence) is expected
+
+
+VOYAGE = ("In 1020 the settlers built a harbour at the river mouth. In 1021 Olaf sailed to the "
+          "southern coast to found a trading town for his family, but failed. His brother traded "
+          "furs with the inland tribes.")
+
+
+def test_a_sentence_telling_of_a_failure_does_not_say_who_did_it(embedder):
+    # Nobody founded the town: the sentence says the attempt failed.
+    assert _sentence("Who founded a trading town on the southern coast?", VOYAGE,
+                     embedder) is None
+    # A question about the attempt is answered by it.
+    got = _sentence("Who tried to found a trading town on the southern coast?", VOYAGE,
+                    embedder)
+    assert got is not None and "Olaf" in got

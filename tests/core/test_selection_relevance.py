@@ -181,3 +181,13 @@ def test_a_copied_answer_to_a_near_miss_question_gets_the_fallback(claude_server
     a = claude_answerer.ask("In a closed system, the gears only accelerate with respect to "
                             "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
     assert a.outcome is Outcome.ANSWER and "each other" in a.text
+
+
+def test_an_answer_from_a_sentence_telling_of_a_failure():
+    selection = ("In 1021 Olaf sailed to the southern coast to found a trading town, but failed. "
+                 "His brother traded furs with the inland tribes.")
+    answer = "Olaf sailed to the southern coast to found a trading town."
+    assert answers_near_miss("Who founded a trading town on the southern coast?", answer,
+                             selection)
+    assert not answers_near_miss("What did Olaf attempt on the southern coast?", answer,
+                                 selection)

@@ -56,7 +56,7 @@ from typing import Any, Optional
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.grounding_roles import roles_swapped
-from bookreader.core.selection_contrasts import OPPOSING_PREFIX, contrasts
+from bookreader.core.selection_contrasts import OPPOSING_PREFIX, contrasts, tells_failure
 from bookreader.core.selection_relevance import answer_span, answered_from
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
@@ -319,7 +319,8 @@ def answering_sentence(question: str, selection: CitationSource,
         agreed = answered_from(span, best.sentence)
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
                   coverage, have_exact, agreed, best.sentence[:80])
-        if turning - _turning_words(best.sentence) or contrasts(question, best.sentence):
+        if (turning - _turning_words(best.sentence) or contrasts(question, best.sentence)
+                or tells_failure(question, best.sentence)):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number

@@ -101,3 +101,21 @@ def contrasts(question: str, sentence: str) -> bool:
             return True
     return any(OPPOSING_PREFIX.sub("", w) in s and not _negated(sentence, OPPOSING_PREFIX.sub("", w))
                for w in q - s if len(w) >= 7)
+
+
+#: A sentence saying that what it tells of did not come about ("... travelled to the
+#: coast to found a town, *but failed*").
+_FAILED = re.compile(r"\b(?:but|and|yet)\s+failed\b|\bfailed\s+to\b|\bunsuccessful(?:ly)?\b"
+                     r"|\bin\s+vain\b|\bwithout\s+success\b", re.I)
+#: A question about an attempt or its outcome ("What did she fail to do?", "How did the
+#: campaign turn out?").
+_ATTEMPT_Q = re.compile(r"\b(?:fail\w*|try|tried|tries|trying|attempt\w*|sought|seek\w*"
+                        r"|succe\w*|unsuccessful\w*|turn(?:ed|s)?\s+out|outcome|result\w*)\b",
+                        re.I)
+
+
+def tells_failure(question: str, sentence: str) -> bool:
+    """True when ``sentence`` says that what it tells of failed and ``question`` does not
+    ask about an attempt: "Who founded a town on the coast?" is not answered by "Olaf
+    sailed to the coast to found a town, but failed" (nobody founded one)."""
+    return bool(_FAILED.search(sentence)) and not _ATTEMPT_Q.search(question)
