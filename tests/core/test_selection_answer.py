@@ -406,9 +406,14 @@ def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_
      "The bridge was rebuilt in stone after the flood destroyed the wooden one.", False),
     ("On what day does the chess club meet?",
      "The chess club meets on Thursdays in the small hall.", True),
+    # A decade and a named event are times.
+    ("When did the town's mills close?", "From the late 1920s onwards the mills closed.", True),
+    ("When was the harbour wall rebuilt?",
+     "After the Great Flood, the harbour wall was rebuilt in stone.", True),
+    ("When was the harbour wall rebuilt?",
+     "After the storm the harbour wall was rebuilt in stone.", False),
 ])
-def test_a_question_asking_for_a_time_after_a_preposition_needs_one(question, sentence,
-                                                                    expected):
+def test_a_question_asking_for_a_time_needs_one(question, sentence, expected):
     assert has_wanted_type(question, sentence) is expected
 
 

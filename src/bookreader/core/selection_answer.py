@@ -142,17 +142,30 @@ _TIME_Q = re.compile(r"^\s*(?:(?:in|during|by|on|from|since|until|of)\s+)?(?:wha
                      r"(?:years?|century|centuries|decades?|months?|dates?|days?)\b", re.I)
 
 
+#: A time given by a named event ("*During the Second World War*, the bridge was ...",
+#: "after the Armistice"): it answers "When ...?".
+_EVENT_TIME = re.compile(r"\b(?:[Dd]uring|[Aa]fter|[Bb]efore|[Ss]ince|[Uu]ntil|[Ff]ollowing)\s+"
+                         r"(?:the\s+)?[A-Z][a-z]+")
+
+
+#: A decade ("the late *1340s*", "the *80s*").
+_DECADE = re.compile(r"\b\d{2,4}s\b")
+
+
 def has_wanted_type(question: str, sentence: str) -> bool:
     """The sentence can hold what a who / when / how-many / why question asks for: a name
-    the question does not hold, a date, a number, a reason ("He argued that ..." names
-    nobody)."""
+    the question does not hold, a date (a year, a month, a decade; for "When ...?" also a
+    named event: "during the Second World War"), a number, a reason ("He argued that
+    ..." names nobody)."""
     q = question.lower().split()
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
     if q[:1] in (["who"], ["whom"], ["whose"]):
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
     if q[:1] == ["when"] or _TIME_Q.match(question):
-        return bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+        return (bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+                or bool(_DECADE.search(sentence))
+                or (q[:1] == ["when"] and bool(_EVENT_TIME.search(sentence))))
     if q[:1] == ["why"]:
         return bool(_REASON.search(sentence))
     if q[:2] in (["how", "many"], ["how", "much"]):
