@@ -454,3 +454,9 @@ def test_a_sentence_telling_of_a_failure_does_not_say_who_did_it(embedder):
     got = _sentence("Who tried to found a trading town on the southern coast?", VOYAGE,
                     embedder)
     assert got is not None and "Olaf" in got
+
+
+def test_a_passive_question_is_not_answered_by_the_active_sentence(embedder):
+    selection = ("In 1204 Halvard named his son as the heir to the farm. The farm lay by the "
+                 "fjord and kept forty sheep.")
+    assert _sentence("In 1204 what was Halvard named as?", selection, embedder) is None

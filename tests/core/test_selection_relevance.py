@@ -191,3 +191,14 @@ def test_an_answer_from_a_sentence_telling_of_a_failure():
                              selection)
     assert not answers_near_miss("What did Olaf attempt on the southern coast?", answer,
                                  selection)
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    # The question asks what Halvard was named; the sentence says whom he named.
+    ("In 1204 Halvard named his son as the heir to the farm.", True),
+    ("In 1204 Halvard was named as the heir to the farm.", False),
+])
+def test_an_answer_from_a_sentence_stating_the_other_role_of_a_passive(sentence, expected):
+    selection = f"{sentence} The farm lay by the fjord."
+    assert answers_near_miss("In 1204 what was Halvard named as?", sentence,
+                             selection) is expected

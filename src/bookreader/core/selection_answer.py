@@ -56,7 +56,12 @@ from typing import Any, Optional
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.grounding_roles import roles_swapped
-from bookreader.core.selection_contrasts import OPPOSING_PREFIX, contrasts, tells_failure
+from bookreader.core.selection_contrasts import (
+    OPPOSING_PREFIX,
+    contrasts,
+    tells_failure,
+    voice_swapped,
+)
 from bookreader.core.selection_relevance import answer_span, answered_from
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
@@ -333,7 +338,7 @@ def answering_sentence(question: str, selection: CitationSource,
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
                   coverage, have_exact, agreed, best.sentence[:80])
         if (turning - _turning_words(best.sentence) or contrasts(question, best.sentence)
-                or tells_failure(question, best.sentence)):
+                or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number

@@ -119,3 +119,24 @@ def tells_failure(question: str, sentence: str) -> bool:
     ask about an attempt: "Who founded a town on the coast?" is not answered by "Olaf
     sailed to the coast to found a town, but failed" (nobody founded one)."""
     return bool(_FAILED.search(sentence)) and not _ATTEMPT_Q.search(question)
+
+
+#: A passive question about a named one: "What *was Nixon named* as?", "Why *were the
+#: Walloons expelled*?" (the name, the participle).
+_PASSIVE_Q = re.compile(r"\b(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
+                        r"((?:[A-Z][\w'-]*\s+){1,3}?)(\w+(?:ed|en))\b")
+
+
+def voice_swapped(question: str, sentence: str) -> bool:
+    """True when ``question`` asks what was done *to* someone ("What was Halvard named
+    as?") and ``sentence`` only says what that one did ("Halvard named his son as the
+    heir"): the sentence states the other role."""
+    m = _PASSIVE_Q.search(question)
+    if m is None:
+        return False
+    name = r"\s+".join(re.escape(w) for w in m.group(1).split())
+    verb = re.escape(m.group(2))
+    active = re.search(r"\b%s\s+(?:\w+ly\s+)?%s\b" % (name, verb), sentence)
+    passive = re.search(r"\b%s\s+(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
+                        r"(?:\w+ly\s+)?%s\b" % (name, verb), sentence)
+    return bool(active) and not passive

@@ -25,7 +25,7 @@ import logging
 import re
 
 from bookreader.core.citations import strip_citations
-from bookreader.core.selection_contrasts import contrasts, tells_failure
+from bookreader.core.selection_contrasts import contrasts, tells_failure, voice_swapped
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -110,11 +110,13 @@ def answers_near_miss(question: str, answer: str, selection: str) -> bool:
     """True when the selection's sentence that ``answer`` comes from holds the opposite of
     a word of ``question`` (:func:`~bookreader.core.selection_contrasts.contrasts`: "The
     wheels only *decelerate* with respect to what?" over "The wheels only accelerate with
-    respect to each other"), or says that what it tells of failed
-    (:func:`~bookreader.core.selection_contrasts.tells_failure`): the answer, even
-    copied, answers a near miss of the question."""
+    respect to each other"), says that what it tells of failed
+    (:func:`~bookreader.core.selection_contrasts.tells_failure`) or states the other role
+    of a passive question (:func:`~bookreader.core.selection_contrasts.voice_swapped`):
+    the answer, even copied, answers a near miss of the question."""
     source = source_sentence(answer, selection)
-    if source and (contrasts(question, source) or tells_failure(question, source)):
+    if source and (contrasts(question, source) or tells_failure(question, source)
+                   or voice_swapped(question, source)):
         log.info("Selected text: the answer comes from a sentence stating the opposite of "
                  "a question word")
         return True
