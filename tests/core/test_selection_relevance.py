@@ -20,6 +20,7 @@ from bookreader.core.selection_relevance import (
     names_absent_number,
     off_target,
     relevance,
+    substituted_word,
 )
 from bookreader.core.types import Mode, Outcome
 
@@ -202,3 +203,36 @@ def test_an_answer_from_a_sentence_stating_the_other_role_of_a_passive(sentence,
     selection = f"{sentence} The farm lay by the fjord."
     assert answers_near_miss("In 1204 what was Halvard named as?", sentence,
                              selection) is expected
+
+
+COMET = ("Marta derived a simple formula for the orbit of the comet. She published it in 1802 "
+         "in the journal of the academy.")
+
+
+@pytest.mark.parametrize("question, answer, source, expected", [
+    # The answer puts the question's word where the sentence has another one.
+    ("What did Marta use for astronomy?",
+     "Marta used a simple formula for the orbit of the comet.", COMET.split(". ")[0], "used"),
+    ("Who agreed to close the old mill?", "The council agreed to close the old mill in May.",
+     "The council refused to close the old mill in May.", "agreed"),
+    # A synonym is no substitute; nor is the slot after "what".
+    ("How many workers were killed in the fire?",
+     "Forty workers were killed in the fire at the mill.",
+     "Forty workers were slaughtered in the fire at the mill.", ""),
+    ("What kind of formula did Marta derive for the comet?",
+     "Marta derived a kind formula for the orbit of the comet.",
+     "Marta derived a simple formula for the orbit of the comet.", ""),
+])
+def test_a_question_word_put_in_place_of_the_sentence_s(question, answer, source, expected,
+                                                        embedder):
+    assert substituted_word(question, answer, source, embedder) == expected
+    assert substituted_word(question, answer, source) == ""  # nothing judged without one
+
+
+def test_an_answer_stating_the_question_s_premise_gets_the_fallback(claude_server,
+                                                                    claude_answerer):
+    claude_server.queue(Behaviour.normal(
+        "Marta used a simple formula for the orbit of the comet.\nConfidence: 0.9"))
+    a = claude_answerer.ask("What did Marta use for astronomy?", mode=Mode.SELECTED,
+                            selection=COMET, backend="claude")
+    assert a.fallback and a.text == prompts.NOT_IN_SELECTION

@@ -580,7 +580,8 @@ class _Run(OutcomeAssembly):
         if replaced:
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
-        if self._selection_rescue() and off_target(self.question, text, self.selection):
+        if self._selection_rescue() and off_target(self.question, text, self.selection,
+                                                   self.owner.validator.embedder):
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "off target", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)
