@@ -9,7 +9,14 @@ answer talks about something else: neither its sentences nor the selection's sen
 they come from hold the question's words, while another sentence of the selection does.
 :func:`off_target` says so; the answer is then replaced by the selection's sentence that
 clearly answers (:func:`bookreader.core.selection_answer.selection_answer`, a strict
-gate) or by the fixed fallback.
+gate) or by the fixed fallback.  So is an answer to a near miss of the question
+(:func:`answers_near_miss`): its source sentence holds the opposite of a question word,
+says the act failed or states the other role of a passive question, or the answer puts a
+question word in place of the source's word ("Marta *used* a formula" from "Marta derived
+a formula"), stating the question's premise.
+
+:func:`answer_span` reads a model's answer as an extractive span (the words it adds to
+the question); :func:`answered_from` finds the selection sentence it was taken from.
 
 :func:`names_absent_number` is a check made before any model runs: a question that names
 a number (a year, a count) the selection never writes asks about something the selection
