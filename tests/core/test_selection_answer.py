@@ -342,3 +342,121 @@ VITAMIN = ("The T-cell expresses the gene CYP27B1, which is the gene responsible
 def test_a_question_reversing_the_direction_the_selection_states(question, expected):
     assert reverses_direction(question, VITAMIN) is expected
     assert turns_on_absent_word(question, VITAMIN) is expected
+
+
+LOOPS = ("A while loop repeats a block of statements as long as its condition is true. Such "
+         "loops are mostly written in short exercises, because of their simplicity, but they "
+         "also appear in full size programs, mainly in servers where their low overhead is "
+         "valued. A for loop counts through a range of values.")
+
+
+def test_the_sentence_a_restated_answer_was_taken_from_answers(embedder):
+    # The model restated the question with its answer put in ("servers"); the sentence
+    # holding that answer shares only half of the question's words ("Such loops" names
+    # the while loops of the sentence before), too few on their own.
+    question = "Full size programs in what settings sometimes use while loops?"
+    sel = CitationSource.for_selection(LOOPS)
+    assert answering_sentence(question, sel, embedder) is None
+    best = answering_sentence(question, sel, embedder,
+                              "Full size programs in servers sometimes use while loops.")
+    assert best is not None and "mainly in servers" in best.sentence
+
+
+TRIBUTE = ("The settlers came from the northern islands. Under their chief Harald, the settlers "
+           "agreed to pay tribute to Queen Mathilda of Burgundy. In return they received land "
+           "along the river.")
+
+
+def test_a_sentence_whose_roles_the_restated_question_exchanges_does_not_answer(embedder):
+    # "Who did Queen Mathilda pay tribute to?": the selection says who paid tribute *to*
+    # her.  The model's restatement puts the answer in the other role.
+    question = "Who did Queen Mathilda pay tribute to?"
+    sel = CitationSource.for_selection(TRIBUTE)
+    assert answering_sentence(question, sel, embedder,
+                              "Queen Mathilda paid tribute to Harald.") is None
+    # An answer that adds nothing to the question exchanges nothing.
+    best = answering_sentence(question, sel, embedder, "Queen Mathilda paid tribute.")
+    assert best is not None and "Harald" in best.sentence
+
+
+def test_a_name_the_question_inflects_is_the_sentence_s_name(embedder):
+    selection = ("The Roman engineers built aqueducts that carried water over long distances. "
+                 "They used gravity alone, with a slope of a few centimetres per kilometre.")
+    got = _sentence("What did the Romans build to carry water over long distances?", selection,
+                    embedder)
+    assert got is not None and "aqueducts" in got
+
+
+def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_server,
+                                                                           claude_answerer):
+    question = "Full size programs in what settings sometimes use while loops?"
+    claude_server.queue(Behaviour.normal(
+        "Full size programs in servers sometimes use while loops.\nConfidence: 0.9"))
+    a = claude_answerer.ask(question, mode=Mode.SELECTED, selection=LOOPS, backend="claude")
+    assert a.outcome is Outcome.ANSWER and a.replaced_by_validator
+    assert a.text.startswith(LEAD) and "mainly in servers" in a.text
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    ("In what year was the library's reading room opened?",
+     "The reading room was opened by the mayor, who cut a ribbon at the door.", False),
+    ("In what year was the library's reading room opened?",
+     "The reading room was opened in 1932 by the mayor.", True),
+    ("During which century was the bridge rebuilt in stone?",
+     "The bridge was rebuilt in stone after the flood destroyed the wooden one.", False),
+    ("On what day does the chess club meet?",
+     "The chess club meets on Thursdays in the small hall.", True),
+    # A decade and a named event are times.
+    ("When did the town's mills close?", "From the late 1920s onwards the mills closed.", True),
+    ("When was the harbour wall rebuilt?",
+     "After the Great Flood, the harbour wall was rebuilt in stone.", True),
+    ("When was the harbour wall rebuilt?",
+     "After the storm the harbour wall was rebuilt in stone.", False),
+])
+def test_a_question_asking_for_a_time_needs_one(question, sentence, expected):
+    assert has_wanted_type(question, sentence) is expected
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    # "ending" holds "ended": the sentence's "began" (of another thing) is no contrast.
+    ("Which mayor ended the night bus service?",
+     "The night buses began in 1975; in 1995 the mayor signed a budget ending the service.",
+     False),
+    ("Which mayor ended the night bus service?",
+     "The night bus service began under the mayor elected in 1975.", True),
+    # A prefixed opposite says what a negation says.
+    ("What follows if the two sets are shown to be unequal?",
+     "If the two sets are not equal, then their sizes may differ.", False),
+    ("What follows if the two sets are shown to be unequal?",
+     "If the two sets are equal, then their sizes are the same.", True),
+    ("Which rule was not considered justified by the court?",
+     "The court found the second rule unjustified.", False),
+    # "during" is not "before" or "after".
+    ("Which bridge was built during the war?",
+     "The stone bridge was built long before the war.", True),
+    ("Which bridge was built during the war?",
+     "The iron bridge was built during the war, after the stone one collapsed.", False),
+])
+def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
+    assert contrasts(question, sentence) is expected
+
+
+VOYAGE = ("In 1020 the settlers built a harbour at the river mouth. In 1021 Olaf sailed to the "
+          "southern coast to found a trading town for his family, but failed. His brother traded "
+          "furs with the inland tribes.")
+
+
+def test_a_sentence_telling_of_a_failure_does_not_say_who_did_it(embedder):
+    # Nobody founded the town: the sentence says the attempt failed.
+    assert _sentence("Who founded a trading town on the southern coast?", VOYAGE,
+                     embedder) is None
+    # A question about the attempt is answered by it.
+    got = _sentence("Who tried to found a trading town on the southern coast?", VOYAGE,
+                    embedder)
+    assert got is not None and "Olaf" in got
+
+
+def test_a_passive_question_is_not_answered_by_the_active_sentence(embedder):
+    selection = ("In 1204 Halvard named his son as the heir to the farm. The farm lay by the "
+                 "fjord and kept forty sheep.")
+    assert _sentence("In 1204 what was Halvard named as?", selection, embedder) is None

@@ -15,7 +15,13 @@ from bookreader.config import Settings
 from bookreader.core import prompts
 from bookreader.core.answering import Answerer
 from bookreader.core.selection_answer import LEAD
-from bookreader.core.selection_relevance import names_absent_number, off_target, relevance
+from bookreader.core.selection_relevance import (
+    answers_near_miss,
+    names_absent_number,
+    off_target,
+    relevance,
+    substituted_word,
+)
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -145,3 +151,88 @@ def test_a_question_naming_an_absent_number_gets_the_fallback_without_a_model(em
     ans = a.ask("Who passed the Scotland Act of 1988?", mode=Mode.SELECTED, selection=SCOTLAND)
     assert ans.fallback and ans.outcome is Outcome.NOT_IN_SELECTION
     assert ans.text == prompts.NOT_IN_SELECTION
+
+
+GEARS = ("A gearbox changes the speed of the wheels. In a closed system the gears only "
+         "accelerate with respect to each other; the system as a whole keeps its speed. A "
+         "clutch disconnects the engine from the gearbox.")
+GEARS_ANSWER = ("In a closed system the gears only accelerate with respect to each other. "
+                "[Source: Selected text - \"In a closed system the gears only accelerate with "
+                "respect to each other\"]\nConfidence: 0.9")
+
+
+@pytest.mark.parametrize("question, expected", [
+    # The answer is copied from the sentence that says the opposite: a near miss.
+    ("In a closed system, the gears only decelerate with respect to what?", True),
+    ("In a closed system, the gears only accelerate with respect to what?", False),
+])
+def test_an_answer_from_a_sentence_stating_the_opposite(question, expected):
+    answer = "In a closed system the gears only accelerate with respect to each other."
+    assert answers_near_miss(question, answer, GEARS) is expected
+    assert off_target(question, answer, GEARS) is expected
+
+
+def test_a_copied_answer_to_a_near_miss_question_gets_the_fallback(claude_server,
+                                                                   claude_answerer):
+    claude_server.queue(Behaviour.normal(GEARS_ANSWER))
+    a = claude_answerer.ask("In a closed system, the gears only decelerate with respect to "
+                            "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
+    assert a.fallback and a.text == prompts.NOT_IN_SELECTION
+    claude_server.queue(Behaviour.normal(GEARS_ANSWER))
+    a = claude_answerer.ask("In a closed system, the gears only accelerate with respect to "
+                            "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
+    assert a.outcome is Outcome.ANSWER and "each other" in a.text
+
+
+def test_an_answer_from_a_sentence_telling_of_a_failure():
+    selection = ("In 1021 Olaf sailed to the southern coast to found a trading town, but failed. "
+                 "His brother traded furs with the inland tribes.")
+    answer = "Olaf sailed to the southern coast to found a trading town."
+    assert answers_near_miss("Who founded a trading town on the southern coast?", answer,
+                             selection)
+    assert not answers_near_miss("What did Olaf attempt on the southern coast?", answer,
+                                 selection)
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    # The question asks what Halvard was named; the sentence says whom he named.
+    ("In 1204 Halvard named his son as the heir to the farm.", True),
+    ("In 1204 Halvard was named as the heir to the farm.", False),
+])
+def test_an_answer_from_a_sentence_stating_the_other_role_of_a_passive(sentence, expected):
+    selection = f"{sentence} The farm lay by the fjord."
+    assert answers_near_miss("In 1204 what was Halvard named as?", sentence,
+                             selection) is expected
+
+
+COMET = ("Marta derived a simple formula for the orbit of the comet. She published it in 1802 "
+         "in the journal of the academy.")
+
+
+@pytest.mark.parametrize("question, answer, source, expected", [
+    # The answer puts the question's word where the sentence has another one.
+    ("What did Marta use for astronomy?",
+     "Marta used a simple formula for the orbit of the comet.", COMET.split(". ")[0], "used"),
+    ("Who agreed to close the old mill?", "The council agreed to close the old mill in May.",
+     "The council refused to close the old mill in May.", "agreed"),
+    # A synonym is no substitute; nor is the slot after "what".
+    ("How many workers were killed in the fire?",
+     "Forty workers were killed in the fire at the mill.",
+     "Forty workers were slaughtered in the fire at the mill.", ""),
+    ("What kind of formula did Marta derive for the comet?",
+     "Marta derived a kind formula for the orbit of the comet.",
+     "Marta derived a simple formula for the orbit of the comet.", ""),
+])
+def test_a_question_word_put_in_place_of_the_sentence_s(question, answer, source, expected,
+                                                        embedder):
+    assert substituted_word(question, answer, source, embedder) == expected
+    assert substituted_word(question, answer, source) == ""  # nothing judged without one
+
+
+def test_an_answer_stating_the_question_s_premise_gets_the_fallback(claude_server,
+                                                                    claude_answerer):
+    claude_server.queue(Behaviour.normal(
+        "Marta used a simple formula for the orbit of the comet.\nConfidence: 0.9"))
+    a = claude_answerer.ask("What did Marta use for astronomy?", mode=Mode.SELECTED,
+                            selection=COMET, backend="claude")
+    assert a.fallback and a.text == prompts.NOT_IN_SELECTION

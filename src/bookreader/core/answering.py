@@ -506,7 +506,8 @@ class _Run(OutcomeAssembly):
         if not self._selection_rescue():
             return None
         sel = CitationSource.for_selection(self.selection, self.page_range, self.pages)
-        found = selection_answer(self.question, sel, self.owner.validator, self.pages)
+        found = selection_answer(self.question, sel, self.owner.validator, self.pages,
+                                 model_answer=common.get("raw_output") or "")
         if found is None:
             return None
         text, citations, validation, sentence = found
@@ -579,7 +580,8 @@ class _Run(OutcomeAssembly):
         if replaced:
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
-        if self._selection_rescue() and off_target(self.question, text, self.selection):
+        if self._selection_rescue() and off_target(self.question, text, self.selection,
+                                                   self.owner.validator.embedder):
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "off target", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)

@@ -29,6 +29,13 @@ Think Java question whose answer is in another chapter):
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
   "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
 
+The model's rejected answer is read as an extractive span: the words it adds to the
+question ("Full size programs in *servers* sometimes use while loops") point at the
+sentence it was taken from, which then needs fewer of the question's words
+(:data:`MIN_COVERAGE_AGREED`), since the model's reading and the sentence agree; and a
+sentence whose roles that restatement exchanges ("Queen Mathilda paid tribute to Harald"
+over "Harald ... agreed to pay tribute to Queen Mathilda") answers another question.
+
 The same sentence is also quoted after a verified model answer that does not already
 say it (:func:`beside_answer`): the model's true but beside-the-point answer stays, and
 the student reads the selection's own answering sentence under it.  Some questions are
@@ -48,6 +55,14 @@ from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
+from bookreader.core.grounding_roles import roles_swapped
+from bookreader.core.selection_contrasts import (
+    OPPOSING_PREFIX,
+    contrasts,
+    tells_failure,
+    voice_swapped,
+)
+from bookreader.core.selection_relevance import answer_span, answered_from
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
@@ -56,6 +71,12 @@ log = logging.getLogger(__name__)
 MIN_COVERAGE = 0.65
 #: Least relevance score (see :func:`bookreader.core.quotes.rank_sentences`).
 MIN_SCORE = 0.55
+#: The share of the question's content words enough for a sentence the model's own answer
+#: was taken from (:func:`bookreader.core.selection_relevance.answered_from`): the
+#: model's reading and the sentence's words agree on where the answer is.
+MIN_COVERAGE_AGREED = 0.5
+#: ... and this relevance score, at any rank.
+MIN_SCORE_AGREED = 0.5
 #: The line that opens such an answer.
 LEAD = "The selected text says:"
 
@@ -70,76 +91,6 @@ def _exact_terms(question: str) -> set[str]:
         if (i > 0 and w[:1].isupper()) or _IDENTIFIER.match(w):
             terms.add(w.lower())
     return terms
-
-
-#: Counts and ranks written as words: a question's count the sentence replaces by
-#: another ("multiplying *three* numbers" over "multiplying two numbers") is a near miss;
-#: one the sentence merely leaves out ("How should you compare *two* strings?" over "The
-#: correct way to compare strings is ...") is not.
-_COUNT_WORDS = frozenset(
-    """two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
-    hundred thousand million billion first second third fourth fifth sixth seventh eighth
-    ninth tenth once twice thrice""".split())
-
-
-#: Words a near-miss question swaps for their opposite ("The SNP *gave* eight seats to
-#: ..." over "The SNP *took* eight seats from ...", "the *closing* speakers" over "the
-#: opening speakers").  Each group's words are the opposites of the other group's.
-_OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
-    ("more greater", "less fewer"), ("most greatest", "least fewest"),
-    ("increase increased increases rise rose rises raise raised", 
-     "decrease decreased decreases fall fell falls drop dropped drops lower lowered"),
-    ("high higher highest upper", "low lower lowest"),
-    ("large larger largest big bigger biggest", "small smaller smallest little"),
-    ("maximum max", "minimum min"),
-    ("before earlier earliest early", "after later latest late"),
-    ("first", "last"), ("begin began begun start started", "end ended stop stopped"),
-    ("open opened opening opens", "close closed closing closes"),
-    ("success successful successfully succeed succeeded",
-     "failure unsuccessful fail failed failing"),
-    ("win won wins winning", "lose lost loses losing defeated"),
-    ("accept accepted accepts", "reject rejected rejects"),
-    ("agree agreed agrees", "refuse refused refuses declined"),
-    ("allow allowed allows permit permitted", "prevent prevented prevents forbid forbade "
-     "forbidden prohibit prohibited"),
-    ("include included includes", "exclude excluded excludes"),
-    ("inside internal inner", "outside external outer"),
-    ("import imported imports", "export exported exports"),
-    ("north northern", "south southern"), ("east eastern", "west western"),
-    ("give gave given gives", "take took taken takes"),
-    ("buy bought buys", "sell sold sells"), ("send sent sends", "receive received receives"),
-    ("accelerate accelerates accelerated", "decelerate decelerates decelerated"),
-    ("positive", "negative"), ("true", "false"), ("always", "never"), ("all every", "some"),
-    ("same", "different"), ("public", "private"), ("major", "minor"),
-    ("strong stronger strongest", "weak weaker weakest"),
-    ("fast faster fastest", "slow slower slowest"), ("hot heat heating", "cold cool cooling"),
-    ("add added adds", "remove removed removes"), ("attack attacked", "defend defended"),
-    ("old older oldest ancient", "new newer newest modern young younger"),
-    ("male men", "female women"), ("legal", "illegal"), ("direct", "indirect"),
-    ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
-    ("support supported supports", "oppose opposed opposes"),
-))
-#: A prefix that turns a word into its opposite ("atomic" / "*sub*atomic").
-_OPPOSING_PREFIX = re.compile(r"^(?:un|non|sub|anti|counter|dis|in|im|ir|il)(?=[a-z]{5})")
-
-
-def contrasts(question: str, sentence: str) -> bool:
-    """True when ``question`` holds a word that ``sentence`` does not, while ``sentence``
-    holds its opposite (see :data:`_OPPOSITES`), another count (:data:`_COUNT_WORDS`) or
-    the word with an opposing prefix: the sentence answers a near-miss of the question,
-    not the question."""
-    q = {w.lower() for w in words(question)}
-    s = {w.lower() for w in words(sentence)}
-    for a, b in _OPPOSITES:
-        for mine, other in ((a, b), (b, a)):
-            if q & mine and not s & mine and s & other and not q & other:
-                return True
-    if q & _COUNT_WORDS - s and s & _COUNT_WORDS - q:
-        return True
-    for w in q - s:
-        if len(w) >= 5 and any(_OPPOSING_PREFIX.sub("", x) == w for x in s):
-            return True
-    return any(_OPPOSING_PREFIX.sub("", w) in s for w in q - s if len(w) >= 7)
 
 
 #: Words that turn a question around ("Who did the attacks resonate *least* with?", "How
@@ -173,7 +124,9 @@ def _defines(sentence: str, term: str) -> bool:
 
 
 _MONTHS = ("january february march april may june july august september october november "
-           "december century centuries decade").split()
+           "december century centuries decade monday tuesday wednesday thursday friday "
+           "saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays "
+           "sundays").split()
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "forty fifty hundred thousand million billion dozen several few many half "
                  "single double zero once twice thrice").split()
@@ -188,17 +141,36 @@ _REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|reasons?|the
                      r"in\s+(?:response|retaliation|reaction)\s+to)\b", re.I)
 
 
+#: A question asking for a time by its noun, after a preposition or not ("What year
+#: ...?", "*In what year* ...?", "During which century ...?", "On what day ...?").
+_TIME_Q = re.compile(r"^\s*(?:(?:in|during|by|on|from|since|until|of)\s+)?(?:what|which)\s+"
+                     r"(?:years?|century|centuries|decades?|months?|dates?|days?)\b", re.I)
+
+
+#: A time given by a named event ("*During the Second World War*, the bridge was ...",
+#: "after the Armistice"): it answers "When ...?".
+_EVENT_TIME = re.compile(r"\b(?:[Dd]uring|[Aa]fter|[Bb]efore|[Ss]ince|[Uu]ntil|[Ff]ollowing)\s+"
+                         r"(?:the\s+)?[A-Z][a-z]+")
+
+
+#: A decade ("the late *1340s*", "the *80s*").
+_DECADE = re.compile(r"\b\d{2,4}s\b")
+
+
 def has_wanted_type(question: str, sentence: str) -> bool:
     """The sentence can hold what a who / when / how-many / why question asks for: a name
-    the question does not hold, a date, a number, a reason ("He argued that ..." names
-    nobody)."""
+    the question does not hold, a date (a year, a month, a decade; for "When ...?" also a
+    named event: "during the Second World War"), a number, a reason ("He argued that
+    ..." names nobody)."""
     q = question.lower().split()
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
     if q[:1] in (["who"], ["whom"], ["whose"]):
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
-    if q[:1] == ["when"] or q[:2] == ["what", "year"]:
-        return bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+    if q[:1] == ["when"] or _TIME_Q.match(question):
+        return (bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
+                or bool(_DECADE.search(sentence))
+                or (q[:1] == ["when"] and bool(_EVENT_TIME.search(sentence))))
     if q[:1] == ["why"]:
         return bool(_REASON.search(sentence))
     if q[:2] in (["how", "many"], ["how", "much"]):
@@ -294,8 +266,8 @@ def _only_affirmed(question: str, selection: str) -> bool:
     for sentence in about:
         low = {w.lower() for w in words(sentence)}
         if (_turning_words(sentence) & _NEGATION or _IMPLICIT_NEGATION.search(sentence)
-                or any(stem(_OPPOSING_PREFIX.sub("", w)) in terms
-                       for w in low if _OPPOSING_PREFIX.match(w))):
+                or any(stem(OPPOSING_PREFIX.sub("", w)) in terms
+                       for w in low if OPPOSING_PREFIX.match(w))):
             return False
     return True
 
@@ -320,9 +292,26 @@ def _claims_before_listings(selection: CitationSource) -> CitationSource:
     return replace(selection, text="\n\n".join(parts))
 
 
+def _holds_exact(exact: set[str], sentence: str) -> bool:
+    """Every one of ``exact`` (see :func:`_exact_terms`) is in ``sentence``; a name may
+    be inflected ("Europeans" / "European", "Normans" / "Norman")."""
+    ws = [w.lower() for w in words(sentence)]
+    hay = set(ws) | {n.replace(",", "") for n in numbers(sentence)}
+    stems = {stem(w) for w in ws if w.isalpha()}
+    return all(t in hay or (t.isalpha() and stem(t) in stems) for t in exact)
+
+
 def answering_sentence(question: str, selection: CitationSource,
-                       embedder: Any = None) -> Optional[quotes.Quote]:
-    """The sentence of the selection that clearly answers ``question``, or None."""
+                       embedder: Any = None, model_answer: str = "") -> Optional[quotes.Quote]:
+    """The sentence of the selection that clearly answers ``question``, or None.
+
+    ``model_answer`` is the model's answer that could not be shown, when there is one.
+    The sentence it was taken from (the first to hold every word it adds to the
+    question) needs only :data:`MIN_COVERAGE_AGREED` of the question's words and a score
+    of :data:`MIN_SCORE_AGREED`, at any rank; a sentence whose two terms it
+    exchanges (it restates the question as "King Olaf paid tribute to Sweyn" over "Sweyn
+    paid tribute to King Olaf") answers another question (an answer adding no word to
+    the question exchanges no answer with a term of the question)."""
     ranked = quotes.rank_sentences(question, [_claims_before_listings(selection)], embedder)
     if not ranked:
         return None
@@ -335,18 +324,21 @@ def answering_sentence(question: str, selection: CitationSource,
     naming = bool(define and _NAMING_Q.search(define.group(1)))
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
-    for best in ranked[:2]:
-        if best.score < MIN_SCORE:
-            return None
+    first, span = answer_span(question, model_answer)
+    candidates = [q for q in ranked[:2] if q.score >= MIN_SCORE]
+    source = next((q for q in ranked if answered_from(span, q.sentence)), None)
+    if source is not None and source.score >= MIN_SCORE_AGREED and source not in candidates:
+        candidates.append(source)
+    for best in candidates:
         s_terms = set(content_terms(best.sentence))
         coverage = len(q_terms & s_terms) / len(q_terms)
-        hay = {w.lower() for w in words(best.sentence)} | {
-            n.replace(",", "") for n in numbers(best.sentence)}
-        have_exact = exact <= hay
+        have_exact = _holds_exact(exact, best.sentence)
         adds = bool(s_terms - q_terms)
-        log.debug("selection sentence %.2f coverage %.2f exact %s: %s", best.score, coverage,
-                  have_exact, best.sentence[:80])
-        if turning - _turning_words(best.sentence) or contrasts(question, best.sentence):
+        agreed = answered_from(span, best.sentence)
+        log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
+                  coverage, have_exact, agreed, best.sentence[:80])
+        if (turning - _turning_words(best.sentence) or contrasts(question, best.sentence)
+                or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
@@ -354,17 +346,21 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # "What is X called?" is answered by "... called Y", "... named Y"
         if define and not _defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
-        if coverage >= MIN_COVERAGE and have_exact and adds:
+        if span and roles_swapped(first, best.sentence):
+            continue  # the question, as the model restated it, exchanges the sentence's roles
+        floor = MIN_COVERAGE_AGREED if agreed else MIN_COVERAGE
+        if coverage >= floor and have_exact and adds:
             return best
     return None
 
 
 def selection_answer(question: str, selection: CitationSource, validator: Any,
-                     pages: Any = None) -> Optional[tuple[str, tuple, Any, str]]:
+                     pages: Any = None, model_answer: str = ""
+                     ) -> Optional[tuple[str, tuple, Any, str]]:
     """The answer made of the selection's answering sentence: ``(text, citations,
     validation, sentence)``, or None when no sentence clearly answers, its citation does
     not verify, or the configured grounding check does not pass it."""
-    best = answering_sentence(question, selection, validator.embedder)
+    best = answering_sentence(question, selection, validator.embedder, model_answer)
     if best is None:
         return None
     text, citations = verify_answer(f"{LEAD}\n{quotes.render_quotes([best])}", [selection],
