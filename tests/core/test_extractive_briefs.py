@@ -156,3 +156,22 @@ def test_a_best_sentence_that_says_this_brings_the_sentence_that_names_it():
                               excerpts=[Excerpt(1, "10.5 Aliasing", "172", text2)])
     said = [c.sentence for c in ExtractiveBackend().select(parse_prompt(messages))]
     assert said[0].startswith("It is possible to have two variables"), said
+
+
+def test_a_brief_decides_but_the_best_sentence_of_prose_leads():
+    # Physical AI: the learning objectives held every word of "What are ROS services and
+    # actions used for compared to topics?" and led the answer; the body's entry, which
+    # says what a service is, scored higher but holds too few of the question's words to
+    # decide alone.
+    from bookreader.core.llm.extractive import ContextBlock, ParsedPrompt
+
+    objectives = ("By the end of this chapter, students will be able to: \u2022 Implement ROS "
+                  "nodes, topics, services, and actions for robotic applications")
+    entry = "Services: Synchronous request/response communication pattern."
+    body = f"Nodes are processes that perform computation. {entry} Parameters are values."
+    prompt = ParsedPrompt((ContextBlock("excerpt", objectives, "Learning Objectives", "2", 1),
+                           ContextBlock("excerpt", body, "Theoretical Foundations", "5", 2)),
+                          "What are ROS services for, next to topics and actions?", None)
+    chosen = ExtractiveBackend().select(prompt)
+    assert chosen, "the brief shows that the context answers"
+    assert chosen[0].sentence == entry

@@ -336,6 +336,12 @@ class ExtractiveBackend:
         )
         if not answers:
             return []
+        if best is not ranked[0] and _added(ranked[0]) and _prose(ranked[0].sentence):
+            # The brief only decides that the context answers; the best-scored sentence of
+            # prose says what the student asked ("Services: Synchronous request/response
+            # communication pattern." before "By the end of this chapter, students will be
+            # able to: ... Implement ROS nodes, topics, services, and actions").
+            best = ranked[0]
         chosen = [best]
         covered = set(best.terms)
         before = best.previous
