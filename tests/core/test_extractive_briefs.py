@@ -175,3 +175,27 @@ def test_a_brief_decides_but_the_best_sentence_of_prose_leads():
     chosen = ExtractiveBackend().select(prompt)
     assert chosen, "the brief shows that the context answers"
     assert chosen[0].sentence == entry
+
+
+def test_when_a_listing_line_ranks_first_the_best_sentence_of_prose_still_leads(embedder):
+    # Physical AI: a docstring ranked first for "How can a policy trained in simulation be
+    # transferred to a real robot?" and held too little of the question to decide; the
+    # chapter summary's opening decided, led the answer and brought its list of topics.
+    from bookreader.core.llm.extractive import ContextBlock, ParsedPrompt
+
+    summary = ("This chapter covered the essential concepts of robot learning and adaptation: "
+               "1. Supervised Learning: Implementing classification and regression models for "
+               "robot perception. Transfer Learning: Techniques for transferring knowledge "
+               "between tasks and domains.")
+    listing = ('def select_action(self, state):\n    """Select action using the agent\'s '
+               'policy"""\n    return self.policy(state)')
+    theory = ("Transfer Learning: The ability to apply knowledge learned in one context to new "
+              "but related tasks, which is crucial for efficient learning in robotics.")
+    prompt = ParsedPrompt((ContextBlock("excerpt", listing, "Reinforcement Learning for Robots", "3", 1),
+                           ContextBlock("excerpt", summary, "Chapter Summary", "9", 2),
+                           ContextBlock("excerpt", theory, "Learning Theory", "5", 3)),
+                          "How can a policy trained in simulation be transferred to a real robot?",
+                          None)
+    chosen = ExtractiveBackend(embedder).select(prompt)
+    assert chosen and chosen[0].sentence == theory
+    assert not any(c.sentence.startswith("This chapter covered") for c in chosen)

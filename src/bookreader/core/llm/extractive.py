@@ -336,12 +336,14 @@ class ExtractiveBackend:
         )
         if not answers:
             return []
-        if best is not ranked[0] and _added(ranked[0]) and _prose(ranked[0].sentence):
+        lead = next((c for c in ranked if _added(c) and _prose(c.sentence)), None)
+        if best is not ranked[0] and lead is not None and lead.score > best.score:
             # The brief only decides that the context answers; the best-scored sentence of
-            # prose says what the student asked ("Services: Synchronous request/response
-            # communication pattern." before "By the end of this chapter, students will be
-            # able to: ... Implement ROS nodes, topics, services, and actions").
-            best = ranked[0]
+            # prose (not a listing's line) says what the student asked ("Services:
+            # Synchronous request/response communication pattern." before "By the end of
+            # this chapter, students will be able to: ... Implement ROS nodes, topics,
+            # services, and actions").
+            best = lead
         chosen = [best]
         covered = set(best.terms)
         before = best.previous
