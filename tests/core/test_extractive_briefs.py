@@ -156,3 +156,46 @@ def test_a_best_sentence_that_says_this_brings_the_sentence_that_names_it():
                               excerpts=[Excerpt(1, "10.5 Aliasing", "172", text2)])
     said = [c.sentence for c in ExtractiveBackend().select(parse_prompt(messages))]
     assert said[0].startswith("It is possible to have two variables"), said
+
+
+def test_a_brief_decides_but_the_best_sentence_of_prose_leads():
+    # Physical AI: the learning objectives held every word of "What are ROS services and
+    # actions used for compared to topics?" and led the answer; the body's entry, which
+    # says what a service is, scored higher but holds too few of the question's words to
+    # decide alone.
+    from bookreader.core.llm.extractive import ContextBlock, ParsedPrompt
+
+    objectives = ("By the end of this chapter, students will be able to: \u2022 Implement ROS "
+                  "nodes, topics, services, and actions for robotic applications")
+    entry = "Services: Synchronous request/response communication pattern."
+    body = f"Nodes are processes that perform computation. {entry} Parameters are values."
+    prompt = ParsedPrompt((ContextBlock("excerpt", objectives, "Learning Objectives", "2", 1),
+                           ContextBlock("excerpt", body, "Theoretical Foundations", "5", 2)),
+                          "What are ROS services for, next to topics and actions?", None)
+    chosen = ExtractiveBackend().select(prompt)
+    assert chosen, "the brief shows that the context answers"
+    assert chosen[0].sentence == entry
+
+
+def test_when_a_listing_line_ranks_first_the_best_sentence_of_prose_still_leads(embedder):
+    # Physical AI: a docstring ranked first for "How can a policy trained in simulation be
+    # transferred to a real robot?" and held too little of the question to decide; the
+    # chapter summary's opening decided, led the answer and brought its list of topics.
+    from bookreader.core.llm.extractive import ContextBlock, ParsedPrompt
+
+    summary = ("This chapter covered the essential concepts of robot learning and adaptation: "
+               "1. Supervised Learning: Implementing classification and regression models for "
+               "robot perception. Transfer Learning: Techniques for transferring knowledge "
+               "between tasks and domains.")
+    listing = ('def select_action(self, state):\n    """Select action using the agent\'s '
+               'policy"""\n    return self.policy(state)')
+    theory = ("Transfer Learning: The ability to apply knowledge learned in one context to new "
+              "but related tasks, which is crucial for efficient learning in robotics.")
+    prompt = ParsedPrompt((ContextBlock("excerpt", listing, "Reinforcement Learning for Robots", "3", 1),
+                           ContextBlock("excerpt", summary, "Chapter Summary", "9", 2),
+                           ContextBlock("excerpt", theory, "Learning Theory", "5", 3)),
+                          "How can a policy trained in simulation be transferred to a real robot?",
+                          None)
+    chosen = ExtractiveBackend(embedder).select(prompt)
+    assert chosen and chosen[0].sentence == theory
+    assert not any(c.sentence.startswith("This chapter covered") for c in chosen)

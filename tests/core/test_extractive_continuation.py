@@ -123,6 +123,23 @@ def test_continuation_rules():
                         usable=lambda s: "=" not in s) == 0
 
 
+def test_a_lead_in_that_runs_into_its_first_named_item_brings_the_next_items():
+    # Physical AI: "... to provide advantages such as: Redundancy and Robustness: Multiple
+    # robots can continue ..." is a lead-in whose first item ("Term: what it is") shares
+    # its sentence; the items after it are its list, as after "...: \u2022 first item".
+    best = ("These systems use distributed control to provide advantages such as: "
+            "Redundancy and Robustness: Multiple robots continue when one fails.")
+    items = ["Parallel Processing: Tasks run in parallel.", "Scalability: Add robots."]
+    assert continuation(best, items + ["Multi-robot systems can be classified."]) == 2
+    # a sentence with one colon is no lead-in with its item; "A: B: C" inside a claim is
+    # only a list when a short name stands between the colons
+    assert continuation("Topics: Named buses over which nodes exchange messages.",
+                        ["Services: Request and response."]) == 0
+    assert continuation("The rule is simple: the first value wins: Python keeps it. "
+                        "It is long enough to not be short at all, really, truly.",
+                        ["Dictionaries: map keys to values."]) == 0
+
+
 def test_a_short_line_of_code_is_no_section_heading():
     assert is_heading("10.2 Comparing tuples")
     assert not is_heading(">>> t[0] = 'A'")

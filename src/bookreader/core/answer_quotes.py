@@ -26,7 +26,7 @@ from bookreader.core.citations import (
     strip_citations,
     verify_answer,
 )
-from bookreader.core.llm.extractive import split_sentences
+from bookreader.core.llm.extractive_context import split_sentences
 from bookreader.core.model_output import claims, parse_citations
 from bookreader.core.sentences import content_terms, words
 

@@ -66,7 +66,8 @@ def is_lead_in(sentence: str) -> bool:
 
 #: A lead-in whose first list item shares its line ("Gazebo worlds are defined in SDF
 #: format and can include: \u2022 Models and their initial positions").
-_LEAD_IN_WITH_ITEM = re.compile(r":\s*\u2022\s*[^\u2022:]+$")
+_LEAD_IN_WITH_ITEM = re.compile(r":\s*\u2022\s*[^\u2022:]+$"
+                                r"|:\s+[A-Z][\w()/\-]*(?:\s+[\w()/\-]+){0,3}:\s+[A-Z][^:]*$")
 
 
 def opens_list(sentence: str) -> bool:
