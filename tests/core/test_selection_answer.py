@@ -436,6 +436,11 @@ def test_a_question_asking_for_a_time_needs_one(question, sentence, expected):
      "The stone bridge was built long before the war.", True),
     ("Which bridge was built during the war?",
      "The iron bridge was built during the war, after the stone one collapsed.", False),
+    # "even when" (it holds despite) is the opposite condition of "unless" (it stops).
+    ("Which pumps keep running even when the power fails?",
+     "The old pumps keep running unless the power fails.", True),
+    ("Which pumps keep running even when the power fails?",
+     "The old pumps keep running even when the power fails, unless flooded.", False),
 ])
 def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
     assert contrasts(question, sentence) is expected
@@ -460,3 +465,32 @@ def test_a_passive_question_is_not_answered_by_the_active_sentence(embedder):
     selection = ("In 1204 Halvard named his son as the heir to the farm. The farm lay by the "
                  "fjord and kept forty sheep.")
     assert _sentence("In 1204 what was Halvard named as?", selection, embedder) is None
+
+
+HARBOUR = ("The old harbour of Kelvane was rebuilt in 1902 by the engineer Tomas Breck. "
+           "Its two lighthouses guided the herring fleet for decades. "
+           "Tomas Breck later designed the dry dock at Orrin. "
+           "He was replaced by Ilse Marrow as harbour master in 1911.")
+ROWING = ("Vestby Rowing Club, founded in 1888, trains on the lake behind the town. "
+          "They won the national regatta three times before the war. "
+          "The town also has a sailing school.")
+
+
+def test_a_sentence_pointing_back_is_read_with_the_sentence_that_names(embedder):
+    # "They won the national regatta three times": "They" is the club the sentence before
+    # names; the question's name is only there, so the two sentences answer together.
+    got = _sentence("How many times has Vestby Rowing Club won the national regatta?",
+                    ROWING, embedder)
+    assert got is not None and got.startswith("Vestby Rowing Club") and "three times" in got
+    # "He was replaced by Ilse Marrow": whom Ilse Marrow replaced is named before "He".
+    got = _sentence("Who did Ilse Marrow replace as harbour master?", HARBOUR, embedder)
+    assert got is not None and "Tomas Breck" in got and "He was replaced" in got
+
+
+def test_a_sentence_that_does_not_point_back_is_not_joined(embedder):
+    # "A sailing school ... won the national regatta" opens with no pronoun: the club
+    # named before it did not win what the school won.
+    selection = ("Vestby Rowing Club was founded in 1888 on the lake behind the town. "
+                 "A sailing school on the lake won the national regatta three times.")
+    assert _sentence("How many times has Vestby Rowing Club won the national regatta?",
+                     selection, embedder) is None

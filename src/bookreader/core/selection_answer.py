@@ -301,6 +301,42 @@ def _holds_exact(exact: set[str], sentence: str) -> bool:
     return all(t in hay or (t.isalpha() and stem(t) in stems) for t in exact)
 
 
+#: A sentence opening with one of these goes on about the one before it ("Polonia Warsaw
+#: ... in 2000. *They* also won the cup twice.").
+_POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b", re.I)
+
+
+def _sentences_before(selection: CitationSource) -> dict[str, str]:
+    """Each sentence of the selection (as :func:`quotes.rank_sentences` flattens it) and
+    the sentence before it."""
+    sents = [" ".join(s.split()) for s in split_sentences(_claims_before_listings(selection).text)]
+    return {b: a for a, b in zip(sents, sents[1:])}
+
+
+def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms: set[str],
+                     exact: set[str]) -> quotes.Quote:
+    """``quote``, or its sentence read together with the one before it.
+
+    A sentence that opens with a pronoun ("*They* also won the cup twice", "*He* had been
+    replaced by Abercrombie") speaks of what the sentence before it names.  When the
+    question's name, or the name a who-question asks for, is only in that sentence, the
+    two sentences are the answer: judged together, quoted together (copied text of the
+    selection), so the student reads whom the pronoun stands for.  The relevance score's
+    keyword half is counted again over both sentences; its MiniLM half stays the
+    sentence's own."""
+    sentence = quote.sentence
+    if not previous or not _POINTS_BACK.match(sentence):
+        return quote
+    if _holds_exact(exact, sentence) and has_wanted_type(question, sentence):
+        return quote  # the sentence alone holds what it needs
+    pair = f"{previous} {sentence}"
+    if not (_holds_exact(exact, pair) and has_wanted_type(question, pair)):
+        return quote
+    alone = len(q_terms & set(content_terms(sentence))) / len(q_terms)
+    both = len(q_terms & set(content_terms(pair))) / len(q_terms)
+    return quotes.Quote(pair, quote.source, round(quote.score + (both - alone) / 2, 4))
+
+
 def answering_sentence(question: str, selection: CitationSource,
                        embedder: Any = None, model_answer: str = "") -> Optional[quotes.Quote]:
     """The sentence of the selection that clearly answers ``question``, or None.
@@ -325,11 +361,15 @@ def answering_sentence(question: str, selection: CitationSource,
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
     first, span = answer_span(question, model_answer)
-    candidates = [q for q in ranked[:2] if q.score >= MIN_SCORE]
     source = next((q for q in ranked if answered_from(span, q.sentence)), None)
-    if source is not None and source.score >= MIN_SCORE_AGREED and source not in candidates:
+    candidates = [q for q in ranked[:2] if q is not source]
+    if source is not None:
         candidates.append(source)
-    for best in candidates:
+    before = _sentences_before(selection)
+    for cand in candidates:
+        best = _with_antecedent(question, cand, before.get(cand.sentence, ""), q_terms, exact)
+        if best.score < (MIN_SCORE_AGREED if cand is source else MIN_SCORE):
+            continue
         s_terms = set(content_terms(best.sentence))
         coverage = len(q_terms & s_terms) / len(q_terms)
         have_exact = _holds_exact(exact, best.sentence)
