@@ -251,6 +251,19 @@ def test_a_question_asking_for_a_name_is_answered_by_the_naming_sentence(embedde
     assert _sentence("What is the array of a method known as?", ARRAY, embedder) is None
 
 
+def test_a_name_in_brackets_answers_a_question_asking_for_a_name(embedder):
+    # "the moss that covers the northern slopes (Racomitrium lanuginosum)" names the moss.
+    selection = ("Few plants grow on the island. The moss that covers the northern slopes "
+                 "(Racomitrium lanuginosum) holds water through the dry summer.")
+    got = _sentence("What is the moss that covers the northern slopes known as?", selection,
+                    embedder)
+    assert got is not None and "Racomitrium" in got
+    # A bracket holding no name names nothing.
+    plain = selection.replace("(Racomitrium lanuginosum)", "(see below)")
+    assert _sentence("What is the moss that covers the northern slopes known as?", plain,
+                     embedder) is None
+
+
 def test_a_why_question_needs_a_reason():
     question = "Why does minute / 60 give 0 instead of 0.98333?"
     assert not has_wanted_type(question, "The value of minute is 59, and 59 divided by 60 "

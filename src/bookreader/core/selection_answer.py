@@ -112,6 +112,9 @@ def _turning_words(text: str) -> set[str]:
 _NAMING = r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)"
 _NAMING_Q = re.compile(_NAMING + "$", re.I)
 _NAMES = re.compile(_NAMING + r"\b", re.I)
+#: ... or by a name given in brackets after what it names ("the parasites that cause
+#: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
+_BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
 
 
 def _defines(sentence: str, term: str) -> bool:
@@ -382,8 +385,8 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
-        if naming and not _NAMES.search(best.sentence):
-            continue  # "What is X called?" is answered by "... called Y", "... named Y"
+        if naming and not (_NAMES.search(best.sentence) or _BRACKETED_NAME.search(best.sentence)):
+            continue  # "What is X called?" is answered by "... called Y", "... (Y)"
         if define and not _defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
         if span and roles_swapped(first, best.sentence):
