@@ -507,3 +507,20 @@ def test_a_sentence_that_does_not_point_back_is_not_joined(embedder):
                  "A sailing school on the lake won the national regatta three times.")
     assert _sentence("How many times has Vestby Rowing Club won the national regatta?",
                      selection, embedder) is None
+
+
+def test_the_words_naming_an_asked_time_need_not_be_in_the_sentence(embedder):
+    # "What day of the week ...?" is answered by "on Thursdays": the answer stands in the
+    # place of "day of the week", which the sentence need not repeat.
+    selection = ("The town council meets in the old hall. The first item of business on "
+                 "Thursdays is usually the Open Hour, at which a resident speaks to "
+                 "councillors for up to five minutes. Minutes of each meeting are published "
+                 "online.")
+    got = answering_sentence("What day of the week does the Open Hour take place?",
+                             CitationSource.for_selection(selection), embedder,
+                             model_answer="The Open Hour takes place on Thursdays.")
+    assert got is not None and "Thursdays" in got.sentence
+    # Without a day in it the sentence still does not answer.
+    no_day = selection.replace("on Thursdays ", "")
+    assert answering_sentence("What day of the week does the Open Hour take place?",
+                              CitationSource.for_selection(no_day), embedder) is None

@@ -340,6 +340,28 @@ def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms:
     return quotes.Quote(pair, quote.source, round(quote.score + (both - alone) / 2, 4))
 
 
+#: The kind of thing a question asks for, named after its question word ("*What day of
+#: the week* does ...", "*In what year* did ...", "*How many times* has ..."): lower-case
+#: words up to a preposition or the verb.
+_ASKED_KIND = re.compile(
+    r"^\s*(?:(?:in|on|at|of|for|from|by|to|during|with)\s+)?(?:what|which|how\s+many|how\s+much)"
+    r"\s+((?:[a-z][\w-]*\s+){1,3}?(?:of\s+the\s+[a-z]\w*\s+)?)(?=(?:of|in|on|at|for|from|is|are|"
+    r"was|were|did|does|do|has|have|had|can|could|will|would|should|may|might)\b)")
+
+
+def _asked_kind(question: str) -> set[str]:
+    """The content words naming the time or the count ``question`` asks for (see
+    :data:`_ASKED_KIND`): the answer ("on Wednesdays", "twice") stands in their place, so
+    the sentence that answers need not repeat them; :func:`has_wanted_type` already
+    requires a date or a number of it.  Another kind ("*Which sciences* ...", "*What
+    nationality* ...") is kept: a sentence without it names something of another kind."""
+    q = " ".join(question.split())
+    m = _ASKED_KIND.match(q[:1].lower() + q[1:])
+    if m is None or not (_TIME_Q.match(q) or q.lower().startswith("how many")):
+        return set()
+    return set(content_terms(m.group(1)))
+
+
 def answering_sentence(question: str, selection: CitationSource,
                        embedder: Any = None, model_answer: str = "") -> Optional[quotes.Quote]:
     """The sentence of the selection that clearly answers ``question``, or None.
@@ -369,12 +391,17 @@ def answering_sentence(question: str, selection: CitationSource,
     if source is not None:
         candidates.append(source)
     before = _sentences_before(selection)
+    # The words naming what is asked for are not counted: the answer stands in their place
+    # (the score's keyword half is counted again without them).
+    wanted = (q_terms - _asked_kind(question)) or q_terms
     for cand in candidates:
         best = _with_antecedent(question, cand, before.get(cand.sentence, ""), q_terms, exact)
+        s_terms = set(content_terms(best.sentence))
+        coverage = len(wanted & s_terms) / len(wanted)
+        best = replace(best, score=round(
+            best.score + (coverage - len(q_terms & s_terms) / len(q_terms)) / 2, 4))
         if best.score < (MIN_SCORE_AGREED if cand is source else MIN_SCORE):
             continue
-        s_terms = set(content_terms(best.sentence))
-        coverage = len(q_terms & s_terms) / len(q_terms)
         have_exact = _holds_exact(exact, best.sentence)
         adds = bool(s_terms - q_terms)
         agreed = answered_from(span, best.sentence)
