@@ -524,3 +524,17 @@ def test_the_words_naming_an_asked_time_need_not_be_in_the_sentence(embedder):
     no_day = selection.replace("on Thursdays ", "")
     assert answering_sentence("What day of the week does the Open Hour take place?",
                               CitationSource.for_selection(no_day), embedder) is None
+
+
+def test_a_long_description_is_answered_by_what_it_fits(embedder):
+    # "What is a flightless bird of the southern forests?" asks what the description fits.
+    selection = ("The island has few native mammals. The kakapo, a nocturnal parrot, is a "
+                 "flightless bird of the southern forests that feeds on seeds and fruit. "
+                 "Rats and stoats threaten its nests.")
+    got = _sentence("What is a flightless bird of the southern forests?", selection, embedder)
+    assert got is not None and "kakapo" in got
+    # A term of one or two words is defined, not exemplified: "javac is a compiler" does
+    # not say what a compiler is.
+    selection = ("Programs are written in Java. The program javac is a compiler that ships "
+                 "with the JDK. It reads source files.")
+    assert _sentence("What is a compiler?", selection, embedder) is None

@@ -117,9 +117,21 @@ _NAMES = re.compile(_NAMING + r"\b", re.I)
 _BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
 
 
+#: A description this many words long at least ("an Islamic revival movement") is asked
+#: about by what it describes, not defined.
+DESCRIPTION_WORDS = 3
+
+
 def _defines(sentence: str, term: str) -> bool:
-    """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X")."""
+    """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X"); for a
+    description of :data:`DESCRIPTION_WORDS` words or more, also when it names what the
+    description fits ("Islamism ... is an Islamic revival movement" for "What is an
+    Islamic revival movement?", as "The kiwi is a flightless bird of New Zealand" answers
+    "What is a flightless bird of New Zealand?")."""
     t = r"\s+".join(re.escape(w) for w in term.split())
+    if len(term.split()) >= DESCRIPTION_WORDS and re.search(
+            r"\b(?:is|are|was|were)\s+(?:an?|the)\s+%s\b" % t, sentence, re.I):
+        return True
     return bool(re.search(
         r"\b%s\s*(?:\([^)]*\)\s*)?,?\s+(?:is|are|was|means|refers\s+to)\b|"
         r"\b(?:called|known\s+as|named)\s+(?:an?\s+|the\s+)?[\"'\u201c]?%s\b|"
