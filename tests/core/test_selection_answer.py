@@ -538,3 +538,26 @@ def test_a_long_description_is_answered_by_what_it_fits(embedder):
     selection = ("Programs are written in Java. The program javac is a compiler that ships "
                  "with the JDK. It reads source files.")
     assert _sentence("What is a compiler?", selection, embedder) is None
+
+
+BOARD = ("The Kelvane Harbour Board was set up in 1871 by the town's merchants. Its members "
+         "were elected each spring by the ship owners. In 1902 the board dredged the channel "
+         "so that larger ships could reach the quay.")
+
+
+def test_a_name_is_referred_to_by_its_head_noun_after_the(embedder):
+    # "the board" is the Kelvane Harbour Board named two sentences before.
+    got = _sentence("What did the Kelvane Harbour Board dredge in 1902?", BOARD, embedder)
+    assert got is not None and "the board dredged the channel" in got
+    # "the council" is not the board.
+    council = BOARD.replace("the board dredged", "the council dredged")
+    assert _sentence("What did the Kelvane Harbour Board dredge in 1902?", council,
+                     embedder) is None
+
+
+def test_a_possessive_name_is_the_name(embedder):
+    selection = ("Orrin lies at the mouth of the river. In 1902 the council of Orrin built "
+                 "a stone bridge over the river to the mills.")
+    got = _sentence("What did Orrin's council build over the river in 1902?", selection,
+                    embedder)
+    assert got is not None and "stone bridge" in got

@@ -89,7 +89,7 @@ def _exact_terms(question: str) -> set[str]:
     terms = {n.replace(",", "").lower() for n in numbers(question)}
     for i, w in enumerate(words(question)):
         if (i > 0 and w[:1].isupper()) or _IDENTIFIER.match(w):
-            terms.add(w.lower())
+            terms.add(re.sub(r"['\u2019]s$", "", w.lower()))  # "Group's" is "Group"
     return terms
 
 
@@ -321,11 +321,37 @@ def _holds_exact(exact: set[str], sentence: str) -> bool:
 _POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b", re.I)
 
 
-def _sentences_before(selection: CitationSource) -> dict[str, str]:
+def _sentences_before(selection: CitationSource) -> dict[str, list[str]]:
     """Each sentence of the selection (as :func:`quotes.rank_sentences` flattens it) and
-    the sentence before it."""
+    the sentences before it, nearest last."""
     sents = [" ".join(s.split()) for s in split_sentences(_claims_before_listings(selection).text)]
-    return {b: a for a, b in zip(sents, sents[1:])}
+    return {b: sents[:i] for i, b in enumerate(sents)}
+
+
+#: A name of the question: capitalised words, maybe joined by "and" / "of" ("French and
+#: Indian War", "Islamic Group's").
+_NAME_RUN = re.compile(r"(?<!^)\b[A-Z][\w-]*(?:'s)?(?:\s+(?:(?:and|of)\s+)?[A-Z][\w-]*(?:'s)?)*")
+
+
+def _named_before(question: str, sentence: str, earlier: list[str]) -> set[str]:
+    """The exact terms (see :func:`_exact_terms`) of the question's names that
+    ``sentence`` refers to by their head noun after "the" ("Other names for *the war*
+    include ..." after "... became known as the French and Indian War"; "*the* major
+    jihadi *group*" after "... (Islamic Group)"), when an earlier sentence of the selection
+    holds the name: a definite description by a name's own noun is that name again."""
+    out: set[str] = set()
+    q = " ".join(question.split())
+    for m in _NAME_RUN.finditer(q):
+        name = re.sub(r"'s\b", "", m.group(0))
+        parts = name.split()
+        if len(parts) < 2:
+            continue
+        head = parts[-1].lower()
+        if not re.search(r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}%ss?\b" % re.escape(head), sentence):
+            continue
+        if any(re.search(r"\b%s\b" % r"\s+".join(map(re.escape, parts)), e) for e in earlier):
+            out |= {w.lower() for w in parts if w[:1].isupper()}
+    return out
 
 
 def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms: set[str],
@@ -407,14 +433,18 @@ def answering_sentence(question: str, selection: CitationSource,
     # (the score's keyword half is counted again without them).
     wanted = (q_terms - _asked_kind(question)) or q_terms
     for cand in candidates:
-        best = _with_antecedent(question, cand, before.get(cand.sentence, ""), q_terms, exact)
+        earlier = before.get(cand.sentence, [])
+        best = _with_antecedent(question, cand, earlier[-1] if earlier else "", q_terms, exact)
         s_terms = set(content_terms(best.sentence))
-        coverage = len(wanted & s_terms) / len(wanted)
+        # A name the sentence refers to as "the war", "the board" is held, words and all.
+        named = _named_before(question, best.sentence, earlier)
+        held = s_terms | set(content_terms(" ".join(sorted(named))))
+        coverage = len(wanted & held) / len(wanted)
         best = replace(best, score=round(
             best.score + (coverage - len(q_terms & s_terms) / len(q_terms)) / 2, 4))
         if best.score < (MIN_SCORE_AGREED if cand is source else MIN_SCORE):
             continue
-        have_exact = _holds_exact(exact, best.sentence)
+        have_exact = _holds_exact(exact - named, best.sentence)
         adds = bool(s_terms - q_terms)
         agreed = answered_from(span, best.sentence)
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
