@@ -561,3 +561,14 @@ def test_a_possessive_name_is_the_name(embedder):
     got = _sentence("What did Orrin's council build over the river in 1902?", selection,
                     embedder)
     assert got is not None and "stone bridge" in got
+
+
+def test_who_a_named_one_is_is_said_by_a_gloss_not_by_what_befell_them(embedder):
+    selection = ("The Tavri and the Kessenes were given land along the river by the king. "
+                 "Although the old nobles lost their seats, the Tavri (herders from the "
+                 "northern hills) kept their own courts.")
+    got = _sentence("Who were the Tavri?", selection, embedder)
+    assert got is not None and "herders from the northern hills" in got
+    # Only what befell them: it does not say who they were.
+    told = selection.replace(" (herders from the northern hills)", "")
+    assert _sentence("Who were the Tavri?", told, embedder) is None

@@ -138,6 +138,23 @@ def _defines(sentence: str, term: str) -> bool:
         r"^\s*%s\s*:" % (t, t, t), sentence, re.I))
 
 
+#: "Who were the Semuren?", "Who is Halvard?": who a named one is.
+_WHO_NAMED_Q = re.compile(r"^\s*[Ww]ho\s+(?:is|are|was|were)\s+(?:the\s+)?"
+                          r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s*\??\s*$")
+
+
+def _says_who(sentence: str, name: str) -> bool:
+    """True when ``sentence`` says who ``name`` is: "X is / were a ...", an apposition ("X,
+    a merchant of ..."), or a gloss in brackets ("the Semuren (*various allied groups* from
+    Central Asia)"); "The Mongols and Semuren were given certain advantages" only tells
+    what befell them."""
+    t = r"\s+".join(re.escape(w) for w in name.split())
+    return bool(re.search(
+        r"\b%s\s*\(\s*[a-z]|\b%s,\s+(?:an?|the)\s|"
+        r"\b%s\s+(?:is|are|was|were)\s+(?:an?|the|one|some|people|members)\b" % (t, t, t),
+        sentence))
+
+
 _MONTHS = ("january february march april may june july august september october november "
            "december century centuries decade monday tuesday wednesday thursday friday "
            "saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays "
@@ -181,6 +198,8 @@ def has_wanted_type(question: str, sentence: str) -> bool:
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
     if q[:1] in (["who"], ["whom"], ["whose"]):
+        if _WHO_NAMED_Q.match(" ".join(question.split())):
+            return True  # who a named one is: a description ("herders from the hills")
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
     if q[:1] == ["when"] or _TIME_Q.match(question):
         return (bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
@@ -423,6 +442,7 @@ def answering_sentence(question: str, selection: CitationSource,
     naming = bool(define and _NAMING_Q.search(define.group(1)))
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
+    who = _WHO_NAMED_Q.match(" ".join(question.split()))
     first, span = answer_span(question, model_answer)
     source = next((q for q in ranked if answered_from(span, q.sentence)), None)
     candidates = [q for q in ranked[:2] if q is not source]
@@ -456,6 +476,8 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # a who / when / how-many question needs a name / date / number
         if naming and not (_NAMES.search(best.sentence) or _BRACKETED_NAME.search(best.sentence)):
             continue  # "What is X called?" is answered by "... called Y", "... (Y)"
+        if who and not _says_who(best.sentence, who.group(1)):
+            continue  # "Who were the Semuren?" is not answered by what befell them
         if define and not _defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
         if span and roles_swapped(first, best.sentence):
