@@ -19,12 +19,19 @@ Think Java question whose answer is in another chapter):
   and MiniLM similarity, :func:`bookreader.core.quotes.rank_sentences`) is at least
   :data:`MIN_SCORE`;
 * every number and every capitalised name or code identifier of the question is in it
-  (a question about "Berlin" is not answered by a sentence about "the city");
+  (a question about "Berlin" is not answered by a sentence about "the city"), or it
+  refers to the name: a sentence opening with a pronoun ("They also won the cup twice")
+  is read with the sentence before it when that one names it (both are quoted), and a
+  name of two words or more named earlier in the selection is held by its head noun
+  after "the" ("the board" for the Kelvane Harbour Board);
 * the sentence holds a content word the question does not (it adds something), every
   turning word of the question ("not", "least", "never", "without"), and, for "What is
-  X?", it says what X is ("X is ...", "... called X", "X: ..."); "What is X called?"
-  needs a sentence that names ("... called Y"); a who / when / how-many / why question
-  needs a name the question does not hold / a date / a number / a reason;
+  X?", it says what X is ("X is ...", "... called X", "X: "; for a description of three
+  words or more also "Y is an X"); "What is X called?" needs a sentence that names
+  ("... called Y", "X (Y)"); "Who were the Semuren?" one that says who they were ("X
+  were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
+  question does not hold / a date / a number / a reason (the words naming the time or
+  count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
   "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
