@@ -95,6 +95,21 @@ def test_names_related_by_no_context_sentence_fail(validator):
     assert ok.passed, ok
 
 
+def test_a_number_and_its_number_word_are_one_name(validator):
+    # "12 ... Houses" relates the number to the Houses as "twelve ... Houses" does ...
+    context = ("The college was founded in 1870 by a bishop. Its students live in twelve "
+               "residential Houses, each with a master. The library holds rare books.")
+    for claim in ("Students live in 12 residential Houses.",
+                  "Students live in twelve residential Houses."):
+        assert validator.validate(claim, context).passed, claim
+    # ... and the other way round; a different number is still not stated.
+    digits = context.replace("twelve", "12")
+    assert validator.validate("Students live in twelve residential Houses.", digits).passed
+    for claim, ctx in (("Students live in 13 residential Houses.", context),
+                       ("Students live in eleven residential Houses.", digits)):
+        assert not validator.validate(claim, ctx).passed, claim
+
+
 def test_a_pronoun_carries_the_names_of_the_sentence_before(validator):
     # "She moved to Paris in 1891": "She" is Marie Curie, so Curie - Paris is stated ...
     stated, unstated = validator.score_sentences(

@@ -251,6 +251,19 @@ def test_a_question_asking_for_a_name_is_answered_by_the_naming_sentence(embedde
     assert _sentence("What is the array of a method known as?", ARRAY, embedder) is None
 
 
+def test_a_name_in_brackets_answers_a_question_asking_for_a_name(embedder):
+    # "the moss that covers the northern slopes (Racomitrium lanuginosum)" names the moss.
+    selection = ("Few plants grow on the island. The moss that covers the northern slopes "
+                 "(Racomitrium lanuginosum) holds water through the dry summer.")
+    got = _sentence("What is the moss that covers the northern slopes known as?", selection,
+                    embedder)
+    assert got is not None and "Racomitrium" in got
+    # A bracket holding no name names nothing.
+    plain = selection.replace("(Racomitrium lanuginosum)", "(see below)")
+    assert _sentence("What is the moss that covers the northern slopes known as?", plain,
+                     embedder) is None
+
+
 def test_a_why_question_needs_a_reason():
     question = "Why does minute / 60 give 0 instead of 0.98333?"
     assert not has_wanted_type(question, "The value of minute is 59, and 59 divided by 60 "
@@ -436,6 +449,11 @@ def test_a_question_asking_for_a_time_needs_one(question, sentence, expected):
      "The stone bridge was built long before the war.", True),
     ("Which bridge was built during the war?",
      "The iron bridge was built during the war, after the stone one collapsed.", False),
+    # "even when" (it holds despite) is the opposite condition of "unless" (it stops).
+    ("Which pumps keep running even when the power fails?",
+     "The old pumps keep running unless the power fails.", True),
+    ("Which pumps keep running even when the power fails?",
+     "The old pumps keep running even when the power fails, unless flooded.", False),
 ])
 def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
     assert contrasts(question, sentence) is expected
@@ -460,3 +478,97 @@ def test_a_passive_question_is_not_answered_by_the_active_sentence(embedder):
     selection = ("In 1204 Halvard named his son as the heir to the farm. The farm lay by the "
                  "fjord and kept forty sheep.")
     assert _sentence("In 1204 what was Halvard named as?", selection, embedder) is None
+
+
+HARBOUR = ("The old harbour of Kelvane was rebuilt in 1902 by the engineer Tomas Breck. "
+           "Its two lighthouses guided the herring fleet for decades. "
+           "Tomas Breck later designed the dry dock at Orrin. "
+           "He was replaced by Ilse Marrow as harbour master in 1911.")
+ROWING = ("Vestby Rowing Club, founded in 1888, trains on the lake behind the town. "
+          "They won the national regatta three times before the war. "
+          "The town also has a sailing school.")
+
+
+def test_a_sentence_pointing_back_is_read_with_the_sentence_that_names(embedder):
+    # "They won the national regatta three times": "They" is the club the sentence before
+    # names; the question's name is only there, so the two sentences answer together.
+    got = _sentence("How many times has Vestby Rowing Club won the national regatta?",
+                    ROWING, embedder)
+    assert got is not None and got.startswith("Vestby Rowing Club") and "three times" in got
+    # "He was replaced by Ilse Marrow": whom Ilse Marrow replaced is named before "He".
+    got = _sentence("Who did Ilse Marrow replace as harbour master?", HARBOUR, embedder)
+    assert got is not None and "Tomas Breck" in got and "He was replaced" in got
+
+
+def test_a_sentence_that_does_not_point_back_is_not_joined(embedder):
+    # "A sailing school ... won the national regatta" opens with no pronoun: the club
+    # named before it did not win what the school won.
+    selection = ("Vestby Rowing Club was founded in 1888 on the lake behind the town. "
+                 "A sailing school on the lake won the national regatta three times.")
+    assert _sentence("How many times has Vestby Rowing Club won the national regatta?",
+                     selection, embedder) is None
+
+
+def test_the_words_naming_an_asked_time_need_not_be_in_the_sentence(embedder):
+    # "What day of the week ...?" is answered by "on Thursdays": the answer stands in the
+    # place of "day of the week", which the sentence need not repeat.
+    selection = ("The town council meets in the old hall. The first item of business on "
+                 "Thursdays is usually the Open Hour, at which a resident speaks to "
+                 "councillors for up to five minutes. Minutes of each meeting are published "
+                 "online.")
+    got = answering_sentence("What day of the week does the Open Hour take place?",
+                             CitationSource.for_selection(selection), embedder,
+                             model_answer="The Open Hour takes place on Thursdays.")
+    assert got is not None and "Thursdays" in got.sentence
+    # Without a day in it the sentence still does not answer.
+    no_day = selection.replace("on Thursdays ", "")
+    assert answering_sentence("What day of the week does the Open Hour take place?",
+                              CitationSource.for_selection(no_day), embedder) is None
+
+
+def test_a_long_description_is_answered_by_what_it_fits(embedder):
+    # "What is a flightless bird of the southern forests?" asks what the description fits.
+    selection = ("The island has few native mammals. The kakapo, a nocturnal parrot, is a "
+                 "flightless bird of the southern forests that feeds on seeds and fruit. "
+                 "Rats and stoats threaten its nests.")
+    got = _sentence("What is a flightless bird of the southern forests?", selection, embedder)
+    assert got is not None and "kakapo" in got
+    # A term of one or two words is defined, not exemplified: "javac is a compiler" does
+    # not say what a compiler is.
+    selection = ("Programs are written in Java. The program javac is a compiler that ships "
+                 "with the JDK. It reads source files.")
+    assert _sentence("What is a compiler?", selection, embedder) is None
+
+
+BOARD = ("The Kelvane Harbour Board was set up in 1871 by the town's merchants. Its members "
+         "were elected each spring by the ship owners. In 1902 the board dredged the channel "
+         "so that larger ships could reach the quay.")
+
+
+def test_a_name_is_referred_to_by_its_head_noun_after_the(embedder):
+    # "the board" is the Kelvane Harbour Board named two sentences before.
+    got = _sentence("What did the Kelvane Harbour Board dredge in 1902?", BOARD, embedder)
+    assert got is not None and "the board dredged the channel" in got
+    # "the council" is not the board.
+    council = BOARD.replace("the board dredged", "the council dredged")
+    assert _sentence("What did the Kelvane Harbour Board dredge in 1902?", council,
+                     embedder) is None
+
+
+def test_a_possessive_name_is_the_name(embedder):
+    selection = ("Orrin lies at the mouth of the river. In 1902 the council of Orrin built "
+                 "a stone bridge over the river to the mills.")
+    got = _sentence("What did Orrin's council build over the river in 1902?", selection,
+                    embedder)
+    assert got is not None and "stone bridge" in got
+
+
+def test_who_a_named_one_is_is_said_by_a_gloss_not_by_what_befell_them(embedder):
+    selection = ("The Tavri and the Kessenes were given land along the river by the king. "
+                 "Although the old nobles lost their seats, the Tavri (herders from the "
+                 "northern hills) kept their own courts.")
+    got = _sentence("Who were the Tavri?", selection, embedder)
+    assert got is not None and "herders from the northern hills" in got
+    # Only what befell them: it does not say who they were.
+    told = selection.replace(" (herders from the northern hills)", "")
+    assert _sentence("Who were the Tavri?", told, embedder) is None

@@ -16,6 +16,8 @@ from bookreader.core import prompts
 from bookreader.core.answering import Answerer
 from bookreader.core.selection_answer import LEAD
 from bookreader.core.selection_relevance import (
+    answer_span,
+    answered_from,
     answers_near_miss,
     names_absent_number,
     off_target,
@@ -236,3 +238,20 @@ def test_an_answer_stating_the_question_s_premise_gets_the_fallback(claude_serve
     a = claude_answerer.ask("What did Marta use for astronomy?", mode=Mode.SELECTED,
                             selection=COMET, backend="claude")
     assert a.fallback and a.text == prompts.NOT_IN_SELECTION
+
+
+def test_a_long_copied_span_with_one_word_changed_points_at_its_sentence():
+    question = "What made the mill close for a year?"
+    sentence = ("The river flooded in the spring of 1912 and the water wheel broke, which "
+                "became the main reason the mill stood idle.")
+    # The model copied the sentence, re-inflecting "became" as "becoming".
+    _, span = answer_span(question, "The river flooded in the spring of 1912 and the water "
+                          "wheel broke, becoming the main reason.")
+    assert len(span) >= 6 and answered_from(span, sentence)
+    # A short span must be there whole: "the wheel froze" is not "the water wheel broke".
+    _, short = answer_span(question, "The wheel froze.")
+    assert not answered_from(short, sentence)
+    # Two words of its own are no copy.
+    _, two = answer_span(question, "The river froze in the winter of 1912 and the water "
+                         "wheel broke, becoming the main reason.")
+    assert not answered_from(two, sentence)

@@ -149,12 +149,15 @@ def relation_unstated(sentence: str, ctx: Context) -> bool:
 
     "Stanford University is located in Chestnut Hill" built from a sentence about
     Stanford and another about Boston College: every word is in the context, the
-    relation is not.  Applies to sentences relating two or more names.
+    relation is not.  Applies to sentences relating two or more names.  A number and its
+    number word are one name ("12 residential Houses" is stated by "twelve residential
+    Houses").
     """
     names = relation_names(sentence)
     if len(names) < 2:
         return False
-    return not any(names <= sw for sw in ctx.sentence_words)
+    return not any(names <= sw | nums for sw, nums in zip(ctx.sentence_words,
+                                                          ctx.sentence_numbers))
 
 
 def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,

@@ -19,12 +19,19 @@ Think Java question whose answer is in another chapter):
   and MiniLM similarity, :func:`bookreader.core.quotes.rank_sentences`) is at least
   :data:`MIN_SCORE`;
 * every number and every capitalised name or code identifier of the question is in it
-  (a question about "Berlin" is not answered by a sentence about "the city");
+  (a question about "Berlin" is not answered by a sentence about "the city"), or it
+  refers to the name: a sentence opening with a pronoun ("They also won the cup twice")
+  is read with the sentence before it when that one names it (both are quoted), and a
+  name of two words or more named earlier in the selection is held by its head noun
+  after "the" ("the board" for the Kelvane Harbour Board);
 * the sentence holds a content word the question does not (it adds something), every
   turning word of the question ("not", "least", "never", "without"), and, for "What is
-  X?", it says what X is ("X is ...", "... called X", "X: ..."); "What is X called?"
-  needs a sentence that names ("... called Y"); a who / when / how-many / why question
-  needs a name the question does not hold / a date / a number / a reason;
+  X?", it says what X is ("X is ...", "... called X", "X: "; for a description of three
+  words or more also "Y is an X"); "What is X called?" needs a sentence that names
+  ("... called Y", "X (Y)"); "Who were the Semuren?" one that says who they were ("X
+  were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
+  question does not hold / a date / a number / a reason (the words naming the time or
+  count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
   "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
@@ -89,7 +96,7 @@ def _exact_terms(question: str) -> set[str]:
     terms = {n.replace(",", "").lower() for n in numbers(question)}
     for i, w in enumerate(words(question)):
         if (i > 0 and w[:1].isupper()) or _IDENTIFIER.match(w):
-            terms.add(w.lower())
+            terms.add(re.sub(r"['\u2019]s$", "", w.lower()))  # "Group's" is "Group"
     return terms
 
 
@@ -112,15 +119,47 @@ def _turning_words(text: str) -> set[str]:
 _NAMING = r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)"
 _NAMING_Q = re.compile(_NAMING + "$", re.I)
 _NAMES = re.compile(_NAMING + r"\b", re.I)
+#: ... or by a name given in brackets after what it names ("the parasites that cause
+#: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
+_BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
+
+
+#: A description this many words long at least ("an Islamic revival movement") is asked
+#: about by what it describes, not defined.
+DESCRIPTION_WORDS = 3
 
 
 def _defines(sentence: str, term: str) -> bool:
-    """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X")."""
+    """True when ``sentence`` says what ``term`` is ("X is ...", "... is called X"); for a
+    description of :data:`DESCRIPTION_WORDS` words or more, also when it names what the
+    description fits ("Islamism ... is an Islamic revival movement" for "What is an
+    Islamic revival movement?", as "The kiwi is a flightless bird of New Zealand" answers
+    "What is a flightless bird of New Zealand?")."""
     t = r"\s+".join(re.escape(w) for w in term.split())
+    if len(term.split()) >= DESCRIPTION_WORDS and re.search(
+            r"\b(?:is|are|was|were)\s+(?:an?|the)\s+%s\b" % t, sentence, re.I):
+        return True
     return bool(re.search(
         r"\b%s\s*(?:\([^)]*\)\s*)?,?\s+(?:is|are|was|means|refers\s+to)\b|"
         r"\b(?:called|known\s+as|named)\s+(?:an?\s+|the\s+)?[\"'\u201c]?%s\b|"
         r"^\s*%s\s*:" % (t, t, t), sentence, re.I))
+
+
+#: "Who were the Semuren?", "Who is Halvard?": who a named one is.
+_WHO_NAMED_Q = re.compile(r"^\s*[Ww]ho\s+(?:is|are|was|were)\s+(?:the\s+)?"
+                          r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s*\??\s*$")
+
+
+def _says_who(sentence: str, name: str) -> bool:
+    """True when ``sentence`` says who ``name`` is: "X is / were a ...", an apposition ("X,
+    a merchant of ..."), or a gloss in brackets ("the Semuren (*various allied groups* from
+    Central Asia)"); "The Mongols and Semuren were given certain advantages" only tells
+    what befell them."""
+    t = r"\s+".join(re.escape(w) for w in name.split())
+    return bool(re.search(
+        r"\b%s\s*\(\s*[a-z]|\b%s,\s+(?:an?|the)\s|"
+        r"\b%s\s+(?:is|are|was|were)\s+(?:an?|the|one|some|people|members)\b" % (t, t, t),
+        sentence))
 
 
 _MONTHS = ("january february march april may june july august september october november "
@@ -166,6 +205,8 @@ def has_wanted_type(question: str, sentence: str) -> bool:
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
     if q[:1] in (["who"], ["whom"], ["whose"]):
+        if _WHO_NAMED_Q.match(" ".join(question.split())):
+            return True  # who a named one is: a description ("herders from the hills")
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
     if q[:1] == ["when"] or _TIME_Q.match(question):
         return (bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
@@ -301,6 +342,90 @@ def _holds_exact(exact: set[str], sentence: str) -> bool:
     return all(t in hay or (t.isalpha() and stem(t) in stems) for t in exact)
 
 
+#: A sentence opening with one of these goes on about the one before it ("Polonia Warsaw
+#: ... in 2000. *They* also won the cup twice.").
+_POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b", re.I)
+
+
+def _sentences_before(selection: CitationSource) -> dict[str, list[str]]:
+    """Each sentence of the selection (as :func:`quotes.rank_sentences` flattens it) and
+    the sentences before it, nearest last."""
+    sents = [" ".join(s.split()) for s in split_sentences(_claims_before_listings(selection).text)]
+    return {b: sents[:i] for i, b in enumerate(sents)}
+
+
+#: A name of the question: capitalised words, maybe joined by "and" / "of" ("French and
+#: Indian War", "Islamic Group's").
+_NAME_RUN = re.compile(r"(?<!^)\b[A-Z][\w-]*(?:'s)?(?:\s+(?:(?:and|of)\s+)?[A-Z][\w-]*(?:'s)?)*")
+
+
+def _named_before(question: str, sentence: str, earlier: list[str]) -> set[str]:
+    """The exact terms (see :func:`_exact_terms`) of the question's names that
+    ``sentence`` refers to by their head noun after "the" ("Other names for *the war*
+    include ..." after "... became known as the French and Indian War"; "*the* major
+    jihadi *group*" after "... (Islamic Group)"), when an earlier sentence of the selection
+    holds the name: a definite description by a name's own noun is that name again."""
+    out: set[str] = set()
+    q = " ".join(question.split())
+    for m in _NAME_RUN.finditer(q):
+        name = re.sub(r"'s\b", "", m.group(0))
+        parts = name.split()
+        if len(parts) < 2:
+            continue
+        head = parts[-1].lower()
+        if not re.search(r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}%ss?\b" % re.escape(head), sentence):
+            continue
+        if any(re.search(r"\b%s\b" % r"\s+".join(map(re.escape, parts)), e) for e in earlier):
+            out |= {w.lower() for w in parts if w[:1].isupper()}
+    return out
+
+
+def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms: set[str],
+                     exact: set[str]) -> quotes.Quote:
+    """``quote``, or its sentence read together with the one before it.
+
+    A sentence that opens with a pronoun ("*They* also won the cup twice", "*He* had been
+    replaced by Abercrombie") speaks of what the sentence before it names.  When the
+    question's name, or the name a who-question asks for, is only in that sentence, the
+    two sentences are the answer: judged together, quoted together (copied text of the
+    selection), so the student reads whom the pronoun stands for.  The relevance score's
+    keyword half is counted again over both sentences; its MiniLM half stays the
+    sentence's own."""
+    sentence = quote.sentence
+    if not previous or not _POINTS_BACK.match(sentence):
+        return quote
+    if _holds_exact(exact, sentence) and has_wanted_type(question, sentence):
+        return quote  # the sentence alone holds what it needs
+    pair = f"{previous} {sentence}"
+    if not (_holds_exact(exact, pair) and has_wanted_type(question, pair)):
+        return quote
+    alone = len(q_terms & set(content_terms(sentence))) / len(q_terms)
+    both = len(q_terms & set(content_terms(pair))) / len(q_terms)
+    return quotes.Quote(pair, quote.source, round(quote.score + (both - alone) / 2, 4))
+
+
+#: The kind of thing a question asks for, named after its question word ("*What day of
+#: the week* does ...", "*In what year* did ...", "*How many times* has ..."): lower-case
+#: words up to a preposition or the verb.
+_ASKED_KIND = re.compile(
+    r"^\s*(?:(?:in|on|at|of|for|from|by|to|during|with)\s+)?(?:what|which|how\s+many|how\s+much)"
+    r"\s+((?:[a-z][\w-]*\s+){1,3}?(?:of\s+the\s+[a-z]\w*\s+)?)(?=(?:of|in|on|at|for|from|is|are|"
+    r"was|were|did|does|do|has|have|had|can|could|will|would|should|may|might)\b)")
+
+
+def _asked_kind(question: str) -> set[str]:
+    """The content words naming the time or the count ``question`` asks for (see
+    :data:`_ASKED_KIND`): the answer ("on Wednesdays", "twice") stands in their place, so
+    the sentence that answers need not repeat them; :func:`has_wanted_type` already
+    requires a date or a number of it.  Another kind ("*Which sciences* ...", "*What
+    nationality* ...") is kept: a sentence without it names something of another kind."""
+    q = " ".join(question.split())
+    m = _ASKED_KIND.match(q[:1].lower() + q[1:])
+    if m is None or not (_TIME_Q.match(q) or q.lower().startswith("how many")):
+        return set()
+    return set(content_terms(m.group(1)))
+
+
 def answering_sentence(question: str, selection: CitationSource,
                        embedder: Any = None, model_answer: str = "") -> Optional[quotes.Quote]:
     """The sentence of the selection that clearly answers ``question``, or None.
@@ -324,15 +449,29 @@ def answering_sentence(question: str, selection: CitationSource,
     naming = bool(define and _NAMING_Q.search(define.group(1)))
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
+    who = _WHO_NAMED_Q.match(" ".join(question.split()))
     first, span = answer_span(question, model_answer)
-    candidates = [q for q in ranked[:2] if q.score >= MIN_SCORE]
     source = next((q for q in ranked if answered_from(span, q.sentence)), None)
-    if source is not None and source.score >= MIN_SCORE_AGREED and source not in candidates:
+    candidates = [q for q in ranked[:2] if q is not source]
+    if source is not None:
         candidates.append(source)
-    for best in candidates:
+    before = _sentences_before(selection)
+    # The words naming what is asked for are not counted: the answer stands in their place
+    # (the score's keyword half is counted again without them).
+    wanted = (q_terms - _asked_kind(question)) or q_terms
+    for cand in candidates:
+        earlier = before.get(cand.sentence, [])
+        best = _with_antecedent(question, cand, earlier[-1] if earlier else "", q_terms, exact)
         s_terms = set(content_terms(best.sentence))
-        coverage = len(q_terms & s_terms) / len(q_terms)
-        have_exact = _holds_exact(exact, best.sentence)
+        # A name the sentence refers to as "the war", "the board" is held, words and all.
+        named = _named_before(question, best.sentence, earlier)
+        held = s_terms | set(content_terms(" ".join(sorted(named))))
+        coverage = len(wanted & held) / len(wanted)
+        best = replace(best, score=round(
+            best.score + (coverage - len(q_terms & s_terms) / len(q_terms)) / 2, 4))
+        if best.score < (MIN_SCORE_AGREED if cand is source else MIN_SCORE):
+            continue
+        have_exact = _holds_exact(exact - named, best.sentence)
         adds = bool(s_terms - q_terms)
         agreed = answered_from(span, best.sentence)
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
@@ -342,8 +481,10 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
-        if naming and not _NAMES.search(best.sentence):
-            continue  # "What is X called?" is answered by "... called Y", "... named Y"
+        if naming and not (_NAMES.search(best.sentence) or _BRACKETED_NAME.search(best.sentence)):
+            continue  # "What is X called?" is answered by "... called Y", "... (Y)"
+        if who and not _says_who(best.sentence, who.group(1)):
+            continue  # "Who were the Semuren?" is not answered by what befell them
         if define and not _defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
         if span and roles_swapped(first, best.sentence):

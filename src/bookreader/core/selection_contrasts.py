@@ -60,6 +60,9 @@ _OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
     ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
     ("support supported supports", "oppose opposed opposes"),
 ))
+#: A concessive condition ("objects keep moving *even when* acted on"): what holds
+#: despite it.  "unless" ("... *unless* acted on") says the opposite: it stops holding.
+_CONCESSIVE = re.compile(r"\beven\s+(?:if|when|though)\b", re.I)
 #: A prefix that turns a word into its opposite ("atomic" / "*sub*atomic").
 OPPOSING_PREFIX = re.compile(r"^(?:un|non|sub|anti|counter|dis|in|im|ir|il)(?=[a-z]{5})")
 
@@ -95,6 +98,9 @@ def contrasts(question: str, sentence: str) -> bool:
                 return True
     if q & _COUNT_WORDS - s and s & _COUNT_WORDS - q:
         return True
+    if (_CONCESSIVE.search(question) and not _CONCESSIVE.search(sentence) and "unless" in s
+            and "unless" not in q):
+        return True  # "even when acted on" over "unless acted on": the opposite condition
     for w in q - s:
         if len(w) >= 5 and any(OPPOSING_PREFIX.sub("", x) == w and not _negated(question, w)
                                for x in s):
