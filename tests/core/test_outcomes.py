@@ -524,3 +524,29 @@ def test_an_answer_that_restates_the_best_sentence_gets_the_one_after_it(book, q
     quoted = [ln for ln in lines[1:] if ln.startswith("\u201c")]
     assert any(ln.startswith("\u201cChlorophyll absorbs red and blue light") for ln in quoted), a.text
     assert all(c.verified for c in a.citations)
+
+
+def test_the_books_sentences_beside_an_answer_are_chosen_with_the_full_embedder(
+        book, quoting, monkeypatch):
+    """The extractive backend that stands in for a model ranks sentences with the
+    answerer's MiniLM; the sentences quoted beside a verified answer are its choice too, so
+    they are ranked with the same MiniLM, not the validator's int8 copy (the two chose
+    different sentences on Physical AI's "Why use several cooperating robots?"; with one
+    embedder the small-tier replay gained 2 / 1 correct answers on Physical AI / Think Java)."""
+    server, answerer = quoting
+    seen = []
+    real = quotes.extractive_quotes
+
+    def spy(question, sources, embedder=None, **kw):
+        seen.append(embedder)
+        return real(question, sources, embedder, **kw)
+
+    monkeypatch.setattr(quotes, "extractive_quotes", spy)
+    server.queue(Behaviour.normal(
+        'Mitochondria release the energy stored in food. [Source: 1.1 Mitochondria (Page 1) - '
+        '"Mitochondria release the energy stored in food"]\nConfidence: 0.9'))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is Outcome.ANSWER, a.text
+    assert seen and all(e is answerer.embedder for e in seen)
+    assert answerer.validator.embedder is not answerer.embedder

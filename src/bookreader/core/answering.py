@@ -607,7 +607,7 @@ class _Run(OutcomeAssembly):
             every = self._sources(self.retrieval.passages) if self.retrieval else sources
             text, citations = answer_quotes.with_best_quote(
                 self.question, text, citations, every, "\n\n".join(s.text for s in every),
-                self.owner.validator, self.pages)
+                self.owner.validator, self.pages, embedder=self.owner.embedder)
         elif self._selection_rescue():  # the selection's answering sentence beside it
             text, citations = beside_answer(self.question, text, citations, sources[0],
                                             self.owner.validator, self.pages) or (text, citations)
