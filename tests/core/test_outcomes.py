@@ -550,3 +550,23 @@ def test_the_books_sentences_beside_an_answer_are_chosen_with_the_full_embedder(
     assert a.outcome is Outcome.ANSWER, a.text
     assert seen and all(e is answerer.embedder for e in seen)
     assert answerer.validator.embedder is not answerer.embedder
+
+
+def test_the_quotes_card_is_chosen_with_the_full_embedder_too(book, quoting, monkeypatch):
+    """When no verified answer can be written, the quotes card ranks the book's sentences
+    with the answerer's MiniLM, as the sentences beside an answer are ranked (replay of
+    the stop-20 runs: 12 quotes cards changed, none holding less of the gold answer)."""
+    server, answerer = quoting
+    seen = []
+    real = quotes.build_quotes
+
+    def spy(question, sources, embedder=None, **kw):
+        seen.append(embedder)
+        return real(question, sources, embedder, **kw)
+
+    monkeypatch.setattr(quotes, "build_quotes", spy)
+    server.queue(Behaviour.normal(prompts.NOT_COVERED))
+    a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
+                     retriever=book[2], pages=book[3], backend="claude")
+    assert a.outcome is Outcome.QUOTES, a.text
+    assert seen and all(e is answerer.embedder for e in seen)

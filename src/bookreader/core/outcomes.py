@@ -180,7 +180,7 @@ class OutcomeAssembly:
         "The selected text does not contain the answer."  ``lead`` replaces the quotes'
         opening "No verified answer could be written" (a timeout says so).
         """
-        embedder = self.owner.validator.embedder
+        embedder = self.owner.embedder  # as the extractive backend ranks (see answer_quotes)
         if self.mode is not Mode.BOOK and self.selection.strip():
             kind = quotes.task_kind(self.question)
             if kind is not None:
