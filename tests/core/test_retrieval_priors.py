@@ -120,6 +120,34 @@ def test_a_contents_page_ranks_below_the_page_it_lists(tmp_path, embedder, monke
         assert after.confidence == before.confidence  # coverage is judged before the priors
 
 
+REFERENCES = ("Siciliano, B. (2016). Virtual reality teleoperation of robots. Springer. "
+              "Hof, A. L. (2007). Scaling bipedal locomotion. Virtual model control of a biped "
+              "robot. Journal of Robotics.")
+TELEOPERATION = ("An operator wearing a headset sees through the robot's cameras and moves its "
+                 "arms with natural hand movements; this is how virtual reality teleoperation "
+                 "lets a person control a robot from far away.")
+
+
+def test_a_reference_list_ranks_below_the_page_that_explains(tmp_path, embedder):
+    """Physical AI: "How can virtual reality be used to control or teleoperate a robot?"
+    was answered with lines of "References and Further Reading"."""
+    pages = [Page(0, "43", TELEOPERATION, "3 Interfaces", "3.4 Teleoperation"),
+             Page(1, "90", REFERENCES, "3 Interfaces", "References and Further Reading")]
+    with _indexed(tmp_path, embedder, pages, "references") as retriever:
+        asked = retriever.search("How can virtual reality be used to teleoperate a robot?",
+                                 top_k=2)
+        refs = next(p for p in asked.passages if p.chunk.page_start == 1)
+        assert asked.passages[0].chunk.page_start == 0
+        # asked what to read, the list keeps its place (only the apparatus 0.05 off)
+        reading = retriever.search("What should I read about virtual reality teleoperation "
+                                   "of robots?", top_k=2)
+        listed = next(p for p in reading.passages if p.chunk.page_start == 1)
+        assert listed.score - refs.score > 0.2
+    assert retrieval_mod.REFERENCE_SECTION.search("References and Further Reading")
+    assert retrieval_mod.REFERENCE_SECTION.search("12.4 Further Reading")
+    assert not retrieval_mod.REFERENCE_SECTION.search("7.3 Arrays and References")
+
+
 def test_headings_inside_a_chunk_are_read():
     heads = chunk_headings(_chunk(COMPREHENSION, "10.8 Sequences of sequences"))
     assert heads == ["10.8 Sequences of sequences", "10.9 List comprehension"]

@@ -30,6 +30,8 @@ taken from it, so whether the book covers a question does not move:
   a few lines and outranked the pages that explain it (the Physical AI book's "Practical
   Exercises" and "Chapter Summary" pages were the top passage for a third of its misses).
 * ``CONTENTS_PENALTY`` (0.3) off a table of contents (:func:`is_contents`: dot leaders).
+* ``REFERENCES_PENALTY`` (0.3) off a reference list (``REFERENCE_SECTION``), unless the
+  question asks what to read.
 * ``HEADING_WEIGHT`` (0.15) times :func:`heading_match`: the best match between the
   question's terms and the chunk's outline section or a heading line inside it
   ("10.9 List comprehension"), (share of the heading's terms in the question) x (share of
@@ -171,6 +173,25 @@ CONTENTS_ENTRIES = 3
 #: 18).  The question files' longer questions met a contents chunk in the top five for
 #: 20 / 7 / 11 of 79 / 79 / 85 questions (Physical AI / Think Java / Py4E), first once.
 CONTENTS_PENALTY = 0.3
+#: A reference list ("References and Further Reading", "Further Reading": authors, years,
+#: titles) names a topic in a title and explains nothing.  It ranked in the top five for
+#: 11 of the Physical AI book's 79 in-scope questions (never first), and the small tier
+#: answered "How can virtual reality be used to control or teleoperate a robot?" with
+#: three of its lines ("Virtual model control of a Biped Robot.", "Hof, A. L. (2007).").
+#: Taken down as far as a contents page, unless the question asks what to read.  Live
+#: small-tier run of the Physical AI book (stop 20): 11 answers changed; the virtual-reality
+#: answer now quotes the VR pages instead of the list (still under the correct share), and
+#: one correct answer ("How are robots used in healthcare ...?") became quotes, the model's
+#: sentence a tautology over the new passages: correct 58.2 -> 57.0 %, gold page 88.6 ->
+#: 87.3 % against the replay of the run without it.  Kept: a reference list is never the
+#: answer a student asked for.  Think Java and Py4E: no reference list in any top five.
+REFERENCES_PENALTY = 0.3
+REFERENCE_SECTION = re.compile(
+    r"^\s*(?:[\d.]+\s*)?(?:references?(?:\s+and\s+further\s+reading)?|bibliography|"
+    r"(?:further|suggested|recommended)\s+reading|works\s+cited|sources)\s*$", re.IGNORECASE)
+ASKS_FOR_READING = re.compile(
+    r"\b(?:read|reading|references?|bibliography|papers?|articles?|sources?|cited?|"
+    r"books?\s+(?:on|about|by))\b", re.IGNORECASE)
 #: A question about the book itself: "Who is this textbook written for?", "What do I need
 #: to know before starting this book?".  The book answers it in its front matter (a
 #: preface, "Target Audience", "Prerequisites"), in words a student does not use ("designed
@@ -450,6 +471,7 @@ class HybridRetriever:
 
         # Ranking priors: apparatus chunks down, chunks under a matching heading up.
         q_terms = set(_query_terms(query))
+        wants_reading = bool(ASKS_FOR_READING.search(query))
         scored = []
         for p in blended:
             prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
@@ -460,6 +482,9 @@ class HybridRetriever:
                 prior -= APPARATUS_PENALTY
             if CONTENTS_PENALTY and is_contents(p.chunk):
                 prior -= CONTENTS_PENALTY
+            if (REFERENCES_PENALTY and not wants_reading
+                    and REFERENCE_SECTION.search(p.chunk.section or "")):
+                prior -= REFERENCES_PENALTY
             scored.append(replace(p, score=p.score + prior) if prior else p)
         scored.sort(key=lambda p: (-p.score, p.chunk.position))
         passages = tuple(scored[:top_k])
