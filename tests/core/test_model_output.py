@@ -292,3 +292,24 @@ def test_a_yes_or_no_first_or_a_one_word_answer_stays(text):
     from bookreader.core.model_output import drop_fragments
 
     assert drop_fragments(text) == text
+
+
+def test_a_claim_that_only_spells_out_a_code_name_is_dropped():
+    """Physical AI window trial, "How does a Kalman filter help a robot?": the small tier
+    answered "Process camera measurement" citing the method name
+    process_camera_measurement; a name is no answer."""
+    from bookreader.core.model_output import drop_code_name_claims
+
+    only = 'Process camera measurement [Source: Fusion (Page 79) - "process_camera_measurement"]'
+    assert drop_code_name_claims(only) == ""
+    mixed = ('It fuses sensors. [Source: Fusion (Page 77) - "It fuses sensors"] Get current '
+             'pose [Source: Fusion (Page 79) - "getCurrentPose"] It then updates. [Source: '
+             'Fusion (Page 78) - "It then updates"]')
+    assert drop_code_name_claims(mixed) == (
+        'It fuses sensors. [Source: Fusion (Page 77) - "It fuses sensors"] It then updates. '
+        '[Source: Fusion (Page 78) - "It then updates"]')
+    # a statement about the code, or a claim citing prose, stays
+    for kept in ('The method getCurrentPose returns the pose. [Source: Fusion (Page 79) - '
+                 '"getCurrentPose"]',
+                 'Sensor fusion [Source: Fusion (Page 77) - "Sensor fusion combines sensors"]'):
+        assert drop_code_name_claims(kept) == kept

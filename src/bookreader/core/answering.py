@@ -64,6 +64,7 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
 )
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
+    drop_code_name_claims,
     drop_fragments,
     drop_prompt_tags,
     drop_unclosed_citations,
@@ -535,7 +536,8 @@ class _Run(OutcomeAssembly):
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
         if self.mode is Mode.BOOK:
-            text = drop_fragments(plain_code_marks(drop_prompt_tags(text)))
+            text = drop_code_name_claims(
+                drop_fragments(plain_code_marks(drop_prompt_tags(text))))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)

@@ -468,6 +468,37 @@ def _plain(m: re.Match) -> str:
     return _EMPTY_CALL.sub("", m.group(1))
 
 
+#: A code name quoted as a citation's whole excerpt ("process_camera_measurement",
+#: "getCurrentPose").
+_CODE_NAME = re.compile(r"^\s*(?:[A-Za-z]\w*_\w*|[a-z]+[A-Z]\w*)\s*$")
+#: A claim this short that only spells out a code name is no statement.
+_NAME_CLAIM_WORDS = 4
+
+
+def drop_code_name_claims(text: str) -> str:
+    """``text`` without the claims that only spell out a code name they cite ("Process
+    camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
+    window trial's answer to "How does a Kalman filter help a robot?"): a function's name
+    is no answer, and the citation would lend it a page.  What is left may be empty (the
+    answer is then treated as the model declining: quotes of the book's pages)."""
+    out, pos, dropped = [], 0, False
+    for unit in claims(text):
+        said = words(unit.text)
+        if (not unit.citations or not said or len(said) > _NAME_CLAIM_WORDS
+                or not all(_CODE_NAME.match(c.excerpt) for c in unit.citations)):
+            continue
+        at = text.find(unit.full, pos)
+        if at < 0:
+            continue
+        out.append(text[pos:at])
+        pos = at + len(unit.full)
+        dropped = True
+        log.info("Dropped a claim that only names code: %r", unit.text)
+    if not dropped:
+        return text
+    return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()
+
+
 def drop_fragments(text: str) -> str:
     """``text`` without the one-word "sentences" a small model leaves between its claims
     ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
