@@ -553,6 +553,17 @@ class _Run(OutcomeAssembly):
         context = "\n\n".join(s.text for s in sources)
         raw_text = text
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
+        if self.mode is Mode.BOOK and citations:
+            # again once the citations are repaired: an invented excerpt ("Process camera
+            # measurement") is replaced by the code name the page holds
+            named = drop_code_name_claims(text)
+            if named != text and not named:
+                self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
+                return self._no_answer(passages, retrieval_conf, common, reason="declined") \
+                    or self._answer(fallback_sentence, fallback=True, confidence=confidence,
+                                    **common)
+            if named != text:
+                text, citations = verify_answer(named, sources, self.pages, add_missing=False)
         # Citations whose excerpt the model invented (found nowhere in the context, so
         # replaced by the closest real sentence): remembered across the second pass below.
         invented = {(c.page, key_only(c.excerpt)) for c in citations if c.repaired}
