@@ -570,3 +570,22 @@ def test_the_quotes_card_is_chosen_with_the_full_embedder_too(book, quoting, mon
                      retriever=book[2], pages=book[3], backend="claude")
     assert a.outcome is Outcome.QUOTES, a.text
     assert seen and all(e is answerer.embedder for e in seen)
+
+
+def test_a_glossary_entry_for_another_term_is_not_quoted_beside_an_answer():
+    """Think Java window trial: "sprite: A computer graphic ..." was quoted beside the answer
+    to "What is polymorphism?", and "factorial: ..." beside "What is a base case?"."""
+    from bookreader.core.answer_quotes import defines_another_term
+    from bookreader.core.sentences import content_terms
+
+    asked = set(content_terms("What is polymorphism?"))
+    assert defines_another_term("sprite: A computer graphic that may be moved.", asked)
+    assert defines_another_term("short circuit: A way of evaluating logical operators.",
+                                asked)
+    # the entry for the term asked about, and ordinary sentences, may be quoted
+    assert not defines_another_term("polymorphism: A language feature that allows objects "
+                                    "to be assigned to variables of related types.", asked)
+    assert not defines_another_term("Interfaces are another example of polymorphism.", asked)
+    # a capitalised label heads a list item ("ISO 10218: Industrial robots - Safety ...")
+    assert not defines_another_term("ISO 10218: Industrial robots - Safety requirements.",
+                                    set(content_terms("What safety standards apply?")))

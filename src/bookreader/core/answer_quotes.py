@@ -16,6 +16,7 @@ whose sentence choice these reuse.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Sequence
 
 from bookreader.core import quotes
@@ -163,10 +164,13 @@ def with_best_quote(question: str, text: str, citations: tuple, sources: Sequenc
     anchors = [q.sentence for q in picked] + [c.excerpt for c in citations if c.verified]
     picked = picked + following_sentences(sources, anchors)
     have = set(content_terms(strip_citations(text)))
+    asked = set(content_terms(question))
     added = []
     for q in picked:
         if len(added) >= ANSWER_QUOTES:
             break
+        if defines_another_term(q.sentence, asked):
+            continue
         want = set(content_terms(q.sentence))
         if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
             added.append(q)
@@ -181,6 +185,21 @@ def with_best_quote(question: str, text: str, citations: tuple, sources: Sequenc
         log.info("Quotes not added: the answer with them did not pass the check")
         return text, citations
     return new_text, new_citations
+
+
+#: A glossary entry: a lower-case term of at most four words (as the programming books
+#: print their vocabulary), a colon, its definition.  A capitalised label ("ISO 10218:
+#: Industrial robots ...", "Vision Systems: ...") heads a list item, not a definition.
+_GLOSSARY_ENTRY = re.compile(r"^\s*([a-z][\w'\u2019-]*(?:\s[\w'\u2019-]+){0,3})\s*:\s+\S")
+
+
+def defines_another_term(sentence: str, asked: set[str]) -> bool:
+    """True for a glossary entry whose term shares no word with the question ("sprite: A
+    computer graphic ..." quoted beside an answer to "What is polymorphism?", "factorial:
+    ..." beside "What is a base case in recursion?", window trial and browser check of
+    stop 20): it defines something the student did not ask about."""
+    m = _GLOSSARY_ENTRY.match(sentence)
+    return bool(m) and not (set(content_terms(m.group(1))) & asked)
 
 
 #: Sentences read on after an anchor (the book's best sentence, or the one the answer
