@@ -82,14 +82,18 @@ def parse_line(line: str) -> tuple[Optional[Selection], str]:
                      m.group(4)), m.group(5).strip()
 
 
+def _bare(word: str) -> str:
+    return re.sub(r"[^\w]", "", word).lower()
+
+
 def _tokens(text: str) -> list[str]:
-    return [t for t in (re.sub(r"[^\w]", "", w).lower() for w in text.split()) if t]
+    return [t for t in map(_bare, text.split()) if t]
 
 
 def find_run(words: list[str], first: str, last: str) -> Optional[tuple[int, int]]:
     """Indexes of the first word of ``first`` and the last word of ``last`` in ``words``
     (a page's words as the reader lays them out), compared without punctuation or case."""
-    toks = [re.sub(r"[^\w]", "", w).lower() for w in words]
+    toks = [_bare(w) for w in words]
     a, b = _tokens(first), _tokens(last)
     if not a or not b:
         return None

@@ -526,6 +526,19 @@ def test_an_answer_that_restates_the_best_sentence_gets_the_one_after_it(book, q
     assert all(c.verified for c in a.citations)
 
 
+def _embedders_used(monkeypatch, name: str) -> list:
+    """The embedders ``quotes.<name>`` is called with, recorded as the answer is made."""
+    seen = []
+    real = getattr(quotes, name)
+
+    def spy(question, sources, embedder=None, **kw):
+        seen.append(embedder)
+        return real(question, sources, embedder, **kw)
+
+    monkeypatch.setattr(quotes, name, spy)
+    return seen
+
+
 def test_the_books_sentences_beside_an_answer_are_chosen_with_the_full_embedder(
         book, quoting, monkeypatch):
     """The extractive backend that stands in for a model ranks sentences with the
@@ -534,14 +547,7 @@ def test_the_books_sentences_beside_an_answer_are_chosen_with_the_full_embedder(
     different sentences on Physical AI's "Why use several cooperating robots?"; with one
     embedder the small-tier replay gained 2 / 1 correct answers on Physical AI / Think Java)."""
     server, answerer = quoting
-    seen = []
-    real = quotes.extractive_quotes
-
-    def spy(question, sources, embedder=None, **kw):
-        seen.append(embedder)
-        return real(question, sources, embedder, **kw)
-
-    monkeypatch.setattr(quotes, "extractive_quotes", spy)
+    seen = _embedders_used(monkeypatch, "extractive_quotes")
     server.queue(Behaviour.normal(
         'Mitochondria release the energy stored in food. [Source: 1.1 Mitochondria (Page 1) - '
         '"Mitochondria release the energy stored in food"]\nConfidence: 0.9'))
@@ -557,14 +563,7 @@ def test_the_quotes_card_is_chosen_with_the_full_embedder_too(book, quoting, mon
     with the answerer's MiniLM, as the sentences beside an answer are ranked (replay of
     the stop-20 runs: 12 quotes cards changed, none holding less of the gold answer)."""
     server, answerer = quoting
-    seen = []
-    real = quotes.build_quotes
-
-    def spy(question, sources, embedder=None, **kw):
-        seen.append(embedder)
-        return real(question, sources, embedder, **kw)
-
-    monkeypatch.setattr(quotes, "build_quotes", spy)
+    seen = _embedders_used(monkeypatch, "build_quotes")
     server.queue(Behaviour.normal(prompts.NOT_COVERED))
     a = answerer.ask("Which molecule stores the energy from food?", mode=Mode.BOOK,
                      retriever=book[2], pages=book[3], backend="claude")

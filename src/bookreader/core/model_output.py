@@ -475,17 +475,12 @@ _CODE_NAME = re.compile(r"^\s*(?:[A-Za-z]\w*_\w*|[a-z]+[A-Z]\w*)\s*$")
 _NAME_CLAIM_WORDS = 4
 
 
-def drop_code_name_claims(text: str) -> str:
-    """``text`` without the claims that only spell out a code name they cite ("Process
-    camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
-    window trial's answer to "How does a Kalman filter help a robot?"): a function's name
-    is no answer, and the citation would lend it a page.  What is left may be empty (the
-    answer is then treated as the model declining: quotes of the book's pages)."""
+def _without_claims(text: str, units: Sequence[Claim], drop: Sequence[bool], what: str) -> str:
+    """``text`` without the claims of ``units`` marked in ``drop`` (each with its
+    citations), spaces closed up; ``text`` itself when none is found."""
     out, pos, dropped = [], 0, False
-    for unit in claims(text):
-        said = words(unit.text)
-        if (not unit.citations or not said or len(said) > _NAME_CLAIM_WORDS
-                or not all(_CODE_NAME.match(c.excerpt) for c in unit.citations)):
+    for unit, gone in zip(units, drop):
+        if not gone:
             continue
         at = text.find(unit.full, pos)
         if at < 0:
@@ -493,10 +488,22 @@ def drop_code_name_claims(text: str) -> str:
         out.append(text[pos:at])
         pos = at + len(unit.full)
         dropped = True
-        log.info("Dropped a claim that only names code: %r", unit.text)
+        log.info("Dropped %s: %r", what, unit.text)
     if not dropped:
         return text
     return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()
+
+
+def drop_code_name_claims(text: str) -> str:
+    """``text`` without the claims that only spell out a code name they cite ("Process
+    camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
+    window trial's answer to "How does a Kalman filter help a robot?"): a function's name
+    is no answer, and the citation would lend it a page.  What is left may be empty (the
+    answer is then treated as the model declining: quotes of the book's pages)."""
+    units = claims(text)
+    drop = [bool(u.citations) and 0 < len(words(u.text)) <= _NAME_CLAIM_WORDS
+            and all(_CODE_NAME.match(c.excerpt) for c in u.citations) for u in units]
+    return _without_claims(text, units, drop, "a claim that only names code")
 
 
 def drop_fragments(text: str) -> str:
@@ -507,17 +514,8 @@ def drop_fragments(text: str) -> str:
     units = claims(text)
     if len(units) < 2:
         return text
-    out, pos = [], 0
+    drop = []
     for i, unit in enumerate(units):
         said = words(unit.text)
-        if len(said) != 1 or (i == 0 and said[0].lower() in ("yes", "no")):
-            continue
-        at = text.find(unit.full, pos)
-        if at < 0:
-            continue
-        out.append(text[pos:at])
-        pos = at + len(unit.full)
-        log.info("Dropped a one-word fragment of the answer: %r", unit.text)
-    if not out:
-        return text
-    return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()
+        drop.append(len(said) == 1 and not (i == 0 and said[0].lower() in ("yes", "no")))
+    return _without_claims(text, units, drop, "a one-word fragment of the answer")
