@@ -180,6 +180,18 @@ def test_text_helpers():
     # ...but not a colon five words on, nor one that is not followed by a space.
     assert split_sentences("It is 3. then we set the value here: ten. We use a.b:c.") == [
         "It is 3. then we set the value here: ten.", "We use a.b:c."]
+    # A numbered list's item numbers are neither sentences nor the end of the line before
+    # (Physical AI's chapter summaries: a model's prompt read "2.\n3.\n4.\n5.").
+    assert split_sentences(
+        "This chapter covered:\n1. Communication Systems: reliable networks.\n2. Consensus "
+        "Algorithms: robots agree.\n3. Swarm Intelligence: collective behavior. Steps: 1. "
+        "Identify principles. 2. Test them.") == [
+        "This chapter covered:", "Communication Systems: reliable networks.",
+        "Consensus Algorithms: robots agree.", "Swarm Intelligence: collective behavior.",
+        "Steps:", "Identify principles.", "Test them."]
+    # ...but a number that ends a sentence or is the whole text stays.
+    assert split_sentences("See Chapter 1. It follows.") == ["See Chapter 1.", "It follows."]
+    assert split_sentences("42.") == ["42."]
     assert content_terms("The running dogs' owners") == ["run", "dog", "owner"]
     assert numbers("In 1,000 years or 3.5 days, not x2") == ["1000", "3.5"]
 

@@ -78,7 +78,33 @@ def _split_sentences(text: str) -> tuple[str, ...]:
     tail = text[start:].strip()
     if tail:
         parts.append(tail)
-    return tuple(parts)
+    return _without_enumerators(parts)
+
+
+# A numbered list's item number: the whole piece ("2."), or the end of the line before
+# its item ("... coordination:\n1.", "Steps: 1.").
+_ENUMERATOR = re.compile(r"\d{1,2}\.")
+_TRAILING_ENUMERATOR = re.compile(r"(?:(?<=:)[ \t]*|[ \t]*\n\s*)\d{1,2}\.$")
+
+
+def _without_enumerators(parts: list[str]) -> tuple[str, ...]:
+    """``parts`` without the item numbers of a numbered list.
+
+    The splitter ends a sentence at the full stop of "2." in "...coordination.\n2.
+    Consensus Algorithms: ...", so a list's numbers came out as sentences of their own
+    or at the end of the line before: a model's prompt read "2.\n3.\n4.", a lead-in
+    ending in a colon ended in "1." instead.  A number is dropped only where an item
+    follows it, so a text that is just "42." keeps it."""
+    out: list[str] = []
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        if not last and _ENUMERATOR.fullmatch(part):
+            continue
+        if not last:
+            part = _TRAILING_ENUMERATOR.sub("", part).rstrip()
+        if part:
+            out.append(part)
+    return tuple(out)
 
 
 def words(text: str) -> list[str]:
