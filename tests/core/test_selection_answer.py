@@ -572,3 +572,21 @@ def test_who_a_named_one_is_is_said_by_a_gloss_not_by_what_befell_them(embedder)
     # Only what befell them: it does not say who they were.
     told = selection.replace(" (herders from the northern hills)", "")
     assert _sentence("Who were the Tavri?", told, embedder) is None
+
+
+CHARTER = ("The river towns met at Lenholm in 1310. The weavers of Brennock refused to sign "
+           "the trade charter and were exempt from the tolls it set unless they agreed to be "
+           "bound by them. The other guilds signed it within a year.")
+
+
+def test_a_restatement_putting_a_word_where_the_sentence_has_its_opposite_does_not_answer(
+        embedder):
+    # "Who agreed to sign ...?": the sentence says the weavers *refused* to; "agreed" later
+    # in the sentence (a condition) does not make it say the question's premise.
+    question = "Who agreed to sign the trade charter and were exempt from the tolls it set?"
+    sel = CitationSource.for_selection(CHARTER)
+    restated = "The weavers of Brennock agreed to sign the trade charter and were exempt."
+    assert answering_sentence(question, sel, embedder, restated) is None
+    agreed = CitationSource.for_selection(CHARTER.replace("refused", "agreed"))
+    best = answering_sentence(question, agreed, embedder, restated)
+    assert best is not None and "Brennock" in best.sentence

@@ -21,6 +21,7 @@ from bookreader.core.selection_relevance import (
     answers_near_miss,
     names_absent_number,
     off_target,
+    opposite_in_place,
     relevance,
     substituted_word,
 )
@@ -255,3 +256,15 @@ def test_a_long_copied_span_with_one_word_changed_points_at_its_sentence():
     _, two = answer_span(question, "The river froze in the winter of 1912 and the water "
                          "wheel broke, becoming the main reason.")
     assert not answered_from(two, sentence)
+
+
+@pytest.mark.parametrize("answer, source, expected", [
+    ("The guild agreed to sign the charter.",
+     "The guild refused to sign the charter unless it agreed to be bound.", "agreed"),
+    ("The guild agreed to sign the charter.", "The guild agreed to sign the charter.", ""),
+    # Another word, not an opposite: no judgement without an embedder.
+    ("The guild agreed to sign the charter.", "The guild wanted to sign the charter.", ""),
+])
+def test_an_opposite_in_the_place_of_a_question_word(answer, source, expected):
+    question = "Who agreed to sign the charter?"
+    assert opposite_in_place(question, answer, source) == expected

@@ -41,7 +41,9 @@ question ("Full size programs in *servers* sometimes use while loops") point at 
 sentence it was taken from, which then needs fewer of the question's words
 (:data:`MIN_COVERAGE_AGREED`), since the model's reading and the sentence agree; and a
 sentence whose roles that restatement exchanges ("Queen Mathilda paid tribute to Harald"
-over "Harald ... agreed to pay tribute to Queen Mathilda") answers another question.
+over "Harald ... agreed to pay tribute to Queen Mathilda"), or that puts a question word
+where the sentence has its opposite ("The UK *agreed* to sign" over "The UK refused to
+sign ... unless it agreed to be bound"), answers another question.
 
 The same sentence is also quoted after a verified model answer that does not already
 say it (:func:`beside_answer`): the model's true but beside-the-point answer stays, and
@@ -69,7 +71,7 @@ from bookreader.core.selection_contrasts import (
     tells_failure,
     voice_swapped,
 )
-from bookreader.core.selection_relevance import answer_span, answered_from
+from bookreader.core.selection_relevance import answer_span, answered_from, opposite_in_place
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
@@ -489,6 +491,8 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # "What is a compiler?" is not answered by a sentence using the word
         if span and roles_swapped(first, best.sentence):
             continue  # the question, as the model restated it, exchanges the sentence's roles
+        if span and opposite_in_place(question, first, best.sentence):
+            continue  # ... or puts a question word where the sentence has its opposite
         floor = MIN_COVERAGE_AGREED if agreed else MIN_COVERAGE
         if coverage >= floor and have_exact and adds:
             return best

@@ -60,6 +60,17 @@ _OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
     ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
     ("support supported supports", "oppose opposed opposes"),
 ))
+def opposed(a: str, b: str) -> bool:
+    """True when the words ``a`` and ``b`` are opposites (see :data:`_OPPOSITES`; any
+    inflection: "agreed" / "refuses")."""
+    sa, sb = stem(a.lower()), stem(b.lower())
+    for x, y in _OPPOSITES:
+        xs, ys = {stem(w) for w in x}, {stem(w) for w in y}
+        if (sa in xs and sb in ys) or (sa in ys and sb in xs):
+            return True
+    return False
+
+
 #: A concessive condition ("objects keep moving *even when* acted on"): what holds
 #: despite it.  "unless" ("... *unless* acted on") says the opposite: it stops holding.
 _CONCESSIVE = re.compile(r"\beven\s+(?:if|when|though)\b", re.I)

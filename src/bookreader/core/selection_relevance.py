@@ -34,7 +34,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from bookreader.core.citations import strip_citations
-from bookreader.core.selection_contrasts import contrasts, tells_failure, voice_swapped
+from bookreader.core.selection_contrasts import contrasts, opposed, tells_failure, voice_swapped
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -137,21 +137,42 @@ def substituted_word(question: str, answer: str, source: str,
     (the slot the answer fills); without an embedder nothing is judged."""
     if embedder is None:
         return ""
+    for word, other in _replaced(question, answer, source):
+        similarity = _similarity(embedder, word, other)
+        if similarity is not None and similarity < MAX_SUBSTITUTE_SIMILARITY:
+            return word
+    return ""
+
+
+def _replaced(question: str, answer: str, source: str) -> list[tuple[str, str]]:
+    """``(question word, source words)`` for each question word that ``answer``'s first
+    sentence has where ``source`` has one or two other words, aligned word by word
+    (content words, stemmed; not at either end, not the word after "what")."""
     sentences = split_sentences(strip_citations(answer))
     if not sentences:
-        return ""
+        return []
     q = _terms(question)
     q -= {t for m in _WH_SLOT.finditer(question) for t in content_terms(m.group(1))}
     mine = _words_of(sentences[0])
     theirs = _words_of(source)
     a, b = [t for t, _ in mine], [t for t, _ in theirs]
+    out = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if (tag != "replace" or i2 - i1 != 1 or not 1 <= j2 - j1 <= 2 or a[i1] not in q
                 or i1 == 0 or i2 == len(a) or j1 == 0 or j2 == len(b)):
             continue
-        word, other = mine[i1][1], " ".join(w for _, w in theirs[j1:j2])
-        similarity = _similarity(embedder, word, other)
-        if similarity is not None and similarity < MAX_SUBSTITUTE_SIMILARITY:
+        out.append((mine[i1][1], " ".join(w for _, w in theirs[j1:j2])))
+    return out
+
+
+def opposite_in_place(question: str, answer: str, source: str) -> str:
+    """The question word that ``answer`` (a model's restatement of the question) puts
+    where ``source`` has its opposite ("The council *agreed* to sign the charter" over
+    "The council *refused* to sign the charter ... unless it agreed to be bound"), or "".
+    Unlike :func:`~bookreader.core.selection_contrasts.contrasts`, the opposite is judged
+    in its place: the question word elsewhere in the sentence does not undo it."""
+    for word, other in _replaced(question, answer, source):
+        if any(opposed(word, w) for w in other.split()):
             return word
     return ""
 
