@@ -27,6 +27,7 @@ from bookreader.core.selection_answer import (
     reverses_direction,
     turns_on_absent_word,
 )
+from bookreader.core.selection_contrasts import likening_swapped
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -590,3 +591,28 @@ def test_a_restatement_putting_a_word_where_the_sentence_has_its_opposite_does_n
     agreed = CitationSource.for_selection(CHARTER.replace("refused", "agreed"))
     best = answering_sentence(question, agreed, embedder, restated)
     assert best is not None and "Brennock" in best.sentence
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    ("Why do the guards treat visitors like prisoners?",
+     "The guards treat prisoners as if they were visitors.", True),
+    ("Why do the guards treat visitors like prisoners?",
+     "The guards treat visitors like prisoners, searching them twice.", False),
+    ("Why do the guards treat visitors like prisoners?", "The guards search every visitor.",
+     False),
+    ("Which languages, like Latin, have cases?", "Greek, like Latin, has five cases.", False),
+])
+def test_a_question_likening_the_other_way(question, sentence, expected):
+    assert likening_swapped(question, sentence) is expected
+
+
+def test_the_gate_refuses_a_sentence_likening_the_other_way(embedder):
+    selection = ("The old fortress of Varn is now a museum. Because of a theft in 1998, its "
+                 "guards treat prisoners as if they were visitors to a palace. Tickets are "
+                 "sold at the gate.")
+    question = "Why do the guards of the fortress treat visitors like prisoners?"
+    assert _sentence(question, selection, embedder) is None
+    same_way = selection.replace("treat prisoners as if they were visitors",
+                                 "treat visitors as if they were prisoners")
+    got = _sentence(question, same_way, embedder)
+    assert got is not None and "theft" in got

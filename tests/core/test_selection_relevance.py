@@ -268,3 +268,13 @@ def test_a_long_copied_span_with_one_word_changed_points_at_its_sentence():
 def test_an_opposite_in_the_place_of_a_question_word(answer, source, expected):
     question = "Who agreed to sign the charter?"
     assert opposite_in_place(question, answer, source) == expected
+
+
+def test_an_answer_from_a_sentence_likening_the_other_way():
+    selection = ("Since a theft in 1998 the guards of Varn treat prisoners as if they were "
+                 "visitors to a palace. Tickets are sold at the gate.")
+    answer = "The guards treat prisoners as if they were visitors."
+    assert answers_near_miss("Why do the guards treat visitors like prisoners?", answer,
+                             selection)
+    assert not answers_near_miss("Why do the guards treat prisoners like visitors?", answer,
+                                 selection)

@@ -34,7 +34,10 @@ Think Java question whose answer is in another chapter):
   count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
-  "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
+  "atomic" / "subatomic"), nor liken the question's two terms the other way round
+  (:func:`likening_swapped`: "treat foreign organisms like normal tissues" over "attacking
+  normal tissues as if they were foreign organisms"): SQuAD's unanswerable questions are
+  made that way.
 
 The model's rejected answer is read as an extractive span: the words it adds to the
 question ("Full size programs in *servers* sometimes use while loops") point at the
@@ -68,6 +71,7 @@ from bookreader.core.grounding_roles import roles_swapped
 from bookreader.core.selection_contrasts import (
     OPPOSING_PREFIX,
     contrasts,
+    likening_swapped,
     tells_failure,
     voice_swapped,
 )
@@ -479,7 +483,8 @@ def answering_sentence(question: str, selection: CitationSource,
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
                   coverage, have_exact, agreed, best.sentence[:80])
         if (turning - _turning_words(best.sentence) or contrasts(question, best.sentence)
-                or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)):
+                or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)
+                or likening_swapped(question, best.sentence)):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from bookreader.core.sentences import stem, words
+from bookreader.core.sentences import content_terms, stem, words
 
 #: Counts and ranks written as words: a question's count the sentence replaces by
 #: another ("multiplying *three* numbers" over "multiplying two numbers") is a near miss;
@@ -157,3 +157,36 @@ def voice_swapped(question: str, sentence: str) -> bool:
     passive = re.search(r"\b%s\s+(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
                         r"(?:\w+ly\s+)?%s\b" % (name, verb), sentence)
     return bool(active) and not passive
+
+
+#: A comparison of one thing to another ("treats normal tissues *as if* they were foreign
+#: organisms", "spread *like* a fire"): what stands before it is likened to what follows.
+_LIKENING = re.compile(r"\b(?:like|as\s+if|as\s+though)\s+(?:(?:they|it|he|she)\s+"
+                       r"(?:were|was|are|is)\s+)?", re.I)
+#: How many words on each side of the likening word are read as its two terms.
+LIKENED_WORDS = 3
+
+
+def _likened(text: str) -> tuple[set[str], set[str]] | None:
+    """The content words (stemmed) of the :data:`LIKENED_WORDS` words before and after
+    the first likening of ``text``, or None."""
+    m = _LIKENING.search(text)
+    if m is None:
+        return None
+    before = re.findall(r"[\w'-]+", text[:m.start()])[-LIKENED_WORDS:]
+    after = re.findall(r"[\w'-]+", text[m.end():])[:LIKENED_WORDS]
+    return set(content_terms(" ".join(before))), set(content_terms(" ".join(after)))
+
+
+def likening_swapped(question: str, sentence: str) -> bool:
+    """True when ``question`` likens A to B and ``sentence`` likens B to A: "What causes
+    the immune system to treat *foreign organisms like normal tissues*?" is not answered
+    by "... attacking *normal tissues as if they were foreign organisms*" (the other
+    mistake).  A word on one side of the question is on the other side of the sentence,
+    and a word of the other side the other way round (words on both sides, "the guards
+    treat", count for neither)."""
+    q, s = _likened(question), _likened(sentence)
+    if q is None or s is None:
+        return False
+    (q_a, q_b), (s_a, s_b) = q, s
+    return bool((q_a & s_b) - s_a and (q_b & s_a) - s_b)

@@ -34,7 +34,13 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from bookreader.core.citations import strip_citations
-from bookreader.core.selection_contrasts import contrasts, opposed, tells_failure, voice_swapped
+from bookreader.core.selection_contrasts import (
+    contrasts,
+    likening_swapped,
+    opposed,
+    tells_failure,
+    voice_swapped,
+)
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -207,12 +213,13 @@ def answers_near_miss(question: str, answer: str, selection: str,
     respect to each other"), says that what it tells of failed
     (:func:`~bookreader.core.selection_contrasts.tells_failure`) or states the other role
     of a passive question (:func:`~bookreader.core.selection_contrasts.voice_swapped`),
-    or the answer puts a question word in place of the source's
+    likens the question's two terms the other way round
+    (:func:`~bookreader.core.selection_contrasts.likening_swapped`), or the answer puts a question word in place of the source's
     (:func:`substituted_word`): the answer, even copied, answers a near miss of the
     question."""
     source = source_sentence(answer, selection)
     if source and (contrasts(question, source) or tells_failure(question, source)
-                   or voice_swapped(question, source)
+                   or voice_swapped(question, source) or likening_swapped(question, source)
                    or substituted_word(question, answer, source, embedder)):
         log.info("Selected text: the answer comes from a sentence stating the opposite of "
                  "a question word")
