@@ -616,3 +616,35 @@ def test_the_gate_refuses_a_sentence_likening_the_other_way(embedder):
                                  "treat visitors as if they were prisoners")
     got = _sentence(question, same_way, embedder)
     assert got is not None and "theft" in got
+
+
+STRAIT = ("Fishermen from Varn charted the channel in 1620, and it became known as the Varn "
+          "Strait. Other, older names for the strait include the Grey Passage and the Narrows. "
+          "Its currents are strong in spring.")
+
+
+def test_a_question_asking_for_the_names_of_a_thing_is_answered_by_the_sentence_giving_them(
+        embedder):
+    # "What are other names for X?" asks for names, as "What is X called?" does: it needs
+    # no sentence defining "other names for X", and a sentence naming X by the question's
+    # own words ("known as the Varn Strait") gives no other name.
+    got = _sentence("What are other names for the Varn Strait?", STRAIT, embedder)
+    assert got is not None and "Grey Passage" in got
+    first = STRAIT.split(". ")[0] + "."
+    assert _sentence("What are other names for the Varn Strait?", first, embedder) is None
+
+
+FLEET = ("The Varn fleet sailed north in 1620 and reached the Grey Islands after a storm. "
+         "The Varn fleet sailed north again in 1622 and reached the Narrows after a storm.")
+
+
+def test_the_sentence_the_model_answered_from_is_tried_first(embedder):
+    # Both sentences pass the gate; the model's restatement says which one it read.
+    question = "Where did the Varn fleet reach after sailing north?"
+    sel = CitationSource.for_selection(FLEET)
+    best = answering_sentence(question, sel, embedder,
+                              "The Varn fleet reached the Narrows after sailing north.")
+    assert best is not None and "Narrows" in best.sentence
+    best = answering_sentence(question, sel, embedder,
+                              "The Varn fleet reached the Grey Islands after sailing north.")
+    assert best is not None and "Grey Islands" in best.sentence

@@ -27,9 +27,10 @@ Think Java question whose answer is in another chapter):
 * the sentence holds a content word the question does not (it adds something), every
   turning word of the question ("not", "least", "never", "without"), and, for "What is
   X?", it says what X is ("X is ...", "... called X", "X: "; for a description of three
-  words or more also "Y is an X"); "What is X called?" needs a sentence that names
-  ("... called Y", "X (Y)"); "Who were the Semuren?" one that says who they were ("X
-  were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
+  words or more also "Y is an X"); "What is X called?" and "What are other names for
+  X?" need a sentence that names ("... called Y", "X (Y)", "names for X include Y"), by a
+  name other than the question's own words; "Who were the Semuren?" one that says who
+  they were ("X were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
   question does not hold / a date / a number / a reason (the words naming the time or
   count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
@@ -125,6 +126,26 @@ def _turning_words(text: str) -> set[str]:
 _NAMING = r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)"
 _NAMING_Q = re.compile(_NAMING + "$", re.I)
 _NAMES = re.compile(_NAMING + r"\b", re.I)
+#: "What is the name of X?", "What are other names for X?" asks the same; a sentence
+#: giving "the name of X" or "names for X" names too.
+_NAME_OF_Q = re.compile(r"^(?:[\w-]+\s+){0,3}names?\s+(?:of|for)\s", re.I)
+_NAME_WORD = re.compile(r"\bnames?\b", re.I)
+
+
+def _gives_name(sentence: str, question: str, name_of: bool) -> bool:
+    """True when ``sentence`` gives a name ("... called Y", "X (Y)"; for "What is the name
+    of X?" also "names for X include Y") other than the question's own words: "... and it
+    became known as the French and Indian War" gives the name the question already holds,
+    not the other names it asks for."""
+    if _BRACKETED_NAME.search(sentence):
+        return True
+    q_terms = set(content_terms(question))
+    for pattern in (_NAMES, _NAME_WORD) if name_of else (_NAMES,):
+        for m in pattern.finditer(sentence):
+            after = set(content_terms(" ".join(sentence[m.end():].split()[:4])))
+            if not after or not after <= q_terms:
+                return True
+    return False
 #: ... or by a name given in brackets after what it names ("the parasites that cause
 #: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
 _BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
@@ -438,7 +459,8 @@ def answering_sentence(question: str, selection: CitationSource,
 
     ``model_answer`` is the model's answer that could not be shown, when there is one.
     The sentence it was taken from (the first to hold every word it adds to the
-    question) needs only :data:`MIN_COVERAGE_AGREED` of the question's words and a score
+    question) is tried first (the model's reading chooses among sentences that all pass
+    the gate) and needs only :data:`MIN_COVERAGE_AGREED` of the question's words and a score
     of :data:`MIN_SCORE_AGREED`, at any rank; a sentence whose two terms it
     exchanges (it restates the question as "King Olaf paid tribute to Sweyn" over "Sweyn
     paid tribute to King Olaf") answers another question (an answer adding no word to
@@ -452,7 +474,8 @@ def answering_sentence(question: str, selection: CitationSource,
     exact = _exact_terms(question)
     turning = _turning_words(question)
     define = _DEFINE_Q.match(" ".join(question.split()))
-    naming = bool(define and _NAMING_Q.search(define.group(1)))
+    name_of = bool(define and _NAME_OF_Q.match(define.group(1)))
+    naming = bool(define and _NAMING_Q.search(define.group(1))) or name_of
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
     who = _WHO_NAMED_Q.match(" ".join(question.split()))
@@ -460,7 +483,7 @@ def answering_sentence(question: str, selection: CitationSource,
     source = next((q for q in ranked if answered_from(span, q.sentence)), None)
     candidates = [q for q in ranked[:2] if q is not source]
     if source is not None:
-        candidates.append(source)
+        candidates.insert(0, source)
     before = _sentences_before(selection)
     # The words naming what is asked for are not counted: the answer stands in their place
     # (the score's keyword half is counted again without them).
@@ -488,7 +511,7 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
-        if naming and not (_NAMES.search(best.sentence) or _BRACKETED_NAME.search(best.sentence)):
+        if naming and not _gives_name(best.sentence, question, name_of):
             continue  # "What is X called?" is answered by "... called Y", "... (Y)"
         if who and not _says_who(best.sentence, who.group(1)):
             continue  # "Who were the Semuren?" is not answered by what befell them
