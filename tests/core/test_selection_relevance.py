@@ -20,6 +20,7 @@ from bookreader.core.selection_relevance import (
     answered_from,
     answers_near_miss,
     names_absent_number,
+    names_only_after,
     off_target,
     opposite_in_place,
     relevance,
@@ -278,3 +279,20 @@ def test_an_answer_from_a_sentence_likening_the_other_way():
                              selection)
     assert not answers_near_miss("Why do the guards treat prisoners like visitors?", answer,
                                  selection)
+
+
+ENDOWMENT = ("Kelvane College holds the largest endowment in the region. It was worth $3 "
+             "billion in 2011. It lost about 30% in 2008. The Ledger, a local paper, put the "
+             "loss at $1 billion in March 2009.")
+
+
+@pytest.mark.parametrize("question, expected", [
+    # The Ledger is named only after the sentence the answer comes from ("It" is the
+    # college): the answer speaks of something else.
+    ("How much of a loss did the Ledger suffer in 2008?", "Ledger"),
+    # Kelvane is named before it: "It" may well be the college.
+    ("How much of a loss did Kelvane College suffer in 2008?", ""),
+])
+def test_an_answer_from_before_the_question_s_name_is_named(question, expected):
+    assert names_only_after(question, "30%", ENDOWMENT) == expected
+    assert off_target(question, "30%", ENDOWMENT) is bool(expected)

@@ -13,7 +13,10 @@ gate) or by the fixed fallback.  So is an answer to a near miss of the question
 (:func:`answers_near_miss`): its source sentence holds the opposite of a question word,
 says the act failed or states the other role of a passive question, or the answer puts a
 question word in place of the source's word ("Marta *used* a formula" from "Marta derived
-a formula"), stating the question's premise.
+a formula"), stating the question's premise; and so is an answer from a sentence that
+comes before the selection first names the question's name (:func:`names_only_after`:
+"How much did *Forbes* lose?" answered "30%" from "It suffered about 30% loss", Forbes
+named only later).
 
 :func:`answer_span` reads a model's answer as an extractive span (the words it adds to
 the question); :func:`answered_from` finds the selection sentence it was taken from.
@@ -227,14 +230,67 @@ def answers_near_miss(question: str, answer: str, selection: str,
     return False
 
 
+#: A capitalised word of a question past its first word: a name ("Forbes", "Harvard's").
+_NAME = re.compile(r"(?<=\s)[A-Z][\w-]*")
+
+
+def _answer_source_index(answer: str, sentences: list[str]) -> int | None:
+    """The index of the selection sentence ``answer``'s first sentence comes from: the
+    first one holding it word for word ("30%"), else the one sharing most content words
+    with it (None when none shares any)."""
+    parts = split_sentences(strip_citations(answer))
+    if not parts:
+        return None
+    flat = " ".join(parts[0].split()).strip(" .!").lower()
+    if flat:
+        pattern = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(flat))
+        for k, x in enumerate(sentences):
+            if pattern.search(x.lower()):
+                return k
+    own = _terms(parts[0])
+    overlaps = [len(own & _terms(x)) for x in sentences]
+    if not overlaps or not max(overlaps):
+        return None
+    return overlaps.index(max(overlaps))
+
+
+def names_only_after(question: str, answer: str, selection: str) -> str:
+    """A name of ``question`` that the selection first writes after the sentence
+    ``answer`` comes from, or "".
+
+    A text names what it speaks of before it refers to it ("Harvard has ... It suffered
+    about 30% loss"): a sentence cannot be about a name that comes only later.  "How much
+    of a loss did *Forbes* suffer in 2008?" is not answered by "30%" from "It suffered
+    about 30% loss in 2008-09" when Forbes is named only in a later sentence ("Forbes in
+    March 2009 estimated the loss ..."): the answer speaks of something else."""
+    sentences = [" ".join(x.split()) for x in split_sentences(selection)]
+    k = _answer_source_index(answer, sentences)
+    if k is None:
+        return ""
+    upto = " ".join(sentences[:k + 1]).lower()
+    after = " ".join(sentences[k + 1:]).lower()
+    for m in _NAME.finditer(" ".join(question.split())):
+        name = re.sub(r"['\u2019]s$", "", m.group(0)).lower()
+        word = re.compile(r"\b%s" % re.escape(name))
+        if word.search(after) and not word.search(upto):
+            return m.group(0)
+    return ""
+
+
 def off_target(question: str, answer: str, selection: str, embedder: Any = None) -> bool:
     """True when ``answer`` (a verified selected-text answer) does not address
     ``question``: its sentences and their sources in the selection hold at most
     :data:`MAX_RELEVANCE` of the question's content words that the selection holds, and
     one sentence of the selection holds at least :data:`MIN_GAP` more (a question with
     fewer than :data:`MIN_TERMS` such words, or naming an operator, is not judged so); or
-    it answers a near miss of the question (:func:`answers_near_miss`)."""
+    it answers a near miss of the question (:func:`answers_near_miss`); or it comes from a
+    sentence before the selection first names the question's name
+    (:func:`names_only_after`)."""
     if answers_near_miss(question, answer, selection, embedder):
+        return True
+    if names_only_after(question, answer, selection):
+        log.info("Selected text: the answer comes before the selection names the question's "
+                 "name")
         return True
     wanted = _terms(question) & _terms(selection)
     if len(wanted) < MIN_TERMS or _OPERATOR.search(question):
