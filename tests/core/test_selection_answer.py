@@ -648,3 +648,29 @@ def test_the_sentence_the_model_answered_from_is_tried_first(embedder):
     best = answering_sentence(question, sel, embedder,
                               "The Varn fleet reached the Grey Islands after sailing north.")
     assert best is not None and "Grey Islands" in best.sentence
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    # Whom the kings ruled, and what they did: not how they ruled.
+    ("How did the Varn kings rule?", "The Varn kings who ruled the islands defeated the "
+     "raiders at Holm in 1120.", False),
+    ("How did the Varn kings rule?", "The Varn kings ruled the islands through a council of "
+     "elders.", True),
+    ("How are the members elected?", "The members are elected by the guilds.", True),
+    # How something turned out asks for no way.
+    ("How did the campaign turn out?", "The campaign failed in its second year.", True),
+    # Not a way: a degree, a count.
+    ("How important was the harbour?", "The harbour was the largest in the north.", True),
+])
+def test_a_how_question_needs_a_way(question, sentence, expected):
+    assert has_wanted_type(question, sentence) is expected
+
+
+def test_the_gate_refuses_a_sentence_that_does_not_say_how(embedder):
+    selection = ("The islands were settled in the ninth century. The Varn kings who ruled the "
+                 "islands defeated the raiders at Holm in 1120. Trade grew after the victory.")
+    assert _sentence("How did the Varn kings rule the islands?", selection, embedder) is None
+    ruled = selection.replace("who ruled the islands defeated the raiders at Holm in 1120",
+                              "ruled the islands through a council of elders at Holm")
+    got = _sentence("How did the Varn kings rule the islands?", ruled, embedder)
+    assert got is not None and "council of elders" in got

@@ -31,7 +31,8 @@ Think Java question whose answer is in another chapter):
   X?" need a sentence that names ("... called Y", "X (Y)", "names for X include Y"), by a
   name other than the question's own words; "Who were the Semuren?" one that says who
   they were ("X were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
-  question does not hold / a date / a number / a reason (the words naming the time or
+  question does not hold / a date / a number / a reason, a "How did X ...?" question a
+  way ("by", "with", "through", "as", an adverb) (the words naming the time or
   count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
@@ -223,11 +224,26 @@ _EVENT_TIME = re.compile(r"\b(?:[Dd]uring|[Aa]fter|[Bb]efore|[Ss]ince|[Uu]ntil|[
 _DECADE = re.compile(r"\b\d{2,4}s\b")
 
 
+#: "How did / does / is ... X ...?" asks for a way (not "How many ...", "How important
+#: ..."), unless it asks how something turned out.
+_HOW_WAY_Q = re.compile(r"^\s*how\s+(?:do|does|did|is|are|was|were|can|could|should|would|"
+                        r"will|may|might|must|has|have|had)\b", re.I)
+_OUTCOME_Q = re.compile(r"\b(?:turn(?:ed|s)?\s+out|end(?:ed|s)?(?:\s+up)?|result\w*|fare[sd]?|"
+                        r"go(?:es)?|went|work(?:s|ed)?\s+out|feel|felt|look|looked)\b", re.I)
+#: What tells a way: a means ("*by* electronic consoles", "*with* the equals method",
+#: "*using*", "*through*"), a manner ("*as* a protectorate", "quickly"), a way named.
+_WAY = re.compile(r"\b(?:by|with|without|through|using|uses?|used|via|ways?|means|methods?|"
+                  r"manner|as|thanks\s+to|\w{3,}ly)\b", re.I)
+
+
 def has_wanted_type(question: str, sentence: str) -> bool:
-    """The sentence can hold what a who / when / how-many / why question asks for: a name
-    the question does not hold, a date (a year, a month, a decade; for "When ...?" also a
-    named event: "during the Second World War"), a number, a reason ("He argued that
-    ..." names nobody)."""
+    """The sentence can hold what a who / when / how-many / why / how question asks for: a
+    name the question does not hold, a date (a year, a month, a decade; for "When ...?"
+    also a named event: "during the Second World War"), a number, a reason ("He argued
+    that ..." names nobody), a way ("How did the dynasty rule?" is not answered by "The
+    dynasty which ruled Annam defeated the Mongols at ...", which says whom it ruled, but
+    by a means or a manner: "by", "with", "through", "as", an adverb; a question about
+    how something turned out asks for no way)."""
     q = question.lower().split()
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
@@ -243,6 +259,8 @@ def has_wanted_type(question: str, sentence: str) -> bool:
         return bool(_REASON.search(sentence))
     if q[:2] in (["how", "many"], ["how", "much"]):
         return bool(numbers(sentence)) or any(w.lower() in _NUMBER_WORDS for w in sent)
+    if _HOW_WAY_Q.match(question) and not _OUTCOME_Q.search(question):
+        return bool(_WAY.search(sentence))
     return True
 
 
