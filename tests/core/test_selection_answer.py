@@ -674,3 +674,16 @@ def test_the_gate_refuses_a_sentence_that_does_not_say_how(embedder):
                               "ruled the islands through a council of elders at Holm")
     got = _sentence("How did the Varn kings rule the islands?", ruled, embedder)
     assert got is not None and "council of elders" in got
+
+
+def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_name(embedder):
+    # "the *tidal* gate which holds back the river" names the gate holding back the river.
+    selection = ("The town was flooded twice in the last century. Since 1960 the canal and the "
+                 "harbour have been kept apart from the storm gate which holds back the river.")
+    question = "What is the gate holding back the river known as?"
+    got = _sentence(question, selection, embedder)
+    assert got is not None and "storm gate" in got
+    # A clause about the question's own noun, with no other word before it, names nothing.
+    plain = selection.replace("the storm gate which holds back the river",
+                              "the gate which holds back the river")
+    assert _sentence(question, plain, embedder) is None

@@ -28,8 +28,9 @@ Think Java question whose answer is in another chapter):
   turning word of the question ("not", "least", "never", "without"), and, for "What is
   X?", it says what X is ("X is ...", "... called X", "X: "; for a description of three
   words or more also "Y is an X"); "What is X called?" and "What are other names for
-  X?" need a sentence that names ("... called Y", "X (Y)", "names for X include Y"), by a
-  name other than the question's own words; "Who were the Semuren?" one that says who
+  X?" need a sentence that names ("... called Y", "X (Y)", "names for X include Y", "the
+  neuroimmune system which protects the brain"), by a name other than the question's own
+  words; "Who were the Semuren?" one that says who
   they were ("X were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
   question does not hold / a date / a number / a reason, a "How did X ...?" question a
   way ("by", "with", "through", "as", an adverb) (the words naming the time or
@@ -137,7 +138,10 @@ def _gives_name(sentence: str, question: str, name_of: bool) -> bool:
     """True when ``sentence`` gives a name ("... called Y", "X (Y)"; for "What is the name
     of X?" also "names for X include Y") other than the question's own words: "... and it
     became known as the French and Indian War" gives the name the question already holds,
-    not the other names it asks for."""
+    not the other names it asks for.  A noun of the question with a new word before it,
+    described by a relative clause holding another word of the question, is named too
+    ("the *neuroimmune* system which protects the brain" for "What is the immune system of
+    the brain known as?")."""
     if _BRACKETED_NAME.search(sentence):
         return True
     q_terms = set(content_terms(question))
@@ -146,7 +150,23 @@ def _gives_name(sentence: str, question: str, name_of: bool) -> bool:
             after = set(content_terms(" ".join(sentence[m.end():].split()[:4])))
             if not after or not after <= q_terms:
                 return True
+    for m in _RELATIVE.finditer(sentence):
+        # "the *neuroimmune* system which protects the brain" names the immune system of
+        # the brain: a head noun of the question with a new word before it, described by
+        # a clause holding another word of the question.
+        named = set(content_terms(" ".join(sentence[:m.start()].split()[-RELATIVE_WORDS:])))
+        clause = set(content_terms(" ".join(sentence[m.end():].split()[:RELATIVE_WORDS + 2])))
+        if named & q_terms and named - q_terms and (clause & q_terms) - named:
+            return True
     return False
+
+
+#: A relative clause after a noun ("the neuroimmune system *which* protects the brain").
+_RELATIVE = re.compile(r",?\s+(?:which|that|who)\s+", re.I)
+#: How many words before it are read as the noun it describes.
+RELATIVE_WORDS = 3
+
+
 #: ... or by a name given in brackets after what it names ("the parasites that cause
 #: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
 _BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
