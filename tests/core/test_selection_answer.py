@@ -27,7 +27,7 @@ from bookreader.core.selection_answer import (
     reverses_direction,
     turns_on_absent_word,
 )
-from bookreader.core.selection_contrasts import likening_swapped
+from bookreader.core.selection_contrasts import agent_made_patient, likening_swapped
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -687,3 +687,27 @@ def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_n
     plain = selection.replace("the storm gate which holds back the river",
                               "the gate which holds back the river")
     assert _sentence(question, plain, embedder) is None
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    # The question makes Halvard the doer; the sentence says what was done to him.
+    ("What prize was founded by Halvard?", "When Halvard was given the Lenholm prize, the "
+     "guild held a feast.", True),
+    ("What prize was founded by Halvard?", "The Lenholm prize was founded by Halvard in 1702.",
+     False),
+    ("What prize was founded by Halvard?", "Halvard was asked to found a prize, and founded "
+     "the Lenholm prize in 1702.", False),
+    ("What prize was given to Halvard?", "When Halvard was given the Lenholm prize, the guild "
+     "held a feast.", False),
+])
+def test_a_question_naming_the_doer_is_not_answered_by_what_befell_him(question, sentence,
+                                                                       expected):
+    assert agent_made_patient(question, sentence) is expected
+
+
+def test_the_gate_refuses_a_sentence_saying_what_befell_the_question_s_doer(embedder):
+    selection = ("The steam engine of Halvard Brenn was patented in 1702. When Brenn was given "
+                 "the Lenholm prize, the guild called it the finest engine of the age.")
+    assert _sentence("What prize was founded by Brenn?", selection, embedder) is None
+    got = _sentence("What prize was Brenn given?", selection, embedder)
+    assert got is not None and "Lenholm" in got

@@ -296,3 +296,11 @@ ENDOWMENT = ("Kelvane College holds the largest endowment in the region. It was 
 def test_an_answer_from_before_the_question_s_name_is_named(question, expected):
     assert names_only_after(question, "30%", ENDOWMENT) == expected
     assert off_target(question, "30%", ENDOWMENT) is bool(expected)
+
+
+def test_an_answer_from_a_sentence_saying_what_befell_the_question_s_doer():
+    selection = ("The steam engine of Halvard Brenn was patented in 1702. When Brenn was given "
+                 "the Lenholm prize, the guild called it the finest engine of the age.")
+    answer = "Brenn was given the Lenholm prize."
+    assert answers_near_miss("What prize was founded by Brenn?", answer, selection)
+    assert not answers_near_miss("What prize was Brenn given?", answer, selection)

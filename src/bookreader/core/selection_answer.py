@@ -39,8 +39,10 @@ Think Java question whose answer is in another chapter):
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
   "atomic" / "subatomic"), nor liken the question's two terms the other way round
   (:func:`likening_swapped`: "treat foreign organisms like normal tissues" over "attacking
-  normal tissues as if they were foreign organisms"): SQuAD's unanswerable questions are
-  made that way.
+  normal tissues as if they were foreign organisms"), nor say only what befell the one
+  the question names as the doer (:func:`agent_made_patient`: "What award was inspired
+  by Corliss?" over "When Corliss was given the Rumford medal ..."): SQuAD's unanswerable
+  questions are made that way.
 
 The model's rejected answer is read as an extractive span: the words it adds to the
 question ("Full size programs in *servers* sometimes use while loops") point at the
@@ -73,6 +75,7 @@ from bookreader.core.citations import CitationSource, strip_citations, verify_an
 from bookreader.core.grounding_roles import roles_swapped
 from bookreader.core.selection_contrasts import (
     OPPOSING_PREFIX,
+    agent_made_patient,
     contrasts,
     likening_swapped,
     tells_failure,
@@ -545,7 +548,8 @@ def answering_sentence(question: str, selection: CitationSource,
                   coverage, have_exact, agreed, best.sentence[:80])
         if (turning - _turning_words(best.sentence) or contrasts(question, best.sentence)
                 or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)
-                or likening_swapped(question, best.sentence)):
+                or likening_swapped(question, best.sentence)
+                or agent_made_patient(question, best.sentence)):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number

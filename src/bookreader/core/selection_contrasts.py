@@ -159,6 +159,34 @@ def voice_swapped(question: str, sentence: str) -> bool:
     return bool(active) and not passive
 
 
+#: A passive question naming its doer: "What award *was inspired by Corliss*?" (the
+#: participle, the name).
+_BY_AGENT_Q = re.compile(r"\b(?:was|were|is|are|been|being)\s+(?:\w+ly\s+)?(\w+(?:ed|en))\s+"
+                         r"by\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})")
+
+
+def agent_made_patient(question: str, sentence: str) -> bool:
+    """True when ``question`` names who did something ("What award was inspired *by
+    Corliss*?") and ``sentence`` only says what was done to that one, by another verb
+    ("When *Corliss was given* the Rumford medal ..."): the sentence states the other
+    role.  A sentence using the question's verb, or naming the doer after "by", is not
+    judged so."""
+    m = _BY_AGENT_Q.search(question)
+    if m is None:
+        return False
+    verb, name = m.group(1), m.group(2)
+    if re.sub(r"^the\s+", "", name).lower() not in sentence.lower():
+        return False
+    if stem(verb.lower()) in {stem(w.lower()) for w in words(sentence)}:
+        return False
+    name_re = r"\s+".join(re.escape(w) for w in name.split())
+    if re.search(r"\bby\s+%s\b" % name_re, sentence):
+        return False
+    return bool(re.search(r"\b%s\s+(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
+                          r"(?:\w+ly\s+)?\w+(?:ed|en|iven|ade|ought|old|ept|ent)\b" % name_re,
+                          sentence))
+
+
 #: A comparison of one thing to another ("treats normal tissues *as if* they were foreign
 #: organisms", "spread *like* a fire"): what stands before it is likened to what follows.
 _LIKENING = re.compile(r"\b(?:like|as\s+if|as\s+though)\s+(?:(?:they|it|he|she)\s+"

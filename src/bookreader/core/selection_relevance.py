@@ -38,6 +38,7 @@ from typing import Any
 
 from bookreader.core.citations import strip_citations
 from bookreader.core.selection_contrasts import (
+    agent_made_patient,
     contrasts,
     likening_swapped,
     opposed,
@@ -217,12 +218,15 @@ def answers_near_miss(question: str, answer: str, selection: str,
     (:func:`~bookreader.core.selection_contrasts.tells_failure`) or states the other role
     of a passive question (:func:`~bookreader.core.selection_contrasts.voice_swapped`),
     likens the question's two terms the other way round
-    (:func:`~bookreader.core.selection_contrasts.likening_swapped`), or the answer puts a question word in place of the source's
+    (:func:`~bookreader.core.selection_contrasts.likening_swapped`), says only what befell
+    the question's doer (:func:`~bookreader.core.selection_contrasts.agent_made_patient`),
+    or the answer puts a question word in place of the source's
     (:func:`substituted_word`): the answer, even copied, answers a near miss of the
     question."""
     source = source_sentence(answer, selection)
     if source and (contrasts(question, source) or tells_failure(question, source)
                    or voice_swapped(question, source) or likening_swapped(question, source)
+                   or agent_made_patient(question, source)
                    or substituted_word(question, answer, source, embedder)):
         log.info("Selected text: the answer comes from a sentence stating the opposite of "
                  "a question word")
