@@ -30,11 +30,10 @@ Think Java question whose answer is in another chapter):
   words or more also "Y is an X"); "What is X called?" and "What are other names for
   X?" need a sentence that names ("... called Y", "X (Y)", "names for X include Y", "the
   neuroimmune system which protects the brain"), by a name other than the question's own
-  words; "Who were the Semuren?" one that says who
-  they were ("X were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
-  question does not hold / a date / a number / a reason, a "How did X ...?" question a
-  way ("by", "with", "through", "as", an adverb) (the words naming the time or
-  count asked for, "What *day of the week*", are then not counted in the coverage);
+  words; "Who were the Semuren?" one that says who they were ("X were a ...", "X
+  (gloss)"); a who / when / how-many / why question needs a name the question does not
+  hold / a date / a number / a reason, a "How did X ...?" question a way ("by", "with",
+  "through", "as", an adverb) (the words naming the time or count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
   "atomic" / "subatomic"), nor liken the question's two terms the other way round
@@ -131,10 +130,19 @@ def _turning_words(text: str) -> set[str]:
 _NAMING = r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)"
 _NAMING_Q = re.compile(_NAMING + "$", re.I)
 _NAMES = re.compile(_NAMING + r"\b", re.I)
+#: ... or by a name given in brackets after what it names ("the parasites that cause
+#: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
+_BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
 #: "What is the name of X?", "What are other names for X?" asks the same; a sentence
 #: giving "the name of X" or "names for X" names too.
 _NAME_OF_Q = re.compile(r"^(?:[\w-]+\s+){0,3}names?\s+(?:of|for)\s", re.I)
 _NAME_WORD = re.compile(r"\bnames?\b", re.I)
+
+
+#: A relative clause after a noun ("the neuroimmune system *which* protects the brain").
+_RELATIVE = re.compile(r",?\s+(?:which|that|who)\s+", re.I)
+#: How many words before it are read as the noun it describes.
+RELATIVE_WORDS = 3
 
 
 def _gives_name(sentence: str, question: str, name_of: bool) -> bool:
@@ -162,17 +170,6 @@ def _gives_name(sentence: str, question: str, name_of: bool) -> bool:
         if named & q_terms and named - q_terms and (clause & q_terms) - named:
             return True
     return False
-
-
-#: A relative clause after a noun ("the neuroimmune system *which* protects the brain").
-_RELATIVE = re.compile(r",?\s+(?:which|that|who)\s+", re.I)
-#: How many words before it are read as the noun it describes.
-RELATIVE_WORDS = 3
-
-
-#: ... or by a name given in brackets after what it names ("the parasites that cause
-#: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
-_BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
 
 
 #: A description this many words long at least ("an Islamic revival movement") is asked
