@@ -657,6 +657,10 @@ def test_the_sentence_the_model_answered_from_is_tried_first(embedder):
     ("How did the Varn kings rule?", "The Varn kings ruled the islands through a council of "
      "elders.", True),
     ("How are the members elected?", "The members are elected by the guilds.", True),
+    # An instruction tells a way.
+    ("How do you declare a constant?", "To declare a constant, write final before its "
+     "type.", True),
+    ("How do you declare a constant?", "You can put final before the type.", True),
     # How something turned out asks for no way.
     ("How did the campaign turn out?", "The campaign failed in its second year.", True),
     # Not a way: a degree, a count.

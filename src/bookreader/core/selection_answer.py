@@ -251,9 +251,11 @@ _HOW_WAY_Q = re.compile(r"^\s*how\s+(?:do|does|did|is|are|was|were|can|could|sho
 _OUTCOME_Q = re.compile(r"\b(?:turn(?:ed|s)?\s+out|end(?:ed|s)?(?:\s+up)?|result\w*|fare[sd]?|"
                         r"go(?:es)?|went|work(?:s|ed)?\s+out|feel|felt|look|looked)\b", re.I)
 #: What tells a way: a means ("*by* electronic consoles", "*with* the equals method",
-#: "*using*", "*through*"), a manner ("*as* a protectorate", "quickly"), a way named.
+#: "*using*", "*through*"), a manner ("*as* a protectorate", "quickly"), a way named, an
+#: instruction ("*To declare* a variable, write ...", "*you can* ...").
 _WAY = re.compile(r"\b(?:by|with|without|through|using|uses?|used|via|ways?|means|methods?|"
-                  r"manner|as|thanks\s+to|\w{3,}ly)\b", re.I)
+                  r"manner|as|thanks\s+to|\w{3,}ly|you\s+(?:can|could|must|need|should|have"
+                  r"\s+to))\b|^\W*to\s+\w+[^,]*,", re.I)
 
 
 def has_wanted_type(question: str, sentence: str) -> bool:
