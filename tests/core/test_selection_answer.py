@@ -27,6 +27,7 @@ from bookreader.core.selection_answer import (
     reverses_direction,
     turns_on_absent_word,
 )
+from bookreader.core.selection_contrasts import agent_made_patient, likening_swapped
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -572,3 +573,145 @@ def test_who_a_named_one_is_is_said_by_a_gloss_not_by_what_befell_them(embedder)
     # Only what befell them: it does not say who they were.
     told = selection.replace(" (herders from the northern hills)", "")
     assert _sentence("Who were the Tavri?", told, embedder) is None
+
+
+CHARTER = ("The river towns met at Lenholm in 1310. The weavers of Brennock refused to sign "
+           "the trade charter and were exempt from the tolls it set unless they agreed to be "
+           "bound by them. The other guilds signed it within a year.")
+
+
+def test_a_restatement_putting_a_word_where_the_sentence_has_its_opposite_does_not_answer(
+        embedder):
+    # "Who agreed to sign ...?": the sentence says the weavers *refused* to; "agreed" later
+    # in the sentence (a condition) does not make it say the question's premise.
+    question = "Who agreed to sign the trade charter and were exempt from the tolls it set?"
+    sel = CitationSource.for_selection(CHARTER)
+    restated = "The weavers of Brennock agreed to sign the trade charter and were exempt."
+    assert answering_sentence(question, sel, embedder, restated) is None
+    agreed = CitationSource.for_selection(CHARTER.replace("refused", "agreed"))
+    best = answering_sentence(question, agreed, embedder, restated)
+    assert best is not None and "Brennock" in best.sentence
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    ("Why do the guards treat visitors like prisoners?",
+     "The guards treat prisoners as if they were visitors.", True),
+    ("Why do the guards treat visitors like prisoners?",
+     "The guards treat visitors like prisoners, searching them twice.", False),
+    ("Why do the guards treat visitors like prisoners?", "The guards search every visitor.",
+     False),
+    ("Which languages, like Latin, have cases?", "Greek, like Latin, has five cases.", False),
+])
+def test_a_question_likening_the_other_way(question, sentence, expected):
+    assert likening_swapped(question, sentence) is expected
+
+
+def test_the_gate_refuses_a_sentence_likening_the_other_way(embedder):
+    selection = ("The old fortress of Varn is now a museum. Because of a theft in 1998, its "
+                 "guards treat prisoners as if they were visitors to a palace. Tickets are "
+                 "sold at the gate.")
+    question = "Why do the guards of the fortress treat visitors like prisoners?"
+    assert _sentence(question, selection, embedder) is None
+    same_way = selection.replace("treat prisoners as if they were visitors",
+                                 "treat visitors as if they were prisoners")
+    got = _sentence(question, same_way, embedder)
+    assert got is not None and "theft" in got
+
+
+STRAIT = ("Fishermen from Varn charted the channel in 1620, and it became known as the Varn "
+          "Strait. Other, older names for the strait include the Grey Passage and the Narrows. "
+          "Its currents are strong in spring.")
+
+
+def test_a_question_asking_for_the_names_of_a_thing_is_answered_by_the_sentence_giving_them(
+        embedder):
+    # "What are other names for X?" asks for names, as "What is X called?" does: it needs
+    # no sentence defining "other names for X", and a sentence naming X by the question's
+    # own words ("known as the Varn Strait") gives no other name.
+    got = _sentence("What are other names for the Varn Strait?", STRAIT, embedder)
+    assert got is not None and "Grey Passage" in got
+    first = STRAIT.split(". ")[0] + "."
+    assert _sentence("What are other names for the Varn Strait?", first, embedder) is None
+
+
+FLEET = ("The Varn fleet sailed north in 1620 and reached the Grey Islands after a storm. "
+         "The Varn fleet sailed north again in 1622 and reached the Narrows after a storm.")
+
+
+def test_the_sentence_the_model_answered_from_is_tried_first(embedder):
+    # Both sentences pass the gate; the model's restatement says which one it read.
+    question = "Where did the Varn fleet reach after sailing north?"
+    sel = CitationSource.for_selection(FLEET)
+    best = answering_sentence(question, sel, embedder,
+                              "The Varn fleet reached the Narrows after sailing north.")
+    assert best is not None and "Narrows" in best.sentence
+    best = answering_sentence(question, sel, embedder,
+                              "The Varn fleet reached the Grey Islands after sailing north.")
+    assert best is not None and "Grey Islands" in best.sentence
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    # Whom the kings ruled, and what they did: not how they ruled.
+    ("How did the Varn kings rule?", "The Varn kings who ruled the islands defeated the "
+     "raiders at Holm in 1120.", False),
+    ("How did the Varn kings rule?", "The Varn kings ruled the islands through a council of "
+     "elders.", True),
+    ("How are the members elected?", "The members are elected by the guilds.", True),
+    # An instruction tells a way.
+    ("How do you declare a constant?", "To declare a constant, write final before its "
+     "type.", True),
+    ("How do you declare a constant?", "You can put final before the type.", True),
+    # How something turned out asks for no way.
+    ("How did the campaign turn out?", "The campaign failed in its second year.", True),
+    # Not a way: a degree, a count.
+    ("How important was the harbour?", "The harbour was the largest in the north.", True),
+])
+def test_a_how_question_needs_a_way(question, sentence, expected):
+    assert has_wanted_type(question, sentence) is expected
+
+
+def test_the_gate_refuses_a_sentence_that_does_not_say_how(embedder):
+    selection = ("The islands were settled in the ninth century. The Varn kings who ruled the "
+                 "islands defeated the raiders at Holm in 1120. Trade grew after the victory.")
+    assert _sentence("How did the Varn kings rule the islands?", selection, embedder) is None
+    ruled = selection.replace("who ruled the islands defeated the raiders at Holm in 1120",
+                              "ruled the islands through a council of elders at Holm")
+    got = _sentence("How did the Varn kings rule the islands?", ruled, embedder)
+    assert got is not None and "council of elders" in got
+
+
+def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_name(embedder):
+    # "the *tidal* gate which holds back the river" names the gate holding back the river.
+    selection = ("The town was flooded twice in the last century. Since 1960 the canal and the "
+                 "harbour have been kept apart from the storm gate which holds back the river.")
+    question = "What is the gate holding back the river known as?"
+    got = _sentence(question, selection, embedder)
+    assert got is not None and "storm gate" in got
+    # A clause about the question's own noun, with no other word before it, names nothing.
+    plain = selection.replace("the storm gate which holds back the river",
+                              "the gate which holds back the river")
+    assert _sentence(question, plain, embedder) is None
+
+
+@pytest.mark.parametrize("question, sentence, expected", [
+    # The question makes Halvard the doer; the sentence says what was done to him.
+    ("What prize was founded by Halvard?", "When Halvard was given the Lenholm prize, the "
+     "guild held a feast.", True),
+    ("What prize was founded by Halvard?", "The Lenholm prize was founded by Halvard in 1702.",
+     False),
+    ("What prize was founded by Halvard?", "Halvard was asked to found a prize, and founded "
+     "the Lenholm prize in 1702.", False),
+    ("What prize was given to Halvard?", "When Halvard was given the Lenholm prize, the guild "
+     "held a feast.", False),
+])
+def test_a_question_naming_the_doer_is_not_answered_by_what_befell_him(question, sentence,
+                                                                       expected):
+    assert agent_made_patient(question, sentence) is expected
+
+
+def test_the_gate_refuses_a_sentence_saying_what_befell_the_question_s_doer(embedder):
+    selection = ("The steam engine of Halvard Brenn was patented in 1702. When Brenn was given "
+                 "the Lenholm prize, the guild called it the finest engine of the age.")
+    assert _sentence("What prize was founded by Brenn?", selection, embedder) is None
+    got = _sentence("What prize was Brenn given?", selection, embedder)
+    assert got is not None and "Lenholm" in got

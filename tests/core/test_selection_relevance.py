@@ -20,7 +20,9 @@ from bookreader.core.selection_relevance import (
     answered_from,
     answers_near_miss,
     names_absent_number,
+    names_only_after,
     off_target,
+    opposite_in_place,
     relevance,
     substituted_word,
 )
@@ -186,14 +188,30 @@ def test_a_copied_answer_to_a_near_miss_question_gets_the_fallback(claude_server
     assert a.outcome is Outcome.ANSWER and "each other" in a.text
 
 
-def test_an_answer_from_a_sentence_telling_of_a_failure():
-    selection = ("In 1021 Olaf sailed to the southern coast to found a trading town, but failed. "
-                 "His brother traded furs with the inland tribes.")
-    answer = "Olaf sailed to the southern coast to found a trading town."
-    assert answers_near_miss("Who founded a trading town on the southern coast?", answer,
-                             selection)
-    assert not answers_near_miss("What did Olaf attempt on the southern coast?", answer,
-                                 selection)
+@pytest.mark.parametrize("selection, answer, near_miss, question", [
+    # The sentence says the act failed: nobody founded the town.
+    ("In 1021 Olaf sailed to the southern coast to found a trading town, but failed. His "
+     "brother traded furs with the inland tribes.",
+     "Olaf sailed to the southern coast to found a trading town.",
+     "Who founded a trading town on the southern coast?",
+     "What did Olaf attempt on the southern coast?"),
+    # The sentence likens the question's two terms the other way round.
+    ("Since a theft in 1998 the guards of Varn treat prisoners as if they were visitors to a "
+     "palace. Tickets are sold at the gate.",
+     "The guards treat prisoners as if they were visitors.",
+     "Why do the guards treat visitors like prisoners?",
+     "Why do the guards treat prisoners like visitors?"),
+    # The sentence says what befell the one the question names as the doer.
+    ("The steam engine of Halvard Brenn was patented in 1702. When Brenn was given the "
+     "Lenholm prize, the guild called it the finest engine of the age.",
+     "Brenn was given the Lenholm prize.",
+     "What prize was founded by Brenn?",
+     "What prize was Brenn given?"),
+])
+def test_an_answer_from_a_sentence_answering_a_near_miss(selection, answer, near_miss,
+                                                         question):
+    assert answers_near_miss(near_miss, answer, selection)
+    assert not answers_near_miss(question, answer, selection)
 
 
 @pytest.mark.parametrize("sentence, expected", [
@@ -255,3 +273,32 @@ def test_a_long_copied_span_with_one_word_changed_points_at_its_sentence():
     _, two = answer_span(question, "The river froze in the winter of 1912 and the water "
                          "wheel broke, becoming the main reason.")
     assert not answered_from(two, sentence)
+
+
+@pytest.mark.parametrize("answer, source, expected", [
+    ("The guild agreed to sign the charter.",
+     "The guild refused to sign the charter unless it agreed to be bound.", "agreed"),
+    ("The guild agreed to sign the charter.", "The guild agreed to sign the charter.", ""),
+    # Another word, not an opposite: no judgement without an embedder.
+    ("The guild agreed to sign the charter.", "The guild wanted to sign the charter.", ""),
+])
+def test_an_opposite_in_the_place_of_a_question_word(answer, source, expected):
+    question = "Who agreed to sign the charter?"
+    assert opposite_in_place(question, answer, source) == expected
+
+
+ENDOWMENT = ("Kelvane College holds the largest endowment in the region. It was worth $3 "
+             "billion in 2011. It lost about 30% in 2008. The Ledger, a local paper, put the "
+             "loss at $1 billion in March 2009.")
+
+
+@pytest.mark.parametrize("question, expected", [
+    # The Ledger is named only after the sentence the answer comes from ("It" is the
+    # college): the answer speaks of something else.
+    ("How much of a loss did the Ledger suffer in 2008?", "Ledger"),
+    # Kelvane is named before it: "It" may well be the college.
+    ("How much of a loss did Kelvane College suffer in 2008?", ""),
+])
+def test_an_answer_from_before_the_question_s_name_is_named(question, expected):
+    assert names_only_after(question, "30%", ENDOWMENT) == expected
+    assert off_target(question, "30%", ENDOWMENT) is bool(expected)

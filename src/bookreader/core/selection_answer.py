@@ -27,21 +27,30 @@ Think Java question whose answer is in another chapter):
 * the sentence holds a content word the question does not (it adds something), every
   turning word of the question ("not", "least", "never", "without"), and, for "What is
   X?", it says what X is ("X is ...", "... called X", "X: "; for a description of three
-  words or more also "Y is an X"); "What is X called?" needs a sentence that names
-  ("... called Y", "X (Y)"); "Who were the Semuren?" one that says who they were ("X
-  were a ...", "X (gloss)"); a who / when / how-many / why question needs a name the
-  question does not hold / a date / a number / a reason (the words naming the time or
-  count asked for, "What *day of the week*", are then not counted in the coverage);
+  words or more also "Y is an X"); "What is X called?" and "What are other names for
+  X?" need a sentence that names ("... called Y", "X (Y)", "names for X include Y", "the
+  neuroimmune system which protects the brain"), by a name other than the question's own
+  words; "Who were the Semuren?" one that says who they were ("X were a ...", "X
+  (gloss)"); a who / when / how-many / why question needs a name the question does not
+  hold / a date / a number / a reason, a "How did X ...?" question a way ("by", "with",
+  "through", "as", an adverb) (the words naming the time or count asked for, "What *day of the week*", are then not counted in the coverage);
 * the sentence does not hold the opposite of a question word the question has and it
   lacks (:func:`contrasts`: "gave" / "took", "closing" / "opening", "three" / "two",
-  "atomic" / "subatomic"): SQuAD's unanswerable questions are made that way.
+  "atomic" / "subatomic"), nor liken the question's two terms the other way round
+  (:func:`likening_swapped`: "treat foreign organisms like normal tissues" over "attacking
+  normal tissues as if they were foreign organisms"), nor say only what befell the one
+  the question names as the doer (:func:`agent_made_patient`: "What award was inspired
+  by Corliss?" over "When Corliss was given the Rumford medal ..."): SQuAD's unanswerable
+  questions are made that way.
 
 The model's rejected answer is read as an extractive span: the words it adds to the
 question ("Full size programs in *servers* sometimes use while loops") point at the
 sentence it was taken from, which then needs fewer of the question's words
 (:data:`MIN_COVERAGE_AGREED`), since the model's reading and the sentence agree; and a
 sentence whose roles that restatement exchanges ("Queen Mathilda paid tribute to Harald"
-over "Harald ... agreed to pay tribute to Queen Mathilda") answers another question.
+over "Harald ... agreed to pay tribute to Queen Mathilda"), or that puts a question word
+where the sentence has its opposite ("The UK *agreed* to sign" over "The UK refused to
+sign ... unless it agreed to be bound"), answers another question.
 
 The same sentence is also quoted after a verified model answer that does not already
 say it (:func:`beside_answer`): the model's true but beside-the-point answer stays, and
@@ -65,11 +74,13 @@ from bookreader.core.citations import CitationSource, strip_citations, verify_an
 from bookreader.core.grounding_roles import roles_swapped
 from bookreader.core.selection_contrasts import (
     OPPOSING_PREFIX,
+    agent_made_patient,
     contrasts,
+    likening_swapped,
     tells_failure,
     voice_swapped,
 )
-from bookreader.core.selection_relevance import answer_span, answered_from
+from bookreader.core.selection_relevance import answer_span, answered_from, opposite_in_place
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
@@ -122,6 +133,43 @@ _NAMES = re.compile(_NAMING + r"\b", re.I)
 #: ... or by a name given in brackets after what it names ("the parasites that cause
 #: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
 _BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
+#: "What is the name of X?", "What are other names for X?" asks the same; a sentence
+#: giving "the name of X" or "names for X" names too.
+_NAME_OF_Q = re.compile(r"^(?:[\w-]+\s+){0,3}names?\s+(?:of|for)\s", re.I)
+_NAME_WORD = re.compile(r"\bnames?\b", re.I)
+
+
+#: A relative clause after a noun ("the neuroimmune system *which* protects the brain").
+_RELATIVE = re.compile(r",?\s+(?:which|that|who)\s+", re.I)
+#: How many words before it are read as the noun it describes.
+RELATIVE_WORDS = 3
+
+
+def _gives_name(sentence: str, question: str, name_of: bool) -> bool:
+    """True when ``sentence`` gives a name ("... called Y", "X (Y)"; for "What is the name
+    of X?" also "names for X include Y") other than the question's own words: "... and it
+    became known as the French and Indian War" gives the name the question already holds,
+    not the other names it asks for.  A noun of the question with a new word before it,
+    described by a relative clause holding another word of the question, is named too
+    ("the *neuroimmune* system which protects the brain" for "What is the immune system of
+    the brain known as?")."""
+    if _BRACKETED_NAME.search(sentence):
+        return True
+    q_terms = set(content_terms(question))
+    for pattern in (_NAMES, _NAME_WORD) if name_of else (_NAMES,):
+        for m in pattern.finditer(sentence):
+            after = set(content_terms(" ".join(sentence[m.end():].split()[:4])))
+            if not after or not after <= q_terms:
+                return True
+    for m in _RELATIVE.finditer(sentence):
+        # "the *neuroimmune* system which protects the brain" names the immune system of
+        # the brain: a head noun of the question with a new word before it, described by
+        # a clause holding another word of the question.
+        named = set(content_terms(" ".join(sentence[:m.start()].split()[-RELATIVE_WORDS:])))
+        clause = set(content_terms(" ".join(sentence[m.end():].split()[:RELATIVE_WORDS + 2])))
+        if named & q_terms and named - q_terms and (clause & q_terms) - named:
+            return True
+    return False
 
 
 #: A description this many words long at least ("an Islamic revival movement") is asked
@@ -196,11 +244,28 @@ _EVENT_TIME = re.compile(r"\b(?:[Dd]uring|[Aa]fter|[Bb]efore|[Ss]ince|[Uu]ntil|[
 _DECADE = re.compile(r"\b\d{2,4}s\b")
 
 
+#: "How did / does / is ... X ...?" asks for a way (not "How many ...", "How important
+#: ..."), unless it asks how something turned out.
+_HOW_WAY_Q = re.compile(r"^\s*how\s+(?:do|does|did|is|are|was|were|can|could|should|would|"
+                        r"will|may|might|must|has|have|had)\b", re.I)
+_OUTCOME_Q = re.compile(r"\b(?:turn(?:ed|s)?\s+out|end(?:ed|s)?(?:\s+up)?|result\w*|fare[sd]?|"
+                        r"go(?:es)?|went|work(?:s|ed)?\s+out|feel|felt|look|looked)\b", re.I)
+#: What tells a way: a means ("*by* electronic consoles", "*with* the equals method",
+#: "*using*", "*through*"), a manner ("*as* a protectorate", "quickly"), a way named, an
+#: instruction ("*To declare* a variable, write ...", "*you can* ...").
+_WAY = re.compile(r"\b(?:by|with|without|through|using|uses?|used|via|ways?|means|methods?|"
+                  r"manner|as|thanks\s+to|\w{3,}ly|you\s+(?:can|could|must|need|should|have"
+                  r"\s+to))\b|^\W*to\s+\w+[^,]*,", re.I)
+
+
 def has_wanted_type(question: str, sentence: str) -> bool:
-    """The sentence can hold what a who / when / how-many / why question asks for: a name
-    the question does not hold, a date (a year, a month, a decade; for "When ...?" also a
-    named event: "during the Second World War"), a number, a reason ("He argued that
-    ..." names nobody)."""
+    """The sentence can hold what a who / when / how-many / why / how question asks for: a
+    name the question does not hold, a date (a year, a month, a decade; for "When ...?"
+    also a named event: "during the Second World War"), a number, a reason ("He argued
+    that ..." names nobody), a way ("How did the dynasty rule?" is not answered by "The
+    dynasty which ruled Annam defeated the Mongols at ...", which says whom it ruled, but
+    by a means or a manner: "by", "with", "through", "as", an adverb; a question about
+    how something turned out asks for no way)."""
     q = question.lower().split()
     q_words = {w.lower() for w in words(question)}
     sent = words(sentence)
@@ -216,6 +281,8 @@ def has_wanted_type(question: str, sentence: str) -> bool:
         return bool(_REASON.search(sentence))
     if q[:2] in (["how", "many"], ["how", "much"]):
         return bool(numbers(sentence)) or any(w.lower() in _NUMBER_WORDS for w in sent)
+    if _HOW_WAY_Q.match(question) and not _OUTCOME_Q.search(question):
+        return bool(_WAY.search(sentence))
     return True
 
 
@@ -432,7 +499,8 @@ def answering_sentence(question: str, selection: CitationSource,
 
     ``model_answer`` is the model's answer that could not be shown, when there is one.
     The sentence it was taken from (the first to hold every word it adds to the
-    question) needs only :data:`MIN_COVERAGE_AGREED` of the question's words and a score
+    question) is tried first (the model's reading chooses among sentences that all pass
+    the gate) and needs only :data:`MIN_COVERAGE_AGREED` of the question's words and a score
     of :data:`MIN_SCORE_AGREED`, at any rank; a sentence whose two terms it
     exchanges (it restates the question as "King Olaf paid tribute to Sweyn" over "Sweyn
     paid tribute to King Olaf") answers another question (an answer adding no word to
@@ -446,7 +514,8 @@ def answering_sentence(question: str, selection: CitationSource,
     exact = _exact_terms(question)
     turning = _turning_words(question)
     define = _DEFINE_Q.match(" ".join(question.split()))
-    naming = bool(define and _NAMING_Q.search(define.group(1)))
+    name_of = bool(define and _NAME_OF_Q.match(define.group(1)))
+    naming = bool(define and _NAMING_Q.search(define.group(1))) or name_of
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
     who = _WHO_NAMED_Q.match(" ".join(question.split()))
@@ -454,7 +523,7 @@ def answering_sentence(question: str, selection: CitationSource,
     source = next((q for q in ranked if answered_from(span, q.sentence)), None)
     candidates = [q for q in ranked[:2] if q is not source]
     if source is not None:
-        candidates.append(source)
+        candidates.insert(0, source)
     before = _sentences_before(selection)
     # The words naming what is asked for are not counted: the answer stands in their place
     # (the score's keyword half is counted again without them).
@@ -477,11 +546,13 @@ def answering_sentence(question: str, selection: CitationSource,
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
                   coverage, have_exact, agreed, best.sentence[:80])
         if (turning - _turning_words(best.sentence) or contrasts(question, best.sentence)
-                or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)):
+                or tells_failure(question, best.sentence) or voice_swapped(question, best.sentence)
+                or likening_swapped(question, best.sentence)
+                or agent_made_patient(question, best.sentence)):
             continue  # the question asks the opposite of what the sentence says
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
-        if naming and not (_NAMES.search(best.sentence) or _BRACKETED_NAME.search(best.sentence)):
+        if naming and not _gives_name(best.sentence, question, name_of):
             continue  # "What is X called?" is answered by "... called Y", "... (Y)"
         if who and not _says_who(best.sentence, who.group(1)):
             continue  # "Who were the Semuren?" is not answered by what befell them
@@ -489,6 +560,8 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # "What is a compiler?" is not answered by a sentence using the word
         if span and roles_swapped(first, best.sentence):
             continue  # the question, as the model restated it, exchanges the sentence's roles
+        if span and opposite_in_place(question, first, best.sentence):
+            continue  # ... or puts a question word where the sentence has its opposite
         floor = MIN_COVERAGE_AGREED if agreed else MIN_COVERAGE
         if coverage >= floor and have_exact and adds:
             return best

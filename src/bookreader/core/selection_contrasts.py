@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from bookreader.core.sentences import stem, words
+from bookreader.core.sentences import content_terms, stem, words
 
 #: Counts and ranks written as words: a question's count the sentence replaces by
 #: another ("multiplying *three* numbers" over "multiplying two numbers") is a near miss;
@@ -60,6 +60,17 @@ _OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
     ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
     ("support supported supports", "oppose opposed opposes"),
 ))
+def opposed(a: str, b: str) -> bool:
+    """True when the words ``a`` and ``b`` are opposites (see :data:`_OPPOSITES`; any
+    inflection: "agreed" / "refuses")."""
+    sa, sb = stem(a.lower()), stem(b.lower())
+    for x, y in _OPPOSITES:
+        xs, ys = {stem(w) for w in x}, {stem(w) for w in y}
+        if (sa in xs and sb in ys) or (sa in ys and sb in xs):
+            return True
+    return False
+
+
 #: A concessive condition ("objects keep moving *even when* acted on"): what holds
 #: despite it.  "unless" ("... *unless* acted on") says the opposite: it stops holding.
 _CONCESSIVE = re.compile(r"\beven\s+(?:if|when|though)\b", re.I)
@@ -146,3 +157,64 @@ def voice_swapped(question: str, sentence: str) -> bool:
     passive = re.search(r"\b%s\s+(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
                         r"(?:\w+ly\s+)?%s\b" % (name, verb), sentence)
     return bool(active) and not passive
+
+
+#: A passive question naming its doer: "What award *was inspired by Corliss*?" (the
+#: participle, the name).
+_BY_AGENT_Q = re.compile(r"\b(?:was|were|is|are|been|being)\s+(?:\w+ly\s+)?(\w+(?:ed|en))\s+"
+                         r"by\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})")
+
+
+def agent_made_patient(question: str, sentence: str) -> bool:
+    """True when ``question`` names who did something ("What award was inspired *by
+    Corliss*?") and ``sentence`` only says what was done to that one, by another verb
+    ("When *Corliss was given* the Rumford medal ..."): the sentence states the other
+    role.  A sentence using the question's verb, or naming the doer after "by", is not
+    judged so."""
+    m = _BY_AGENT_Q.search(question)
+    if m is None:
+        return False
+    verb, name = m.group(1), m.group(2)
+    if re.sub(r"^the\s+", "", name).lower() not in sentence.lower():
+        return False
+    if stem(verb.lower()) in {stem(w.lower()) for w in words(sentence)}:
+        return False
+    name_re = r"\s+".join(re.escape(w) for w in name.split())
+    if re.search(r"\bby\s+%s\b" % name_re, sentence):
+        return False
+    return bool(re.search(r"\b%s\s+(?:was|were|is|are|has\s+been|have\s+been|had\s+been)\s+"
+                          r"(?:\w+ly\s+)?\w+(?:ed|en|iven|ade|ought|old|ept|ent)\b" % name_re,
+                          sentence))
+
+
+#: A comparison of one thing to another ("treats normal tissues *as if* they were foreign
+#: organisms", "spread *like* a fire"): what stands before it is likened to what follows.
+_LIKENING = re.compile(r"\b(?:like|as\s+if|as\s+though)\s+(?:(?:they|it|he|she)\s+"
+                       r"(?:were|was|are|is)\s+)?", re.I)
+#: How many words on each side of the likening word are read as its two terms.
+LIKENED_WORDS = 3
+
+
+def _likened(text: str) -> tuple[set[str], set[str]] | None:
+    """The content words (stemmed) of the :data:`LIKENED_WORDS` words before and after
+    the first likening of ``text``, or None."""
+    m = _LIKENING.search(text)
+    if m is None:
+        return None
+    before = re.findall(r"[\w'-]+", text[:m.start()])[-LIKENED_WORDS:]
+    after = re.findall(r"[\w'-]+", text[m.end():])[:LIKENED_WORDS]
+    return set(content_terms(" ".join(before))), set(content_terms(" ".join(after)))
+
+
+def likening_swapped(question: str, sentence: str) -> bool:
+    """True when ``question`` likens A to B and ``sentence`` likens B to A: "What causes
+    the immune system to treat *foreign organisms like normal tissues*?" is not answered
+    by "... attacking *normal tissues as if they were foreign organisms*" (the other
+    mistake).  A word on one side of the question is on the other side of the sentence,
+    and a word of the other side the other way round (words on both sides, "the guards
+    treat", count for neither)."""
+    q, s = _likened(question), _likened(sentence)
+    if q is None or s is None:
+        return False
+    (q_a, q_b), (s_a, s_b) = q, s
+    return bool((q_a & s_b) - s_a and (q_b & s_a) - s_b)

@@ -13,7 +13,10 @@ gate) or by the fixed fallback.  So is an answer to a near miss of the question
 (:func:`answers_near_miss`): its source sentence holds the opposite of a question word,
 says the act failed or states the other role of a passive question, or the answer puts a
 question word in place of the source's word ("Marta *used* a formula" from "Marta derived
-a formula"), stating the question's premise.
+a formula"), stating the question's premise; and so is an answer from a sentence that
+comes before the selection first names the question's name (:func:`names_only_after`:
+"How much did *Forbes* lose?" answered "30%" from "It suffered about 30% loss", Forbes
+named only later).
 
 :func:`answer_span` reads a model's answer as an extractive span (the words it adds to
 the question); :func:`answered_from` finds the selection sentence it was taken from.
@@ -34,7 +37,14 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from bookreader.core.citations import strip_citations
-from bookreader.core.selection_contrasts import contrasts, tells_failure, voice_swapped
+from bookreader.core.selection_contrasts import (
+    agent_made_patient,
+    contrasts,
+    likening_swapped,
+    opposed,
+    tells_failure,
+    voice_swapped,
+)
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -137,21 +147,42 @@ def substituted_word(question: str, answer: str, source: str,
     (the slot the answer fills); without an embedder nothing is judged."""
     if embedder is None:
         return ""
+    for word, other in _replaced(question, answer, source):
+        similarity = _similarity(embedder, word, other)
+        if similarity is not None and similarity < MAX_SUBSTITUTE_SIMILARITY:
+            return word
+    return ""
+
+
+def _replaced(question: str, answer: str, source: str) -> list[tuple[str, str]]:
+    """``(question word, source words)`` for each question word that ``answer``'s first
+    sentence has where ``source`` has one or two other words, aligned word by word
+    (content words, stemmed; not at either end, not the word after "what")."""
     sentences = split_sentences(strip_citations(answer))
     if not sentences:
-        return ""
+        return []
     q = _terms(question)
     q -= {t for m in _WH_SLOT.finditer(question) for t in content_terms(m.group(1))}
     mine = _words_of(sentences[0])
     theirs = _words_of(source)
     a, b = [t for t, _ in mine], [t for t, _ in theirs]
+    out = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if (tag != "replace" or i2 - i1 != 1 or not 1 <= j2 - j1 <= 2 or a[i1] not in q
                 or i1 == 0 or i2 == len(a) or j1 == 0 or j2 == len(b)):
             continue
-        word, other = mine[i1][1], " ".join(w for _, w in theirs[j1:j2])
-        similarity = _similarity(embedder, word, other)
-        if similarity is not None and similarity < MAX_SUBSTITUTE_SIMILARITY:
+        out.append((mine[i1][1], " ".join(w for _, w in theirs[j1:j2])))
+    return out
+
+
+def opposite_in_place(question: str, answer: str, source: str) -> str:
+    """The question word that ``answer`` (a model's restatement of the question) puts
+    where ``source`` has its opposite ("The council *agreed* to sign the charter" over
+    "The council *refused* to sign the charter ... unless it agreed to be bound"), or "".
+    Unlike :func:`~bookreader.core.selection_contrasts.contrasts`, the opposite is judged
+    in its place: the question word elsewhere in the sentence does not undo it."""
+    for word, other in _replaced(question, answer, source):
+        if any(opposed(word, w) for w in other.split()):
             return word
     return ""
 
@@ -186,17 +217,68 @@ def answers_near_miss(question: str, answer: str, selection: str,
     respect to each other"), says that what it tells of failed
     (:func:`~bookreader.core.selection_contrasts.tells_failure`) or states the other role
     of a passive question (:func:`~bookreader.core.selection_contrasts.voice_swapped`),
+    likens the question's two terms the other way round
+    (:func:`~bookreader.core.selection_contrasts.likening_swapped`), says only what befell
+    the question's doer (:func:`~bookreader.core.selection_contrasts.agent_made_patient`),
     or the answer puts a question word in place of the source's
     (:func:`substituted_word`): the answer, even copied, answers a near miss of the
     question."""
     source = source_sentence(answer, selection)
     if source and (contrasts(question, source) or tells_failure(question, source)
-                   or voice_swapped(question, source)
+                   or voice_swapped(question, source) or likening_swapped(question, source)
+                   or agent_made_patient(question, source)
                    or substituted_word(question, answer, source, embedder)):
         log.info("Selected text: the answer comes from a sentence stating the opposite of "
                  "a question word")
         return True
     return False
+
+
+#: A capitalised word of a question past its first word: a name ("Forbes", "Harvard's").
+_NAME = re.compile(r"(?<=\s)[A-Z][\w-]*")
+
+
+def _answer_source_index(answer: str, sentences: list[str]) -> int | None:
+    """The index of the selection sentence ``answer``'s first sentence comes from: the
+    first one holding it word for word ("30%"), else the one sharing most content words
+    with it (None when none shares any)."""
+    parts = split_sentences(strip_citations(answer))
+    if not parts:
+        return None
+    flat = " ".join(parts[0].split()).strip(" .!").lower()
+    if flat:
+        pattern = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(flat))
+        for k, x in enumerate(sentences):
+            if pattern.search(x.lower()):
+                return k
+    own = _terms(parts[0])
+    overlaps = [len(own & _terms(x)) for x in sentences]
+    if not overlaps or not max(overlaps):
+        return None
+    return overlaps.index(max(overlaps))
+
+
+def names_only_after(question: str, answer: str, selection: str) -> str:
+    """A name of ``question`` that the selection first writes after the sentence
+    ``answer`` comes from, or "".
+
+    A text names what it speaks of before it refers to it ("Harvard has ... It suffered
+    about 30% loss"): a sentence cannot be about a name that comes only later.  "How much
+    of a loss did *Forbes* suffer in 2008?" is not answered by "30%" from "It suffered
+    about 30% loss in 2008-09" when Forbes is named only in a later sentence ("Forbes in
+    March 2009 estimated the loss ..."): the answer speaks of something else."""
+    sentences = [" ".join(x.split()) for x in split_sentences(selection)]
+    k = _answer_source_index(answer, sentences)
+    if k is None:
+        return ""
+    upto = " ".join(sentences[:k + 1]).lower()
+    after = " ".join(sentences[k + 1:]).lower()
+    for m in _NAME.finditer(" ".join(question.split())):
+        name = re.sub(r"['\u2019]s$", "", m.group(0)).lower()
+        word = re.compile(r"\b%s" % re.escape(name))
+        if word.search(after) and not word.search(upto):
+            return m.group(0)
+    return ""
 
 
 def off_target(question: str, answer: str, selection: str, embedder: Any = None) -> bool:
@@ -205,8 +287,14 @@ def off_target(question: str, answer: str, selection: str, embedder: Any = None)
     :data:`MAX_RELEVANCE` of the question's content words that the selection holds, and
     one sentence of the selection holds at least :data:`MIN_GAP` more (a question with
     fewer than :data:`MIN_TERMS` such words, or naming an operator, is not judged so); or
-    it answers a near miss of the question (:func:`answers_near_miss`)."""
+    it answers a near miss of the question (:func:`answers_near_miss`); or it comes from a
+    sentence before the selection first names the question's name
+    (:func:`names_only_after`)."""
     if answers_near_miss(question, answer, selection, embedder):
+        return True
+    if names_only_after(question, answer, selection):
+        log.info("Selected text: the answer comes before the selection names the question's "
+                 "name")
         return True
     wanted = _terms(question) & _terms(selection)
     if len(wanted) < MIN_TERMS or _OPERATOR.search(question):
