@@ -23,11 +23,11 @@ from bookreader.core.selection_answer import (
     LEAD,
     answering_sentence,
     contrasts,
-    has_wanted_type,
     reverses_direction,
     turns_on_absent_word,
 )
 from bookreader.core.selection_contrasts import agent_made_patient, likening_swapped
+from bookreader.core.selection_types import has_wanted_type
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
