@@ -139,3 +139,15 @@ def test_the_fitted_calibration_can_say_medium_and_says_low_for_a_weak_answer():
     assert calibration.level(calibration.calibrated(best)) in ("medium", "high")
     assert calibration.level(calibration.calibrated(weak)) == "low"
     assert calibration.calibrated(weak) < 0.3 < calibration.calibrated(best)
+
+
+def test_an_exercise_brief_before_its_numbered_list_ranks_as_a_brief_not_a_bare_lead_in():
+    from bookreader.core.llm.answer_type import answer_type_bonus
+
+    # once a list's "1." no longer ends it, the brief ends in its colon
+    brief = "Implement an Extended Kalman Filter (EKF) for fusing visual and IMU data:"
+    assert answer_type_bonus("procedure", brief, set()) == answer_type_bonus(
+        "procedure", brief[:-1] + ".", set()) == -0.3
+    assert answer_type_bonus("procedure", "This chapter covered the essential concepts:",
+                             set()) == -0.3
+    assert answer_type_bonus("procedure", "Here is an example:", set()) == -1.0

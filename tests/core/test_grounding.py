@@ -189,8 +189,13 @@ def test_text_helpers():
         "This chapter covered:", "Communication Systems: reliable networks.",
         "Consensus Algorithms: robots agree.", "Swarm Intelligence: collective behavior.",
         "Steps:", "Identify principles.", "Test them."]
+    # A number after a space goes when the list's next number follows it.
+    assert split_sentences("Steps: 1. Load images (left and right) 2.\n3.\n4.\ndef f(x):") == [
+        "Steps:", "Load images (left and right)", "def f(x):"]
     # ...but a number that ends a sentence or is the whole text stays.
     assert split_sentences("See Chapter 1. It follows.") == ["See Chapter 1.", "It follows."]
+    assert split_sentences("See Chapter 2. It is there. And 3. more") == [
+        "See Chapter 2.", "It is there.", "And 3. more"]
     assert split_sentences("42.") == ["42."]
     assert content_terms("The running dogs' owners") == ["run", "dog", "owner"]
     assert numbers("In 1,000 years or 3.5 days, not x2") == ["1000", "3.5"]
