@@ -151,3 +151,7 @@ def test_an_exercise_brief_before_its_numbered_list_ranks_as_a_brief_not_a_bare_
     assert answer_type_bonus("procedure", "This chapter covered the essential concepts:",
                              set()) == -0.3
     assert answer_type_bonus("procedure", "Here is an example:", set()) == -1.0
+    # a lead-in making a claim of its own stays above a brief, as before
+    assert answer_type_bonus("procedure", "Let's implement forward kinematics for a 6-DOF "
+                             "robotic arm, which computes the pose of its end effector:",
+                             set()) == -0.1

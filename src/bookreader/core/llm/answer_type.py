@@ -130,16 +130,16 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         return -1.0  # "For example, here is a recursive method without a base case:"
     if LEAD_IN_TO_CODE.search(s):  # "... as follows: public int compareTo(Card that) {"
         return -1.0
-    if s.endswith(":") and (TASK.match(s) or META.match(s)):
-        # an exercise's brief or a summary's opening before its numbered list ("Implement
-        # an Extended Kalman Filter (EKF) for fusing visual and IMU data:"): ranked as
-        # the brief or the summary it is, not as a bare lead-in
-        return -0.3
     if s.endswith(":"):
         # A bare lead-in says nothing; one that makes a claim before showing its listing
         # ("Kalman filters are essential for fusing data from ... noise characteristics:")
         # is shown as that claim (see _render) but ranks below a plain statement.
-        return -0.1 if is_claiming_lead_in(s) else -1.0
+        if is_claiming_lead_in(s):
+            return -0.1
+        # an exercise's brief or a summary's opening before its numbered list ("Implement
+        # an Extended Kalman Filter (EKF) for fusing visual and IMU data:") ranks as the
+        # brief or the summary it is
+        return -0.3 if TASK.match(s) or META.match(s) else -1.0
     if looks_like_code(s):
         return CODE_PENALTY  # a listing shows, it does not say
     if len(_SECTION_NUMBER.findall(s)) >= 3 or TOC_LINE.search(s):
