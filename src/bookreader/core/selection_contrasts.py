@@ -60,6 +60,8 @@ _OPPOSITES = tuple((frozenset(a.split()), frozenset(b.split())) for a, b in (
     ("input", "output"), ("born birth", "died death"), ("rich", "poor"),
     ("support supported supports", "oppose opposed opposes"),
 ))
+
+
 def opposed(a: str, b: str) -> bool:
     """True when the words ``a`` and ``b`` are opposites (see :data:`_OPPOSITES`; any
     inflection: "agreed" / "refuses")."""
