@@ -197,6 +197,11 @@ def test_text_helpers():
     assert split_sentences("See Chapter 2. It is there. And 3. more") == [
         "See Chapter 2.", "It is there.", "And 3. more"]
     assert split_sentences("42.") == ["42."]
+    # A dotted name in code is not two run-together sentences.
+    assert split_sentences("edges = cv2.Canny(gray, 50, 150) in the 19th century.First "
+                           "for Women. Call self.Update(x) or obj.Items[0].") == [
+        "edges = cv2.Canny(gray, 50, 150) in the 19th century.", "First for Women.",
+        "Call self.Update(x) or obj.Items[0]."]
     assert content_terms("The running dogs' owners") == ["run", "dog", "owner"]
     assert numbers("In 1,000 years or 3.5 days, not x2") == ["1000", "3.5"]
 

@@ -18,7 +18,9 @@ from nltk.stem.snowball import SnowballStemmer
 
 _SENT_END = re.compile(
     r"""(?<=[.!?])["'\u201d\u2019)\]]*\s+(?=["'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])"""
-    r"""|(?<=[a-z0-9)][.!?])(?=[A-Z][a-z])"""
+    # run together ("...century.First for"), but not a dotted name in code ("cv2.Canny",
+    # "self.Update(", "np.Array[")
+    r"""|(?<=[a-z0-9)][.!?])(?<![A-Za-z][0-9][.])(?=[A-Z][a-z])(?![A-Z]\w*[(\[.])"""
     r"""|\n\s*\n+"""
     # a glossary's next entry, "term: definition", often lower-case ("... different
     # arguments. base case: A condition that ..."): up to four words, then a colon
