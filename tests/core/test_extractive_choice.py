@@ -155,3 +155,13 @@ def test_an_exercise_brief_before_its_numbered_list_ranks_as_a_brief_not_a_bare_
     assert answer_type_bonus("procedure", "Let's implement forward kinematics for a 6-DOF "
                              "robotic arm, which computes the pose of its end effector:",
                              set()) == -0.1
+
+
+def test_prose_opening_with_a_control_keyword_is_no_block_of_code():
+    """Think Java: "for loops have three components ...: the initializer, the condition,
+    and the update:" was read as Python's "for x in y:" and never shown to the model."""
+    from bookreader.core.llm.answer_type import is_claiming_lead_in
+
+    assert is_claiming_lead_in("for loops have three components in parentheses, separated "
+                               "by semicolons: the initializer, the condition, and the update:")
+    assert not is_claiming_lead_in("for reading in sensor_readings_from_the_robot_arm:")

@@ -197,6 +197,8 @@ def test_text_helpers():
     assert split_sentences("See Chapter 2. It is there. And 3. more") == [
         "See Chapter 2.", "It is there.", "And 3. more"]
     assert split_sentences("42.") == ["42."]
+    assert split_sentences("If it is false, the loop ends.\n3.") == [
+        "If it is false, the loop ends."]
     # A dotted name in code is not two run-together sentences.
     assert split_sentences("edges = cv2.Canny(gray, 50, 150) in the 19th century.First "
                            "for Women. Call self.Update(x) or obj.Items[0].") == [

@@ -88,6 +88,7 @@ def _split_sentences(text: str) -> tuple[str, ...]:
 _ENUMERATOR = re.compile(r"\d{1,2}\.")
 _TRAILING_ENUMERATOR = re.compile(r"(?:(?<=:)[ \t]*|[ \t]*\n\s*)\d{1,2}\.$")
 _SPACED_ENUMERATOR = re.compile(r"\s(\d{1,2})\.$")
+_ENDING_ENUMERATOR = re.compile(r"(?<=[.!?:])[ \t]*\n\s*\d{1,2}\.$")
 _LEADING_ENUMERATOR_LINE = re.compile(r"^\d{1,2}\.[ \t]*\n\s*")
 
 
@@ -97,14 +98,13 @@ def _without_enumerators(parts: list[str]) -> tuple[str, ...]:
     The splitter ends a sentence at the full stop of "2." in "...coordination.\n2.
     Consensus Algorithms: ...", so a list's numbers came out as sentences of their own
     or at the end of the line before: a model's prompt read "2.\n3.\n4.", a lead-in
-    ending in a colon ended in "1." instead.  A number is dropped only where an item
-    follows it, so a text that is just "42." keeps it; one after a space ("Load stereo
+    ending in a colon ended in "1." instead.  A text that is just "42." keeps it; one after a space ("Load stereo
     images (left and right) 2.") only when the list's next number follows as a piece of
     its own (a sentence may end in "Chapter 2.")."""
     out: list[str] = []
     for k, part in enumerate(parts):
         last = k == len(parts) - 1
-        if not last and _ENUMERATOR.fullmatch(part):
+        if len(parts) > 1 and _ENUMERATOR.fullmatch(part):
             continue
         part = _LEADING_ENUMERATOR_LINE.sub("", part)  # "4.\ndef f(x):"
         if not last:
@@ -112,6 +112,8 @@ def _without_enumerators(parts: list[str]) -> tuple[str, ...]:
             m = _SPACED_ENUMERATOR.search(part)
             if m and f"{int(m.group(1)) + 1}." in parts[k + 1:k + 3]:
                 part = part[:m.start()].rstrip()
+        else:  # "... the loop ends.\n3." at the end of a passage
+            part = _ENDING_ENUMERATOR.sub("", part)
         if part:
             out.append(part)
     return tuple(out)

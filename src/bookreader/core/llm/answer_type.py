@@ -179,9 +179,12 @@ def is_claiming_lead_in(sentence: str) -> bool:
     return len(content_terms(s)) >= 6 and _claims(s)
 
 
-#: A line of code that opens a block and ends in a colon (Python's def, class, for, if ...).
+#: A line of code that opens a block and ends in a colon (Python's def, class, for, if
+#: ...); a control keyword opens one only in a short line ("for loops have three
+#: components in parentheses, separated by semicolons: ...:" is prose).
 _BLOCK_OPENER = re.compile(
-    r"^(?:async\s+def|def|class|for|while|if|elif|else|try|except|finally|with)\b[^\n]*:$")
+    r"^(?:(?:async\s+def|def|class)\b[^\n]*"
+    r"|(?:for|while|if|elif|else|try|except|finally|with)\b(?:\s*\S+){0,7}\s*):$")
 
 
 def is_glossary_entry(sentence: str) -> bool:
