@@ -494,24 +494,15 @@ def _without_claims(text: str, units: Sequence[Claim], drop: Sequence[bool], wha
     return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()
 
 
-#: A function's parameter documentation copied as a claim (":param dt: Time step
-#: :return: Control outputs for each joint").
-_PARAMETER_DOCS = re.compile(r"(?:^|\s):(?:param|returns?|rtype|raises?)\b[^:]*:")
-
-
 def drop_code_name_claims(text: str) -> str:
     """``text`` without the claims that only spell out a code name they cite ("Process
     camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
     window trial's answer to "How does a Kalman filter help a robot?"): a function's name
-    is no answer, and the citation would lend it a page.  Nor is a function's parameter
-    list ("Update all PID controllers :param current_positions: Current joint positions
-    ...", the small tier's answer to "How do I tune a PID controller ...?"): it says what
-    a function takes, not how or why.  What is left may be empty (the
+    is no answer, and the citation would lend it a page.  What is left may be empty (the
     answer is then treated as the model declining: quotes of the book's pages)."""
     units = claims(text)
-    drop = [(bool(u.citations) and 0 < len(words(u.text)) <= _NAME_CLAIM_WORDS
-             and all(_CODE_NAME.match(c.excerpt) for c in u.citations))
-            or bool(_PARAMETER_DOCS.search(u.text)) for u in units]
+    drop = [bool(u.citations) and 0 < len(words(u.text)) <= _NAME_CLAIM_WORDS
+            and all(_CODE_NAME.match(c.excerpt) for c in u.citations) for u in units]
     return _without_claims(text, units, drop, "a claim that only names code")
 
 
