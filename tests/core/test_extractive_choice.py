@@ -148,8 +148,8 @@ def test_an_exercise_brief_before_its_numbered_list_ranks_as_a_brief_not_a_bare_
     brief = "Implement an Extended Kalman Filter (EKF) for fusing visual and IMU data:"
     assert answer_type_bonus("procedure", brief, set()) == answer_type_bonus(
         "procedure", brief[:-1] + ".", set()) == -0.3
-    assert answer_type_bonus("procedure", "This chapter covered the essential concepts:",
-                             set()) == -0.3
+    assert answer_type_bonus("procedure", "This chapter covered the essential concepts of "
+                             "robot learning and adaptation:", set()) == -0.3
     assert answer_type_bonus("procedure", "Here is an example:", set()) == -1.0
     # a lead-in making a claim of its own stays above a brief, as before
     assert answer_type_bonus("procedure", "Let's implement forward kinematics for a 6-DOF "
