@@ -139,29 +139,3 @@ def test_the_fitted_calibration_can_say_medium_and_says_low_for_a_weak_answer():
     assert calibration.level(calibration.calibrated(best)) in ("medium", "high")
     assert calibration.level(calibration.calibrated(weak)) == "low"
     assert calibration.calibrated(weak) < 0.3 < calibration.calibrated(best)
-
-
-def test_an_exercise_brief_before_its_numbered_list_ranks_as_a_brief_not_a_bare_lead_in():
-    from bookreader.core.llm.answer_type import answer_type_bonus
-
-    # once a list's "1." no longer ends it, the brief ends in its colon
-    brief = "Implement an Extended Kalman Filter (EKF) for fusing visual and IMU data:"
-    assert answer_type_bonus("procedure", brief, set()) == answer_type_bonus(
-        "procedure", brief[:-1] + ".", set()) == -0.3
-    assert answer_type_bonus("procedure", "This chapter covered the essential concepts of "
-                             "robot learning and adaptation:", set()) == -0.3
-    assert answer_type_bonus("procedure", "Here is an example:", set()) == -1.0
-    # a lead-in making a claim of its own stays above a brief, as before
-    assert answer_type_bonus("procedure", "Let's implement forward kinematics for a 6-DOF "
-                             "robotic arm, which computes the pose of its end effector:",
-                             set()) == -0.1
-
-
-def test_prose_opening_with_a_control_keyword_is_no_block_of_code():
-    """Think Java: "for loops have three components ...: the initializer, the condition,
-    and the update:" was read as Python's "for x in y:" and never shown to the model."""
-    from bookreader.core.llm.answer_type import is_claiming_lead_in
-
-    assert is_claiming_lead_in("for loops have three components in parentheses, separated "
-                               "by semicolons: the initializer, the condition, and the update:")
-    assert not is_claiming_lead_in("for reading in sensor_readings_from_the_robot_arm:")

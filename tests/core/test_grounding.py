@@ -180,30 +180,6 @@ def test_text_helpers():
     # ...but not a colon five words on, nor one that is not followed by a space.
     assert split_sentences("It is 3. then we set the value here: ten. We use a.b:c.") == [
         "It is 3. then we set the value here: ten.", "We use a.b:c."]
-    # A numbered list's item numbers are neither sentences nor the end of the line before
-    # (Physical AI's chapter summaries: a model's prompt read "2.\n3.\n4.\n5.").
-    assert split_sentences(
-        "This chapter covered:\n1. Communication Systems: reliable networks.\n2. Consensus "
-        "Algorithms: robots agree.\n3. Swarm Intelligence: collective behavior. Steps: 1. "
-        "Identify principles. 2. Test them.") == [
-        "This chapter covered:", "Communication Systems: reliable networks.",
-        "Consensus Algorithms: robots agree.", "Swarm Intelligence: collective behavior.",
-        "Steps:", "Identify principles.", "Test them."]
-    # A number after a space goes when the list's next number follows it.
-    assert split_sentences("Steps: 1. Load images (left and right) 2.\n3.\n4.\ndef f(x):") == [
-        "Steps:", "Load images (left and right)", "def f(x):"]
-    # ...but a number that ends a sentence or is the whole text stays.
-    assert split_sentences("See Chapter 1. It follows.") == ["See Chapter 1.", "It follows."]
-    assert split_sentences("See Chapter 2. It is there. And 3. more") == [
-        "See Chapter 2.", "It is there.", "And 3. more"]
-    assert split_sentences("42.") == ["42."]
-    assert split_sentences("If it is false, the loop ends.\n3.") == [
-        "If it is false, the loop ends."]
-    # A dotted name in code is not two run-together sentences.
-    assert split_sentences("edges = cv2.Canny(gray, 50, 150) in the 19th century.First "
-                           "for Women. Call self.Update(x) or obj.Items[0].") == [
-        "edges = cv2.Canny(gray, 50, 150) in the 19th century.", "First for Women.",
-        "Call self.Update(x) or obj.Items[0]."]
     assert content_terms("The running dogs' owners") == ["run", "dog", "owner"]
     assert numbers("In 1,000 years or 3.5 days, not x2") == ["1000", "3.5"]
 

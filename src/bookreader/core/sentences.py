@@ -18,9 +18,7 @@ from nltk.stem.snowball import SnowballStemmer
 
 _SENT_END = re.compile(
     r"""(?<=[.!?])["'\u201d\u2019)\]]*\s+(?=["'\u201c\u2018(\[]?[A-Z0-9\u00c0-\u024f])"""
-    # run together ("...century.First for"), but not a dotted name in code ("cv2.Canny",
-    # "self.Update(", "np.Array[")
-    r"""|(?<=[a-z0-9)][.!?])(?<![A-Za-z][0-9][.])(?=[A-Z][a-z])(?![A-Z]\w*[(\[.])"""
+    r"""|(?<=[a-z0-9)][.!?])(?=[A-Z][a-z])"""
     r"""|\n\s*\n+"""
     # a glossary's next entry, "term: definition", often lower-case ("... different
     # arguments. base case: A condition that ..."): up to four words, then a colon
@@ -80,43 +78,7 @@ def _split_sentences(text: str) -> tuple[str, ...]:
     tail = text[start:].strip()
     if tail:
         parts.append(tail)
-    return _without_enumerators(parts)
-
-
-# A numbered list's item number: the whole piece ("2."), or the end of the line before
-# its item ("... coordination:\n1.", "Steps: 1.").
-_ENUMERATOR = re.compile(r"\d{1,2}\.")
-_TRAILING_ENUMERATOR = re.compile(r"(?:(?<=:)[ \t]*|[ \t]*\n\s*)\d{1,2}\.$")
-_SPACED_ENUMERATOR = re.compile(r"\s(\d{1,2})\.$")
-_ENDING_ENUMERATOR = re.compile(r"(?<=[.!?:])[ \t]*\n\s*\d{1,2}\.$")
-_LEADING_ENUMERATOR_LINE = re.compile(r"^\d{1,2}\.[ \t]*\n\s*")
-
-
-def _without_enumerators(parts: list[str]) -> tuple[str, ...]:
-    """``parts`` without the item numbers of a numbered list.
-
-    The splitter ends a sentence at the full stop of "2." in "...coordination.\n2.
-    Consensus Algorithms: ...", so a list's numbers came out as sentences of their own
-    or at the end of the line before: a model's prompt read "2.\n3.\n4.", a lead-in
-    ending in a colon ended in "1." instead.  A text that is just "42." keeps it; one after a space ("Load stereo
-    images (left and right) 2.") only when the list's next number follows as a piece of
-    its own (a sentence may end in "Chapter 2.")."""
-    out: list[str] = []
-    for k, part in enumerate(parts):
-        last = k == len(parts) - 1
-        if len(parts) > 1 and _ENUMERATOR.fullmatch(part):
-            continue
-        part = _LEADING_ENUMERATOR_LINE.sub("", part)  # "4.\ndef f(x):"
-        if not last:
-            part = _TRAILING_ENUMERATOR.sub("", part).rstrip()
-            m = _SPACED_ENUMERATOR.search(part)
-            if m and f"{int(m.group(1)) + 1}." in parts[k + 1:k + 3]:
-                part = part[:m.start()].rstrip()
-        else:  # "... the loop ends.\n3." at the end of a passage
-            part = _ENDING_ENUMERATOR.sub("", part)
-        if part:
-            out.append(part)
-    return tuple(out)
+    return tuple(parts)
 
 
 def words(text: str) -> list[str]:

@@ -117,9 +117,6 @@ def question_kind(question: str) -> str:
     return "other"
 
 
-_LETS = re.compile(r"\s*let['\u2019]s\b", re.I)
-
-
 def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
     """A score adjustment: an answer of the wanted type up, a lead-in to code far down.
 
@@ -134,18 +131,10 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
     if LEAD_IN_TO_CODE.search(s):  # "... as follows: public int compareTo(Card that) {"
         return -1.0
     if s.endswith(":"):
-        if META.match(s) and not _LETS.match(s):
-            # a summary's opening before its list of topics ("This chapter covered the
-            # essential concepts of ...:") ranks as the summary it is
-            return -0.3
         # A bare lead-in says nothing; one that makes a claim before showing its listing
         # ("Kalman filters are essential for fusing data from ... noise characteristics:")
         # is shown as that claim (see _render) but ranks below a plain statement.
-        if is_claiming_lead_in(s):
-            return -0.1
-        # an exercise's brief before its numbered steps ("Implement an Extended Kalman
-        # Filter (EKF) for fusing visual and IMU data:") ranks as the brief it is
-        return -0.3 if TASK.match(s) else -1.0
+        return -0.1 if is_claiming_lead_in(s) else -1.0
     if looks_like_code(s):
         return CODE_PENALTY  # a listing shows, it does not say
     if len(_SECTION_NUMBER.findall(s)) >= 3 or TOC_LINE.search(s):
@@ -185,12 +174,9 @@ def is_claiming_lead_in(sentence: str) -> bool:
     return len(content_terms(s)) >= 6 and _claims(s)
 
 
-#: A line of code that opens a block and ends in a colon (Python's def, class, for, if
-#: ...); a control keyword opens one only in a short line ("for loops have three
-#: components in parentheses, separated by semicolons: ...:" is prose).
+#: A line of code that opens a block and ends in a colon (Python's def, class, for, if ...).
 _BLOCK_OPENER = re.compile(
-    r"^(?:(?:async\s+def|def|class)\b[^\n]*"
-    r"|(?:for|while|if|elif|else|try|except|finally|with)\b(?:\s*\S+){0,7}\s*):$")
+    r"^(?:async\s+def|def|class|for|while|if|elif|else|try|except|finally|with)\b[^\n]*:$")
 
 
 def is_glossary_entry(sentence: str) -> bool:
