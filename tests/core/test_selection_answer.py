@@ -22,11 +22,10 @@ from bookreader.core.citations import CitationSource
 from bookreader.core.selection_answer import (
     LEAD,
     answering_sentence,
-    contrasts,
     reverses_direction,
     turns_on_absent_word,
 )
-from bookreader.core.selection_contrasts import agent_made_patient, likening_swapped
+from bookreader.core.selection_contrasts import agent_made_patient, contrasts, likening_swapped
 from bookreader.core.selection_types import has_wanted_type
 from bookreader.core.types import Mode, Outcome
 

@@ -220,3 +220,14 @@ def likening_swapped(question: str, sentence: str) -> bool:
         return False
     (q_a, q_b), (s_a, s_b) = q, s
     return bool((q_a & s_b) - s_a and (q_b & s_a) - s_b)
+
+
+def states_near_miss(question: str, sentence: str) -> bool:
+    """True when ``sentence`` states a near miss of ``question``, the way SQuAD's
+    unanswerable questions are made: an opposite of a question word (:func:`contrasts`),
+    an act that failed (:func:`tells_failure`), the other role of a passive question
+    (:func:`voice_swapped`), a likening the other way round (:func:`likening_swapped`),
+    or only what befell the question's doer (:func:`agent_made_patient`)."""
+    return (contrasts(question, sentence) or tells_failure(question, sentence)
+            or voice_swapped(question, sentence) or likening_swapped(question, sentence)
+            or agent_made_patient(question, sentence))

@@ -37,14 +37,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from bookreader.core.citations import strip_citations
-from bookreader.core.selection_contrasts import (
-    agent_made_patient,
-    contrasts,
-    likening_swapped,
-    opposed,
-    tells_failure,
-    voice_swapped,
-)
+from bookreader.core.selection_contrasts import opposed, states_near_miss
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -224,9 +217,7 @@ def answers_near_miss(question: str, answer: str, selection: str,
     (:func:`substituted_word`): the answer, even copied, answers a near miss of the
     question."""
     source = source_sentence(answer, selection)
-    if source and (contrasts(question, source) or tells_failure(question, source)
-                   or voice_swapped(question, source) or likening_swapped(question, source)
-                   or agent_made_patient(question, source)
+    if source and (states_near_miss(question, source)
                    or substituted_word(question, answer, source, embedder)):
         log.info("Selected text: the answer comes from a sentence stating the opposite of "
                  "a question word")
