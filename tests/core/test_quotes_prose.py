@@ -21,6 +21,7 @@ from bookreader.core.llm.answer_type import (
     is_claiming_lead_in,
     unmarked,
     wants_code,
+    without_list_number,
 )
 from bookreader.core.llm.extractive import ExtractiveBackend
 from bookreader.core.prompts import Excerpt, build_messages
@@ -278,3 +279,40 @@ def test_a_line_that_opens_with_a_call_is_never_quoted():
     assert not quotes.usable_sentence("self.controller.update(error, dt) returns the output.")
     assert quotes.usable_sentence("Proportional-Integral-Derivative (PID) control is the most "
                                   "widely used control strategy in robotics.")
+
+
+# As the chunker writes the Physical AI book's numbered list (page 19): the first item
+# runs on after the lead-in's colon, the others start a paragraph each.
+SENSES_LIST = ("Humanoid robots employ multiple sensory systems to perceive their environment: "
+               "1. Vision Systems: Cameras for color, depth, and motion information\n\n"
+               "2. Tactile Sensing: Force/torque sensors, tactile skin for contact detection\n\n"
+               "3. Proprioception: Joint encoders, IMU sensors for self-awareness")
+
+
+def test_the_next_items_list_number_is_not_shown_at_a_sentences_end():
+    assert without_list_number("They perceive their environment: 1.") == (
+        "They perceive their environment:")
+    assert without_list_number("Vision Systems: Cameras for motion information\n2.") == (
+        "Vision Systems: Cameras for motion information")
+    assert without_list_number("It is a reliable network for coordination. 2.") == (
+        "It is a reliable network for coordination.")
+    assert without_list_number("4. Implement a control system for the subsystems 5.") == (
+        "4. Implement a control system for the subsystems")
+    # a number that ends a statement, a figure or a version stays
+    for kept in ("The answer is 2.", "Set x to 5.", "as shown in Figure 15.8.",
+                 "Python 3.", "Steps 4 and 6."):
+        assert without_list_number(kept) == kept
+    assert without_list_number("2.") == "2."
+
+
+def test_the_quotes_card_shows_a_list_lead_in_without_the_first_items_number():
+    """Window trial on the Physical AI book (stop 21): "What sensors do humanoid robots
+    use?" quoted "... perceive their environment: 1."."""
+    src = _source(SENSES_LIST, "Theoretical Foundations", "19", page=19)
+    picked = quotes.pick_quotes("What sensors do humanoid robots use?", [src], None,
+                                min_score=0.0)
+    assert picked and any(q.sentence.endswith("1.") for q in picked), picked
+    text = quotes.render_quotes(picked)
+    assert "environment." in text and ": 1" not in text and "\n2." not in text, text
+    checked, citations = verify_answer(text, [src], add_missing=False)
+    assert citations and all(c.verified for c in citations), checked

@@ -53,6 +53,7 @@ from bookreader.core.llm.extractive import (
     split_sentences,
     unmarked,
     wants_code,
+    without_list_number,
 )
 from bookreader.core.sentences import content_terms, words
 
@@ -295,7 +296,8 @@ def rank_sentences(
 
 
 def _cite(q: Quote) -> str:
-    excerpt = " ".join(unmarked(q.sentence).replace('"', "'").split()[:EXCERPT_WORDS])
+    excerpt = " ".join(
+        without_list_number(unmarked(q.sentence)).replace('"', "'").split()[:EXCERPT_WORDS])
     label = q.source.page_label
     return format_citation(q.source.section, label, excerpt)
 
@@ -303,8 +305,11 @@ def _cite(q: Quote) -> str:
 def render_quotes(quotes: Sequence[Quote]) -> str:
     """One line per quote: ``“sentence” [Source: ...]``, a comment or docstring without
     its marks and a claiming lead-in ending in a full stop
-    (:func:`~bookreader.core.llm.extractive.shown_sentence`)."""
-    return "\n".join(f"\u201c{shown_sentence(q.sentence)}\u201d {_cite(q)}" for q in quotes)
+    (:func:`~bookreader.core.llm.extractive.shown_sentence`), without the next list item's
+    number that PDF text leaves at a sentence's end ("... their environment: 1.":
+    :func:`~bookreader.core.llm.answer_type.without_list_number`)."""
+    return "\n".join(f"\u201c{shown_sentence(without_list_number(q.sentence))}\u201d {_cite(q)}"
+                     for q in quotes)
 
 
 def extractive_quotes(

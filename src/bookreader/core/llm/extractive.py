@@ -60,6 +60,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     shown_sentence,
     unmarked,
     wants_code,
+    without_list_number,
 )
 from bookreader.core.code_text import is_code_line
 from bookreader.core.llm.continuation import continuation, is_enumerator, is_lead_in
