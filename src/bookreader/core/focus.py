@@ -38,7 +38,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from bookreader.core.code_text import is_code_line
 from bookreader.core.llm import extractive as ex
+from bookreader.core.llm.continuation import is_enumerator
 from bookreader.core.sentences import content_terms, split_sentences
 
 log = logging.getLogger(__name__)
@@ -354,7 +356,14 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
             heading = sections[k] if k < len(sections) else ""
         score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
         score += ex.answer_type_bonus(kind, unit, q_terms)
-        if ex.heading_like(unit):
+        if is_enumerator(unit):
+            score = UNUSABLE - 1.0  # a bare list number ("2.") says nothing on its own
+        elif ex.heading_like(unit) and is_code_line(unit):
+            # a short line of a listing ("python -m venv physical_ai_env", "# Create
+            # virtual environment") is no heading: it ranks as code does
+            if not ex.looks_like_code(unit):
+                score += ex.CODE_PENALTY
+        elif ex.heading_like(unit):
             if ex.is_heading(unit):  # a short line of a listing is no section title
                 heading = unit
             score += UNUSABLE - 1.0
