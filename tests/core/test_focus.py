@@ -151,3 +151,34 @@ def test_a_unit_two_passages_share_is_shown_once(embedder):
                             passage_cost=0)
     shown = _shown(picked)
     assert "% operator" in shown and shown.count("truncate the result") <= 1
+
+
+# As the chunker writes the Physical AI book's set-up section (page 11) and a numbered list
+# whose numbers the sentence splitter leaves on their own.
+VENV = ("1.4 Setting up Python Environment\n\nTo work with Physical AI systems, you'll need to "
+        "set up a proper development environment:\n\n# Create virtual environment\n"
+        "python -m venv physical_ai_env\n\n# Activate virtual environment\n"
+        "source physical_ai_env/bin/activate # On Linux/Mac\n\n# Install essential packages\n"
+        "pip install numpy scipy matplotlib\npip install rclpy # For ROS2 integration")
+PREREQUISITES = ("Before diving into this textbook, you should have: 1. Basic programming in "
+                 "Python\n\n2. Linear algebra\n\n3. Calculus\n\n4. Physics\n\n5. Robotics "
+                 "interest\n\n6. Patience\n\n7. A computer\n\n8. Time")
+
+
+def test_a_short_line_of_a_listing_is_shown_as_code_not_dropped_as_a_heading(embedder):
+    """Physical AI, "How do I set up a Python virtual environment ...?": the command that
+    creates it ("python -m venv physical_ai_env") and its comment are short lines without
+    a full stop, and were dropped as headings; the model read the lead-in and pip lines
+    and answered "you'll need to install pip"."""
+    from bookreader.core.focus import focus_passages
+
+    question = "How do I set up a Python virtual environment for the robotics examples?"
+    picked = focus_passages([VENV, PREREQUISITES], question, 400, embedder=embedder,
+                            sections=["1.4 Setting up Python Environment", "Prerequisites"],
+                            ranking="answer_split", passage_cost=40)
+    shown = _shown(picked)
+    assert "python -m venv physical_ai_env" in shown, shown
+    assert "1.4 Setting up Python Environment" not in shown  # a real heading still is not
+    # a list number on its own says nothing: never shown for itself
+    assert not any(line.strip() in {f"{n}." for n in range(1, 9)}
+                   for _, text in picked for line in text.split("\n")), shown
