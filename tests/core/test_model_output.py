@@ -287,11 +287,26 @@ def test_a_one_word_fragment_between_claims_is_dropped_with_its_citation():
     'No. [Source: 5.2. Switch (Page 70) - "The default case is optional"] You may leave it out.',
     "Yes. Strings are immutable.",
     "Immutable.",
+    "The answer is: 42.",  # a value after a colon answers; only a list's "1." is debris
+    "Objective: Build a walking robot.",
 ])
 def test_a_yes_or_no_first_or_a_one_word_answer_stays(text):
     from bookreader.core.model_output import drop_fragments
 
     assert drop_fragments(text) == text
+
+
+def test_a_bare_lead_in_is_no_answer_even_alone():
+    """Physical AI window trial (stop 22), "What is SLAM?": the small tier's whole answer
+    was "Steps: 1.", cited to the exercise it copied it from, and it verified."""
+    from bookreader.core.model_output import drop_fragments
+
+    assert drop_fragments('Steps: 1. [Source: Practical Exercises (Page 84) - "Steps: 1."]') == ""
+    assert drop_fragments("Key principles include:") == ""
+    text = ('Key principles include: [Source: HRI (Page 26) - "Key principles include"] '
+            'Users should understand the robot\'s intentions. [Source: HRI (Page 26) - '
+            '"Users should understand the robot\'s intentions"]')
+    assert drop_fragments(text) == text[text.index("Users"):]
 
 
 def test_a_claim_that_only_spells_out_a_code_name_is_dropped():

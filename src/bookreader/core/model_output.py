@@ -506,16 +506,28 @@ def drop_code_name_claims(text: str) -> str:
     return _without_claims(text, units, drop, "a claim that only names code")
 
 
+#: A bare label copied from a list's lead-in, with or without its first item's number
+#: ("Steps: 1.", "Objective:", "Key principles include:"): it introduces, it says nothing.
+#: Only "1." counts as that number: "The answer is: 42." answers.
+_BARE_LEAD_IN = re.compile(
+    r"^\s*(?:[^\W\d_][\w'\u2019-]*\s+){0,2}[^\W\d_][\w'\u2019-]*\s*:\s*(?:\(?1[.)])?\s*$")
+
+
 def drop_fragments(text: str) -> str:
     """``text`` without the one-word "sentences" a small model leaves between its claims
     ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
     no claim, and a repaired citation would lend it a page.  A leading "Yes." or "No."
-    stays (it answers a yes/no question); a text of one sentence is left as it is."""
+    stays (it answers a yes/no question); a text of one sentence is left as it is, unless
+    it is a bare lead-in (:data:`_BARE_LEAD_IN`: the Physical AI window trial's whole
+    answer to "What is SLAM?" was "Steps: 1.", cited to the exercise it was copied from).
+    What is left may be empty (treated as the model declining: quotes of the pages)."""
     units = claims(text)
-    if len(units) < 2:
+    bare = [bool(_BARE_LEAD_IN.match(unit.text)) for unit in units]
+    if len(units) < 2 and not any(bare):
         return text
     drop = []
     for i, unit in enumerate(units):
         said = words(unit.text)
-        drop.append(len(said) == 1 and not (i == 0 and said[0].lower() in ("yes", "no")))
-    return _without_claims(text, units, drop, "a one-word fragment of the answer")
+        drop.append(bare[i] or (
+            len(said) == 1 and not (i == 0 and said[0].lower() in ("yes", "no"))))
+    return _without_claims(text, units, drop, "a one-word fragment or bare lead-in")
