@@ -299,8 +299,8 @@ _MARKED = re.compile(r'^\s*(?:"""|\'\'\'|#(?!!)|//|/\*+)\s*(.*?)\s*(?:"""|\'\'\'
 #: The next item's list number that PDF text leaves at the end of a sentence: after a
 #: lead-in's colon ("... perceive their environment: 1."), after a full stop ("...
 #: coordination. 2."), alone on the sentence's last line ("Vision Systems: Cameras for
-#: color, depth, and motion information\n2."), or after an item that itself opens with the number before it
-#: ("4. Implement a basic control system to coordinate subsystems 5.").
+#: color, depth, and motion information\n2."), or after an item that itself opens with
+#: the number before it ("4. Implement a basic control system to coordinate subsystems 5.").
 _NEXT_ITEM_NUMBER = re.compile(r"(?:(?<=:)|(?<=[.!?;])|(?=\n))\s+\(?(\d{1,2})[.)]\s*$")
 _ITEM_NUMBER = re.compile(r"^\s*\(?(\d{1,2})[.)]\s+\S")
 _TRAILING_NUMBER = re.compile(r"\s\(?(\d{1,2})[.)]\s*$")
