@@ -11,6 +11,7 @@ import re
 from typing import NamedTuple
 
 from bookreader.core.sentences import (
+    NEXT_ITEM_NUMBER,
     STOPWORDS,
     content_terms,
     numbers,
@@ -538,11 +539,6 @@ _COUNTED_ONE = re.compile(
     r"|\bone\s+or\s+(?:more|two)\b", re.IGNORECASE)
 
 
-#: The number of the next list item, left at the end of a sentence by the splitter ("...
-#: follow these steps: 1.", "... physical_ai_env\n2."): not a number the sentence states.
-_ENUMERATOR = re.compile(r"(?:(?<=[:.!?])\s|\n)\s*\d{1,2}\.[\"'\u201d\u2019)\]]*\s*$")
-
-
 def number_terms(text: str) -> set[str]:
     """Numbers written with digits, and number words as digits ("four" -> "4").
 
@@ -550,7 +546,7 @@ def number_terms(text: str) -> set[str]:
     quantity word marks it as a count ("only one", "one or more"); so is a list item's
     number that ends a sentence after a colon or a line break ("steps: 1.").
     """
-    out = set(numbers(_ENUMERATOR.sub("", text)))
+    out = set(numbers(NEXT_ITEM_NUMBER.sub("", text)))
     if _COUNTED_ONE.search(text):
         out.add("1")
     for w in words(text):

@@ -13,6 +13,7 @@ import re
 
 from bookreader.core.code_text import is_code_line
 from bookreader.core.llm.continuation import ITEM, is_lead_in
+from bookreader.core.sentences import NEXT_ITEM_NUMBER
 from bookreader.core.sentences import content_terms as _content_terms
 from bookreader.core.sentences import stem
 
@@ -296,21 +297,19 @@ def code_penalty(sentence: str, question: str) -> float:
 _MARKED = re.compile(r'^\s*(?:"""|\'\'\'|#(?!!)|//|/\*+)\s*(.*?)\s*(?:"""|\'\'\'|\*/)?\s*$', re.S)
 
 
-#: The next item's list number that PDF text leaves at the end of a sentence: after a
-#: lead-in's colon ("... perceive their environment: 1."), after a full stop ("...
-#: coordination. 2."), alone on the sentence's last line ("Vision Systems: Cameras for
-#: color, depth, and motion information\n2."), or after an item that itself opens with
-#: the number before it ("4. Implement a basic control system to coordinate subsystems 5.").
-_NEXT_ITEM_NUMBER = re.compile(r"(?:(?<=:)|(?<=[.!?;])|(?=\n))\s+\(?(\d{1,2})[.)]\s*$")
+#: An item's own number first, and the next item's number last (see without_list_number).
 _ITEM_NUMBER = re.compile(r"^\s*\(?(\d{1,2})[.)]\s+\S")
 _TRAILING_NUMBER = re.compile(r"\s\(?(\d{1,2})[.)]\s*$")
 
 
 def without_list_number(sentence: str) -> str:
-    """``sentence`` without the next list item's number left at its end (see
-    :data:`_NEXT_ITEM_NUMBER`): a student reading "... their environment: 1." sees a
-    stray digit, not a list.  A number that ends a statement ("The answer is 2.") stays."""
-    m = _NEXT_ITEM_NUMBER.search(sentence)
+    """``sentence`` without the next list item's number left at its end
+    (:data:`~bookreader.core.sentences.NEXT_ITEM_NUMBER`: after a lead-in's colon, a full
+    stop or on a line of its own; or after an item that itself opens with the number
+    before it, "4. Implement a basic control system to coordinate subsystems 5."): a
+    student reading "... their environment: 1." sees a stray digit, not a list.  A number
+    that ends a statement ("The answer is 2.") stays."""
+    m = NEXT_ITEM_NUMBER.search(sentence)
     if m and m.start() > 0:
         return sentence[: m.start()].rstrip()
     first, last = _ITEM_NUMBER.match(sentence), _TRAILING_NUMBER.search(sentence)
