@@ -193,6 +193,8 @@ def run_selected(args, settings, embedder) -> dict:
             error=bool(a.error) and not _timed_out(a),
             first_token_ms=a.first_token_ms,
             total_ms=a.latency_ms,
+            confidence=float(a.confidence or 0.0),
+            answered=not a.fallback and not a.error,
         ))
         dump.append(dict(kind=rows[-1]["kind"], question=case["question"],
                          selection=case["selection"],
@@ -201,7 +203,7 @@ def run_selected(args, settings, embedder) -> dict:
                          total_ms=a.latency_ms,
                          prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
                          **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak",
-                                                     "quote_only")}))
+                                                     "quote_only", "confidence")}))
         if args.progress:  # each case as it comes
             with open(args.progress, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(dump[-1], ensure_ascii=False) + "\n")
@@ -242,7 +244,22 @@ def run_selected(args, settings, embedder) -> dict:
         correct_only_in_quote=sum(r["quote_only"] for r in ans),
         unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
         by_kind=kinds,
+        **calibration_figures(rows),
     )
+
+
+def calibration_figures(rows: Sequence[dict]) -> dict:
+    """Accuracy per confidence level and ECE of the answers shown (an answer to an
+    unanswerable case is wrong: the selection does not hold it)."""
+    from answer_quality import by_level, ece
+
+    pairs = [(r["confidence"], bool(r["correct"])) for r in rows
+             if r.get("answered") and "confidence" in r]
+    if not pairs:
+        return {}
+    return dict(answers_by_level={k: f"{v['n']} ({v['correct']:.0%})" if v["correct"] is not None
+                                  else "0" for k, v in by_level(pairs).items()},
+                answers_ece=round(ece(pairs), 4))
 
 
 def quote_only(answer: str, golds: Sequence[str]) -> bool:

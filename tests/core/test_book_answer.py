@@ -157,3 +157,26 @@ def test_the_small_tier_out_of_time_answers_with_the_books_sentence(book, embedd
     assert a.model.startswith("book sentences") and "no answer in time" in a.model
     assert a.first_token_ms is None or a.first_token_ms >= 0
     assert all(c.verified for c in a.citations)
+
+
+def test_the_least_confidence_follows_the_recalibration():
+    """The threshold was chosen on the scale before the stop-23 recalibration (0.4): it is
+    the same threshold on today's scale, so the recalibration changes what the answers
+    say of themselves, not which answer is shown.  And one shift for both sets keeps the
+    model-versus-book comparison as it was."""
+    import math
+
+    from bookreader.core import confidence
+
+    logit = math.log(0.4 / 0.6) + confidence.RECALIBRATION
+    assert book_answer.MIN_CONFIDENCE == pytest.approx(1 / (1 + math.exp(-logit)), abs=1e-4)
+    model, book = confidence.COEFFICIENTS["model"], confidence.COEFFICIENTS["book"]
+    signals = {"generation": 0.7, "answer_type": 0.1, "relevance": 0.6, "coverage": 0.5,
+               "length": 0.4}
+    as_model = confidence.calibrated(signals, model)
+    as_book = confidence.calibrated(signals, book)
+    before = {name: dict(c, intercept=c["intercept"] - confidence.RECALIBRATION)
+              for name, c in (("model", model), ("book", book))}
+    assert (as_model > as_book) == (confidence.calibrated(signals, before["model"])
+                                    > confidence.calibrated(signals, before["book"]))
+    assert as_model > confidence.calibrated(signals, before["model"])

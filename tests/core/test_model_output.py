@@ -309,6 +309,28 @@ def test_a_bare_lead_in_is_no_answer_even_alone():
     assert drop_fragments(text) == text[text.index("Users"):]
 
 
+def test_a_lead_in_left_hanging_at_the_end_is_dropped():
+    """Physical AI bench (stop 22): "What are the advantages of different wheel
+    configurations ...?" was answered "Different wheel configurations offer various
+    advantages: #!/usr/bin/env python3"; Think Java's multiplication table question with
+    "..., you can use the following code:" and no code.  Each announced what it never gave."""
+    from bookreader.core.model_output import drop_fragments
+
+    assert drop_fragments("Different wheel configurations offer various advantages: "
+                          "#!/usr/bin/env python3") == ""
+    cited = ('To print a multiplication table with one loop inside another, you can use the '
+             'following code: [Source: 9.9. More Generalization (Page 158) - "However, the '
+             'inner loop is now encapsulated in the printRow method"]')
+    assert drop_fragments(cited) == ""
+    first = 'It uses a loop. [Source: 9.8. Design (Page 158) - "we use another loop"] '
+    assert drop_fragments(first + "The steps are: 1.") == first.strip()
+    # a colon followed by what it announces, or not at the end, stays
+    for kept in ("The answer is: 42.", "There are three logical operators: and, or, and not.",
+                 "Value-returning methods differ in two ways: • They declare the return type.",
+                 'This chapter uses two numeric types: [Source: X (Page 2) - "two numeric '
+                 'types"] int and double. [Source: X (Page 2) - "int and double"]'):
+        assert drop_fragments(kept) == kept
+
 def test_a_claim_that_only_spells_out_a_code_name_is_dropped():
     """Physical AI window trial, "How does a Kalman filter help a robot?": the small tier
     answered "Process camera measurement" citing the method name

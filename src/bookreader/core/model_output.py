@@ -513,6 +513,14 @@ _BARE_LEAD_IN = re.compile(
     r"^\s*(?:[^\W\d_][\w'\u2019-]*\s+){0,2}[^\W\d_][\w'\u2019-]*\s*:\s*(?:\(?1[.)])?\s*$")
 
 
+#: A lead-in left hanging at the end of an answer: a sentence that ends in a colon (with
+#: at most the first item's "1." or a script's "#!/usr/bin/env python3" after it) and
+#: nothing after it ("Different wheel configurations offer various advantages:
+#: #!/usr/bin/env python3", "..., you can use the following code:").  It announces what
+#: the answer never gives.
+_DANGLING_LEAD_IN = re.compile(r":\s*(?:\(?1[.)]|#!\S*(?:[ \t]+\w+)?)?\s*$")
+
+
 def drop_fragments(text: str) -> str:
     """``text`` without the one-word "sentences" a small model leaves between its claims
     ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
@@ -520,9 +528,14 @@ def drop_fragments(text: str) -> str:
     stays (it answers a yes/no question); a text of one sentence is left as it is, unless
     it is a bare lead-in (:data:`_BARE_LEAD_IN`: the Physical AI window trial's whole
     answer to "What is SLAM?" was "Steps: 1.", cited to the exercise it was copied from).
-    What is left may be empty (treated as the model declining: quotes of the pages)."""
+    The last sentence is dropped too when it is a lead-in left hanging
+    (:data:`_DANGLING_LEAD_IN`).  What is left may be empty (treated as the model
+    declining: quotes of the pages)."""
     units = claims(text)
     bare = [bool(_BARE_LEAD_IN.match(unit.text)) for unit in units]
+    last = max((i for i, unit in enumerate(units) if unit.text.strip()), default=None)
+    if last is not None and _DANGLING_LEAD_IN.search(units[last].text):
+        bare[last] = True
     if len(units) < 2 and not any(bare):
         return text
     drop = []
