@@ -270,3 +270,32 @@ def test_a_repeated_word_put_in_the_subjects_place_is_still_a_swap(validator):
     bad = validator.validate("A syntax error is when your program has good syntax but there "
                              "is a mistake in the order of the statements.", ERRORS)
     assert not bad.passed
+
+
+ALIASING = (
+    "Make copies to avoid aliasing. If you want to use a method like sort that modifies the "
+    "argument, but you need to keep the original list as well, you can make a copy. "
+    "orig = t[:] t.sort() In this example you could also use the built-in function sorted, "
+    "which returns a new, sorted list and leaves the original alone.")
+
+
+def test_a_goal_in_place_of_the_sentences_opening_is_not_a_swap(validator):
+    """Py4E window trial (stop 23), "How do I sort a list?": the small tier copied the
+    sentence about sorted with the question's goal ("To sort a list,") in place of its
+    opening ("In this example"), and "sort" named a third time read as a term put in the
+    subject's place.  A goal restates what was asked; the statement after it is judged."""
+    ok = validator.validate("To sort a list, you can use the built-in function sorted, which "
+                            "returns a new, sorted list and leaves the original alone.",
+                            ALIASING, question="How do I sort a list?")
+    assert ok.passed, ok
+    # a term swapped in the statement after a goal is still found
+    from bookreader.core.claim_swaps import noun_terms, swapped_terms
+
+    window = ("In this example you could also use the built-in function sorted, which "
+              "returns a new, sorted list and leaves the original alone.")
+    assert swapped_terms("To keep a copy, you can use the built-in function sorted, which "
+                         "returns a new, sorted list and leaves the argument alone.", window,
+                         noun_terms(ALIASING)) == [("argument", "origin")]
+    assert swapped_terms("To sort a list, you can use the built-in function sorted, which "
+                         "returns a new, sorted list and leaves the original alone.", window,
+                         noun_terms(ALIASING)) == []
