@@ -370,6 +370,12 @@ def test_invented_answer_is_replaced_by_the_fallback(book, embedder, monkeypatch
         assert ans.citations and ans.citations[0].repaired
         assert ans.outcome is Outcome.ANSWER and ans.confidence_signals["retrieval"] == 1.0
         assert ans.confidence == calibration.calibrated(ans.confidence_signals)
+        # a selected-text answer is judged by the selected-text set (fitted on such cases)
+        assert ans.confidence_signals["selected"] == 1.0
+        assert calibration.kind_of(ans.confidence_signals) == "selected"
+        model_set = calibration.calibrated(ans.confidence_signals,
+                                           calibration.COEFFICIENTS["model"])
+        assert ans.confidence > model_set
 
 
 def test_a_paragraph_copied_into_a_citation_is_shown_as_its_claims_words(book, embedder,

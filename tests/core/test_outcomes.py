@@ -294,7 +294,8 @@ def test_calibration_maps_signals_to_levels():
     for kind in calibration.KINDS:
         # the book's sentences in place of a model's answer are extractive answers too
         flag = {"extractive": 1.0 if kind in ("extractive", "book") else 0.0,
-                "in_place": 1.0 if kind == "book" else 0.0}
+                "in_place": 1.0 if kind == "book" else 0.0,
+                "selected": 1.0 if kind == "selected" else 0.0}
         s, w = dict(strong.as_dict(), **flag), dict(weak.as_dict(), **flag)
         assert calibration.kind_of(s) == kind
         hi, lo = calibration.calibrated(s), calibration.calibrated(w)
@@ -302,7 +303,7 @@ def test_calibration_maps_signals_to_levels():
         # Each signal the fit kept moves the estimate up (or down); the others leave it alone.
         coef = calibration.COEFFICIENTS[kind]
         for name in calibration.FEATURES:
-            if name in ("extractive", "in_place"):
+            if name in ("extractive", "in_place", "selected"):
                 continue
             better = dict(w, **{name: 1.0})
             weight = coef.get(name, 0.0)
@@ -329,8 +330,9 @@ def test_each_kind_of_backend_has_its_own_coefficients_and_ceiling():
                                                              "ceiling": 0.85})) == "medium"
     best = {name: 1.0 for name in calibration.FEATURES}
     for kind, coef in calibration.COEFFICIENTS.items():
-        top = calibration.calibrated(dict(best, extractive=float(kind != "model"),
-                                          in_place=float(kind == "book")))
+        top = calibration.calibrated(dict(best, extractive=float(kind in ("extractive", "book")),
+                                          in_place=float(kind == "book"),
+                                          selected=float(kind == "selected")))
         assert top <= coef.get("ceiling", 1.0), kind
 
 

@@ -188,8 +188,9 @@ class OutcomeAssembly:
                 text = quotes.explain_selection(kind, self.question, sel, embedder)
                 if text:
                     text, citations = verify_answer(text, [sel], self.pages, add_missing=False)
-                    signals = calibration.Signals(retrieval=1.0, similarity=1.0, overlap=1.0,
-                                                  relevance=0.5, generation=0.8)
+                    signals = calibration.Signals(
+                        retrieval=1.0, similarity=1.0, overlap=1.0, relevance=0.5,
+                        generation=0.8, selected=float(self.mode is Mode.SELECTED))
                     return self._answer(
                         text, fallback=False, confidence=calibration.calibrated(signals),
                         citations=citations, in_selected_text=True,
@@ -231,7 +232,7 @@ class OutcomeAssembly:
         return calibration.answer_signals(
             self.question, text, validation, retrieval=retrieval_conf, passage_scores=scores,
             generation=gen_conf, extractive=self.spec.kind == "extractive",
-            embedder=self.owner.validator.embedder,
+            selected=self.mode is Mode.SELECTED, embedder=self.owner.validator.embedder,
         )
 
 
