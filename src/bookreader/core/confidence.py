@@ -247,6 +247,13 @@ def calibrated(signals: Signals | Mapping[str, float],
     return round(min(coef.get("ceiling", 1.0), 1.0 / (1.0 + math.exp(-z))), 4)
 
 
+def recalibrated(estimate: float) -> float:
+    """An estimate of the scale before :data:`RECALIBRATION` on today's scale (four
+    decimals): a threshold chosen on the old scale keeps choosing the same answers."""
+    z = math.log(estimate / (1.0 - estimate)) + RECALIBRATION
+    return round(1.0 / (1.0 + math.exp(-z)), 4)
+
+
 def cap_non_answer(confidence: float) -> float:
     """A non-answer outcome's confidence, never at the "medium" or "high" level."""
     return round(max(0.0, min(NON_ANSWER_CAP, confidence)), 4)

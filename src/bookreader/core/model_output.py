@@ -532,15 +532,15 @@ def drop_fragments(text: str) -> str:
     (:data:`_DANGLING_LEAD_IN`).  What is left may be empty (treated as the model
     declining: quotes of the pages)."""
     units = claims(text)
-    bare = [bool(_BARE_LEAD_IN.match(unit.text)) for unit in units]
+    lead_in = [bool(_BARE_LEAD_IN.match(unit.text)) for unit in units]
     last = max((i for i, unit in enumerate(units) if unit.text.strip()), default=None)
     if last is not None and _DANGLING_LEAD_IN.search(units[last].text):
-        bare[last] = True
-    if len(units) < 2 and not any(bare):
+        lead_in[last] = True
+    if len(units) < 2 and not any(lead_in):
         return text
     drop = []
     for i, unit in enumerate(units):
         said = words(unit.text)
-        drop.append(bare[i] or (
+        drop.append(lead_in[i] or (
             len(said) == 1 and not (i == 0 and said[0].lower() in ("yes", "no"))))
     return _without_claims(text, units, drop, "a one-word fragment or bare lead-in")
