@@ -172,6 +172,19 @@ def test_uncited_answer_gets_its_supporting_sentence_when_asked(sources):
     assert none == () and out2 == "Unrelated words entirely."
 
 
+def test_citations_are_listed_in_the_order_the_answer_cites_them(sources):
+    """A citation added to an uncited first sentence comes first, so the window's markers
+    read [1] then [2] (it came after the second sentence's own, and the answer read
+    "... value. [2] If you try ... None. [1]")."""
+    own = '[Source: Light (Page 41) - "Chlorophyll absorbs mostly red and blue light"]'
+    out, cites = verify_answer(
+        f"The mitochondria of every cell host respiration. Chlorophyll absorbs blue light {own}.",
+        sources, add_missing=True)
+    assert [c.excerpt for c in cites] == ["It happens in the mitochondria of every cell.",
+                                          "Chlorophyll absorbs mostly red and blue light"]
+    assert out.index(cites[0].excerpt) < out.index(cites[1].excerpt)
+
+
 def test_duplicates_are_merged(sources):
     c = '[Source: Light (Page 41) - "The oxygen we breathe is a by-product of splitting water"]'
     out, cites = verify_answer(f"Oxygen comes from water {c}. Yes, from water {c}.", sources)

@@ -369,4 +369,9 @@ def verify_answer(
             rebuilt.append(full)
         if added:
             out = " ".join(rebuilt)
+            # in the order the answer cites them, so the window's [1] [2] read in order
+            # (a citation added to the first sentence came after the second's own)
+            order = {id(c): out.find(format_citation(c.section, c.page_label, c.excerpt))
+                     for c in cites}
+            cites.sort(key=lambda c: order[id(c)] if order[id(c)] >= 0 else len(out))
     return out, tuple(cites)
