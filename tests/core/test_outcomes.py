@@ -249,6 +249,27 @@ def test_quotes_skip_instructions_headings_and_code_lead_ins():
     assert quotes.usable_sentence("Note: the base case stops the recursion when n is zero.")
 
 
+def test_a_question_of_the_book_is_never_quoted_beside_an_answer():
+    """Py4E window trial (stop 24): "So how and why do you choose one over the others?",
+    the sentence after the one the answer drew on, was quoted beside the answer to "What is
+    the difference between a list and a tuple?".  A question asks; it answers nothing."""
+    from bookreader.core.answer_quotes import following_sentences
+
+    src = CitationSource("Lists are more common than tuples, mostly because they are "
+                         "mutable. So how and why do you choose one over the others? "
+                         "Tuples are immutable, so they can be keys in a dictionary.",
+                         "Tuples", 124, 124, "113", "113")
+    after = [q.sentence for q in following_sentences([src], ["Lists are more common than "
+                                                            "tuples, mostly because they"])]
+    assert after == []  # the sentence after it is the question: not quoted
+    after = [q.sentence for q in following_sentences([src], ["So how and why do you "
+                                                            "choose one over the others"])]
+    assert after == ["Tuples are immutable, so they can be keys in a dictionary."]
+    assert not quotes.usable_sentence("So how and why do you choose one over the others?")
+    assert not quotes.usable_sentence("“Did you mean the list or the tuple?”")
+    assert quotes.usable_sentence("A tuple is a sequence of values much like a list.")
+
+
 def test_passages_of_code_only_still_get_their_pages_quoted():
     """Retrieval found a listing with confidence (the Physical AI book's CAN bus
     controller): no sentence is worth quoting, yet "not covered" would be false.  Whole-book

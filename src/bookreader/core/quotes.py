@@ -201,13 +201,18 @@ def usable_sentence(sentence: str) -> bool:
     A lead-in that makes a claim of its own ("To work with Physical AI systems, you'll
     need to set up a proper development environment:") is one, quoted as a statement
     (:func:`~bookreader.core.llm.extractive.shown_sentence`); a bare one ("Here is an
-    example:") is not.
+    example:") is not, and neither is a question.
     """
     n = len(words(sentence))
     if n < 4 or n > MAX_QUOTE_WORDS:
         return False
     s = sentence.rstrip()
     if (s.endswith(":") and not is_claiming_lead_in(s)) or instruction_like(s):
+        return False
+    if s.rstrip("\"'\u201d)").endswith("?"):
+        # a question asks, it does not answer ("So how and why do you choose one over the
+        # others?" quoted beside an answer to "What is the difference between a list and
+        # a tuple?", window trial of stop 24)
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
