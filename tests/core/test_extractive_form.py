@@ -189,3 +189,36 @@ def test_a_sentence_for_the_other_half_of_a_two_part_question_joins_the_answer(e
     assert shown.startswith("incremental development: A process"), shown
     assert "stub: A placeholder for an incomplete method" in shown
     assert len(shown.split()) <= 80
+
+
+
+SENSES = [("3 Perception", [("3.1 Sensory Systems",
+           "Humanoid robots employ multiple sensory systems to perceive their environment: "
+           "1. Vision systems use cameras for color and depth. 2. Tactile sensing uses force "
+           "sensors in the skin.")])]
+
+
+def test_a_model_answer_shows_its_lead_in_as_a_statement_without_the_list_number(
+        tmp_path, embedder):
+    """Physical AI window trial (stop 24), "What sensors does a humanoid robot have?": the
+    small tier's answer read "... to perceive its environment: 1. [1] Computer vision
+    ...", the next item's number left before the citation.  The answer shows the claim
+    as a statement; its citation still quotes the page as printed."""
+
+    class Written(ExtractiveBackend):  # the raw text a model wrote, through the real checks
+        def stream(self, messages, **kw):
+            from bookreader.core.types import Token
+            yield Token("Humanoid robots employ multiple sensory systems to perceive their "
+                        "environment: 1. Vision systems use cameras for color and depth.\n"
+                        "Confidence: 0.8")
+
+    with indexed_book(tmp_path, "senses.pdf", SENSES, embedder, lines_per_page=12,
+                      running_header=False) as (settings, retriever, pdf):
+        a = Answerer(settings, embedder=embedder,
+                     backend_factory=lambda name: Written(embedder)).ask(
+            "What sensory systems do humanoid robots employ?", mode=Mode.BOOK,
+            retriever=retriever, pages=pdf, backend="tiny")
+    assert a.outcome is Outcome.ANSWER, a.text
+    assert a.text.startswith("Humanoid robots employ multiple sensory systems to perceive "
+                             "their environment. [Source:"), a.text
+    assert ": 1." not in strip_citations(a.text) and all(c.verified for c in a.citations)

@@ -331,6 +331,37 @@ def test_a_lead_in_left_hanging_at_the_end_is_dropped():
                  'types"] int and double. [Source: X (Page 2) - "int and double"]'):
         assert drop_fragments(kept) == kept
 
+def test_an_answer_that_is_only_a_label_is_dropped():
+    """Physical AI window trial (stop 24), "How do robots avoid obstacles?": the small
+    tier's whole answer was "Obstacle avoidance behavior.", a comment of the book's
+    listing, shown with the quotes beside it as if it answered."""
+    from bookreader.core.model_output import drop_fragments
+
+    cited = 'Obstacle avoidance behavior. [Source: Navigation (Page 90) - "Obstacle avoidance"]'
+    assert drop_fragments(cited) == ""
+    for kept in ('Null means "no object".', "Yes, always.", "Strings are immutable.",
+                 "Immutable.", "Obstacle avoidance behavior. It steers around walls."):
+        assert drop_fragments(kept) == kept
+
+
+def test_a_lead_in_keeps_its_claim_without_the_first_item_number():
+    """Physical AI window trial (stop 24), "What sensors does a humanoid robot have?": the
+    answer read "A humanoid robot has multiple sensory systems to perceive their
+    environment: 1. [1] Computer vision ...", the next list item's number left behind."""
+    from bookreader.core.model_output import end_lead_ins
+
+    cite = '[Source: Perception (Page 12) - "multiple sensory systems"]'
+    text = (f"A humanoid robot has multiple sensory systems to perceive their environment: "
+            f"1. {cite} Computer vision systems face unique challenges.")
+    assert end_lead_ins(text) == (f"A humanoid robot has multiple sensory systems to "
+                                  f"perceive their environment. {cite} Computer vision "
+                                  "systems face unique challenges.")
+    for kept in (f"The answer is: 1. {cite}", f"After the loop the program prints: 1. {cite}",
+                 "Key principles of robot safety include: 1.\nInherent safety.",
+                 f"There are two steps: read the file and count. {cite}"):
+        assert end_lead_ins(kept) == kept
+
+
 def test_a_claim_that_only_spells_out_a_code_name_is_dropped():
     """Physical AI window trial, "How does a Kalman filter help a robot?": the small tier
     answered "Process camera measurement" citing the method name

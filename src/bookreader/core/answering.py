@@ -68,6 +68,7 @@ from bookreader.core.model_output import (  # noqa: F401 - part of this module's
     drop_fragments,
     drop_prompt_tags,
     drop_unclosed_citations,
+    end_lead_ins,
     loop_start,
     only_self_quotes,
     parse_answer,
@@ -631,6 +632,13 @@ class _Run(OutcomeAssembly):
             in_sel = self.owner.validator.validate(text, self.selection).passed
         signals = self._signals(model_text, validation, retrieval_conf, gen_conf)
         confidence = calibration.calibrated(signals)
+        if self.mode is Mode.BOOK and self.spec.kind != "extractive":
+            # A model's lead-in keeps its claim, not the list's "1." left before the
+            # citation.  Only as shown: the confidence judged the text as written (it is
+            # fitted on it), and the extractive backend's sentences keep theirs (without
+            # the number, one Physical AI answer 0.002 above book_answer.MIN_CONFIDENCE,
+            # an exercise brief, turned to quotes).
+            text = end_lead_ins(text)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
             text, fallback=False, confidence=confidence, citations=citations,

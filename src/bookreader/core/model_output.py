@@ -494,6 +494,12 @@ def _without_claims(text: str, units: Sequence[Claim], drop: Sequence[bool], wha
     return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()
 
 
+def _label(claim: str) -> bool:
+    """Two or three words and none that makes a statement (:data:`_SHORT_VERBS`)."""
+    said = [w.lower() for w in words(claim)]
+    return 2 <= len(said) <= 3 and not any(w in _SHORT_VERBS for w in said)
+
+
 def drop_code_name_claims(text: str) -> str:
     """``text`` without the claims that only spell out a code name they cite ("Process
     camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
@@ -521,6 +527,33 @@ _BARE_LEAD_IN = re.compile(
 _DANGLING_LEAD_IN = re.compile(r":\s*(?:\(?1[.)]|#!\S*(?:[ \t]+\w+)?)?\s*$")
 
 
+#: The first item's number left after a lead-in's colon inside an answer, before its
+#: citation ("A humanoid robot has multiple sensory systems to perceive
+#: their environment: 1. [Source: ...]", Physical AI window trial, stop 24).
+_LEAD_IN_NUMBER = re.compile(
+    r"((?:[^\W\d_][\w'\u2019-]*[ \t,]+){3,}?([^\W\d_][\w'\u2019-]*)):[ \t]*\(?1[.)]"
+    r"(?=[ \t]*\[Source:)")
+#: Words that make a short claim a statement ("Null means \"no object\"."); a claim of at
+#: most three words without one is a label ("Obstacle avoidance behavior.", the same trial).
+_SHORT_VERBS = frozenset((
+    "is", "are", "was", "were", "be", "means", "mean", "has", "have", "can", "does", "do",
+    "did", "returns", "return", "uses", "use", "makes", "gives", "takes", "yes", "no",
+    "not", "will", "must", "should", "may"))
+
+
+_VALUE_VERBS = _SHORT_VERBS | {"equals", "prints", "outputs", "becomes", "displays", "shows"}
+
+
+def end_lead_ins(text: str) -> str:
+    """``text`` with a lead-in's stray first list number turned into a full stop: the
+    claim before it stands as a statement, as a quoted lead-in does
+    (:func:`~bookreader.core.llm.answer_type.shown_sentence`)."""
+    def end(m: re.Match) -> str:
+        # "The answer is: 1." answers: after a verb the number is the value
+        return m.group(0) if m.group(2).lower() in _VALUE_VERBS else m.group(1) + "."
+    return _LEAD_IN_NUMBER.sub(end, text)
+
+
 def drop_fragments(text: str) -> str:
     """``text`` without the one-word "sentences" a small model leaves between its claims
     ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
@@ -529,13 +562,16 @@ def drop_fragments(text: str) -> str:
     it is a bare lead-in (:data:`_BARE_LEAD_IN`: the Physical AI window trial's whole
     answer to "What is SLAM?" was "Steps: 1.", cited to the exercise it was copied from).
     The last sentence is dropped too when it is a lead-in left hanging
-    (:data:`_DANGLING_LEAD_IN`).  What is left may be empty (treated as the model
-    declining: quotes of the pages)."""
+    (:data:`_DANGLING_LEAD_IN`), and a whole answer that is a label of two or three words
+    (:func:`_label`).  What is left may be empty (treated as the model declining: quotes
+    of the pages)."""
     units = claims(text)
     lead_in = [bool(_BARE_LEAD_IN.match(unit.text)) for unit in units]
     last = max((i for i, unit in enumerate(units) if unit.text.strip()), default=None)
     if last is not None and _DANGLING_LEAD_IN.search(units[last].text):
         lead_in[last] = True
+    if len(units) == 1 and _label(units[0].text):
+        lead_in[0] = True  # the whole answer is a label copied from a heading or comment
     if len(units) < 2 and not any(lead_in):
         return text
     drop = []
