@@ -222,3 +222,30 @@ def test_a_model_answer_shows_its_lead_in_as_a_statement_without_the_list_number
     assert a.text.startswith("Humanoid robots employ multiple sensory systems to perceive "
                              "their environment. [Source:"), a.text
     assert ": 1." not in strip_citations(a.text) and all(c.verified for c in a.citations)
+
+
+def test_a_label_answers_no_how_question_but_a_name_answers_a_what_question(
+        tmp_path, embedder):
+    """Physical AI window trial (stop 24), "How do robots avoid obstacles?": the small
+    tier's whole answer was the label "Obstacle avoidance behavior.".  For a "how" or
+    "why" question such an answer is dropped (the book's sentences or quotes follow); a
+    short name still answers a "what" question (issue 11, 1b: correct short answers)."""
+
+    class Written(ExtractiveBackend):
+        def stream(self, messages, **kw):
+            from bookreader.core.types import Token
+            yield Token("Tactile sensing. [Source: 3.1 Sensory Systems (Page 1) - \"Tactile "
+                        "sensing uses force sensors in the skin\"]\nConfidence: 0.8")
+
+    with indexed_book(tmp_path, "senses.pdf", SENSES, embedder, lines_per_page=12,
+                      running_header=False) as (settings, retriever, pdf):
+        answerer = Answerer(settings, embedder=embedder,
+                            backend_factory=lambda name: Written(embedder))
+        how = answerer.ask("How do humanoid robots feel force in their skin?",
+                           mode=Mode.BOOK, retriever=retriever, pages=pdf, backend="tiny")
+        what = answerer.ask("Which sensing uses force sensors in the skin?",
+                            mode=Mode.BOOK, retriever=retriever, pages=pdf, backend="tiny")
+    assert not strip_citations(how.text).startswith("Tactile sensing."), how.text
+    assert how.outcome is Outcome.QUOTES, how.text  # the pages to read, not the label
+    assert what.outcome is Outcome.ANSWER, what.text
+    assert strip_citations(what.text).startswith("Tactile sensing."), what.text

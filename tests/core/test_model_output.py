@@ -338,10 +338,13 @@ def test_an_answer_that_is_only_a_label_is_dropped():
     from bookreader.core.model_output import drop_fragments
 
     cited = 'Obstacle avoidance behavior. [Source: Navigation (Page 90) - "Obstacle avoidance"]'
-    assert drop_fragments(cited) == ""
+    assert drop_fragments(cited, labels=True) == ""
     for kept in ('Null means "no object".', "Yes, always.", "Strings are immutable.",
                  "Immutable.", "Obstacle avoidance behavior. It steers around walls."):
-        assert drop_fragments(kept) == kept
+        assert drop_fragments(kept, labels=True) == kept
+    # a name answers "What does JVM stand for?": only how and why questions drop labels
+    assert drop_fragments("Java Virtual Machine.") == "Java Virtual Machine."
+    assert drop_fragments(cited) == cited
 
 
 def test_a_lead_in_keeps_its_claim_without_the_first_item_number():

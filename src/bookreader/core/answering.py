@@ -62,6 +62,7 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     clean_question,
     clean_selection,
 )
+from bookreader.core.llm.answer_type import question_kind
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
     drop_code_name_claims,
@@ -537,8 +538,10 @@ class _Run(OutcomeAssembly):
         parsed = parse_answer(source)
         text, stated = parsed.text, parsed.confidence
         if self.mode is Mode.BOOK:
+            # a label ("Obstacle avoidance behavior.") answers no "how" or "why"
+            how = question_kind(self.question) in ("procedure", "reason")
             text = drop_code_name_claims(
-                drop_fragments(plain_code_marks(drop_prompt_tags(text))))
+                drop_fragments(plain_code_marks(drop_prompt_tags(text)), labels=how))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)

@@ -494,12 +494,6 @@ def _without_claims(text: str, units: Sequence[Claim], drop: Sequence[bool], wha
     return re.sub(r"[ \t]{2,}", " ", "".join(out) + text[pos:]).strip()
 
 
-def _label(claim: str) -> bool:
-    """Two or three words and none that makes a statement (:data:`_SHORT_VERBS`)."""
-    said = [w.lower() for w in words(claim)]
-    return 2 <= len(said) <= 3 and not any(w in _SHORT_VERBS for w in said)
-
-
 def drop_code_name_claims(text: str) -> str:
     """``text`` without the claims that only spell out a code name they cite ("Process
     camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
@@ -539,9 +533,14 @@ _SHORT_VERBS = frozenset((
     "is", "are", "was", "were", "be", "means", "mean", "has", "have", "can", "does", "do",
     "did", "returns", "return", "uses", "use", "makes", "gives", "takes", "yes", "no",
     "not", "will", "must", "should", "may"))
-
-
+#: After one of these, a colon's "1." is the value the claim states ("It prints: 1.").
 _VALUE_VERBS = _SHORT_VERBS | {"equals", "prints", "outputs", "becomes", "displays", "shows"}
+
+
+def _label(claim: str) -> bool:
+    """Two or three words and none that makes a statement (:data:`_SHORT_VERBS`)."""
+    said = [w.lower() for w in words(claim)]
+    return 2 <= len(said) <= 3 and not any(w in _SHORT_VERBS for w in said)
 
 
 def end_lead_ins(text: str) -> str:
@@ -554,7 +553,7 @@ def end_lead_ins(text: str) -> str:
     return _LEAD_IN_NUMBER.sub(end, text)
 
 
-def drop_fragments(text: str) -> str:
+def drop_fragments(text: str, *, labels: bool = False) -> str:
     """``text`` without the one-word "sentences" a small model leaves between its claims
     ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
     no claim, and a repaired citation would lend it a page.  A leading "Yes." or "No."
@@ -562,15 +561,17 @@ def drop_fragments(text: str) -> str:
     it is a bare lead-in (:data:`_BARE_LEAD_IN`: the Physical AI window trial's whole
     answer to "What is SLAM?" was "Steps: 1.", cited to the exercise it was copied from).
     The last sentence is dropped too when it is a lead-in left hanging
-    (:data:`_DANGLING_LEAD_IN`), and a whole answer that is a label of two or three words
-    (:func:`_label`).  What is left may be empty (treated as the model declining: quotes
-    of the pages)."""
+    (:data:`_DANGLING_LEAD_IN`), and with ``labels`` (a question that asks how or why) a
+    whole answer that is a label of two or three words (:func:`_label`: "Obstacle
+    avoidance behavior." for "How do robots avoid obstacles?"; "Java Virtual Machine."
+    answers "What does JVM stand for?").  What is left may be empty (treated as the model
+    declining: quotes of the pages)."""
     units = claims(text)
     lead_in = [bool(_BARE_LEAD_IN.match(unit.text)) for unit in units]
     last = max((i for i, unit in enumerate(units) if unit.text.strip()), default=None)
     if last is not None and _DANGLING_LEAD_IN.search(units[last].text):
         lead_in[last] = True
-    if len(units) == 1 and _label(units[0].text):
+    if labels and len(units) == 1 and _label(units[0].text):
         lead_in[0] = True  # the whole answer is a label copied from a heading or comment
     if len(units) < 2 and not any(lead_in):
         return text
