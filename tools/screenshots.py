@@ -80,6 +80,23 @@ def _settle(qapp, seconds: float = 0.4) -> None:
     _pump(qapp, lambda: time.monotonic() > end, seconds + 5, "the window to settle")
 
 
+def _ask_until(qapp, chat, answers: list, questions, found: Callable[[], list]):
+    """Ask ``questions`` in turn until ``found()`` lists a card (which card a question
+    ends in depends on the model); the last card found, scrolled into view, or None."""
+    for question in questions:
+        if found():
+            break
+        n = len(answers)
+        chat.question_edit.setPlainText(question)
+        chat.ask()
+        _pump(qapp, lambda n=n: len(answers) > n, 300, "an answer")
+    cards = found()
+    if not cards:
+        return None
+    chat.scroll_area.ensureWidgetVisible(cards[-1])
+    return cards[-1]
+
+
 def _big_book(path: Path, pages: int = 40) -> Path:
     """A longer generated book, so indexing runs long enough to be photographed."""
     import fitz
@@ -227,16 +244,7 @@ def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
                     and c.answer.outcome is Outcome.ANSWER
                     and any(x.verified for x in c.answer.citations)]
 
-        for question in ANSWER_QUESTIONS:
-            if answer_cards():
-                break
-            n = len(answers)
-            win.chat.question_edit.setPlainText(question)
-            win.chat.ask()
-            _pump(qapp, lambda n=n: len(answers) > n, 300, "an answer")
-        if answer_cards():
-            win.chat.scroll_area.ensureWidgetVisible(answer_cards()[-1])
-        else:
+        if _ask_until(qapp, win.chat, answers, ANSWER_QUESTIONS, answer_cards) is None:
             log.warning("No whole-book question got a verified answer with backend %s",
                         backend)
         _settle(qapp)
@@ -250,15 +258,7 @@ def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
             return [c for c in win.chat.cards()
                     if c.answer is not None and c.answer.outcome is Outcome.QUOTES]
 
-        for question in QUOTES_QUESTIONS:
-            if quotes_cards():
-                break
-            n = len(answers)
-            win.chat.question_edit.setPlainText(question)
-            win.chat.ask()
-            _pump(qapp, lambda n=n: len(answers) > n, 300, "an answer")
-        if quotes_cards():
-            win.chat.scroll_area.ensureWidgetVisible(quotes_cards()[-1])
+        if _ask_until(qapp, win.chat, answers, QUOTES_QUESTIONS, quotes_cards) is not None:
             _settle(qapp)
             written.append(_composite(win, None, "quotes-card.png", out_dir))
         else:
