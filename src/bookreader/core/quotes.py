@@ -55,6 +55,7 @@ from bookreader.core.llm.extractive import (
     wants_code,
     without_list_number,
 )
+from bookreader.core.grounding_checks import is_question_echo
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -517,13 +518,16 @@ def is_fragment(sentence: str) -> bool:
 
 def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
                      selection: str = "") -> Any:
-    """``validation`` with the answer sentences that only restate the question, or are
-    cut off mid-phrase (:func:`is_fragment`), marked unsupported (so the answerer drops
-    them like any unsupported sentence)."""
+    """``validation`` with the answer sentences that only restate the question, copy its
+    clause without its auxiliary onto the book's words
+    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "ROS2 used for many of
+    the limitations ..."), or are cut off mid-phrase (:func:`is_fragment`), marked
+    unsupported (so the answerer drops them like any unsupported sentence)."""
     tautologies = tuple(
         s for s in sentences
         if s not in validation.unsupported_sentences
-        and (is_tautology(s, question, selection) or is_fragment(s))
+        and (is_tautology(s, question, selection) or is_fragment(s)
+             or is_question_echo(s, question))
     )
     if not tautologies:
         return validation
