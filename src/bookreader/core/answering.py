@@ -416,6 +416,24 @@ class _Run(OutcomeAssembly):
             used += n
         return chosen
 
+    def _checked_passages(self, shown: Sequence[Passage]) -> list[Passage]:
+        """The passages an answer is checked and cited against: in whole-book mode every
+        retrieved passage, the ones the model read first.
+
+        A local tier reads ~600 characters of their best sentences (``_select_excerpts``);
+        what it says beyond them is the book's when another retrieved passage says it, and
+        is cited there (the book's sentences quoted beside an answer come from every
+        retrieved passage too).  Checked against the shown passages only, such an answer
+        became quotes, and a wrong claim the shown ones did not contradict could pass
+        ("you can use the break statement" to skip to the next iteration: the passage
+        about ``continue`` was retrieved, not shown).  Stop 25, replay of the three books:
+        Think Java correct 67.1 -> 68.4 %, gold page 93.7 -> 92.4 %; Py4E and Physical
+        AI figures unchanged (that Py4E answer now names ``continue``)."""
+        if self.mode is not Mode.BOOK or self.retrieval is None:
+            return list(shown)
+        ids = {id(p) for p in shown}
+        return list(shown) + [p for p in self.retrieval.passages if id(p) not in ids]
+
     def _generate(
         self,
         passages: Sequence[Passage],
@@ -553,7 +571,7 @@ class _Run(OutcomeAssembly):
                 return rescued
             return self._answer(fallback_sentence, fallback=True, confidence=confidence, **common)
 
-        sources = self._sources(passages)
+        sources = self._sources(self._checked_passages(passages))
         context = "\n\n".join(s.text for s in sources)
         raw_text = text
         text, citations = verify_answer(text, sources, self.pages, add_missing=False)
