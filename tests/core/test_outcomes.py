@@ -675,3 +675,43 @@ def test_a_whole_book_answer_is_checked_against_every_retrieved_passage(book, cl
     assert "release the energy" in a.text and "take up water" in a.text, a.text
     pages = {c.page for c in a.citations if c.verified}
     assert {_page_of(pdf, "Mitochondria release"), _page_of(pdf, "Root hairs take up")} <= pages
+
+
+COM = ("The center of mass is the mass-weighted average of the positions of the body "
+       "segments. The program computes it in one line. com = weighted / total_mass. "
+       "Heavier segments pull the center of mass toward them.")
+
+
+def test_a_line_of_code_alone_is_no_answer_to_a_question_that_asks_for_none(
+        tmp_path, embedder, claude):
+    """"vx, vy, vz = com_vel" three times was all that was left of a Physical AI answer to
+    "How do I calculate the center of mass ...?" once its claim was dropped: a line of a
+    listing copied from the excerpts is verbatim (the check passes it) and says nothing."""
+    from bookreader.library import Library
+
+    server, answerer = claude
+    settings = answerer.settings.updated(data_dir=tmp_path / "data")
+    settings.ensure_dirs()
+    spec = book_pdf(tmp_path / "balance.pdf", [("1 Balance", [("1.1 Center of mass", COM)])],
+                    running_header=False)
+    lib = Library(settings, embedder=embedder)
+    try:
+        info = lib.ingest(spec.path)
+        retriever, pdf = lib.retriever(info.book_id), lib.open_pdf(info.book_id)
+        server.queue(Behaviour.normal(
+            'com = weighted / total_mass [Source: 1.1 Center of mass (Page 1) - "com = '
+            'weighted / total_mass"]\ncom = weighted / total_mass\nConfidence: 0.9'))
+        a = answerer.ask("What is the center of mass of a body?", mode=Mode.BOOK,
+                         retriever=retriever, pages=pdf, backend="claude")
+        assert a.outcome is Outcome.QUOTES, a.text
+        assert "mass-weighted average" in a.text
+        assert a.citations and all(c.verified for c in a.citations)
+        # A question that asks for the code gets it.
+        server.queue(Behaviour.normal(
+            'com = weighted / total_mass [Source: 1.1 Center of mass (Page 1) - "com = '
+            'weighted / total_mass"]\nConfidence: 0.9'))
+        b = answerer.ask("What is the code that computes the center of mass?",
+                         mode=Mode.BOOK, retriever=retriever, pages=pdf, backend="claude")
+        assert b.outcome is Outcome.ANSWER and "com = weighted / total_mass" in b.text, b.text
+    finally:
+        lib.close()

@@ -62,7 +62,7 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     clean_question,
     clean_selection,
 )
-from bookreader.core.llm.answer_type import question_kind
+from bookreader.core.llm.answer_type import question_kind, reads_as_code, wants_code
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
     drop_code_name_claims,
@@ -416,6 +416,14 @@ class _Run(OutcomeAssembly):
             used += n
         return chosen
 
+    def _only_code(self, text: str) -> bool:
+        """A language model's answer that is nothing but lines of code, for a question
+        that does not ask for code (:func:`~bookreader.core.llm.answer_type.wants_code`)."""
+        if self.spec.kind == "extractive" or wants_code(self.question):
+            return False
+        sentences = [s for s in self.owner.validator.answer_sentences(text) if s.strip()]
+        return bool(sentences) and all(reads_as_code(s) for s in sentences)
+
     def _checked_passages(self, shown: Sequence[Passage]) -> list[Passage]:
         """The passages an answer is checked and cited against: in whole-book mode every
         retrieved passage, the ones the model read first.
@@ -612,6 +620,12 @@ class _Run(OutcomeAssembly):
             else:
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
+        if not replaced and self.mode is Mode.BOOK and self._only_code(text):
+            # "vx, vy, vz = com_vel" three times, all that was left of "How do I calculate
+            # the center of mass ...?" once its claim was dropped: a line of a listing
+            # copied from the excerpts says nothing the student asked
+            log.info("Only lines of code left for a question that asks for none")
+            replaced = True
         if replaced:
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
