@@ -473,6 +473,18 @@ def test_loops_and_repeated_sentences_are_cut_from_the_answer():
     assert model_output.dedupe_sentences(twice).count("controls what enters") == 1
     once = "The membrane is thin.\n\nIt is made of lipids."
     assert model_output.dedupe_sentences(once) == once  # untouched, newlines kept
+    # A claim an earlier one already holds word for word is cited again for nothing (the
+    # Py4E answer to "Why is it worth splitting a program into functions?", stop 25).
+    held = ('It may be unclear why. Later, you only have to make it in one place. • Dividing '
+            'a long program into functions allows you to debug the parts one at a time. • '
+            'Well-designed functions are often useful for many programs. [Source: Why '
+            'functions? (Page 58) - "Later"] Later, you only have to make it in one place. • '
+            'Dividing a long program into functions allows you to debug the parts one at a '
+            'time. [Source: Why functions? (Page 58) - "one place"]')
+    assert model_output.dedupe_sentences(held).count("Dividing a long program") == 1
+    assert '"Later"]' in model_output.dedupe_sentences(held)
+    short = 'Use it. [Source: S (Page 1) - "a"] It works. Use it again. [Source: S - "b"]'
+    assert model_output.dedupe_sentences(short) == short  # too short to count as held
 
 
 def test_bundled_answers_stop_after_two_claims_with_their_citations():

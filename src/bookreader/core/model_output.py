@@ -364,16 +364,24 @@ def cut_loop(text: str) -> str:
     return head[: end + 1] if end >= 0 else ""
 
 
+#: Fewest words of a claim dropped because an earlier claim already holds it verbatim.
+REPEAT_WORDS = 4
+
+
 def dedupe_sentences(text: str) -> str:
-    """Drop sentences the model wrote twice (small models restate one claim in a loop)."""
-    seen: set[str] = set()
+    """Drop sentences the model wrote twice (small models restate one claim in a loop),
+    and a claim an earlier one already holds word for word (Py4E: "Later, if you make a
+    change, you only have to make it in one place. • Dividing a long program ..." cited
+    again after the claim that held it and more)."""
+    seen: list[str] = []
     kept: list[str] = []
     units = claim_units(text)
     for claim, full in units:
         key = " ".join(claim.lower().split())
-        if key and key in seen:
+        if key and (key in seen or (len(key.split()) >= REPEAT_WORDS
+                                    and any(key in earlier for earlier in seen))):
             continue
-        seen.add(key)
+        seen.append(key)
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
 
