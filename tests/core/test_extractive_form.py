@@ -249,3 +249,19 @@ def test_a_label_answers_no_how_question_but_a_name_answers_a_what_question(
     assert how.outcome is Outcome.QUOTES, how.text  # the pages to read, not the label
     assert what.outcome is Outcome.ANSWER, what.text
     assert strip_citations(what.text).startswith("Tactile sensing."), what.text
+
+
+def test_a_figures_alternative_text_is_neither_the_answer_nor_a_quote(embedder):
+    """Think Java prints each figure's description for screen readers on the page: "alt=
+    Diagram showing an oval shape ..." was quoted beside an answer, and "alt=Memory diagram
+    showing two variables ..." led the answer to a question about copying arrays."""
+    alt = ("alt=Memory diagram showing two variables a and b pointing to separate arrays "
+           "after using Arrays.copyOf, demonstrating independent array copies")
+    prose = ("Arrays.copyOf makes a new array and copies the elements, so a and b refer to "
+             "separate arrays.")
+    assert not quotes.usable_sentence(alt) and quotes.usable_sentence(prose)
+    messages = build_messages(
+        Mode.BOOK, "How do I make an independent copy of an array with Arrays.copyOf?",
+        excerpts=[Excerpt(1, "7.4. Copying Arrays", "112", alt + "\n\n" + prose)])
+    first = ExtractiveBackend(embedder).answer(messages).splitlines()[0]
+    assert first.startswith("Arrays.copyOf makes a new array"), first

@@ -44,6 +44,7 @@ from bookreader.core.llm.extractive import (
     form_penalty,
     is_claiming_lead_in,
     is_fragment_list,
+    is_alt_text,
     is_import_line,
     is_title_line,
     looks_like_code,
@@ -221,7 +222,7 @@ def usable_sentence(sentence: str) -> bool:
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
-            or is_fragment_list(s)):
+            or is_fragment_list(s) or is_alt_text(s)):
         return False
     if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
         return False

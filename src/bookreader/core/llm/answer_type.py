@@ -377,6 +377,16 @@ def is_title_line(sentence: str) -> bool:
     return bool(big) and all(w[0].isupper() for w in big)
 
 
+#: A figure's description for screen readers printed on the page ("alt=Memory diagram
+#: showing two variables a and b pointing to separate arrays ...": Think Java).
+_ALT_TEXT = re.compile(r"^\s*alt\s*=", re.IGNORECASE)
+
+
+def is_alt_text(sentence: str) -> bool:
+    """True for a figure's alternative text: it describes a picture, like a caption."""
+    return bool(_ALT_TEXT.match(sentence))
+
+
 def form_penalty(sentence: str) -> float:
     """How much the unit's form says it is not an answer a student can read on its own:
     list fragments run together (:data:`FRAGMENT_PENALTY`), a title-case heading or
@@ -388,7 +398,7 @@ def form_penalty(sentence: str) -> float:
         return FRAGMENT_PENALTY
     if is_import_line(sentence):
         return IMPORT_PENALTY
-    if is_title_line(sentence):
+    if is_title_line(sentence) or is_alt_text(sentence):
         return TITLE_PENALTY
     if ":" in sentence and len(sentence.rsplit(":", 1)[1].split()) >= 3 and is_title_line(
             sentence.rsplit(":", 1)[1]):

@@ -51,6 +51,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     is_fragment_list,
     is_glossary_entry,
     is_heading,
+    is_alt_text,
     is_import_line,
     is_title_line,
     looks_like_code,
