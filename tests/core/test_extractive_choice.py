@@ -59,6 +59,26 @@ def test_vocabulary_entries_run_together_are_units_of_their_own():
     assert lead.endswith("sensors:") and code.startswith("#!")
 
 
+def test_a_glossary_without_colons_run_together_is_split_into_its_entries():
+    """Python for Everybody's glossaries print "term Definition." with no colon; run
+    together after a full stop they were one unit of ten entries, shown whole as the
+    answer to "What happens when two variables refer to the same list?"."""
+    glossary = ("8.15 Glossary aliasing A circumstance where two or more variables refer to "
+                "the same object. delimiter A character or string used to indicate where a "
+                "string should be split. equivalent Having the same value. list traversal "
+                "The sequential accessing of each element in a list.")
+    units = split_sentences(glossary)
+    assert units[1:] == [
+        "delimiter A character or string used to indicate where a string should be split.",
+        "equivalent Having the same value.",
+        "list traversal The sequential accessing of each element in a list."]
+    assert units[0].endswith("refer to the same object.")
+    # Prose and code whose next sentence starts in lower case stay as they were.
+    assert split_sentences("Set x = 5. print(x) shows 5. Then it ends.") == [
+        "Set x = 5. print(x) shows 5.", "Then it ends."]
+    assert split_sentences("It is fast. iPhone apps use it.") == ["It is fast. iPhone apps use it."]
+
+
 def test_whole_book_what_is_gets_the_glossary_entry_and_the_page_that_explains_it(book, embedder):
     settings, retriever, pdf = book
     a = Answerer(settings, embedder=embedder).ask(

@@ -110,6 +110,10 @@ def prompt_from_request(request: AnswerRequest) -> ParsedPrompt:
 _UNIT_BREAK = re.compile(
     r"(?<=:)[ \t]*\n|\n(?=[ \t]*[A-Za-z][\w \-]{1,40}:[ \t]+[A-Z(])"
     r"|(?<=[a-z0-9)]{2}[.!?])\s+(?=[a-z][\w\-']*(?:[ \t][\w\-']+){0,3}:[ \t]+[A-Z(])"
+    # a glossary without colons run together ("... refer to the same object. delimiter A
+    # character or string ...", Python for Everybody): a term in lower case, then its
+    # definition with a capital letter, after a full stop
+    r"|(?<=[a-z0-9)]{2}\.)\s+(?=[a-z][a-z\-']*(?:[ \t][a-z][a-z\-']*){0,2}[ \t]+[A-Z][a-z]*\s)"
     # "... noise characteristics: #!/usr/bin/env python3 import rclpy": prose, then a listing.
     r"|(?<=:)\s+(?=#!|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:]|>>>|"
     r"public\s|private\s|static\s)")
