@@ -296,3 +296,43 @@ def test_a_question_about_the_book_prefers_its_titled_front_matter(tmp_path, emb
         # a topic question is ranked as before: no front-matter prior
         plain = retriever.search("What does a while loop do?", top_k=3)
         assert plain.passages[0].chunk.page_start == 2
+
+
+SLAM_LISTING = ("SLAM (Simultaneous Localization and Mapping) Visual SLAM Implementation. "
+                "class VisualSLAM: slam = VisualSLAM() # run SLAM on each frame. "
+                "slam.process_frame(frame) # SLAM updates the map. print('SLAM done')")
+SLAM_SUMMARY = ("Chapter Summary. This chapter covered robot perception. 1. Filtering: "
+                "removing noise from images. 2. SLAM: Simultaneous Localization and Mapping "
+                "techniques that enable robots to navigate unknown environments while "
+                "building maps.")
+
+
+def test_the_chunk_that_defines_the_term_asked_about_ranks_higher(tmp_path, embedder,
+                                                                  monkeypatch):
+    """Physical AI: "What is SLAM?" ranked its only definition, an entry of a chapter
+    summary, 7th, below listings that name SLAM in every line; quotes of the listing's
+    comments were the answer."""
+    assert retrieval_mod.defined_term("What is SLAM?") == "SLAM"
+    assert retrieval_mod.defined_term("What is a base case in recursion?") == "base case"
+    assert retrieval_mod.defined_term("What are tuples?") == "tuples"
+    assert retrieval_mod.defined_term("What is the difference between a list and a tuple?") == ""
+    assert retrieval_mod.defined_term("What is ROS2 used for?") == ""
+    assert retrieval_mod.defines_term("SLAM", _chunk(SLAM_SUMMARY, "Chapter Summary"))
+    assert not retrieval_mod.defines_term("SLAM", _chunk(SLAM_LISTING, "SLAM"))
+    assert retrieval_mod.defines_term("tuples", _chunk("tuple: A sequence of values.", "V"))
+    assert retrieval_mod.defines_term("tuples", _chunk("Tuples are a kind of sequence.", "T"))
+    pages = [Page(0, "80", SLAM_LISTING, "7 Perception", "SLAM (Simultaneous Localization "
+                  "and Mapping)"),
+             Page(1, "85", SLAM_SUMMARY, "7 Perception", "Chapter Summary")]
+    with _indexed(tmp_path, embedder, pages, "definition") as retriever:
+        q = "What is SLAM?"
+        monkeypatch.setattr(retrieval_mod, "DEFINITION_PRIOR", 0.0)
+        before = retriever.search(q, top_k=2)
+        monkeypatch.setattr(retrieval_mod, "DEFINITION_PRIOR", 0.1)
+        after = retriever.search(q, top_k=2)
+        old = next(p for p in before.passages if p.chunk.page_start == 1)
+        new = next(p for p in after.passages if p.chunk.page_start == 1)
+        assert new.score == pytest.approx(old.score + 0.1)
+        assert before.passages[0].chunk.page_start == 0  # the listing led without it
+        assert after.passages[0].chunk.page_start == 1
+        assert after.confidence == before.confidence  # coverage is judged before the priors

@@ -242,6 +242,46 @@ def about_the_book(query: str, passages: Sequence[Passage]) -> bool:
         is_front_matter(p.chunk) for p in passages[:COVERAGE_DEPTH])
 
 
+#: Added to a chunk that defines the term a "What is X?" question asks about: a glossary
+#: or summary entry ("SLAM: Simultaneous Localization and Mapping techniques that ..."),
+#: a sentence "X is a ..." (:func:`defines_term`).  Physical AI's only definition of SLAM
+#: is an entry of a chapter summary, ranked 7th for "What is SLAM?" among sections whose
+#: listings name SLAM in every line.
+DEFINITION_PRIOR = 0.1
+#: "What is X?" / "What are Xs?" with a short X (at most DEFINED_WORDS words).
+_WHAT_IS = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?,;]+?)\s*\??\s*$", re.IGNORECASE)
+DEFINED_WORDS = 4
+
+
+def defined_term(query: str) -> str:
+    """The term a "What is X?" question asks to define, or ""."""
+    m = _WHAT_IS.match(query)
+    if m is None:
+        return ""
+    term = re.split(r"\s+in\s+", m.group("term").strip(), maxsplit=1)[0]  # "... in Java"
+    if (len(term.split()) > DEFINED_WORDS
+            or re.search(r"\b(?:and|or|between|difference|used|in|of|for)\b", term, re.I)):
+        return ""
+    return term
+
+
+@functools.lru_cache(maxsize=4096)
+def _definition_pattern(term: str) -> re.Pattern[str]:
+    if len(term) > 3 and term.lower().endswith("s") and not term.lower().endswith("ss"):
+        term = term[:-1]  # "What are tuples?": "tuple: A ..." and "Tuples are ..." both
+    t = r"\s+".join(re.escape(w) for w in term.split())
+    return re.compile(
+        rf"(?:^|[\n.!?:\u2022]\s*|\d\.\s+){t}(?:e?s)?\s*(?:\([^)]{{1,60}}\))?\s*:\s+[A-Z(]"
+        rf"|\b{t}(?:e?s)?\s+(?:is|are)\s+(?:an?|the|one|any)\s"
+        rf"|\b{t}(?:e?s)?\s+(?:refers?\s+to|means)\s", re.IGNORECASE)
+
+
+def defines_term(term: str, chunk: Chunk) -> bool:
+    """True when ``chunk`` holds an entry or a sentence that defines ``term``."""
+    return bool(term) and bool(_definition_pattern(term).search(chunk.text))
+
+
 #: Weight of the heading match: a chunk under a heading (its outline section or a heading
 #: line inside it) whose words are the question's gets up to this much more.
 HEADING_WEIGHT = 0.15
@@ -472,9 +512,12 @@ class HybridRetriever:
         # Ranking priors: apparatus chunks down, chunks under a matching heading up.
         q_terms = set(_query_terms(query))
         wants_reading = bool(ASKS_FOR_READING.search(query))
+        term = defined_term(query) if DEFINITION_PRIOR else ""
         scored = []
         for p in blended:
             prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
+            if term and defines_term(term, p.chunk):
+                prior += DEFINITION_PRIOR
             if (book_question and FRONT_MATTER_SECTION.search(p.chunk.section or "")
                     and is_front_matter(p.chunk)):
                 prior += FRONT_MATTER_PRIOR
