@@ -72,6 +72,15 @@ def _indexed(tmp_path, embedder, pages: list[Page], name: str):
         store.close()
 
 
+def _without_and_with(monkeypatch, retriever, question: str, prior: str, value: float,
+                      top_k: int):
+    """The search for ``question`` with the ranking prior ``prior`` at 0, then at ``value``."""
+    monkeypatch.setattr(retrieval_mod, prior, 0.0)
+    before = retriever.search(question, top_k=top_k)
+    monkeypatch.setattr(retrieval_mod, prior, value)
+    return before, retriever.search(question, top_k=top_k)
+
+
 def _chunk(text: str, section: str) -> Chunk:
     return Chunk("c", "b", 0, text, 0, 0, "1", "1", "ch", section, 0, len(text))
 
@@ -108,10 +117,8 @@ def test_a_contents_page_ranks_below_the_page_it_lists(tmp_path, embedder, monke
              Page(2, "120", OTHER, "10 Tuples", "10.1 Tuples are immutable")]
     with _indexed(tmp_path, embedder, pages, "contents") as retriever:
         q = "What is the while statement?"
-        monkeypatch.setattr(retrieval_mod, "CONTENTS_PENALTY", 0.0)
-        before = retriever.search(q, top_k=3)
-        monkeypatch.setattr(retrieval_mod, "CONTENTS_PENALTY", 0.3)
-        after = retriever.search(q, top_k=3)
+        before, after = _without_and_with(monkeypatch, retriever, q, "CONTENTS_PENALTY", 0.3,
+                                          top_k=3)
         # the listing, all headings, stays a candidate, 0.3 lower
         old = next(p for p in before.passages if is_contents(p.chunk))
         listing = next(p for p in after.passages if is_contents(p.chunk))
@@ -326,10 +333,8 @@ def test_the_chunk_that_defines_the_term_asked_about_ranks_higher(tmp_path, embe
              Page(1, "85", SLAM_SUMMARY, "7 Perception", "Chapter Summary")]
     with _indexed(tmp_path, embedder, pages, "definition") as retriever:
         q = "What is SLAM?"
-        monkeypatch.setattr(retrieval_mod, "DEFINITION_PRIOR", 0.0)
-        before = retriever.search(q, top_k=2)
-        monkeypatch.setattr(retrieval_mod, "DEFINITION_PRIOR", 0.1)
-        after = retriever.search(q, top_k=2)
+        before, after = _without_and_with(monkeypatch, retriever, q, "DEFINITION_PRIOR", 0.1,
+                                          top_k=2)
         old = next(p for p in before.passages if p.chunk.page_start == 1)
         new = next(p for p in after.passages if p.chunk.page_start == 1)
         assert new.score == pytest.approx(old.score + 0.1)

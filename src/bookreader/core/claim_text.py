@@ -90,8 +90,10 @@ def is_negation(word: str) -> bool:
 _CLAUSE_OPENERS = frozenset(
     "but so yet because although though whereas while unless until which".split())
 #: After "and"/"or", a verb of this list opens another predicate with the same subject:
-#: "contains *no characters* and *has* length 0" says the string has length 0.
-_FINITE = frozenset(
+#: "contains *no characters* and *has* length 0" says the string has length 0.  (Also
+#: how :func:`~bookreader.core.grounding_checks.is_question_echo` tells a phrase that a
+#: verb follows from a clause.)
+FINITE_VERBS = frozenset(
     """is are was were has have had does do did can could will would may might must
     should shall gets get becomes become""".split())
 
@@ -101,7 +103,7 @@ def _ends_scope(ws: list[str], j: int) -> bool:
     lw = ws[j].lower()
     if lw in _CLAUSE_OPENERS:
         return True
-    return lw in ("and", "or") and j + 1 < len(ws) and ws[j + 1].lower() in _FINITE
+    return lw in ("and", "or") and j + 1 < len(ws) and ws[j + 1].lower() in FINITE_VERBS
 
 
 def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:

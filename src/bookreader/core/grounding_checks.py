@@ -11,9 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bookreader.core.claim_text import claim_terms, number_terms, opens_with_verdict, strip_verdict
+from bookreader.core.claim_text import (
+    FINITE_VERBS,
+    claim_terms,
+    number_terms,
+    opens_with_verdict,
+    strip_verdict,
+)
 from bookreader.core.exact_terms import code_key, code_terms, squash
-from bookreader.core.sentences import content_terms, stem
+from bookreader.core.sentences import content_terms, stem, words
 
 
 # --- instructions planted in a context -----------------------------------------------------
@@ -164,15 +170,12 @@ _PREPOSITION = frozenset(
 _GOVERNS_BARE = frozenset(
     "to let lets make makes help helps can could will would should must may might does do "
     "did".split())
-#: Verbs that make a clause of what follows a copied "X used for" (a phrase then).
-_FINITE = frozenset(
-    "is are was were has have had can will would should could may might must".split())
 #: Fewest words of the question's clause an echo copies.
 ECHO_WORDS = 3
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[\w*+#'-]+", text.lower())
+def _lower_words(text: str) -> list[str]:
+    return [w.lower() for w in words(text)]
 
 
 def is_question_echo(sentence: str, question: str) -> bool:
@@ -193,10 +196,10 @@ def is_question_echo(sentence: str, question: str) -> bool:
     if m is None:
         return False
     aux = m.group("aux").lower()
-    rest = _words(m.group("rest"))
+    rest = _lower_words(m.group("rest"))
     if len(rest) < ECHO_WORDS:
         return False
-    words = _words(sentence)
+    said = _lower_words(sentence)
     if aux == "does":
         copy = rest  # the whole clause: its verb is in it, in the bare form
     else:
@@ -214,16 +217,16 @@ def is_question_echo(sentence: str, question: str) -> bool:
     n = len(copy)
     # after "is", only as the sentence's own clause: "a variable used for counting" is a
     # phrase inside "A counter is a variable used for counting."
-    starts = range(len(words) - n + 1) if aux == "does" else [
-        i for i in (0, 1) if i == 0 or words[0] in ("a", "an", "the")]
+    starts = range(len(said) - n + 1) if aux == "does" else [
+        i for i in (0, 1) if i == 0 or said[0] in ("a", "an", "the")]
     for i in starts:
-        if words[i:i + n] == copy:
-            before = words[i - 1] if i > 0 else ""
+        if said[i:i + n] == copy:
+            before = said[i - 1] if i > 0 else ""
             if before in ("a", "an", "the"):
-                before = words[i - 2] if i > 1 else ""
+                before = said[i - 2] if i > 1 else ""
             if aux == "does" and before in _GOVERNS_BARE:
                 continue
-            if aux != "does" and _FINITE.intersection(words[i + n:]):
+            if aux != "does" and FINITE_VERBS.intersection(said[i + n:]):
                 continue  # "A dictionary used for lookups is fast.": a phrase, then the verb
             return True
     return False
