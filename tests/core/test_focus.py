@@ -182,3 +182,30 @@ def test_a_short_line_of_a_listing_is_shown_as_code_not_dropped_as_a_heading(emb
     # a list number on its own says nothing: never shown for itself
     assert not any(line.strip() in {f"{n}." for n in range(1, 9)}
                    for _, text in picked for line in text.split("\n")), shown
+
+
+# Listings that carry the question's words only in their comments and docstrings, as the
+# Physical AI book's other passages retrieved for the set-up question do.
+DOCSTRINGS = ('def _simulate_robot_response(self, command: str):\n    """Simulate robot '
+              'response to command"""\n    import random\n    responses = {}',
+              'def create_ar_overlay(self, robot_id):\n    """Create AR overlay for robot"""\n'
+              '    overlay_id = f"overlay_{robot_id}"\n    return overlay_id\n'
+              'def map_virtual_to_physical(self, virtual_pos, physical_pos):\n'
+              '    """Map virtual AR objects to physical space"""\n    return True')
+
+
+def test_a_kept_comment_brings_the_line_of_code_it_describes(embedder):
+    """Physical AI, "How do I set up a Python virtual environment ...?" with all five
+    retrieved passages: the comments ("# Create virtual environment") ranked high and
+    were shown, the commands under them ranked as code and lost their room to docstrings
+    of other listings; the model read what to do but not how, and made up a name for
+    the environment.  A kept comment now brings the line after it, on a line of its own."""
+    from bookreader.core.focus import focus_passages
+
+    question = "How do I set up a Python virtual environment for the robotics examples?"
+    texts = [VENV, *DOCSTRINGS]
+    kwargs = dict(embedder=embedder, sections=["1.4 Setting up Python Environment",
+                                               "User Interface Design", "Convergence"],
+                  ranking="answer_split", passage_cost=40)
+    shown = _shown(focus_passages(texts, question, 330, **kwargs))
+    assert "# Create virtual environment\npython -m venv physical_ai_env" in shown, shown

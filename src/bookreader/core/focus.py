@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from typing import Any, Optional, Sequence
 
@@ -253,7 +254,10 @@ def focus_passages(
     if ranking != "keywords" and before and scores[before[0]] <= UNUSABLE:
         before = []  # a heading or a lead-in to code says nothing the best one needs
     wanted = before + order_[1:]
+    how = ranking != "keywords" and ex.question_kind(question) == "procedure"
     said = {" ".join(units[best].lower().split())}
+    if how:
+        used = _with_commented_code(units, joins, owner, chosen, best, used, max_chars)
     for i in wanted:
         if i in chosen:
             continue
@@ -269,6 +273,8 @@ def focus_passages(
         shown.add(owner[i])
         said.add(key)
         used += cost
+        if how:
+            used = _with_commented_code(units, joins, owner, chosen, i, used, max_chars)
     out: list[tuple[int, str, float]] = []
     for k in range(len(texts)):
         idx = [i for i in range(len(units)) if owner[i] == k]
@@ -284,6 +290,35 @@ def focus_passages(
     elif order == "best_last":
         out.sort(key=lambda x: x[2])
     return [(k, text) for k, text, _ in out]
+
+
+#: A comment line of a listing ("# Create virtual environment", "// swap them").
+_COMMENT = re.compile(r"^\s*(?:#(?!!)|//)\s*\w")
+#: A unit that ends in one: the comment alone, or a lead-in with the listing's first
+#: comment ("... a proper development environment: # Create virtual environment").
+_ENDS_IN_COMMENT = re.compile(r"(?:^|:\s+|\n)\s*(?:#(?!!)|//)\s*\w[^\n#]*$")
+
+
+def _with_commented_code(units: Sequence[str], joins: list[str], owner: Sequence[int],
+                         chosen: set[int], i: int, used: int, max_chars: int) -> int:
+    """Keep the line of code the kept comment line ``i`` describes, if there is room
+    (adds to ``chosen``, on a line of its own); returns the characters used.
+
+    For a "how" question a listing's comments carry the question's words ("# Create
+    virtual environment") and rank high, while the line they describe ("python -m venv
+    physical_ai_env") carries none and was left out: the model read what to do but not
+    how (Physical AI, "How do I set up a Python virtual environment ...?").  The line a
+    comment describes is the line after it.
+    """
+    j = i + 1
+    if (j < len(units) and owner[j] == owner[i] and j not in chosen
+            and _ENDS_IN_COMMENT.search(units[i].strip())
+            and is_code_line(units[j]) and not _COMMENT.match(units[j])
+            and used + len(units[j]) + len(GAP) <= max_chars):
+        chosen.add(j)
+        joins[j] = "\n"  # a comment ends at its line's end
+        used += len(units[j]) + len(GAP)
+    return used
 
 
 #: A unit scored at or below this by :func:`answer_scores` (a heading, a bare lead-in to
