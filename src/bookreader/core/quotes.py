@@ -193,6 +193,8 @@ _CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
 #: A line that opens with a function call: 'print(f"PID control simulation completed.'
 #: (Physical AI window trial, the first quote for "How does a PID controller work?").
 _CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
+#: An entry of a dict literal ("'virtual': virtual_pos,"): two of them make a listing line.
+_DICT_ENTRY = re.compile(r"""(['"])\w+\1\s*:\s*[^,:]+,""")
 #: A sentence that runs from its colon into the first line of a code listing.
 _LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
 
@@ -219,6 +221,10 @@ def usable_sentence(sentence: str) -> bool:
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
     if _CALL_START.match(s):  # 'print(f"PID control simulation completed.' (a listing line)
+        return False
+    if len(_DICT_ENTRY.findall(s)) >= 2:
+        # "'virtual': virtual_pos, 'physical': physical_pos, ..." was the second quote for
+        # "How do I set up a Python virtual environment?" (Physical AI window trial, stop 26)
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
