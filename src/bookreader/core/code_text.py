@@ -36,6 +36,26 @@ _PROSE_WORDS = frozenset(
 _PROSE_END = re.compile(r"[.!?:][\"'\u201d\u2019)\]]*$")
 
 
+#: A comment that says what the code does ("# Create virtual environment", "// swap
+#: them"), not a script's "#!" line or a docstring mark.
+_SAYING_COMMENT = r"(?:#(?!!)|//)\s*\w"
+_COMMENT_AT_START = re.compile(rf"^\s*{_SAYING_COMMENT}")
+#: ... also after a lead-in: "... a proper development environment: # Create virtual
+#: environment" (the listing's first comment run into the prose before it).
+_COMMENT_AT_END = re.compile(rf"(?:^|:\s+|\n)\s*{_SAYING_COMMENT}[^\n#]*$")
+
+
+def is_comment(line: str) -> bool:
+    """True for a comment line of a listing that says something (see above)."""
+    return _COMMENT_AT_START.match(line) is not None
+
+
+def ends_in_comment(text: str) -> bool:
+    """True when ``text`` ends in such a comment: the comment alone, or a lead-in and the
+    listing's first comment."""
+    return _COMMENT_AT_END.search(text.strip()) is not None
+
+
 def is_code_line(line: str) -> bool:
     """True when a line of page text reads as a line of a code listing (see above)."""
     s = line.strip()

@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import Counter
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from bookreader.core.code_text import is_code_line
+from bookreader.core.code_text import ends_in_comment, is_code_line, is_comment
 from bookreader.core.llm import extractive as ex
 from bookreader.core.llm.continuation import is_enumerator
 from bookreader.core.sentences import content_terms, split_sentences
@@ -292,13 +291,6 @@ def focus_passages(
     return [(k, text) for k, text, _ in out]
 
 
-#: A comment line of a listing ("# Create virtual environment", "// swap them").
-_COMMENT = re.compile(r"^\s*(?:#(?!!)|//)\s*\w")
-#: A unit that ends in one: the comment alone, or a lead-in with the listing's first
-#: comment ("... a proper development environment: # Create virtual environment").
-_ENDS_IN_COMMENT = re.compile(r"(?:^|:\s+|\n)\s*(?:#(?!!)|//)\s*\w[^\n#]*$")
-
-
 def _with_commented_code(units: Sequence[str], joins: list[str], owner: Sequence[int],
                          chosen: set[int], i: int, used: int, max_chars: int) -> int:
     """Keep the line of code the kept comment line ``i`` describes, if there is room
@@ -312,8 +304,8 @@ def _with_commented_code(units: Sequence[str], joins: list[str], owner: Sequence
     """
     j = i + 1
     if (j < len(units) and owner[j] == owner[i] and j not in chosen
-            and _ENDS_IN_COMMENT.search(units[i].strip())
-            and is_code_line(units[j]) and not _COMMENT.match(units[j])
+            and ends_in_comment(units[i])
+            and is_code_line(units[j]) and not is_comment(units[j])
             and used + len(units[j]) + len(GAP) <= max_chars):
         chosen.add(j)
         joins[j] = "\n"  # a comment ends at its line's end
