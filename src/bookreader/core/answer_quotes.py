@@ -149,7 +149,8 @@ def with_best_quote(question: str, text: str, citations: tuple, sources: Sequenc
     :data:`ANSWER_QUOTES`) are added as quote lines with verified citations, so the
     student reads the book's own words and has the page.  A sentence is added only
     when at least :data:`QUOTE_NEW_SHARE` of its content words are not yet in the
-    text, and the whole text must still pass the grounding check.  When the extractive
+    text, and the whole text must still pass the grounding check with it (one at a time:
+    a quote the check cannot confirm is left out, not every quote with it).  When the extractive
     choice is what the answer already says, the sentence after it (or after the one the
     answer cites) is offered next (:func:`following_sentences`).
 
@@ -165,26 +166,32 @@ def with_best_quote(question: str, text: str, citations: tuple, sources: Sequenc
     picked = picked + following_sentences(sources, anchors)
     have = set(content_terms(strip_citations(text)))
     asked = set(content_terms(question))
-    added = []
+    added: list[quotes.Quote] = []
+    shown, shown_citations = text, citations
     for q in picked:
         if len(added) >= ANSWER_QUOTES:
             break
         if defines_another_term(q.sentence, asked):
             continue
         want = set(content_terms(q.sentence))
-        if want and len(want - have) / len(want) >= QUOTE_NEW_SHARE:
-            added.append(q)
-            have |= want
-    if not added:
+        if not want or len(want - have) / len(want) < QUOTE_NEW_SHARE:
+            continue
+        _, own = verify_answer(quotes.render_quotes([q]), sources, pages, add_missing=False)
+        if not own or not all(c.verified for c in own):
+            continue  # the quote's citation must verify on its page
+        joined = text + "\n" + quotes.render_quotes(added + [q])
+        new_text, new_citations = verify_answer(joined, sources, pages, add_missing=False)
+        if not validator.validate(new_text, context).passed:
+            # one quote the check cannot confirm no longer keeps the others out
+            log.info("Quote not added: the answer with it did not pass the check")
+            continue
+        added.append(q)
+        have |= want
+        shown, shown_citations = new_text, new_citations
+    if sum(c.verified for c in shown_citations) <= sum(c.verified for c in citations):
+        # only the sentence the answer already cites, said again: the answer points there
         return text, citations
-    joined = text + "\n" + quotes.render_quotes(added)
-    new_text, new_citations = verify_answer(joined, sources, pages, add_missing=False)
-    if sum(c.verified for c in new_citations) <= sum(c.verified for c in citations):
-        return text, citations  # the quotes' citations must verify on their pages
-    if not validator.validate(new_text, context).passed:
-        log.info("Quotes not added: the answer with them did not pass the check")
-        return text, citations
-    return new_text, new_citations
+    return shown, shown_citations
 
 
 #: A glossary entry: a lower-case term of at most four words (as the programming books
@@ -199,7 +206,13 @@ def defines_another_term(sentence: str, asked: set[str]) -> bool:
     ..." beside "What is a base case in recursion?", window trial and browser check of
     stop 20): it defines something the student did not ask about."""
     m = _GLOSSARY_ENTRY.match(sentence)
-    return bool(m) and not (set(content_terms(m.group(1))) & asked)
+    if not m or set(content_terms(m.group(1))) & asked:
+        return False
+    if "_" in m.group(1):
+        # a docstring's field ("com_pos: Center of mass position [x, y, z]"): the code
+        # name is not the question's word, its description may be
+        return not set(content_terms(sentence[m.end(1):])) & asked
+    return True
 
 
 #: Sentences read on after an anchor (the book's best sentence, or the one the answer

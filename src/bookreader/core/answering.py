@@ -62,7 +62,13 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     clean_question,
     clean_selection,
 )
-from bookreader.core.llm.answer_type import question_kind, reads_as_code, wants_code
+from bookreader.core.llm.answer_type import (
+    is_formula,
+    question_kind,
+    reads_as_code,
+    wants_code,
+    wants_formula,
+)
 from bookreader.core.llm.specs import spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
     drop_code_name_claims,
@@ -418,10 +424,17 @@ class _Run(OutcomeAssembly):
 
     def _only_code(self, text: str) -> bool:
         """A language model's answer that is nothing but lines of code, for a question
-        that does not ask for code (:func:`~bookreader.core.llm.answer_type.wants_code`)."""
+        that does not ask for code (:func:`~bookreader.core.llm.answer_type.wants_code`).
+
+        Formulas are an answer to a question that asks how something is computed
+        (:func:`~bookreader.core.llm.answer_type.wants_formula`): "zmp_x = x - height * ax
+        / (gravity + az)" for "How do I compute the Zero Moment Point ...?" (the grounding
+        check has found each on its page)."""
         if self.spec.kind == "extractive" or wants_code(self.question):
             return False
         sentences = [s for s in self.owner.validator.answer_sentences(text) if s.strip()]
+        if sentences and wants_formula(self.question) and all(map(is_formula, sentences)):
+            return False
         return bool(sentences) and all(reads_as_code(s) for s in sentences)
 
     def _checked_passages(self, shown: Sequence[Passage]) -> list[Passage]:

@@ -472,11 +472,14 @@ def claim_terms(text: str) -> list[str]:
     """:func:`content_terms` less :data:`_MODAL`, plus the base of a "non" word
     ("nonnegative" -> "negat").
 
-    Number words count as digits ("zero" -> "0": "the elements are 0" restates
-    "initializes all of its elements to zero"), and a light verb after "not have to" or
-    "not need to" is left out when the sentence holds an "optional" negation ("you do not
-    have to *include* a default case" says what "the default block is optional" says).
+    The next list item's number left at its end (:data:`NEXT_ITEM_NUMBER`: "... (gravity +
+    az)\n2.") is not a word of the claim.  Number words count as digits ("zero" -> "0": "the
+    elements are 0" restates "initializes all of its elements to zero"), and a light verb
+    after "not have to" or "not need to" is left out when the sentence holds an "optional"
+    negation ("you do not have to *include* a default case" says what "the default block is
+    optional" says).
     """
+    text = NEXT_ITEM_NUMBER.sub("", text)  # the next list item's number is not claimed
     drop = set(_MODAL)
     if _OPTIONAL.search(text):
         drop |= {stem(m.group(1).lower()) for m in _NEED_TO.finditer(text)} & _LIGHT_VERBS

@@ -118,6 +118,22 @@ def code_units(part: str) -> list[tuple[int, int]]:
 _EXPLAINS = re.compile(r"^(?:#(?!!)|//|/\*|\*|\"\"\"|\'\'\')")
 
 
+#: A field of a docstring or a listing on a line of its own ("\ncom_pos: Center of mass
+#: position [x, y, z]", "\n:param lidar_ranges: LiDAR range measurements"): what follows the
+#: label describes the label, not what the line before it talks about (the grounding
+#: check's support sentences end before one).
+FIELD_LINE = re.compile(r"\n[ \t]*(?=(?::param[ \t]+)?[a-z_][\w.]*_[\w.]*[ \t]*:[ \t]+\S)")
+#: The quotable units end before such a field too, when it describes in words
+#: ("com_pos: Center of mass position [x, y, z]") after a line that is not code left open
+#: (a signature's next argument, "physical_pos: Tuple[...]", stays with its line), so a quote
+#: is a sentence the check reads whole: "Calculate Zero Moment Point for bipedal robot
+#: com_pos: Center of mass position [x, y, z]" quoted as one failed the check (its names in
+#: no one support sentence).  A ":param" field stays with its docstring's summary, as
+#: quotes show it ("Initialize differential drive robot :param wheel_radius: ...").
+DESCRIBED_FIELD_LINE = re.compile(
+    r"(?<![,(\[{\\])[ \t]*\n[ \t]*(?=[a-z_][\w.]*_[\w.]*[ \t]*:[ \t]+[A-Z][a-z])")
+
+
 def listing_units(lines: Sequence[str]) -> list[str]:
     """A listing's lines as a reader of answers wants them: each comment or docstring line
     a unit of its own (it says in words what the code does), and each run of the other

@@ -158,7 +158,7 @@ def enough_sentences(pieces: list[str], limit: Optional[int]) -> bool:
     if not last or not any(c in last for c in ".!?]\n"):
         return False
     text, _ = split_confidence("".join(pieces))
-    units = [c for c, _ in claim_units(text) if words(c)]
+    units = [c for c, _ in claim_units(text) if is_claim(c)]
     # The (limit+1)-th claim has begun, so the limit-th one and its citations are complete.
     return len(units) > limit
 
@@ -186,13 +186,21 @@ def close_long_quote(text: str, limit: int) -> Optional[str]:
     return f'{text[:start]}{kept}"]'
 
 
+def is_claim(text: str) -> bool:
+    """True for a unit that says something: a word with a letter in it.  A list item's
+    number the splitter left on its own ("... the following equations: 1." then "1.") is
+    not a claim, so it does not use up the claim cap (the Zero Moment Point answer lost its
+    second equation to the two numbers before it)."""
+    return any(not w.isdigit() for w in words(text))
+
+
 def first_claims(text: str, limit: int) -> str:
     """The first ``limit`` claims of ``text`` with their citations (the rest cut)."""
     body, _ = split_confidence(text)
     kept: list[str] = []
     n = 0
     for claim, full in claim_units(body):
-        if words(claim):
+        if is_claim(claim):
             if n == limit:
                 break
             n += 1

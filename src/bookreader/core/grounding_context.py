@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from bookreader.core.claim_swaps import noun_terms
+from bookreader.core.code_text import FIELD_LINE
 from bookreader.core.claim_text import Cue, claim_terms, negation_cues, number_terms
 from bookreader.core.grounding_checks import instruction_payload, instruction_start
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
@@ -124,10 +125,6 @@ def code_names(text: str) -> frozenset[str]:
 #: A glossary entry inside a sentence: ". abstract class: A class that ..." (a vocabulary
 #: section's terms are lower-case, so the sentence splitter does not cut before them).
 _GLOSSARY_ENTRY = re.compile(r"(?<=[.!?])\s+(?=[a-z][\w-]*(?: [\w-]+){0,3}: [A-Z])")
-#: A field of a docstring or a listing on a line of its own ("\ncom_pos: Center of mass
-#: position [x, y, z]", "\n:param lidar_ranges: LiDAR range measurements"): what follows the
-#: label describes the label, not what the line before it talks about.
-_FIELD_LINE = re.compile(r"\n[ \t]*(?=(?::param[ \t]+)?[a-z_][\w.]*_[\w.]*[ \t]*:[ \t]+\S)")
 
 
 def support_sentences(context_text: str) -> list[str]:
@@ -137,7 +134,7 @@ def support_sentences(context_text: str) -> list[str]:
     out: list[str] = []
     for sent in split_sentences(context_text):
         for entry in _GLOSSARY_ENTRY.split(sent):
-            out.extend(p.strip() for p in _FIELD_LINE.split(entry) if p.strip())
+            out.extend(p.strip() for p in FIELD_LINE.split(entry) if p.strip())
     return out
 
 

@@ -551,14 +551,20 @@ def _label(claim: str) -> bool:
     return 2 <= len(said) <= 3 and not any(w in _SHORT_VERBS for w in said)
 
 
+#: The next item's number left on a line of its own after an item, before the item's
+#: citation ("zmp_x = x - height * ax / (gravity + az)\n2. [Source: ...]").
+_NEXT_NUMBER_LINE = re.compile(r"[ \t]*\n[ \t]*\(?\d{1,2}[.)](?=[ \t]*(?:\[Source:|$))")
+
+
 def end_lead_ins(text: str) -> str:
     """``text`` with a lead-in's stray first list number turned into a full stop: the
     claim before it stands as a statement, as a quoted lead-in does
-    (:func:`~bookreader.core.llm.answer_type.shown_sentence`)."""
+    (:func:`~bookreader.core.llm.answer_type.shown_sentence`); the next item's number
+    left on a line of its own after an item is dropped."""
     def end(m: re.Match) -> str:
         # "The answer is: 1." answers: after a verb the number is the value
         return m.group(0) if m.group(2).lower() in _VALUE_VERBS else m.group(1) + "."
-    return _LEAD_IN_NUMBER.sub(end, text)
+    return _NEXT_NUMBER_LINE.sub("", _LEAD_IN_NUMBER.sub(end, text))
 
 
 def drop_fragments(text: str, *, labels: bool = False) -> str:

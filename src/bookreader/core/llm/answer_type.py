@@ -275,6 +275,33 @@ def wants_code(question: str) -> bool:
     return bool(_WANTS_CODE.search(question))
 
 
+#: A question that asks how a quantity is computed: its answer can be a formula.
+_WANTS_FORMULA = re.compile(
+    r"\b(?:formulas?|formulae|equations?)\b|"
+    r"\bhow\s+(?:do|can|would|should|to|is|are)\s+(?:(?:i|you|we|one|it|they)\s+)?"
+    r"(?:compute|calculate|computed|calculated|derive|derived)\b",
+    re.IGNORECASE)
+#: One formula: a name (an index or argument list allowed), "=", and an expression with
+#: an arithmetic operator ("zmp_x = x - height * ax / (gravity + az)", "q(t) = a0 + a1*t").
+#: Not an unpacking ("vx, vy, vz = com_vel"), a literal ("masses = [20, 5, 3]") or a call.
+_FORMULA = re.compile(
+    r"^\s*(?:\(?\d{1,2}[.)]\s+)?[A-Za-z_]\w*(?:\[[^\]=]*\]|\([\w\s,]*\))?\s*=(?!=)\s*"
+    r"(?=[^;{}]*[\w)]\s*(?:[-+*/^]|\*\*)\s*[\w(])[^;{}=]+$")
+
+
+def wants_formula(question: str) -> bool:
+    """True for "How do I compute ...?", "How is it calculated?", "What is the formula
+    for ...?": a formula copied from the book answers it (:data:`_WANTS_FORMULA`)."""
+    return bool(_WANTS_FORMULA.search(question))
+
+
+def is_formula(sentence: str) -> bool:
+    """True for a line that is one formula (:data:`_FORMULA`), a list number before it or
+    the next item's after it allowed."""
+    line = without_list_number(" ".join(sentence.split()))
+    return bool(_FORMULA.match(line))
+
+
 #: Score change of a comment or docstring line (not a listing's statement, which
 #: :data:`CODE_PENALTY` ranks down already) in the ranking of quotes
 #: (:func:`bookreader.core.quotes.rank_sentences`) for a question that does not ask for

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from bookreader.core.code_text import is_code_paragraph, listing_units
+from bookreader.core.code_text import DESCRIBED_FIELD_LINE, is_code_paragraph, listing_units
 from bookreader.core.sentences import split_sentences as _split
 from bookreader.core.types import AnswerRequest, Message
 
@@ -127,9 +127,10 @@ _ENTRY_AFTER_LEAD_IN = re.compile(r"(?<=[a-z]:)[ \t]+(?=[A-Z][a-z]+[A-Z]\w*:[ \t
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` (the splitter citations and grounding use), one line each;
-    a line ending in a colon and a glossary entry are units of their own."""
+    a line ending in a colon, a glossary entry and a docstring's field line
+    (:data:`~bookreader.core.code_text.DESCRIBED_FIELD_LINE`) are units of their own."""
     out = []
-    for sentence in _split(text):
+    for sentence in (part for whole in _split(text) for part in DESCRIBED_FIELD_LINE.split(whole)):
         lines = sentence.split("\n")
         # A code listing's comment and docstring lines are units of their own (a chunk
         # keeps a listing's lines apart: core/chunking.py), so one can be quoted alone.
