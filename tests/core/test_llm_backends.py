@@ -66,6 +66,17 @@ def test_truncated_model_file_raises_model_error(tmp_path):
     assert info.value.details  # llama.cpp's own words go to the log, not the message
 
 
+def test_llama_cpp_is_built_for_a_portable_instruction_set():
+    """The Makefile builds llama.cpp without -march=native.  A native build on a CPU with
+    AMX runs tile instructions that a virtual machine may refuse: every answer of a local
+    tier then ends the process with SIGILL (seen at stop 32, ggml_backend_amx_mul_mat)."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode()
+    assert "AVX2 = 1" in info  # still the fast kernels of any laptop since 2013
+    assert "AMX" not in info, info
+
+
 @needs_bundled
 def test_defaults_use_all_cores_a_4096_window_and_the_models_chat_template():
     backend = LlamaCppBackend(BUNDLED, name="bundled")
