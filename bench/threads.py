@@ -2,12 +2,13 @@
 
 Usage::
 
-    python bench/threads.py [--tiers tiny,small,better] [--threads 1,2] [--repeat 2]
+    python bench/threads.py [--tiers tiny,small,better] [--threads 0,1,2] [--repeat 2]
 
 Each tier is loaded with each thread count and measured as ``core/llm/choose.py`` does
 (a ~140-token prompt, then 16 generated tokens), ``--repeat`` times; the best and worst
 runs are printed with the machine's load average, and the expected whole-book first
-token and answer time that follow from them.  Tiers are taken from the data folder's
+token and answer time that follow from them.  ``0`` is the default setting: threads that
+follow the load (every core while nothing else runs, ``core/llm/cpu_load.py``).  Tiers are taken from the data folder's
 models folder (``BOOKREADER_DATA_DIR``); install them with ``bookreader models install``.
 Speeds measured while other work runs are upper bounds of the wait: quote the load.
 """
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiers", default="tiny,small,better")
-    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--threads", default="0,1,2")
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args(argv)
     from bookreader.config import Settings

@@ -140,7 +140,9 @@ class Settings:
             "tiers (when they change, the tiers are measured again).")
     n_ctx: int = _d(4096, "Context window for llama.cpp models, in tokens.")
     n_threads: int = _d(
-        0, "CPU threads for llama.cpp; 0 means one fewer than the cores (at least one).")
+        0, "CPU threads for llama.cpp; 0 means follow the load: every core while nothing "
+           "else runs, fewer while other programs use the CPU (one fewer than the cores "
+           "where the load cannot be measured).")
     max_new_tokens: int = _d(500, "Most tokens a model may generate for one answer.")
     temperature: float = _d(0.1, "Sampling temperature; low keeps answers close to the text.")
     budgets: dict = field(

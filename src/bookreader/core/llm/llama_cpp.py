@@ -41,6 +41,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
+from bookreader.core.llm.cpu_load import OtherLoad, fit_threads
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import ModelError
 
@@ -242,6 +243,9 @@ class LlamaCppBackend:
         n_threads_batch: Threads for reading the prompt; ``None`` means all cores.
         n_batch: Prompt tokens evaluated per llama.cpp batch.
         seed: Sampling seed; ``None`` keeps llama.cpp's random seed.
+        adaptive_threads: Before each prompt, give llama.cpp the cores other programs
+            leave free (:mod:`bookreader.core.llm.cpu_load`); ``n_threads`` is then the
+            count used where the load cannot be measured.
     """
 
     def __init__(
@@ -254,6 +258,7 @@ class LlamaCppBackend:
         n_threads_batch: Optional[int] = None,
         n_batch: int = 512,
         seed: Optional[int] = None,
+        adaptive_threads: bool = False,
     ) -> None:
         self.name = name
         self.model_path = Path(model_path)
@@ -262,6 +267,10 @@ class LlamaCppBackend:
         self.n_threads_batch = int(n_threads_batch) if n_threads_batch else self.n_threads
         self.n_batch = int(n_batch)
         self.seed = seed
+        self.adaptive_threads = bool(adaptive_threads)
+        self._cpu = OtherLoad() if adaptive_threads else None
+        #: Threads llama.cpp runs with now (changed per prompt when adaptive).
+        self.threads_now = self.n_threads
         self._llm: Any = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
@@ -303,6 +312,7 @@ class LlamaCppBackend:
         with self._generate_lock:
             if key == self._primed:
                 return  # llama.cpp still holds these tokens: nothing to read or load
+            self._fit_threads(llm)
             turns = [{"role": m.role, "content": m.content} for m in messages]
             turns.append({"role": "user", "content": ""})
             cache = getattr(llm, "cache", None)
@@ -373,6 +383,30 @@ class LlamaCppBackend:
         log.info("Loaded %s (chat format %s)", path.name, getattr(llm, "chat_format", "?"))
         return llm
 
+    def _fit_threads(self, llm: Any) -> None:
+        """Adaptive threads: the cores other programs left free over the last moments."""
+        if self._cpu is None:
+            return
+        other = self._cpu.cores()
+        n = fit_threads(self.n_threads_max, other, self.n_threads)
+        if n == self.threads_now:
+            return
+        import llama_cpp
+
+        ctx = getattr(getattr(llm, "_ctx", None), "ctx", None)
+        setter = getattr(llama_cpp, "llama_set_n_threads", None)
+        if ctx is None or setter is None:  # pragma: no cover - older bindings
+            return
+        setter(ctx, n, n)
+        log.info("llama.cpp threads %d -> %d (other programs use %.1f of %d cores)",
+                 self.threads_now, n, other or 0.0, self.n_threads_max)
+        self.threads_now = n
+
+    @property
+    def n_threads_max(self) -> int:
+        """The most threads adaptive mode gives llama.cpp: every core."""
+        return available_cores()
+
     def _install_abort(self, llama_cpp: Any, llm: Any) -> None:
         """Let ``cancel()`` interrupt llama.cpp inside a prompt evaluation."""
         setter = getattr(llama_cpp, "llama_set_abort_callback", None)
@@ -420,8 +454,11 @@ class LlamaCppBackend:
             self._cancel = cancel
             if self._primed is not None and _prefix_key(messages[:-1]) != self._primed:
                 self._primed = None  # other tokens replace the primed ones
+            self._fit_threads(llm)
             yield from self._generate(llm, messages, max_tokens, temperature, cancel)
         finally:
+            if self._cpu is not None:
+                self._cpu.mark()  # the next window starts when this answer ends
             self._cancel = None
             self._generate_lock.release()
 

@@ -129,15 +129,24 @@ def canonical_name(name: str, settings: Settings) -> str:
 def threads(settings: Settings) -> int:
     """llama.cpp threads: the setting, else one fewer than the cores (at least one).
 
-    Measured on the 2-core development machine (``bench/threads.py``): with other work
-    running, two threads made llama.cpp crawl (every step waits for the slowest thread),
-    one kept its speed; idle, two were faster only for the prompt.
+    With the setting at 0 that count is only where the machine's load cannot be measured
+    (:func:`adaptive_threads`).  Measured on the 2-core development machine
+    (``bench/threads.py``): with other work running, two threads made llama.cpp crawl
+    (every step waits for the slowest thread), one kept its speed.
     """
     from bookreader.core.llm.llama_cpp import available_cores
 
     if int(settings.n_threads or 0) > 0:
         return int(settings.n_threads)
     return max(1, available_cores() - 1)
+
+
+def adaptive_threads(settings: Settings) -> bool:
+    """True when llama.cpp's threads follow the load (the setting ``n_threads`` is 0):
+    every core while nothing else runs, fewer while other programs use the CPU
+    (:mod:`bookreader.core.llm.cpu_load`; stop 32, 2 idle cores: the small tier read
+    prompts at 123 tokens a second with two threads against 70 with one)."""
+    return int(settings.n_threads or 0) <= 0
 
 
 def tier_model_path(spec: BackendSpec, settings: Settings) -> Path:
@@ -172,7 +181,8 @@ def _config(name: str, settings: Settings, embedder: Any) -> tuple[BackendSpec, 
         n_ctx = int(settings.n_ctx)
         if n_ctx < MIN_N_CTX:
             log.warning("n_ctx %d is below %d; long prompts may not fit", n_ctx, MIN_N_CTX)
-        return spec, key, ("llama", str(path), n_ctx, threads(settings))
+        return spec, key, ("llama", str(path), n_ctx, threads(settings),
+                           adaptive_threads(settings))
     if spec.kind == "claude":
         return spec, spec.name, ("claude", settings.claude_model, settings.claude_base_url,
                                  float(settings.claude_timeout_s),
@@ -185,9 +195,9 @@ def _build(key: str, config: tuple, embedder: Any) -> LLMBackend:
     if kind == "llama":
         from bookreader.core.llm.llama_cpp import LlamaCppBackend
 
-        _, path, n_ctx, n_threads = config
+        _, path, n_ctx, n_threads, adaptive = config
         return LlamaCppBackend(Path(path), name=key, n_ctx=n_ctx, n_threads=n_threads,
-                               n_threads_batch=n_threads)
+                               n_threads_batch=n_threads, adaptive_threads=adaptive)
     if kind == "claude":
         from bookreader.core.llm.claude import ClaudeBackend
 
