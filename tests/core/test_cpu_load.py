@@ -50,13 +50,18 @@ def test_other_programs_load_is_the_machines_busy_time_minus_our_own():
     assert load.cores() == pytest.approx(0.0)
 
 
-def test_an_old_or_missing_window_is_measured_afresh():
+def test_a_too_short_or_too_old_window_is_measured_afresh():
     m = Machine()
-    load = m.load()
+    load = m.load()  # the first window starts here
     m.other_rate = 1.0
+    m.advance(0.01)
     before = m.now
-    assert load.cores() == pytest.approx(1.0)  # no window yet: waits a fresh one
+    assert load.cores() == pytest.approx(1.0)  # 10 ms tell nothing: waits a fresh window
     assert m.now - before == pytest.approx(FRESH_WINDOW_S)
+    m.advance(5.0)
+    before = m.now
+    assert load.cores() == pytest.approx(1.0)  # a follow-up question: no wait
+    assert m.now == before
     m.other_rate = 0.0
     m.advance(MAX_WINDOW_S + 50)  # the student read for a minute: that says nothing of now
     m.other_rate = 2.0

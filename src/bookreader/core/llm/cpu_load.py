@@ -28,10 +28,12 @@ log = logging.getLogger(__name__)
 
 #: A window shorter than this holds too few clock ticks (10 ms each) to tell anything.
 MIN_WINDOW_S = 0.1
-#: A window longer than this says how busy the machine was, not how busy it is.
-MAX_WINDOW_S = 10.0
-#: How long a fresh measure waits when there is no usable window.
-FRESH_WINDOW_S = 0.15
+#: A window longer than this says how busy the machine was, not how busy it is (a
+#: follow-up question within a minute reuses the time since the last answer: no wait).
+MAX_WINDOW_S = 60.0
+#: How long a fresh measure waits when there is no usable window (a question after a
+#: minute of reading pays this once: about 5 % of the small tier's first token).
+FRESH_WINDOW_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class OtherLoad:
         self._clock = clock
         self._sleep = sleep
         self._last: Optional[_Sample] = None
+        self.mark()  # the first window starts when the model is set up
 
     @property
     def available(self) -> bool:
