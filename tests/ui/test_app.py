@@ -86,6 +86,8 @@ def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot
     dialog.backend_buttons["tiny"].setChecked(True)
     dialog.budget_boxes["tiny"][1].setValue(7.5)
     dialog.similarity.setValue(0.55)
+    assert dialog.threads.value() == 0 and dialog.threads.text() == "Follow the load"
+    dialog.threads.setValue(1)
     dialog.api_key_edit.setText("sk-ant-test-key-never-on-disk")
     with qtbot.waitSignal(win.settings_applied, timeout=5000):
         dialog.save_button.click()
@@ -93,6 +95,7 @@ def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot
     assert saved["llm_backend"] == "tiny"
     assert saved["budgets"] == {"tiny": {"first_token_s": 7.5}}
     assert saved["grounding_similarity_threshold"] == 0.55
+    assert saved["n_threads"] == 1  # a fixed count instead of following the load
     assert win.settings.budgets["tiny"]["first_token_s"] == 7.5
     # The library is rebuilt with the new settings once its workers are idle, in the same
     # session (the instructor report counts runs, not Settings saves), and its grounding
@@ -110,6 +113,7 @@ def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot
     again = win.show_settings()
     assert again.budget_boxes["tiny"][1].value() == 7.5
     assert again.backend_buttons["tiny"].isChecked()
+    assert again.threads.value() == 1
 
 
 def test_library_panel_shows_progress_then_ready(make_app, ui_settings, book_pdf, qtbot):

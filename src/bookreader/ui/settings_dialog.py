@@ -170,12 +170,16 @@ class SettingsDialog(QDialog):
                 budget_rows.append(("Claude: answer within", box, "budgets"))
         self.max_tokens = QSpinBox(minimum=32, maximum=4096, singleStep=50,
                                    value=settings.max_new_tokens)
+        # 0 follows the load (core/llm/cpu_load.py); shown as "Follow the load"
+        self.threads = QSpinBox(minimum=0, maximum=256, value=max(0, int(settings.n_threads)))
+        self.threads.setSpecialValueText("Follow the load")
         self.similarity = self._fraction(settings.grounding_similarity_threshold)
         self.overlap = self._fraction(settings.grounding_overlap_threshold)
         self.confidence = self._fraction(settings.confidence_threshold)
         rows = (
             *budget_rows,
             ("Longest answer (tokens)", self.max_tokens, "max_new_tokens"),
+            ("Local model: CPU threads", self.threads, "n_threads"),
             ("Grounding: similarity", self.similarity, "grounding_similarity_threshold"),
             ("Grounding: word overlap", self.overlap, "grounding_overlap_threshold"),
             ("Not-in-book threshold", self.confidence, "confidence_threshold"),
@@ -366,6 +370,7 @@ class SettingsDialog(QDialog):
             claude_model=self.claude_model_edit.text().strip() or self.settings.claude_model,
             budgets=self._budgets(),
             max_new_tokens=self.max_tokens.value(),
+            n_threads=self.threads.value(),
             grounding_similarity_threshold=self.similarity.value(),
             grounding_overlap_threshold=self.overlap.value(),
             confidence_threshold=self.confidence.value(),
