@@ -414,6 +414,26 @@ def test_swapped_terms_helper():
     assert swapped_terms("It runs at 500 Hz.", "It runs at 1000 Hz.", set()) == [("500", "1000")]
 
 
+def test_naming_what_a_demonstrative_points_at_is_no_swap(validator):
+    """"In this approach" speaks of the thing named before it (Physical AI, stop 32: the
+    small tier's correct answer was refused as a swap of "approach")."""
+    from bookreader.core.claim_swaps import noun_terms, swapped_terms
+
+    context = ("Supervised Learning: In this approach, robots learn from labeled training "
+               "data. Supervised Learning: Implementing classification and regression models "
+               "for robot perception and control tasks. The approach needs data. The "
+               "classification of objects and the regression of trajectories are tasks.")
+    claim = ("Supervised learning with classification and regression is used on robots to "
+             "learn from labeled training data.")
+    window = "Supervised Learning: In this approach, robots learn from labeled training data."
+    assert swapped_terms(claim, window, noun_terms(context)) == []
+    assert validator.validate(claim, context).passed
+    # a noun that names a thing is still swapped for another of the passage's terms
+    assert swapped_terms("The function list creates a new dictionary.",
+                         "The function dict creates a new dictionary.", {"list", "dict"}) == [
+        ("list", "dict")]
+
+
 def test_quantifiers_must_match(validator):
     context = ("Timothy McIlrath is an American punk rock musician. Spike Slawson is an "
                "American punk rock musician. The paloma is a tequila-based cocktail.")

@@ -151,6 +151,7 @@ def swapped_terms(claim: str, window_sentence: str,
     if sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal") < SWAP_ALIGNED * len(a):
         return []
     aset, wset = set(a), set(w)
+    pointers = _pointed_at(window_sentence)
     out: list[tuple[str, str]] = []
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag != "replace" or i2 - i1 > SWAP_SPAN or j2 - j1 > SWAP_SPAN:
@@ -165,7 +166,8 @@ def swapped_terms(claim: str, window_sentence: str,
                 if x.isdigit() and y.isdigit() and x != y or is_opposite(x, y):
                     out.append((x, y))
                 elif (not any(_family(x, t) for t in wset) and x in elsewhere
-                      and y in elsewhere and not x.isdigit() and not VERB_FORM.search(xw)):
+                      and y in elsewhere and not x.isdigit() and not VERB_FORM.search(xw)
+                      and y not in pointers):
                     out.append((x, y))
                 elif (a.count(x) > w.count(x) >= 1 and x in elsewhere and not x.isdigit()
                       and i1 <= 1):
@@ -175,6 +177,22 @@ def swapped_terms(claim: str, window_sentence: str,
                     # page, then ... the web page content").
                     out.append((x, y))
     return out
+
+
+#: A demonstrative before a noun: the noun points back at what was named before it ("In
+#: this approach, robots learn from labeled training data" after "Supervised Learning:").
+_POINTER = re.compile(r"\b(?:this|that|these|those|such)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
+
+
+def _pointed_at(sentence: str) -> set[str]:
+    """Stems of the nouns a demonstrative points with ("this approach": ``approach``).
+
+    A claim that names the thing itself in such a noun's place ("Supervised learning with
+    classification and regression ... learns from labeled training data", Physical AI,
+    stop 32) is not attaching another term to the subject: the window speaks of the same
+    thing by a pointer.  (A term of the passage put in place of a noun that names a
+    thing, "list" for "dict", is still a swap.)"""
+    return {stem(m.group(1).lower()) for m in _POINTER.finditer(sentence)}
 
 
 def repeated_stems(text: str) -> set[str]:
