@@ -7,7 +7,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SCREENSHOTS_DIR ?= docs/screenshots
 BOOK ?=
-LLAMA_REQ ?= llama-cpp-python>=0.3.2,<0.4
+# the pin of pyproject.toml, read from there
+LLAMA_REQ ?= $(shell grep -o '"llama-cpp-python[^"]*"' pyproject.toml | tr -d '"')
 LLAMA_CMAKE_ARGS ?= $(shell sh tools/llama_cmake_args.sh)
 
 .PHONY: install run test check test-slow test-all bench screenshots package package-test doctor clean

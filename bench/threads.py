@@ -8,8 +8,8 @@ Each tier is loaded with each thread count and measured as ``core/llm/choose.py`
 (a ~140-token prompt, then 16 generated tokens), ``--repeat`` times; the best and worst
 runs are printed with the machine's load average, and the expected whole-book first
 token and answer time that follow from them.  ``0`` is the default setting: threads that
-follow the load (every core while nothing else runs, ``core/llm/cpu_load.py``).  Tiers are taken from the data folder's
-models folder (``BOOKREADER_DATA_DIR``); install them with ``bookreader models install``.
+follow the load (every core while nothing else runs, ``core/llm/cpu_load.py``).  Tiers
+are taken from the data folder's models folder (``BOOKREADER_DATA_DIR``); install them with ``bookreader models install``.
 Speeds measured while other work runs are upper bounds of the wait: quote the load.
 """
 

@@ -17,14 +17,11 @@ there is no measure and the caller keeps its fixed count.
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
-
-log = logging.getLogger(__name__)
 
 #: A window shorter than this holds too few clock ticks (10 ms each) to tell anything.
 MIN_WINDOW_S = 0.1
@@ -105,7 +102,7 @@ class OtherLoad:
         return _Sample(self._clock(), busy, self._read_own())
 
     def mark(self) -> None:
-        """Start a window now (e.g. when a question arrives, before its own work)."""
+        """Start a window now (the backend marks the end of each answer)."""
         self._last = self._sample()
 
     def cores(self) -> Optional[float]:

@@ -267,7 +267,6 @@ class LlamaCppBackend:
         self.n_threads_batch = int(n_threads_batch) if n_threads_batch else self.n_threads
         self.n_batch = int(n_batch)
         self.seed = seed
-        self.adaptive_threads = bool(adaptive_threads)
         self._cpu = OtherLoad() if adaptive_threads else None
         #: Threads llama.cpp runs with now (changed per prompt when adaptive).
         self.threads_now = self.n_threads
@@ -388,7 +387,8 @@ class LlamaCppBackend:
         if self._cpu is None:
             return
         other = self._cpu.cores()
-        n = fit_threads(self.n_threads_max, other, self.n_threads)
+        cores = available_cores()
+        n = fit_threads(cores, other, self.n_threads)
         if n == self.threads_now:
             return
         import llama_cpp
@@ -399,13 +399,8 @@ class LlamaCppBackend:
             return
         setter(ctx, n, n)
         log.info("llama.cpp threads %d -> %d (other programs use %.1f of %d cores)",
-                 self.threads_now, n, other or 0.0, self.n_threads_max)
+                 self.threads_now, n, other or 0.0, cores)
         self.threads_now = n
-
-    @property
-    def n_threads_max(self) -> int:
-        """The most threads adaptive mode gives llama.cpp: every core."""
-        return available_cores()
 
     def _install_abort(self, llama_cpp: Any, llm: Any) -> None:
         """Let ``cancel()`` interrupt llama.cpp inside a prompt evaluation."""
