@@ -116,6 +116,41 @@ def test_primed_prefix_is_not_read_again():
     assert calls and calls[0] < len(primed) // 2
 
 
+@needs_bundled
+def test_an_answer_depends_on_its_own_prompt_not_on_the_question_before():
+    """llama.cpp reused the last prompt's tokens beyond the primed rules (the shared
+    start of the excerpts), computed in another batch, and llama-cpp-python drew each
+    completion's sampling seed from the previous one: the same question got another
+    answer after another question (Physical AI, stop 33: 10 of 13 answers differed
+    between a full run and a run of those 13).  Only the primed prefix is reused and the
+    seed comes from the prompt, so a question reads the same tokens and is sampled alike
+    whatever was asked before it (at temperature 1, where a seed shows most)."""
+    backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=1024, seed=1)
+    rules = [Message("system", "You answer questions about a book. " * 20)]
+    head = '<excerpt id="1" section="Cell Biology and Its Parts" page="4">\nCells '
+    first = rules + [Message("user", head + "have a wall.\n</excerpt>\nWhat is a wall?")]
+    second = rules + [Message("user", head + "divide in two.\n</excerpt>\nHow do cells "
+                                             "divide?")]
+    backend.prime(rules)
+    llm = backend._llm
+
+    def asked(messages):
+        calls: list[int] = []
+        real = _counting(llm, calls)
+        try:
+            text = "".join(t.text for t in backend.stream(messages, max_tokens=24,
+                                                          temperature=1.0))
+        finally:
+            llm.eval = real
+        return text, calls[0]
+
+    alone = asked(second)
+    asked(first)
+    after_another = asked(second)
+    # the same prompt tokens read from the same point, and the same answer
+    assert after_another == alone
+
+
 def _counting(llm, calls):
     real_eval = llm.eval
 
