@@ -209,3 +209,57 @@ def test_a_kept_comment_brings_the_line_of_code_it_describes(embedder):
                   ranking="answer_split", passage_cost=40)
     shown = _shown(focus_passages(texts, question, 330, **kwargs))
     assert "# Create virtual environment\npython -m venv physical_ai_env" in shown, shown
+
+
+# The Physical AI book's chapter 15 as retrieved for "How can a robot make ethical
+# decisions?": the assessment questions' heading runs into its first number.
+ASSESSMENT = ("Assessment Questions\n\nAssessment Questions 1. Design a safety system for a "
+              "collaborative robot. 2. Analyze the ethical implications of autonomous weapons.")
+ETHICS = ("Ethical Frameworks: Development of ethical decision-making systems based on "
+          "established moral principles and frameworks. Robots choose an action by weighing "
+          "its consequences for everyone affected against rules such as do no harm.")
+CUT_CODE = ('def gaussian_blur(self, image):\n"""Apply Gaussian blur to reduce noise"""\n'
+            'return cv2.GaussianBlur(image, (5, 5), 1.0)\n\nSteps: 1. Load the image')
+
+
+def test_stubs_are_never_shown_for_themselves(embedder):
+    """A heading or lead-in holding only the next item's number ("Assessment Questions
+    1.") and a line of code cut at a dotted name ("return cv2.") took a whole excerpt of
+    the small tier's 600 characters: the model read them instead of an answer."""
+    from bookreader.core.focus import focus_passages, is_stub
+
+    for stub in ("Assessment Questions 1.", "Steps: 1.", "We covered: 1.", "return cv2.",
+                 "stereo = cv2."):
+        assert is_stub(stub), stub
+    for statement in ("The answer is 2.", "So fruit.indexOf('a', 5) returns 5.",
+                      "But instead it gets the value 0.0.", "The robot moves."):
+        assert not is_stub(statement), statement
+    picked = focus_passages([ASSESSMENT, ETHICS, CUT_CODE], "How can a robot make ethical "
+                            "decisions?", 330, embedder=embedder, ranking="answer_split",
+                            passage_cost=40)
+    lines = [line.strip() for _, text in picked for line in text.split("\n")]
+    assert "Assessment Questions 1." not in lines and "return cv2." not in lines, lines
+    assert any("weighing its consequences" in line for line in lines), lines
+
+
+def test_the_next_items_number_is_not_shown_to_the_model(embedder):
+    """Physical AI, "What principles make a good social interface for a robot?": the
+    prompt showed "This chapter covered the essential principles of human-robot
+    interaction: 1." and the small tier wrote "The principles ... are 1.", which ended its
+    answer.  The lead-in is shown without the stray number."""
+    from bookreader.core.focus import focus_passages
+
+    summary = ("This chapter covered the essential principles of human-robot interaction: 1. "
+               "User Interface Design: Creating social interfaces that facilitate natural "
+               "and intuitive interaction between humans and robots.")
+    from bookreader.core.focus import is_stub
+
+    assert not is_stub("This chapter covered the essential principles of human-robot "
+                       "interaction: 1.")  # a lead-in that says something
+    filler = "Battery packs are charged overnight in the lab, and the chassis is aluminium."
+    picked = focus_passages([summary, filler], "What are the essential principles of "
+                            "human-robot interaction?", 230, embedder=embedder,
+                            ranking="answer_split", passage_cost=0)
+    shown = "\n".join(text for _, text in picked)
+    assert "human-robot interaction:" in shown and "interaction: 1." not in shown, shown
+    assert "User Interface Design: Creating social interfaces" in shown, shown

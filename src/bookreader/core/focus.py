@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from typing import Any, Optional, Sequence
 
@@ -280,7 +281,11 @@ def focus_passages(
         kept = [n for n, i in enumerate(idx) if i in chosen]
         if not kept:
             continue
-        mine = [units[i] for i in idx]
+        # the next list item's number left at a unit's end ("... human-robot interaction:
+        # 1.") is not shown: the model copied it ("The principles ... are 1.") and its
+        # answer ended there
+        mine = [units[i] if ranking == "keywords" else ex.without_list_number(units[i])
+                for i in idx]
         text = _render(mine, [joins[i] for i in idx], kept, PASSAGE_GAP)
         top = max(scores[idx[n]] for n in kept)
         out.append((k, text[:max_chars] if len(kept) == 1 else text, top))
@@ -350,6 +355,33 @@ def _sentence_answer_scores(units: Sequence[str], joins: Sequence[str], owner: S
     return best
 
 
+#: The next list item's number at a unit's end ("Steps: 1.", "Assessment Questions 1.").
+_TRAILING_ITEM = re.compile(r"(?:^|\s)\d{1,2}\.\s*$")
+#: Words of a lead-in that says nothing but that a list follows ("Steps:", "We covered:").
+STUB_LEAD_IN_WORDS = 3
+#: A line of code cut after a dotted name's first part ("return cv2.", "stereo = cv2."):
+#: the sentence splitter ends a sentence at "cv2.GaussianBlur(...)".
+_CUT_NAME = re.compile(r"[A-Za-z_]\w*\.$")
+
+
+def is_stub(unit: str) -> bool:
+    """Nothing for a model to read: a bare lead-in or a heading holding only the next list
+    item's number ("Steps: 1.", "We covered: 1.", "Assessment Questions 1."), or a line of
+    code cut at a dotted name ("return cv2.").  Such a unit took a local tier's prompt
+    room, often a whole excerpt of its own (Physical AI, "How can a robot make ethical
+    decisions?": "Assessment Questions 1." was the first excerpt shown).  A statement that
+    ends in a number ("The answer is 2.") is no stub."""
+    m = _TRAILING_ITEM.search(unit)
+    if m:
+        body = unit[: m.start()].strip()
+        bare_lead_in = body.endswith(":") and len(body.split()) <= STUB_LEAD_IN_WORDS
+        if not body or bare_lead_in or all(w[:1].isupper() or w[:1].isdigit()
+                                           for w in body.split()):
+            return True
+    return (len(unit.split()) <= 4 and is_code_line(unit)
+            and bool(_CUT_NAME.search(unit.strip())))
+
+
 def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, embedder: Any,
                   sections: Sequence[str] = ()) -> list[float]:
     """The extractive backend's sentence score for every unit of several passages.
@@ -387,7 +419,7 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
             heading = sections[k] if k < len(sections) else ""
         score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
         score += ex.answer_type_bonus(kind, unit, q_terms)
-        if is_enumerator(unit):
+        if is_enumerator(unit) or is_stub(unit):
             score = UNUSABLE - 1.0  # a bare list number ("2.") says nothing on its own
         elif ex.heading_like(unit) and is_code_line(unit):
             # a short line of a listing ("python -m venv physical_ai_env", "# Create
