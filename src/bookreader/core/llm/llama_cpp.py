@@ -494,14 +494,8 @@ class LlamaCppBackend:
         8 more tokens (0.06 s).  ``generate`` compares the prompt with
         ``input_ids[:n_tokens]`` and drops the rest of the cache.
         """
-        held = llm.input_ids[: llm.n_tokens]
-        shared = 0
-        for a, b in zip(self._primed_tokens, held):
-            if int(a) != int(b):
-                break
-            shared += 1
-        if llm.n_tokens > shared:
-            llm.n_tokens = shared
+        shared = llm.longest_token_prefix(self._primed_tokens, llm.input_ids[: llm.n_tokens])
+        llm.n_tokens = min(llm.n_tokens, shared)
 
     def _generate(
         self,
