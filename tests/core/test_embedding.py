@@ -44,6 +44,25 @@ def test_batching_does_not_change_vectors(embedder):
     np.testing.assert_allclose(embedder.embed_one(texts[4]), one_batch[4], atol=1e-5)
 
 
+def test_the_int8_copy_gives_a_text_the_same_vector_whatever_it_is_embedded_with(embedder):
+    """The int8 copy quantizes a forward pass's activations with one scale for all of it, so
+    in a batch a text's vector followed its batch-mates (cosine 0.82 to itself on a book's
+    code lines), and the cache handed that vector to every later question: the focus step
+    showed the same question other excerpts depending on what had been asked before."""
+    copy = embedder.quantized_copy()
+    text = "Harris corner detection finds points where the intensity changes in every direction."
+    mates = ["cv2.circle(sample_image, (300, 300), 50, (255, 0, 0), 2)",
+             "A very long line " + "about sensors, robots, cameras and perception " * 12,
+             "else:", "print(f\"ORB features detected: {len(orb_keypoints)}\")"]
+    alone = copy.embed([text], cache=False)[0]
+    in_a_batch = copy.embed([*mates, text], cache=False)[-1]
+    np.testing.assert_allclose(in_a_batch, alone, atol=1e-5)
+    # and the cached vector is that one, whoever asked first
+    first = copy.embed([*mates[::-1], text])[-1]
+    np.testing.assert_allclose(first, alone, atol=1e-5)
+    np.testing.assert_allclose(copy.embed([text])[0], alone, atol=1e-5)
+
+
 def test_count_tokens_is_word_pieces_without_specials_and_never_truncates(embedder):
     assert embedder.count_tokens("") == 0
     assert embedder.count_tokens("hello world") == 2
