@@ -272,3 +272,36 @@ def test_a_figures_alternative_text_is_neither_the_answer_nor_a_quote(embedder):
         excerpts=[Excerpt(1, "7.4. Copying Arrays", "112", alt + "\n\n" + prose)])
     first = ExtractiveBackend(embedder).answer(messages).splitlines()[0]
     assert first.startswith("Arrays.copyOf makes a new array"), first
+
+
+def test_a_line_that_prints_a_message_is_not_a_sentence_of_the_answer(embedder):
+    """Physical AI (stop 34): 'print("Basic image processing operations completed")' joined
+    the book's answer to "What basic image processing operations ... do robots use?"; the
+    program's message is not what the book says.  (The book's passages, shortened.)"""
+    first = ("Basic Image Operations\n\nLet's start with fundamental image processing "
+             "operations that form the building blocks for more complex perception systems:"
+             "\n\nimport cv2\nimport numpy as np\n\nclass BasicImageProcessor:\n"
+             "def gaussian_blur(self, image, kernel_size=5, sigma=1.0):\n"
+             '"""Apply Gaussian blur to reduce noise"""\n'
+             "return cv2.GaussianBlur(image, (kernel_size, kernel_size), sigma)\n\n"
+             "def edge_detection(self, image, low_threshold=50, high_threshold=150):\n"
+             '"""Apply Canny edge detection"""\n'
+             "edges = cv2.Canny(gray, low_threshold, high_threshold)\nreturn edges")
+    second = ("blurred = processor.gaussian_blur(sample_image, kernel_size=5, sigma=1.0)\n"
+              "edges = processor.edge_detection(sample_image)\n"
+              "thresholded = processor.threshold_image(sample_image, threshold_value=127)\n\n"
+              'print("Basic image processing operations completed")\n\n'
+              "Advanced Filtering Techniques\n\nFor more sophisticated image processing, we "
+              "implement advanced filtering techniques:")
+    third = ("Robot perception is the process by which robots acquire, interpret, and "
+             "understand information about their environment. Perception systems typically "
+             "integrate multiple sensors including cameras, LiDAR, sonar, and tactile sensors.")
+    question = ("What basic image processing operations like filtering and edge detection do "
+                "robots use?")
+    messages = build_messages(Mode.BOOK, question, excerpts=[
+        Excerpt(1, "Image Processing Techniques", "66", first),
+        Excerpt(2, "Image Processing Techniques", "67", second),
+        Excerpt(3, "Theoretical Foundations", "65", third)])
+    shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
+    assert "fundamental image processing operations" in shown, shown
+    assert "print(" not in shown and "operations completed" not in shown, shown

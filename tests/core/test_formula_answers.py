@@ -191,6 +191,60 @@ def test_the_equations_are_the_answer_to_how_do_i_compute(zmp_pdf, tmp_path, emb
         lib.close()
 
 
+#: What the 0.5B wrote at stop 34 (Physical AI): the same equations in LaTeX, a lead-in
+#: before them and a "where:" list after.
+LATEX_RAW = ("To compute the Zero Moment Point of a biped robot from its center of mass, you can "
+             "use the following formula:\n\n"
+             "\\[ zmp_x = x - height \\cdot ax / (gravity + az) \\]\n"
+             "\\[ zmp_y = y - height \\cdot ay / (gravity + az) \\]\n\n"
+             "where:\n- \\( x \\) and \\( y \\) are the center of mass position\n"
+             "- \\( a \\) is the acceleration")
+
+
+def test_latex_math_is_written_as_the_plain_formula_the_book_holds():
+    from bookreader.core.model_output import plain_math_marks
+
+    plain = plain_math_marks(LATEX_RAW)
+    assert "\\" not in plain
+    assert "following formula:\nzmp_x = x - height * ax / (gravity + az)\n" in plain, plain
+    assert "\nzmp_y = y - height * ay / (gravity + az)\nwhere:\n- x and y are" in plain
+    assert plain_math_marks("\\[ \\frac{\\sum m_i x_i}{M} \\] with \\(\\theta\\)") == (
+        "\n(sum m_i x_i)/(M)\nwith theta")
+    # a citation's excerpt is left exactly as written; text without LaTeX is unchanged
+    cite = '[Source: P (Page 5) - "a \\cdot b"]'
+    assert plain_math_marks(f"It is \\(a \\cdot b\\). {cite}") == f"It is a * b. {cite}"
+    for same in ("The cost is $5, or $10 with tax.", "C:\\Users\\me", "x = y * 2"):
+        assert plain_math_marks(same) == same
+
+
+def test_a_formula_written_in_latex_is_an_answer_not_only_code(zmp_pdf, tmp_path, embedder,
+                                                               claude, monkeypatch):
+    """The card showed no markup, and the lead-in and the "where:" list under the
+    equations keep it from reading as nothing but lines of code (it had ended as quotes)."""
+    from bookreader.core import answering as answering_module
+    from bookreader.core.llm.specs import spec_for
+    from bookreader.library import Library
+
+    spec = dataclasses.replace(spec_for("claude"), answer_quote=True, max_claims=3)
+    monkeypatch.setattr(answering_module, "spec_for", lambda name: spec)
+    server, answerer = claude
+    settings = answerer.settings.updated(data_dir=tmp_path / "data")
+    settings.ensure_dirs()
+    lib = Library(settings, embedder=embedder)
+    try:
+        info = lib.ingest(zmp_pdf)
+        retriever, pdf = lib.retriever(info.book_id), lib.open_pdf(info.book_id)
+        server.queue(Behaviour.normal(LATEX_RAW + "\nConfidence: 0.9"))
+        a = answerer.ask(QUESTION, mode=Mode.BOOK, retriever=retriever, pages=pdf,
+                         backend="claude")
+        assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
+        assert "zmp_x = x - height * ax / (gravity + az)" in a.text, a.text
+        assert "\\cdot" not in a.text and "\\[" not in a.text
+        assert a.citations and all(c.verified for c in a.citations)
+    finally:
+        lib.close()
+
+
 def test_the_next_items_number_is_no_word_of_the_claim():
     from bookreader.core.claim_text import claim_terms
 

@@ -298,6 +298,10 @@ def test_the_next_items_list_number_is_not_shown_at_a_sentences_end():
         "It is a reliable network for coordination.")
     assert without_list_number("4. Implement a control system for the subsystems 5.") == (
         "4. Implement a control system for the subsystems")
+    # an item whose own number went to the sentence before it (Physical AI, stop 34:
+    # "... IMU data: 1." / "Model the humanoid's state (position, velocity, orientation) 2.")
+    assert without_list_number("Model the state (position, velocity, orientation) 2.") == (
+        "Model the state (position, velocity, orientation)")
     # a number that ends a statement, a figure or a version stays
     for kept in ("The answer is 2.", "Set x to 5.", "as shown in Figure 15.8.",
                  "Python 3.", "Steps 4 and 6."):

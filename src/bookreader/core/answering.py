@@ -80,6 +80,7 @@ from bookreader.core.model_output import (  # noqa: F401 - part of this module's
     only_self_quotes,
     parse_answer,
     plain_code_marks,
+    plain_math_marks,
 )
 from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     DEFAULT_GENERATION_CONFIDENCE,
@@ -98,7 +99,7 @@ from bookreader.core.selection_answer import (
     turns_on_absent_word,
 )
 from bookreader.core.selection_relevance import names_absent_number, off_target
-from bookreader.core.sentences import key_only
+from bookreader.core.sentences import key_only, words
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -433,9 +434,15 @@ class _Run(OutcomeAssembly):
         if self.spec.kind == "extractive" or wants_code(self.question):
             return False
         sentences = [s for s in self.owner.validator.answer_sentences(text) if s.strip()]
-        if sentences and wants_formula(self.question) and all(map(is_formula, sentences)):
+        # Judged line by line: a sentence that introduces a formula runs on into the lines
+        # under it ("... use the following formula:\nzmp_x = x - height * ax / (gravity +
+        # az)\n...\nwhere:\n- x and y are the center of mass position"), and the whole
+        # read as code.  A lead-in (a line ending in ":") says nothing by itself.
+        lines = [ln.strip().lstrip("-*\u2022 ") for s in sentences for ln in s.splitlines()]
+        body = [ln for ln in lines if words(ln) and not ln.endswith(":")] or sentences
+        if body and wants_formula(self.question) and all(map(is_formula, body)):
             return False
-        return bool(sentences) and all(reads_as_code(s) for s in sentences)
+        return bool(body) and all(reads_as_code(s) for s in body)
 
     def _checked_passages(self, shown: Sequence[Passage]) -> list[Passage]:
         """The passages an answer is checked and cited against: in whole-book mode every
@@ -580,7 +587,8 @@ class _Run(OutcomeAssembly):
             # a label ("Obstacle avoidance behavior.") answers no "how" or "why"
             how = question_kind(self.question) in ("procedure", "reason")
             text = drop_code_name_claims(
-                drop_fragments(plain_code_marks(drop_prompt_tags(text)), labels=how))
+                drop_fragments(plain_code_marks(plain_math_marks(drop_prompt_tags(text))),
+                               labels=how))
         gen_conf = generation_confidence(stated, logprobs)
         confidence = combine_confidence(retrieval_conf, gen_conf)
         common = dict(raw_output=raw, first_token_ms=first_token_ms, generation_ms=generation_ms)

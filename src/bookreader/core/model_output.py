@@ -472,6 +472,59 @@ def plain_code_marks(text: str) -> str:
     return "".join(out)
 
 
+#: LaTeX math a model writes around a formula: display (\\[ ... \\], $$ ... $$) and inline
+#: (\\( ... \\)) delimiters.
+_MATH_DISPLAY = re.compile(r"(?:\\\[|\$\$)\s*(.+?)\s*(?:\\\]|\$\$)", re.S)
+_MATH_INLINE = re.compile(r"\\\(\s*(.+?)\s*\\\)", re.S)
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_TEXT_CMD = re.compile(r"\\(?:text|mathrm|mathbf|mathit|operatorname)\s*\{([^{}]*)\}")
+_SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_MATH_WORDS = {"cdot": "*", "times": "*", "ast": "*", "div": "/", "left": "", "right": "",
+               "quad": " ", "qquad": " ", "approx": "~", "leq": "<=", "le": "<=", "geq": ">=",
+               "ge": ">=", "neq": "!=", "ne": "!=", ",": " ", ";": " ", "!": "", " ": " "}
+_MATH_COMMAND = re.compile(r"\\([A-Za-z]+|[,;! ])")
+
+
+def _plain_formula(formula: str) -> str:
+    """One LaTeX formula as the plain text a textbook's listing writes it
+    ("height \\cdot ax" -> "height * ax", "\\frac{a}{b}" -> "(a)/(b)", "\\theta" -> "theta")."""
+    out = formula
+    for _ in range(3):  # nested fractions, innermost first
+        out = _FRAC.sub(r"(\1)/(\2)", out)
+    out = _TEXT_CMD.sub(r"\1", out)
+    out = _SQRT.sub(r"sqrt(\1)", out)
+    out = _MATH_COMMAND.sub(lambda m: _MATH_WORDS.get(m.group(1), m.group(1)), out)
+    return re.sub(r"[ \t]{2,}", " ", out).strip()
+
+
+def plain_math_marks(text: str) -> str:
+    """``text`` with LaTeX math written as plain text, outside citation markers.
+
+    Asked how the Zero Moment Point is computed, the 0.5B tier wrote the book's own
+    formula as LaTeX ("\\[ zmp_x = x - height \\cdot ax / (gravity + az) \\]"); the card
+    would show the markup, and the answer read as nothing but code, so a correct answer
+    ended as a quotes card.  A display formula goes on a line of its own, as the book
+    prints it ("zmp_x = x - height * ax / (gravity + az)"); an inline one joins its
+    sentence.  The grounding check then reads the formula the book holds, or not.
+    """
+    if "\\" not in text and "$$" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in _MARKER.finditer(text):
+        out.append(_math_as_text(text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_math_as_text(text[pos:]))
+    return "".join(out)
+
+
+def _math_as_text(text: str) -> str:
+    text = _MATH_DISPLAY.sub(lambda m: "\x00" + _plain_formula(m.group(1)) + "\x00", text)
+    text = re.sub(r"\s*\x00[\s\x00]*", "\n", text)  # each display formula on a line of its own
+    return _MATH_INLINE.sub(lambda m: _plain_formula(m.group(1)), text)
+
+
 def _plain(m: re.Match) -> str:
     return _EMPTY_CALL.sub("", m.group(1))
 

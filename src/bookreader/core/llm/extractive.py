@@ -394,6 +394,8 @@ class ExtractiveBackend:
                 break
             if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
                 continue
+            if _PRINTS_MESSAGE.match(c.sentence) and not wants_code(prompt.question):
+                continue  # what a program reports ("print("... completed")"), not the book
             adds_terms = any(t in c.terms and t not in covered for t in query)
             share = ADD_SHARE if _prose(c.sentence) else CODE_ADD_SHARE
             if c.score >= share * best.score and adds_terms and fits(c):
@@ -493,6 +495,14 @@ def _code_example(ranked: Sequence[_Candidate], best_score: float) -> list[_Cand
                 and len(after.split()) <= CODE_EXAMPLE_WORDS):
             return [c, c.following[0]]
     return []
+
+
+#: A line that prints or logs a message: 'print("Basic image processing operations
+#: completed")' joined Physical AI's answer to "What basic image processing operations ...
+#: do robots use?" (stop 34) as if it were a sentence of the book.
+_PRINTS_MESSAGE = re.compile(
+    r"""^\s*(?:print|printf|puts|echo|console\.log|System\.out\.print(?:ln|f)?|"""
+    r"""(?:self\.)?(?:get_)?log(?:ger|ging)?(?:\(\))?\.\w+)\s*\(?\s*[fFrRbB]?["']""")
 
 
 def _added(c: _Candidate) -> bool:
