@@ -62,7 +62,9 @@ from bookreader.core.inputs import (  # noqa: F401 - part of this module's API
     clean_question,
     clean_selection,
 )
+from bookreader.core.grounding_checks import swaps_compared_side
 from bookreader.core.llm.answer_type import (
+    comparison_sides,
     is_formula,
     question_kind,
     reads_as_code,
@@ -99,7 +101,7 @@ from bookreader.core.selection_answer import (
     turns_on_absent_word,
 )
 from bookreader.core.selection_relevance import names_absent_number, off_target
-from bookreader.core.sentences import key_only, words
+from bookreader.core.sentences import key_only, split_sentences, words
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -444,6 +446,24 @@ class _Run(OutcomeAssembly):
             return False
         return bool(body) and all(reads_as_code(s) for s in body)
 
+    def _mark_swapped_sides(self, text: str, validation: Any, context: str) -> Any:
+        """``validation`` with the sentences that say of one side of a comparison what the
+        context says only of the other marked unsupported
+        (:func:`~bookreader.core.grounding_checks.swaps_compared_side`: "The important
+        difference is that lists are immutable." over "... that tuples are immutable.")."""
+        sides = comparison_sides(self.question)
+        if sides is None:
+            return validation
+        context_sentences = split_sentences(context)
+        swapped = tuple(s for s in self.owner.validator.answer_sentences(text)
+                        if s not in validation.unsupported_sentences
+                        and swaps_compared_side(s, context_sentences, sides))
+        if not swapped:
+            return validation
+        log.info("Said of the other side of the comparison: %s", swapped[0][:80])
+        return replace(validation, passed=False,
+                       unsupported_sentences=tuple(validation.unsupported_sentences) + swapped)
+
     def _checked_passages(self, shown: Sequence[Passage]) -> list[Passage]:
         """The passages an answer is checked and cited against: in whole-book mode every
         retrieved passage, the ones the model read first.
@@ -620,6 +640,7 @@ class _Run(OutcomeAssembly):
         invented = {(c.page, key_only(c.excerpt)) for c in citations if c.repaired}
         validation = self.owner.validator.validate(text, context, question=self.question)
         validation = self._mark_tautologies(text, validation)
+        validation = self._mark_swapped_sides(text, validation, context)
         if (invented and validation.passed and validation.similarity < INVENTED_MIN_SIMILARITY
                 and not only_self_quotes(raw_text, context)):
             # The model quoted words the context does not hold, and its answer is only

@@ -306,3 +306,45 @@ def given_terms(claim: str, question: str = "") -> set[str]:
     if question:
         given |= set(claim_terms(question))
     return given & set(claim_terms(claim))
+
+
+#: Words a claim must share with the context sentence it was swapped from, besides the
+#: compared sides (fewer is no evidence of a swap).
+SWAP_MIN_SHARED = 2
+
+
+def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
+                        sides: tuple[str, str] | None) -> bool:
+    """True when a comparison answer says of one side what the context says only of the
+    other.  Python for Everybody, stop 34, "What is the difference between a list and a
+    tuple?": the small tier wrote "The important difference is that lists are immutable."
+    over the book's "The important difference is that tuples are immutable.", and the
+    check passed it (every other word is the book's, and "list" is in the context).
+
+    ``sides`` are the question's two sides (:func:`~bookreader.core.llm.answer_type.
+    comparison_sides`).  The sentence must name exactly one side; some context sentence
+    must hold all its other words (at least :data:`SWAP_MIN_SHARED`) and name only the
+    other side; and no context sentence holding those words names the sentence's side.
+    """
+    if sides is None:
+        return False
+    side_terms = [set(content_terms(s)) for s in sides]
+    if not all(side_terms):
+        return False  # an operator ("==") has no words to compare
+    have = set(content_terms(sentence))
+    names = [t <= have for t in side_terms]
+    if names[0] == names[1]:
+        return False  # both sides (a comparison) or neither
+    mine, other = (side_terms[0], side_terms[1]) if names[0] else (side_terms[1], side_terms[0])
+    rest = have - mine - other
+    if len(rest) < SWAP_MIN_SHARED:
+        return False
+    said_of_other = False
+    for context in context_sentences:
+        terms = set(content_terms(context))
+        if not rest <= terms:
+            continue
+        if mine <= terms:
+            return False  # the book says it of this side too (or of both)
+        said_of_other = said_of_other or other <= terms
+    return said_of_other
