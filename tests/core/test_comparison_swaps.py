@@ -10,13 +10,12 @@ MiniLM, grounding and citations; the model's answer comes from the fake Claude s
 
 from __future__ import annotations
 
-import pytest
-
 from bookreader.core.grounding_checks import swaps_compared_side
 from bookreader.core.llm.answer_type import comparison_sides
 from bookreader.core.types import Mode, Outcome
 
-from fakes.claude_server import Behaviour, FakeClaudeServer
+from fakes.claude_server import Behaviour
+from indexed_book import indexed_book
 
 QUESTION = "What is the difference between a list and a tuple?"
 TUPLES = ("A tuple is a sequence of values much like a list. The values stored in a tuple "
@@ -45,33 +44,13 @@ def test_a_sentence_that_moves_the_books_words_to_the_other_side_is_a_swap():
                                    context, comparison_sides("What is a tuple?"))
 
 
-@pytest.fixture
-def claude(tmp_path, embedder, monkeypatch):
-    from bookreader.config import Settings
-    from bookreader.core.answering import Answerer
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-    with FakeClaudeServer() as server:
-        settings = Settings(data_dir=tmp_path / "answerer").updated(
-            claude_base_url=server.url, claude_max_retries=0, max_new_tokens=120)
-        yield server, Answerer(settings, embedder=embedder, budget_fn=lambda name: 120.0)
-
-
-def test_the_swapped_sentence_is_dropped_and_the_books_own_stays(tmp_path, embedder, claude):
-    from bookreader.library import Library
-
-    from pdf_factory import book_pdf
-
-    spec = book_pdf(tmp_path / "tuples.pdf", [("10 Tuples", [
-        ("10.1 Tuples are immutable", TUPLES),
-        ("10.2 Sequences: strings, lists, and tuples", SEQUENCES)])], running_header=False)
-    server, answerer = claude
-    settings = answerer.settings.updated(data_dir=tmp_path / "data")
-    settings.ensure_dirs()
-    lib = Library(settings, embedder=embedder)
-    try:
-        info = lib.ingest(spec.path)
-        retriever, pdf = lib.retriever(info.book_id), lib.open_pdf(info.book_id)
+def test_the_swapped_sentence_is_dropped_and_the_books_own_stays(tmp_path, embedder,
+                                                                claude_server, claude_answerer):
+    server, answerer = claude_server, claude_answerer
+    chapters = [("10 Tuples", [("10.1 Tuples are immutable", TUPLES),
+                               ("10.2 Sequences: strings, lists, and tuples", SEQUENCES)])]
+    with indexed_book(tmp_path / "book", "tuples.pdf", chapters, embedder,
+                      running_header=False) as (_, retriever, pdf):
         server.queue(Behaviour.normal(
             "The important difference is that lists are immutable. [Source: 10.1 Tuples are "
             "immutable (Page 1) - \"The important difference is that tuples are immutable\"] "
@@ -80,9 +59,7 @@ def test_the_swapped_sentence_is_dropped_and_the_books_own_stays(tmp_path, embed
             "than tuples, mostly because they are mutable\"]\nConfidence: 0.9"))
         a = answerer.ask(QUESTION, mode=Mode.BOOK, retriever=retriever, pages=pdf,
                          backend="claude")
-        assert "lists are immutable" not in a.text, a.text
-        assert a.outcome is Outcome.ANSWER, a.text
-        assert a.text.startswith("Lists are more common than tuples"), a.text
-        assert a.citations and all(c.verified for c in a.citations)
-    finally:
-        lib.close()
+    assert "lists are immutable" not in a.text, a.text
+    assert a.outcome is Outcome.ANSWER, a.text
+    assert a.text.startswith("Lists are more common than tuples"), a.text
+    assert a.citations and all(c.verified for c in a.citations)

@@ -23,7 +23,7 @@ from bookreader.core.model_output import end_lead_ins
 from bookreader.core.sentences import content_terms
 from bookreader.core.types import Mode, Outcome
 
-from fakes.claude_server import Behaviour, FakeClaudeServer
+from fakes.claude_server import Behaviour
 
 QUESTION = "How do I compute the Zero Moment Point of a biped robot from its center of mass?"
 PROSE = "A biped stays balanced while its Zero Moment Point lies inside the support polygon."
@@ -109,18 +109,6 @@ def test_a_described_field_is_a_unit_of_its_own_a_signatures_argument_is_not():
             "in meters") in units
 
 
-@pytest.fixture
-def claude(tmp_path, embedder, monkeypatch):
-    from bookreader.config import Settings
-    from bookreader.core.answering import Answerer
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
-    with FakeClaudeServer() as server:
-        settings = Settings(data_dir=tmp_path / "answerer").updated(
-            claude_base_url=server.url, claude_max_retries=0, max_new_tokens=120)
-        yield server, Answerer(settings, embedder=embedder, budget_fn=lambda name: 120.0)
-
-
 @pytest.fixture(scope="module")
 def zmp_pdf(tmp_path_factory):
     from pdf_factory import Line, make_pdf
@@ -156,39 +144,45 @@ def test_the_docstrings_fields_are_quoted_beside_the_equations(zmp_pdf, embedder
     assert validator.validate(shown, context).passed
 
 
-def test_the_equations_are_the_answer_to_how_do_i_compute(zmp_pdf, tmp_path, embedder,
-                                                          claude, monkeypatch):
+@pytest.fixture
+def zmp_book(zmp_pdf, tmp_path, embedder, claude_server, claude_answerer, monkeypatch):
+    """``(server, answerer, retriever, pdf)`` over the ZMP listing, the Claude backend
+    answering the small tier's way: three claims at most, the book's sentences quoted
+    beside."""
     from bookreader.core import answering as answering_module
     from bookreader.core.llm.specs import spec_for
     from bookreader.library import Library
 
-    # the small tier's way: three claims at most, the book's sentences quoted beside
     spec = dataclasses.replace(spec_for("claude"), answer_quote=True, max_claims=3)
     monkeypatch.setattr(answering_module, "spec_for", lambda name: spec)
-    server, answerer = claude
-    settings = answerer.settings.updated(data_dir=tmp_path / "data")
+    settings = claude_answerer.settings.updated(data_dir=tmp_path / "library")
     settings.ensure_dirs()
     lib = Library(settings, embedder=embedder)
     try:
         info = lib.ingest(zmp_pdf)
-        retriever, pdf = lib.retriever(info.book_id), lib.open_pdf(info.book_id)
-        server.queue(Behaviour.normal(RAW + "\nConfidence: 0.9"))
-        a = answerer.ask(QUESTION, mode=Mode.BOOK, retriever=retriever, pages=pdf,
-                         backend="claude")
-        assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
-        assert "ZMP_x = x - height * ax / (gravity + az)" in a.text
-        assert "ZMP_y = y - height * ay / (gravity + az)" in a.text, a.text
-        assert "\n2." not in a.text and "1. ZMP" not in a.text
-        assert "\u201ccom_pos: Center of mass position [x, y, z]\u201d" in a.text, a.text
-        assert a.citations and all(c.verified for c in a.citations)
-        # The same lines for a question that asks for no computation are no answer.
-        server.queue(Behaviour.normal(
-            "zmp_x = x - height * ax / (gravity + az)\nConfidence: 0.9"))
-        b = answerer.ask("Why does a biped robot need the Zero Moment Point?",
-                         mode=Mode.BOOK, retriever=retriever, pages=pdf, backend="claude")
-        assert b.outcome is not Outcome.ANSWER, b.text
+        yield (claude_server, claude_answerer, lib.retriever(info.book_id),
+               lib.open_pdf(info.book_id))
     finally:
         lib.close()
+
+
+def test_the_equations_are_the_answer_to_how_do_i_compute(zmp_book):
+    server, answerer, retriever, pdf = zmp_book
+    server.queue(Behaviour.normal(RAW + "\nConfidence: 0.9"))
+    a = answerer.ask(QUESTION, mode=Mode.BOOK, retriever=retriever, pages=pdf,
+                     backend="claude")
+    assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
+    assert "ZMP_x = x - height * ax / (gravity + az)" in a.text
+    assert "ZMP_y = y - height * ay / (gravity + az)" in a.text, a.text
+    assert "\n2." not in a.text and "1. ZMP" not in a.text
+    assert "\u201ccom_pos: Center of mass position [x, y, z]\u201d" in a.text, a.text
+    assert a.citations and all(c.verified for c in a.citations)
+    # The same lines for a question that asks for no computation are no answer.
+    server.queue(Behaviour.normal(
+        "zmp_x = x - height * ax / (gravity + az)\nConfidence: 0.9"))
+    b = answerer.ask("Why does a biped robot need the Zero Moment Point?",
+                     mode=Mode.BOOK, retriever=retriever, pages=pdf, backend="claude")
+    assert b.outcome is not Outcome.ANSWER, b.text
 
 
 #: What the 0.5B wrote at stop 34 (Physical AI): the same equations in LaTeX, a lead-in
@@ -217,32 +211,17 @@ def test_latex_math_is_written_as_the_plain_formula_the_book_holds():
         assert plain_math_marks(same) == same
 
 
-def test_a_formula_written_in_latex_is_an_answer_not_only_code(zmp_pdf, tmp_path, embedder,
-                                                               claude, monkeypatch):
+def test_a_formula_written_in_latex_is_an_answer_not_only_code(zmp_book):
     """The card showed no markup, and the lead-in and the "where:" list under the
     equations keep it from reading as nothing but lines of code (it had ended as quotes)."""
-    from bookreader.core import answering as answering_module
-    from bookreader.core.llm.specs import spec_for
-    from bookreader.library import Library
-
-    spec = dataclasses.replace(spec_for("claude"), answer_quote=True, max_claims=3)
-    monkeypatch.setattr(answering_module, "spec_for", lambda name: spec)
-    server, answerer = claude
-    settings = answerer.settings.updated(data_dir=tmp_path / "data")
-    settings.ensure_dirs()
-    lib = Library(settings, embedder=embedder)
-    try:
-        info = lib.ingest(zmp_pdf)
-        retriever, pdf = lib.retriever(info.book_id), lib.open_pdf(info.book_id)
-        server.queue(Behaviour.normal(LATEX_RAW + "\nConfidence: 0.9"))
-        a = answerer.ask(QUESTION, mode=Mode.BOOK, retriever=retriever, pages=pdf,
-                         backend="claude")
-        assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
-        assert "zmp_x = x - height * ax / (gravity + az)" in a.text, a.text
-        assert "\\cdot" not in a.text and "\\[" not in a.text
-        assert a.citations and all(c.verified for c in a.citations)
-    finally:
-        lib.close()
+    server, answerer, retriever, pdf = zmp_book
+    server.queue(Behaviour.normal(LATEX_RAW + "\nConfidence: 0.9"))
+    a = answerer.ask(QUESTION, mode=Mode.BOOK, retriever=retriever, pages=pdf,
+                     backend="claude")
+    assert a.outcome is Outcome.ANSWER and not a.fallback, a.text
+    assert "zmp_x = x - height * ax / (gravity + az)" in a.text, a.text
+    assert "\\cdot" not in a.text and "\\[" not in a.text
+    assert a.citations and all(c.verified for c in a.citations)
 
 
 def test_the_next_items_number_is_no_word_of_the_claim():

@@ -458,11 +458,9 @@ class _Run(OutcomeAssembly):
         swapped = tuple(s for s in self.owner.validator.answer_sentences(text)
                         if s not in validation.unsupported_sentences
                         and swaps_compared_side(s, context_sentences, sides))
-        if not swapped:
-            return validation
-        log.info("Said of the other side of the comparison: %s", swapped[0][:80])
-        return replace(validation, passed=False,
-                       unsupported_sentences=tuple(validation.unsupported_sentences) + swapped)
+        if swapped:
+            log.info("Said of the other side of the comparison: %s", swapped[0][:80])
+        return quotes.with_unsupported(validation, swapped)
 
     def _checked_passages(self, shown: Sequence[Passage]) -> list[Passage]:
         """The passages an answer is checked and cited against: in whole-book mode every

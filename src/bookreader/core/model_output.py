@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -462,13 +462,19 @@ def plain_code_marks(text: str) -> str:
     the correct sentence for its backticks and empty brackets.  The student reads the
     same words either way; a citation's quoted excerpt is left exactly as written.
     """
+    return _outside_citations(text, lambda part: _BACKTICKS.sub(_plain, part))
+
+
+def _outside_citations(text: str, rewrite: Callable[[str], str]) -> str:
+    """``text`` with ``rewrite`` applied to each stretch between citation markers; a
+    citation's quoted excerpt is left exactly as written."""
     out: list[str] = []
     pos = 0
     for m in _MARKER.finditer(text):
-        out.append(_BACKTICKS.sub(_plain, text[pos:m.start()]))
+        out.append(rewrite(text[pos:m.start()]))
         out.append(m.group(0))
         pos = m.end()
-    out.append(_BACKTICKS.sub(_plain, text[pos:]))
+    out.append(rewrite(text[pos:]))
     return "".join(out)
 
 
@@ -509,14 +515,7 @@ def plain_math_marks(text: str) -> str:
     """
     if "\\" not in text and "$$" not in text:
         return text
-    out: list[str] = []
-    pos = 0
-    for m in _MARKER.finditer(text):
-        out.append(_math_as_text(text[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_math_as_text(text[pos:]))
-    return "".join(out)
+    return _outside_citations(text, _math_as_text)
 
 
 def _math_as_text(text: str) -> str:

@@ -536,13 +536,19 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
         and (is_tautology(s, question, selection) or is_fragment(s)
              or is_question_echo(s, question))
     )
-    if not tautologies:
+    if tautologies:
+        log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
+    return with_unsupported(validation, tautologies)
+
+
+def with_unsupported(validation: Any, sentences: Sequence[str]) -> Any:
+    """``validation`` with ``sentences`` added to its unsupported ones (the answerer drops
+    them like any sentence the check refused); unchanged when there are none."""
+    if not sentences:
         return validation
-    log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
-    return replace(
-        validation, passed=False,
-        unsupported_sentences=tuple(validation.unsupported_sentences) + tautologies,
-    )
+    return replace(validation, passed=False,
+                   unsupported_sentences=tuple(validation.unsupported_sentences)
+                   + tuple(sentences))
 
 
 # --- citations that point at the claim's own sentence -------------------------------------------
