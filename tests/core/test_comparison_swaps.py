@@ -44,6 +44,39 @@ def test_a_sentence_that_moves_the_books_words_to_the_other_side_is_a_swap():
                                    context, comparison_sides("What is a tuple?"))
 
 
+KINEMATICS = [
+    "For robotic manipulators, we distinguish between forward kinematics and inverse "
+    "kinematics.",
+    "Forward kinematics involves calculating the position and orientation of the "
+    "end-effector given the joint angles.",
+    "Inverse kinematics, conversely, involves determining the joint angles required to "
+    "achieve a desired end-effector position and orientation.",
+]
+
+
+def test_a_sentence_naming_both_sides_is_judged_side_by_side():
+    """Physical AI window trial (stop 35): the small tier said of forward kinematics what
+    the book says of inverse kinematics only, in a sentence naming both sides, and the
+    check passed it."""
+    sides = comparison_sides("What is the difference between forward and inverse kinematics?")
+    assert sides == ("forward", "inverse kinematics")
+    assert swaps_compared_side(
+        "The difference between forward and inverse kinematics is that forward kinematics "
+        "involves determining the joint angles required to achieve a desired end-effector "
+        "position and orientation, while inverse kinematics involves determining the joint "
+        "angles required to achieve a desired end-effector position and orientation.",
+        KINEMATICS, sides)
+    # each side given what the book says of it, or the book's own sentence naming both
+    for fine in ("Forward kinematics involves calculating the position and orientation of "
+                 "the end-effector given the joint angles, while inverse kinematics involves "
+                 "determining the joint angles required to achieve a desired end-effector "
+                 "position and orientation.",
+                 KINEMATICS[0],
+                 "Inverse kinematics involves determining the joint angles required to "
+                 "achieve a desired end-effector position, unlike forward kinematics."):
+        assert not swaps_compared_side(fine, KINEMATICS, sides), fine
+
+
 def test_the_swapped_sentence_is_dropped_and_the_books_own_stays(tmp_path, embedder,
                                                                 claude_server, claude_answerer):
     server, answerer = claude_server, claude_answerer

@@ -231,6 +231,24 @@ def test_a_model_answer_shows_its_lead_in_as_a_statement_without_the_list_number
     assert ": 1." not in strip_citations(a.text) and all(c.verified for c in a.citations)
 
 
+def test_the_book_sentences_answer_shows_no_next_item_number(tmp_path, embedder):
+    """Physical AI bench (stop 35), "What sensors do humanoid robots use?": the book's
+    sentences, shown as the answer, read "Humanoid robots employ multiple sensory systems
+    to perceive their environment: 1." (the quotes card already dropped the number; the
+    extractive answer did not).  Its citation is still verified on the page."""
+    with indexed_book(tmp_path, "senses.pdf", SENSES, embedder, lines_per_page=12,
+                      running_header=False) as (settings, retriever, pdf):
+        a = Answerer(settings, embedder=embedder).ask(
+            "What sensory systems do humanoid robots employ to perceive their environment?",
+            mode=Mode.BOOK, retriever=retriever, pages=pdf, backend="extractive")
+    assert a.outcome is Outcome.ANSWER, a.text
+    shown = strip_citations(a.text)
+    assert "perceive their environment" in shown, a.text
+    assert ": 1." not in shown and not any(
+        c.excerpt.rstrip().endswith(": 1") for c in a.citations), a.text
+    assert a.citations and all(c.verified for c in a.citations), a.citations
+
+
 def test_a_label_answers_no_how_question_but_a_name_answers_a_what_question(
         tmp_path, embedder):
     """Physical AI window trial (stop 24), "How do robots avoid obstacles?": the small

@@ -333,8 +333,16 @@ def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
         return False  # an operator ("==") has no words to compare
     have = set(content_terms(sentence))
     names = [t <= have for t in side_terms]
+    if names[0] and names[1]:
+        # "... forward kinematics involves determining the joint angles required ..., while
+        # inverse kinematics involves determining the joint angles required ...": each
+        # side's part of the sentence is judged on its own (:func:`_side_parts`).
+        context_sentences = list(context_sentences)
+        parts = _side_parts(sentence, sides)
+        return len(parts) > 1 and any(
+            swaps_compared_side(part, context_sentences, sides) for part in parts)
     if names[0] == names[1]:
-        return False  # both sides (a comparison) or neither
+        return False  # neither side
     mine, other = (side_terms[0], side_terms[1]) if names[0] else (side_terms[1], side_terms[0])
     rest = have - mine - other
     if len(rest) < SWAP_MIN_SHARED:
@@ -348,3 +356,25 @@ def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
             return False  # the book says it of this side too (or of both)
         said_of_other = said_of_other or other <= terms
     return said_of_other
+
+
+def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
+    """``sentence`` cut where a side is named: each part runs from the first word of one
+    side's name ("forward", "inverse") to the next such word.  Found in the Physical AI
+    window trial (stop 35), "What is the difference between forward and inverse
+    kinematics?": "... that forward kinematics involves determining the joint angles
+    required to achieve a desired end-effector position and orientation, while inverse
+    kinematics involves determining the joint angles required ..." said of both sides what
+    the book says of inverse kinematics only, and a sentence naming both sides was never
+    judged.  The text before the first name (\"The difference between\") is left out."""
+    anchors = []
+    for side in sides:
+        first = next(iter(content_terms(side)), None)
+        if first is None:
+            return []
+        anchors.append(first)
+    if anchors[0] == anchors[1]:
+        return []  # "linked list" and "list": no word tells the sides apart
+    starts = [m.start() for m in re.finditer(r"[^\W_]+(?:['\u2019][^\W_]+)*", sentence)
+              if stem(m.group(0).lower()) in anchors]
+    return [sentence[a:b] for a, b in zip(starts, starts[1:] + [len(sentence)])]

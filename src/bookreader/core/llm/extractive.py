@@ -527,11 +527,13 @@ def _prose(sentence: str) -> bool:
 
 def _render(c: _Candidate) -> str:
     """``sentence [Source: Section (Page X) - "quote"]``, or the sentence in quotes when
-    the block carries no page."""
+    the block carries no page; without the next list item's number that PDF text leaves
+    at a sentence's end (as the quotes card shows it)."""
+    sentence = without_list_number(c.sentence)  # "... their environment: 1." shows no "1."
     if not c.block.page_label:
-        return f"\u201c{unmarked(c.sentence)}\u201d"
-    shown = shown_sentence(c.sentence)
-    return f"{shown} {format_citation(c.block.section, c.block.page_label, _quote(c.sentence))}"
+        return f"\u201c{unmarked(sentence)}\u201d"
+    shown = shown_sentence(sentence)
+    return f"{shown} {format_citation(c.block.section, c.block.page_label, _quote(sentence))}"
 
 
 def _quote(sentence: str, max_words: int = 30) -> str:
