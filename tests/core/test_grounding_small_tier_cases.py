@@ -176,3 +176,25 @@ def test_the_other_term_named_again_in_the_subjects_place_is_a_swap(validator):
     assert validator.validate("A tuple is a sequence of values much like a list.", TUPLE).passed
     assert validator.validate("Tuples are immutable, which is the important difference.",
                               TUPLE).passed
+
+
+HEALTHCARE_LISTING = (
+    'class HealthcareRoboticsSystem:\n"""Comprehensive healthcare robotics system"""\n'
+    "def __init__(self):\nself.patients = {}\n# Monitor every patient's vital signs\n"
+    "self.robot_tasks = {}\nself.safety_protocols = {}"
+)
+
+
+def test_a_docstring_or_comment_quoted_word_for_word_is_a_copy(validator):
+    """Physical AI (stop 35): a listing's lines are one support sentence, so the book's
+    sentence "Comprehensive healthcare robotics system" (a docstring, shown without its
+    triple quotes) was scored 0.755 against the whole listing, and the book's sentences
+    quoting it fell under the confidence they need.  Quoted word for word, a docstring
+    or a comment line is a copy; a claim built on its words is still judged."""
+    for quoted in ("Comprehensive healthcare robotics system.",
+                   "Monitor every patient's vital signs."):
+        v = validator.validate(quoted, HEALTHCARE_LISTING)
+        assert v.passed and v.similarity == 1.0, (quoted, v)
+    v = validator.validate("The healthcare robotics system is comprehensive and monitors "
+                           "the vital signs of every surgeon.", HEALTHCARE_LISTING)
+    assert not v.passed, v

@@ -127,6 +127,26 @@ def code_names(text: str) -> frozenset[str]:
 _GLOSSARY_ENTRY = re.compile(r"(?<=[.!?])\s+(?=[a-z][\w-]*(?: [\w-]+){0,3}: [A-Z])")
 
 
+#: A docstring's or a comment line's words inside a support sentence: the sentence
+#: splitter keeps a listing's lines together ("class HealthcareRoboticsSystem:\n\"\"\"
+#: Comprehensive healthcare robotics system\"\"\"\ndef __init__ ..." is one sentence).
+_MARKED_TEXT = re.compile(r'"""\s*(.+?)\s*"""|\'\'\'\s*(.+?)\s*\'\'\'|^[ \t]*(?:#|//)[ \t]*(\S.*?)[ \t]*$',
+                          re.S | re.M)
+
+
+def marked_texts(sentence: str) -> list[str]:
+    """The words of each docstring and comment line in ``sentence``, without their marks:
+    what an answer quoting them copies (the extractive backend and the quotes show a
+    docstring without its triple quotes: :func:`~bookreader.core.llm.answer_type.
+    unmarked`)."""
+    out = []
+    for m in _MARKED_TEXT.finditer(sentence):
+        text = next(g for g in m.groups() if g is not None)
+        if len(words(text)) >= 2:
+            out.append(text)
+    return out
+
+
 def support_sentences(context_text: str) -> list[str]:
     """The context's sentences, a glossary's entries apart ("refactor: To restructure
     ... behavior. abstract class: A class that is declared as abstract ...": each entry
@@ -185,7 +205,22 @@ def build_context(context_text: str, header_reach: int, max_windows: int) -> Con
         nouns=noun_terms(text),
         lists=list_groups(support),
         ranks=[f.ranks for f in facts],
-        verbatim={verbatim_key(x): i for i, x in reversed(list(enumerate(support)))},
+        verbatim=_verbatim(support),
         code_names=code_names(text),
     )
     return ctx
+
+
+def _verbatim(support: list[str]) -> dict[str, int]:
+    """Each support sentence's index by its :func:`verbatim_key`, the first one first; and
+    by the words of each docstring and comment line it holds (:func:`marked_texts`): an
+    answer that quotes "Comprehensive healthcare robotics system" copies that listing's
+    sentence word for word (Physical AI, stop 35: the book's sentences quoting it were
+    scored 0.75 against the whole listing, and showed as quotes)."""
+    out: dict[str, int] = {}
+    for i, x in enumerate(support):
+        out.setdefault(verbatim_key(x), i)
+    for i, x in enumerate(support):
+        for text in marked_texts(x):
+            out.setdefault(verbatim_key(text), i)
+    return out
