@@ -436,7 +436,8 @@ def form_penalty(sentence: str) -> float:
 # --- comparison questions ("What is the difference between == and equals?") ------------
 _COMPARISON_Q = re.compile(
     r"\b(?:differences?\s+between|differ(?:ent)?\s+(?:from|between)|compare|comparing)\s+"
-    r"(?P<a>.+?)\s+(?:and|with|to|from)\s+(?P<b>.+?)\s*(?:\?|$|\s(?:for|in|when|as)\s)"
+    r"(?P<a>.+?)\s+(?:and|with|to|from)\s+(?P<b>(?:(?:the|an?)\s+)?\S.*?)"
+    r"\s*(?:\?|$|\s(?:for|in|when|as)\s)"
     r"|^\s*(?P<c>\S.*?)\s+vs\.?\s+(?P<d>.+?)\s*\??\s*$",
     re.IGNORECASE)
 _SIDE_FILLER = re.compile(
@@ -461,14 +462,26 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
 
 
 def names_both(sentence: str, sides: tuple[str, str] | None) -> bool:
-    """True when ``sentence`` names both sides of a comparison (:func:`comparison_sides`):
-    every content word of a side, or the side itself when it has none (an operator or a
-    symbol: "==", "&&")."""
+    """True when ``sentence`` names both sides of a comparison (:func:`comparison_sides`,
+    each side as :func:`names_side` reads it)."""
     if sides is None:
         return False
+    return all(names_side(sentence, side, sides) for side in sides)
+
+
+def names_side(sentence: str, side: str, sides: tuple[str, str]) -> bool:
+    """True when ``sentence`` names ``side``, one of the comparison's ``sides``: every
+    content word of the side; the side itself when it has none (an operator or a symbol:
+    "==", "&&"); and the side's words as a phrase when the two sides differ only in
+    words that are no content words.  Think Java, stop 35 window trial: "while loop" and
+    "for loop" are both just "loop" to the content words ("while" and "for" are
+    stopwords), so every sentence about loops named both sides."""
+    terms = content_terms(side)
+    if not terms:
+        return side in sentence
+    other = next((x for x in sides if x != side), side)
+    if set(terms) == set(content_terms(other)) and side.lower() != other.lower():
+        phrase = r"\s+".join(re.escape(w) for w in side.lower().split())
+        return re.search(rf"(?<![\w-]){phrase}(?:e?s)?(?![\w-])", sentence.lower()) is not None
     have = set(content_terms(sentence))
-    for side in sides:
-        terms = content_terms(side)
-        if not (all(t in have for t in terms) if terms else side in sentence):
-            return False
-    return True
+    return all(t in have for t in terms)

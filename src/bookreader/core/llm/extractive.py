@@ -56,6 +56,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     is_title_line,
     looks_like_code,
     names_both,
+    names_side,
     question_kind,
     reads_as_code,
     shown_sentence,
@@ -401,6 +402,9 @@ class ExtractiveBackend:
             if c.score >= share * best.score and adds_terms and fits(c):
                 chosen.append(c)
                 covered |= set(c.terms)
+        other = self._other_side(chosen, ranked, sides, best)
+        if other is not None and fits(other):
+            chosen.append(other)
         if wants_code(prompt.question) and all(_prose(c.sentence) for c in chosen):
             # "How do you declare an array in Java?": the prose says what a declaration
             # does; the book's example shows it.  The best lead-in to an example that
@@ -408,6 +412,24 @@ class ExtractiveBackend:
             # it with the example's lines (a few words, beyond the answer's word bound).
             chosen += [c for c in _code_example(ranked, best.score) if c not in chosen]
         return chosen
+
+    @staticmethod
+    def _other_side(chosen: list[_Candidate], ranked: list[_Candidate],
+                    sides: tuple[str, str] | None, best: _Candidate) -> Optional[_Candidate]:
+        """For a comparison answered for one side only, the best sentence of prose naming
+        the other side, when it scores at least :data:`ADD_SHARE` of the best one.  Think
+        Java, stop 35 window trial: "What is the difference between a while loop and a
+        for loop?" got "A while loop is “indefinite” ..." and its example, without the
+        sentence before it, "A for loop is “definite” ..."."""
+        if sides is None or any(names_both(c.sentence, sides) for c in chosen):
+            return None
+        named = [s for s in sides if any(names_side(c.sentence, s, sides) for c in chosen)]
+        if len(named) != 1:
+            return None
+        missing = sides[1] if named[0] == sides[0] else sides[0]
+        return next((c for c in ranked if c not in chosen and _added(c) and _prose(c.sentence)
+                     and names_side(c.sentence, missing, sides)
+                     and c.score >= ADD_SHARE * best.score), None)
 
     def _related_to(self, best: _Candidate, q_terms: set[str], question: str
                     ) -> Callable[[str], bool]:
