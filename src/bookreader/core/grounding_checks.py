@@ -19,7 +19,7 @@ from bookreader.core.claim_text import (
     strip_verdict,
 )
 from bookreader.core.exact_terms import code_key, code_terms, squash
-from bookreader.core.sentences import content_terms, stem, words
+from bookreader.core.sentences import content_terms, stem, word_matches, words
 
 
 # --- instructions planted in a context -----------------------------------------------------
@@ -366,7 +366,7 @@ def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
     required to achieve a desired end-effector position and orientation, while inverse
     kinematics involves determining the joint angles required ..." said of both sides what
     the book says of inverse kinematics only, and a sentence naming both sides was never
-    judged.  The text before the first name (\"The difference between\") is left out."""
+    judged.  The text before the first name ("The difference between") is left out."""
     anchors = []
     for side in sides:
         first = next(iter(content_terms(side)), None)
@@ -375,6 +375,5 @@ def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
         anchors.append(first)
     if anchors[0] == anchors[1]:
         return []  # "linked list" and "list": no word tells the sides apart
-    starts = [m.start() for m in re.finditer(r"[^\W_]+(?:['\u2019][^\W_]+)*", sentence)
-              if stem(m.group(0).lower()) in anchors]
+    starts = [m.start() for m in word_matches(sentence) if stem(m.group(0).lower()) in anchors]
     return [sentence[a:b] for a, b in zip(starts, starts[1:] + [len(sentence)])]

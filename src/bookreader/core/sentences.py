@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
 
 from nltk.stem.snowball import SnowballStemmer
@@ -91,6 +92,11 @@ def _split_sentences(text: str) -> tuple[str, ...]:
 def words(text: str) -> list[str]:
     """Word tokens (letters and digits, inner apostrophes kept), in order."""
     return _WORD.findall(text)
+
+
+def word_matches(text: str) -> Iterator[re.Match]:
+    """The :func:`words` of ``text`` as matches, for where each one starts and ends."""
+    return _WORD.finditer(text)
 
 
 @lru_cache(maxsize=65536)
