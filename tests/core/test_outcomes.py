@@ -180,6 +180,43 @@ def test_a_tautology_is_not_an_answer(book, claude):
                                    "Which frame is called the base case?")
 
 
+GAZEBO_SUMMARY = (
+    "Gazebo Architecture: Understanding the client-server architecture and physics "
+    "simulation engine. Model Creation: Creating URDF/SDF models for robots and "
+    "environments. Environment Building: Creating custom worlds and simulation scenarios.")
+
+
+def test_a_sentence_that_only_points_to_a_section_is_not_an_answer(validator):
+    """Physical AI, stop 35's run: "How do I build a custom world with obstacles in
+    Gazebo?" was answered "Open the Gazebo client-server architecture and physics
+    simulation engine section.": its words are the chapter summary's, so the check passes
+    it, and it was the answer shown.  A sentence that only sends the student to a part of
+    the book is marked unsupported like a tautology (the answerer drops it); a true
+    sentence beside it stays."""
+    from bookreader.core.grounding_checks import is_navigation
+
+    question = "How do I build a custom world with obstacles in Gazebo?"
+    pointer = ("Open the Gazebo client-server architecture and physics simulation engine "
+               "section.")
+    fact = "Environment Building: Creating custom worlds and simulation scenarios."
+    v = validator.validate(pointer + " " + fact, GAZEBO_SUMMARY, question=question)
+    assert pointer not in v.unsupported_sentences  # the words alone do not stop it
+    marked = quotes.mark_tautologies(v, [pointer, fact], question)
+    assert pointer in marked.unsupported_sentences and not marked.passed
+    assert fact not in marked.unsupported_sentences
+    for sentence in ("2. Click on the \"Model Creation\" section.", "See Section 2.3.",
+                     "Refer to chapter 5 for details.",
+                     "Read the Model Creation and Physics Simulation sections."):
+        assert is_navigation(sentence), sentence
+    for sentence in ("Open a terminal and run python -m venv env.", "See the example below.",
+                     "Read the file line by line with a for loop.",
+                     "A section of the book explains loops.",
+                     "Open the file in the editor and save the page.",
+                     "Select a passage on the page by dragging across it, then right-click "
+                     "and choose 'Ask about this'."):
+        assert not is_navigation(sentence), sentence
+
+
 def test_a_sentence_cut_off_at_the_selections_edge_is_dropped(book, claude):
     """The README's screenshot showed "... An instruction hidden inside a [1]": the model
     copied the selection's cut-off last words, which the check passes (they are in it)."""

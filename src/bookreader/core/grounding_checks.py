@@ -232,6 +232,32 @@ def is_question_echo(sentence: str, question: str) -> bool:
     return False
 
 
+#: A sentence that sends the reader somewhere in the book instead of answering: an
+#: imperative "open / click / go to / see / refer to / read / look at / consult / check
+#: / navigate to" (after a list number, if any) whose object is a part of the book.
+_NAVIGATION = re.compile(
+    r"^\s*(?:\d{1,2}[.)]\s*)?(?:(?:you\s+(?:can|should|may)|please)\s+)?"
+    r"(?:open|click(?:\s+on)?|go\s+to|navigate\s+to|turn\s+to|see|refer\s+to|read|"
+    r"look\s+at|consult)\s+"
+    r"(?:(?!.*(?:\band|\bthen|,)\s+(?:save|run|type|write|press|use|call|create|add|edit|"
+    r"change|enter|install|launch|start|close|copy|paste|choose|drag|select|scroll|"
+    r"execute|build|compile|set|make)\b)"
+    r"[^.!?]{0,120}?\b)?(?:section|chapter|page|appendix|heading|subsection|part|excerpt|"
+    r"passage)s?\b[\s\d.,:;\"'\u201d)]*(?:for\s+(?:more\s+)?(?:details|information|"
+    r"an\s+example|examples)[.!]?\s*)?$", re.IGNORECASE)
+
+
+def is_navigation(sentence: str) -> bool:
+    """True for a sentence that only directs the reader to a part of the book: "Open the
+    Gazebo client-server architecture and physics simulation engine section.", "Click on
+    the "Model Creation" section." (Physical AI, "How do I build a custom world with
+    obstacles in Gazebo?", stop 35's run: the first passed the check on the chapter
+    summary's words and was the answer shown).  It says nothing about the subject (the
+    citation is what points at the page), and a small model invents the steps (there is
+    nothing to click in a book)."""
+    return bool(_NAVIGATION.match(sentence.strip()))
+
+
 def adds_code_or_number(sentence: str, question: str) -> bool:
     """True when ``sentence`` names an operator, a code term or a number that ``question``
     does not: it answers with something, even if all its words come from the question

@@ -56,7 +56,7 @@ from bookreader.core.llm.extractive import (
     wants_code,
     without_list_number,
 )
-from bookreader.core.grounding_checks import is_question_echo
+from bookreader.core.grounding_checks import is_navigation, is_question_echo
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -528,13 +528,15 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
     """``validation`` with the answer sentences that only restate the question, copy its
     clause without its auxiliary onto the book's words
     (:func:`~bookreader.core.grounding_checks.is_question_echo`: "ROS2 used for many of
-    the limitations ..."), or are cut off mid-phrase (:func:`is_fragment`), marked
+    the limitations ..."), only send the reader to a part of the book
+    (:func:`~bookreader.core.grounding_checks.is_navigation`: "Open the ... section."),
+    or are cut off mid-phrase (:func:`is_fragment`), marked
     unsupported (so the answerer drops them like any unsupported sentence)."""
     tautologies = tuple(
         s for s in sentences
         if s not in validation.unsupported_sentences
         and (is_tautology(s, question, selection) or is_fragment(s)
-             or is_question_echo(s, question))
+             or is_question_echo(s, question) or is_navigation(s))
     )
     if tautologies:
         log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
