@@ -57,6 +57,7 @@ from bookreader.core.llm.extractive import (
     without_list_number,
 )
 from bookreader.core.grounding_checks import is_navigation, is_question_echo
+from bookreader.core.llm.continuation import opens_list
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,10 @@ def timeout_lead(label: str, which: str, seconds: float) -> str:
 
 #: Most sentences a quotes answer or an extractive explanation shows.
 MAX_QUOTES = 3
+#: Most words of a quote that carries the items of the list its lead-in opens.
+LIST_QUOTE_WORDS = 60
+#: A bulleted list item.
+_LIST_ITEM = re.compile(r"^\s*\u2022\s*\S")
 #: Longest citation excerpt, in words (long excerpts are what models copy paragraphs into).
 EXCERPT_WORDS = 20
 #: Longest sentence quoted, in words (a run-on "sentence" is usually a code listing).
@@ -356,6 +361,14 @@ def extractive_quotes(
         if c.block.number is None:
             continue
         src = sources[c.block.number - 1]
+        if (out and out[-1].source is src and _LIST_ITEM.match(sentence)
+                and opens_list(out[-1].sentence.split(" \u2022 ")[0])
+                and len(out[-1].sentence.split()) + len(sentence.split()) <= LIST_QUOTE_WORDS):
+            # a list item the lead-in quoted before opens ("... can include: • Models and
+            # their initial positions" then "• Physics parameters"): one quote, so the
+            # student reads the whole list and the other quotes keep their places
+            out[-1] = replace(out[-1], sentence=f"{out[-1].sentence} {sentence}")
+            continue
         if usable_sentence(sentence):
             out.append(Quote(sentence, src, round(c.score, 4)))
             continue
