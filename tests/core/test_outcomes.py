@@ -752,3 +752,25 @@ def test_a_line_of_code_alone_is_no_answer_to_a_question_that_asks_for_none(
         assert b.outcome is Outcome.ANSWER and "com = weighted / total_mass" in b.text, b.text
     finally:
         lib.close()
+
+
+UNCANNY = ("Uncanny Valley Hypothesis: Proposed by Masahiro Mori, this hypothesis suggests that "
+           "human observers have positive responses to robots that are either clearly "
+           "artificial or very human-like, but negative responses to robots that appear "
+           "almost human but not quite.")
+ASSESSMENT = ("Assessment Questions\n\n1. Explain the key psychological theories that influence "
+              "human-robot interaction design.\n\n2. Design a multimodal interaction system "
+              "that integrates speech, gesture, and visual feedback.\n\n3. Analyze the uncanny "
+              "valley hypothesis and its implications for robot design.")
+
+
+def test_an_exercise_never_joins_the_books_sentences(embedder):
+    """Physical AI window trial (stop 36): "What is the uncanny valley?" was answered with
+    the book's definition and "Analyze the uncanny valley hypothesis and its implications
+    for robot design.", an assessment question of the chapter's end, joined to it."""
+    sources = [CitationSource(UNCANNY, "Theoretical Foundations", 185, 185, "177", "177"),
+               CitationSource(ASSESSMENT, "Assessment Questions", 208, 208, "200", "200")]
+    chosen = [q.sentence for q in quotes.extractive_quotes("What is the uncanny valley?",
+                                                           sources, embedder)]
+    assert chosen and chosen[0].startswith("Uncanny Valley Hypothesis"), chosen
+    assert not any("Analyze" in c for c in chosen), chosen

@@ -214,7 +214,12 @@ import numpy as np
 
 from bookreader.core.citations import claim_units
 from bookreader.core.claim_text import claim_terms, clauses
-from bookreader.core.grounding_checks import carries_out, dangling_name, is_tautology
+from bookreader.core.grounding_checks import (
+    carries_out,
+    dangling_name,
+    is_tautology,
+    swaps_defined_subject,
+)
 from bookreader.core.grounding_context import Context, build_context, verbatim_key
 from bookreader.core.grounding_windows import (
     WindowScore,
@@ -303,6 +308,10 @@ class SentenceScore:
     tautology: bool = False
     #: The sentence names something without the name ("an array called are Strings").
     garbled: bool = False
+    #: The sentence gives its subject the definition the context gives another entry
+    #: ("Imitation learning is the ability to apply knowledge learned in one context
+    #: ..." over "Transfer Learning: The ability to apply ...").
+    swapped_definition: bool = False
 
 
 class GroundingValidator:
@@ -420,6 +429,7 @@ class GroundingValidator:
                 missing=missing, n_terms=len(terms), supported=False,
                 relation_unstated=unstated, clauses=parts,
                 obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
+                swapped_definition=swaps_defined_subject(sent, ctx.entries),
             )
             out.append(dataclasses.replace(partial, supported=self.decide(partial)))
         return out
@@ -442,7 +452,7 @@ class GroundingValidator:
 
     def decide(self, s: SentenceScore) -> bool:
         """The verdict for one scored sentence (see the module docstring)."""
-        if s.obeys_instruction or s.tautology or s.garbled:
+        if s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition:
             return False
         if s.n_terms == 0:
             return True  # "Yes.": nothing checkable is claimed

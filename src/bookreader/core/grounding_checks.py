@@ -9,7 +9,7 @@ the question).  Plain string work, like :mod:`bookreader.core.claim_text`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from bookreader.core.claim_text import (
     FINITE_VERBS,
@@ -403,3 +403,61 @@ def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
         return []  # "linked list" and "list": no word tells the sides apart
     starts = [m.start() for m in word_matches(sentence) if stem(m.group(0).lower()) in anchors]
     return [sentence[a:b] for a, b in zip(starts, starts[1:] + [len(sentence)])]
+
+
+# --- a definition said of another entry's term -----------------------------------------------
+#: A labelled entry of a list or a glossary: "Transfer Learning: The ability to ...",
+#: "\u2022 Imitation Learning: Robots learn by ...", "2. SLAM: ...".
+_ENTRY = re.compile(r"^\s*(?:[\u2022\-*]\s*|\d{1,2}[.)]\s*)?(?P<label>[A-Za-z][\w\-/ ()]{1,50}?)"
+                    r"\s*:\s+(?P<said>\S.*)$", re.DOTALL)
+#: Least share of a claim's predicate terms an entry's definition must hold to be the
+#: one the claim repeats.
+DEFINITION_SHARE = 0.7
+
+
+def labelled_entries(context_sentences: Iterable[str]) -> list[tuple[set[str], set[str]]]:
+    """(label terms, definition terms) of each labelled entry ("Label: what it is")."""
+    out = []
+    for sentence in context_sentences:
+        m = _ENTRY.match(sentence)
+        if m is None:
+            continue
+        label, said = set(claim_terms(m.group("label"))), set(claim_terms(m.group("said")))
+        if label and said and len(label) <= SUBJECT_TERMS:
+            out.append((label, said))
+    return out
+
+
+def swaps_defined_subject(sentence: str,
+                          entries: Sequence[tuple[set[str], set[str]]]) -> bool:
+    """True when a defining sentence gives its subject the definition the context gives
+    another entry, while the context defines the subject otherwise.  Physical AI window
+    trial, stop 36: "Imitation learning is the ability to apply knowledge learned in one
+    context to new but related tasks, ..." over the chapter summary's "Transfer Learning:
+    The ability to apply knowledge learned in one context to new but related tasks, ..."
+    and "Imitation Learning: Robots learn by observing and mimicking human
+    demonstrations."  The check passed it on the two entries together (every word is in
+    them, and "learning" is in both labels).  ``entries`` are the context's
+    (:func:`labelled_entries`).
+
+    Only between parallel definitions (entries "Label: what it is" of one list or
+    glossary): an entry whose label names something else must hold at least :data:`DEFINITION_SHARE` of what the sentence says of its
+    subject, and an entry naming the subject must exist and hold less of it (an
+    abbreviation, a synonym or an undefined subject is no evidence of a swap).
+    """
+    subject = defined_subject(sentence)
+    m = _DEFINING.match(strip_verdict(sentence))
+    if not subject or m is None:
+        return False
+    said = set(claim_terms(strip_verdict(sentence)[m.end():])) - subject
+    if len(said) < SWAP_MIN_SHARED + 1:
+        return False
+
+    def share(terms: set[str]) -> float:
+        return len(said & terms) / len(said)
+
+    own = [share(d) for label, d in entries if subject <= label]
+    other = [share(d) for label, d in entries if label - subject and not subject <= label]
+    if not own or not other:
+        return False
+    return max(other) >= DEFINITION_SHARE and max(own) < DEFINITION_SHARE

@@ -18,7 +18,11 @@ from typing import NamedTuple
 from bookreader.core.claim_swaps import noun_terms
 from bookreader.core.code_text import FIELD_LINE
 from bookreader.core.claim_text import Cue, claim_terms, negation_cues, number_terms
-from bookreader.core.grounding_checks import instruction_payload, instruction_start
+from bookreader.core.grounding_checks import (
+    instruction_payload,
+    instruction_start,
+    labelled_entries,
+)
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
 from bookreader.core.sentences import STOPWORDS, split_sentences, words
 
@@ -50,6 +54,9 @@ class Context:
     #: Words the context uses as the name of a method, function, operator, keyword or
     #: command ("the equals method"): lower case (see :func:`code_names`).
     code_names: frozenset[str] = frozenset()
+    #: The labelled entries ("Transfer Learning: The ability to ...") as (label terms,
+    #: definition terms): :func:`~bookreader.core.grounding_checks.labelled_entries`.
+    entries: list[tuple[set[str], set[str]]] = dataclasses.field(default_factory=list)
 
 
 class _Facts(NamedTuple):
@@ -206,6 +213,7 @@ def build_context(context_text: str, header_reach: int, max_windows: int) -> Con
         lists=list_groups(support),
         ranks=[f.ranks for f in facts],
         verbatim=_verbatim(support),
+        entries=labelled_entries(support),
         code_names=code_names(text),
     )
     return ctx

@@ -376,8 +376,11 @@ class ExtractiveBackend:
         if is_glossary_entry(best.sentence) and limit > len(chosen):
             # A vocabulary entry defines the term; the running text where the book explains
             # it is the page to read, so it goes with the entry when it is close enough.
+            # (Running text, not an exercise's instruction: "Analyze the uncanny valley
+            # hypothesis and its implications for robot design." joined the book's entry
+            # for "What is the uncanny valley?", Physical AI window trial, stop 36.)
             text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
-                         and c.score >= 0.6 * best.score), None)
+                         and not TASK.match(c.sentence) and c.score >= 0.6 * best.score), None)
             if text is not None and fits(text):
                 chosen.append(text)
                 covered |= set(text.terms)
