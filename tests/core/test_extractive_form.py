@@ -15,6 +15,7 @@ from bookreader.core import quotes
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import strip_citations
 from bookreader.core.llm.answer_type import (
+    answer_type_bonus,
     form_penalty,
     is_comment,
     is_fragment_list,
@@ -323,3 +324,31 @@ def test_a_line_that_prints_a_message_is_not_a_sentence_of_the_answer(embedder):
     shown = strip_citations(ExtractiveBackend(embedder).answer(messages))
     assert "fundamental image processing operations" in shown, shown
     assert "print(" not in shown and "operations completed" not in shown, shown
+
+
+DEBUGGING = ("If the compiler reports 100 error messages, that doesn\u2019t mean there are 100 "
+             "errors in your program. When the compiler encounters an error, it often gets "
+             "thrown off track for a while. The compiler is spewing error messages.")
+KINDS_OF_ERRORS = ("Three kinds of errors can occur in a program: compile-time errors, run-time "
+                   "errors, and logic errors. It is useful to distinguish among them in order to "
+                   "track them down more quickly. Compile-time errors occur when you violate the "
+                   "rules of the Java language. For example, parentheses and braces have to come "
+                   "in matching pairs.")
+
+
+def test_what_is_gets_the_sentence_that_says_when_it_occurs(embedder):
+    """Think Java window trial (stop 36): "What is a compile-time error?" was answered
+    "If the compiler reports 100 error messages, that doesn't mean there are 100 errors in
+    your program." from the appendix on debugging: "doesn't mean" was read as a definition,
+    and "Compile-time errors occur when you violate the rules of the Java language." was
+    not."""
+    q_terms = {"compil", "time", "error"}
+    assert answer_type_bonus("definition", "Compile-time errors occur when you violate the "
+                             "rules of the Java language.", q_terms) > 0
+    assert answer_type_bonus("definition", DEBUGGING.split(". ")[0] + ".", q_terms) == 0
+    messages = build_messages(
+        Mode.BOOK, "What is a compile-time error?",
+        excerpts=[Excerpt(1, "D.1 Compile-Time Errors", "328", DEBUGGING),
+                  Excerpt(2, "2.9 Compiler Error Messages", "27", KINDS_OF_ERRORS)])
+    lines = ExtractiveBackend(embedder).answer(messages).splitlines()
+    assert lines[0].startswith("Compile-time errors occur when you violate the rules"), lines

@@ -40,7 +40,11 @@ _PROCEDURE_Q = re.compile(r"^\s*(?:how\s+(?:do|does|can|should|would|to|is|are)\
 _REASON_Q = re.compile(r"^\s*why\b", re.IGNORECASE)
 _DEFINES = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|defined\s+as|one|any|what|when)\b|"
-    r"\brefers?\s+to\b|\bmeans?\b|\bis\s+a\s+way\b", re.IGNORECASE)
+    # "... doesn't mean there are 100 errors" denies, it does not define (Think Java window
+    # trial, stop 36: it led the answer to "What is a compile-time error?")
+    r"\brefers?\s+to\b|(?<!n't\s)(?<!n\u2019t\s)(?<!not\s)\bmeans?\b|\bis\s+a\s+way\b|"
+    # "Compile-time errors occur when you violate the rules of the Java language."
+    r"\b(?:occurs?|happens?)\s+(?:when|if)\b", re.IGNORECASE)
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
 _PROCEDURE = re.compile(
     r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
