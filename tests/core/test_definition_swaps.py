@@ -64,3 +64,38 @@ def test_only_parallel_definitions_count_as_a_swap():
     # not a definition
     assert not swaps_defined_subject(
         "Robots apply knowledge learned in one context to new tasks.", entries)
+
+
+BOOLEANS = ("boolean: A data type with only two possible values, true and false. "
+            "relational operator: An operator that compares two values and produces a "
+            "boolean indicating the relationship between them. string: A sequence of "
+            "characters; the primary data type for text.")
+
+
+def test_a_modifiers_definition_said_of_the_whole_term_is_not_supported(validator):
+    """Think Java window trial, stop 36: "What is a boolean expression?" got "A boolean
+    expression is a data type with only two possible values, true and false." at medium
+    confidence: the vocabulary's definition of boolean, said of an expression."""
+    swapped = ("A boolean expression is a data type with only two possible values, true "
+               "and false.")
+    v = validator.validate(swapped, BOOLEANS, question="What is a boolean expression?")
+    assert not v.passed and swapped in v.unsupported_sentences, v
+    for answer in ("A boolean is a data type with only two possible values, true and false.",
+                   "A string is a sequence of characters, the primary data type for text."):
+        assert validator.validate(answer, BOOLEANS).passed, answer
+    # the entry's term as the subject's head, with a modifier before it: no swap
+    assert not swaps_defined_subject(
+        "A Java String is a sequence of characters, the primary data type for text.",
+        labelled_entries([BOOLEANS.split(". ")[-1]]))
+
+
+def test_the_head_of_a_subject_ends_before_its_preposition():
+    """Physical AI's held-out answer "Supervised learning with classification and
+    regression is used on robots to learn from labeled training data." (correct) repeats the
+    entry "Supervised Learning: In this approach, robots learn from labeled training data.":
+    its head is "learning", which the label names."""
+    entries = labelled_entries(["Supervised Learning: In this approach, robots learn from "
+                                "labeled training data."])
+    assert not swaps_defined_subject(
+        "Supervised learning with classification and regression is used on robots to learn "
+        "from labeled training data.", entries)

@@ -410,6 +410,10 @@ def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
 #: "\u2022 Imitation Learning: Robots learn by ...", "2. SLAM: ...".
 _ENTRY = re.compile(r"^\s*(?:[\u2022\-*]\s*|\d{1,2}[.)]\s*)?(?P<label>[A-Za-z][\w\-/ ()]{1,50}?)"
                     r"\s*:\s+(?P<said>\S.*)$", re.DOTALL)
+#: Where a noun phrase's head ends: a preposition or a relative clause after it
+#: ("Supervised learning *with* classification and regression": the head is "learning").
+_POST_MODIFIER = re.compile(r"\s(?:with|of|for|in|on|from|by|at|to|and|or|that|which|who|"
+                            r"using|via)\s", re.IGNORECASE)
 #: Least share of a claim's predicate terms an entry's definition must hold to be the
 #: one the claim repeats.
 DEFINITION_SHARE = 0.7
@@ -441,9 +445,12 @@ def swaps_defined_subject(sentence: str,
     (:func:`labelled_entries`).
 
     Only between parallel definitions (entries "Label: what it is" of one list or
-    glossary): an entry whose label names something else must hold at least :data:`DEFINITION_SHARE` of what the sentence says of its
-    subject, and an entry naming the subject must exist and hold less of it (an
-    abbreviation, a synonym or an undefined subject is no evidence of a swap).
+    glossary): an entry whose label names something else must hold at least
+    :data:`DEFINITION_SHARE` of what the sentence says of its subject, and an entry naming
+    the subject must exist and hold less of it (an abbreviation, a synonym or an undefined
+    subject is no evidence of a swap); or the entry's label is part of the subject without
+    its head noun ("boolean" for "boolean expression") and no entry naming the subject
+    says it.
     """
     subject = defined_subject(sentence)
     m = _DEFINING.match(strip_verdict(sentence))
@@ -457,7 +464,18 @@ def swaps_defined_subject(sentence: str,
         return len(said & terms) / len(said)
 
     own = [share(d) for label, d in entries if subject <= label]
-    other = [share(d) for label, d in entries if label - subject and not subject <= label]
-    if not own or not other:
+    if any(x >= DEFINITION_SHARE for x in own):
         return False
-    return max(other) >= DEFINITION_SHARE and max(own) < DEFINITION_SHARE
+    other = [share(d) for label, d in entries if label - subject and not subject <= label]
+    if own and other and max(other) >= DEFINITION_SHARE:
+        return True
+    # "A boolean expression is a data type with only two possible values, true and false."
+    # over "boolean: A data type with only two possible values, true and false." (Think
+    # Java window trial, stop 36): the entry's term is a modifier of the subject, whose head
+    # noun (its last word: "expression") it does not name.  ("A Java String is a sequence
+    # of characters" over "string: A sequence of characters" keeps its head: no swap.)
+    named = _DEFINING.match(strip_verdict(sentence)).group("subject")
+    head = claim_terms(_POST_MODIFIER.split(named, maxsplit=1)[0])[-1:]
+    return bool(head) and any(
+        label < subject and head[0] not in label and share(d) >= DEFINITION_SHARE
+        for label, d in entries)
