@@ -474,7 +474,7 @@ def swaps_defined_subject(sentence: str,
     # Java window trial, stop 36): the entry's term is a modifier of the subject, whose head
     # noun (its last word: "expression") it does not name.  ("A Java String is a sequence
     # of characters" over "string: A sequence of characters" keeps its head: no swap.)
-    named = _DEFINING.match(strip_verdict(sentence)).group("subject")
+    named = m.group("subject")
     head = claim_terms(_POST_MODIFIER.split(named, maxsplit=1)[0])[-1:]
     return bool(head) and any(
         label < subject and head[0] not in label and share(d) >= DEFINITION_SHARE
