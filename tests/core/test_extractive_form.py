@@ -49,6 +49,12 @@ def book(tmp_path_factory, embedder):
         yield indexed
 
 
+def _book_answer(embedder, question: str, *excerpts: Excerpt) -> str:
+    """The extractive backend's whole-book answer to ``question`` over ``excerpts``."""
+    messages = build_messages(Mode.BOOK, question, excerpts=list(excerpts))
+    return ExtractiveBackend(embedder).answer(messages)
+
+
 def test_the_form_of_a_unit_that_is_no_answer():
     assert is_fragment_list(FRAGMENTS)
     assert is_fragment_list("\u2022 Contact sensors")
@@ -77,19 +83,17 @@ def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(emb
     prose = ("The A* algorithm is a popular graph-based path planning algorithm that "
              "guarantees optimal solutions. It uses a heuristic function to guide the search "
              "toward the goal efficiently.")
-    messages = build_messages(
-        Mode.BOOK, "How does the A* algorithm use a heuristic to find the shortest path?",
-        excerpts=[Excerpt(1, "Path Planning", "89", listing),
-                  Excerpt(2, "Path Planning", "88", prose)])
-    lines = ExtractiveBackend(embedder).answer(messages).splitlines()
+    lines = _book_answer(embedder,
+                         "How does the A* algorithm use a heuristic to find the shortest path?",
+                         Excerpt(1, "Path Planning", "89", listing),
+                         Excerpt(2, "Path Planning", "88", prose)).splitlines()
     assert lines[0].startswith("The A* algorithm is a popular"), lines
     assert not lines[0].startswith('"""')
     # Prose of another section is about something else: the docstring keeps the lead.
-    messages = build_messages(
-        Mode.BOOK, "How does the A* algorithm use a heuristic to find the shortest path?",
-        excerpts=[Excerpt(1, "Path Planning", "89", listing),
-                  Excerpt(2, "Graph Search Overview", "12", prose)])
-    lines = ExtractiveBackend(embedder).answer(messages).splitlines()
+    lines = _book_answer(embedder,
+                         "How does the A* algorithm use a heuristic to find the shortest path?",
+                         Excerpt(1, "Path Planning", "89", listing),
+                         Excerpt(2, "Graph Search Overview", "12", prose)).splitlines()
     assert lines[0].startswith("Plan path using A* algorithm [Source:"), lines
 
 
@@ -346,9 +350,8 @@ def test_what_is_gets_the_sentence_that_says_when_it_occurs(embedder):
     assert answer_type_bonus("definition", "Compile-time errors occur when you violate the "
                              "rules of the Java language.", q_terms) > 0
     assert answer_type_bonus("definition", DEBUGGING.split(". ")[0] + ".", q_terms) == 0
-    messages = build_messages(
-        Mode.BOOK, "What is a compile-time error?",
-        excerpts=[Excerpt(1, "D.1 Compile-Time Errors", "328", DEBUGGING),
-                  Excerpt(2, "2.9 Compiler Error Messages", "27", KINDS_OF_ERRORS)])
-    lines = ExtractiveBackend(embedder).answer(messages).splitlines()
+    lines = _book_answer(embedder, "What is a compile-time error?",
+                         Excerpt(1, "D.1 Compile-Time Errors", "328", DEBUGGING),
+                         Excerpt(2, "2.9 Compiler Error Messages", "27",
+                                 KINDS_OF_ERRORS)).splitlines()
     assert lines[0].startswith("Compile-time errors occur when you violate the rules"), lines

@@ -452,11 +452,15 @@ def swaps_defined_subject(sentence: str,
     its head noun ("boolean" for "boolean expression") and no entry naming the subject
     says it.
     """
-    subject = defined_subject(sentence)
-    m = _DEFINING.match(strip_verdict(sentence))
-    if not subject or m is None:
+    claim = strip_verdict(sentence)
+    m = _DEFINING.match(claim)
+    if m is None:
         return False
-    said = set(claim_terms(strip_verdict(sentence)[m.end():])) - subject
+    named = claim_terms(m.group("subject"))
+    if not 0 < len(named) <= SUBJECT_TERMS:
+        return False  # a clause, not a subject (as defined_subject reads one)
+    subject = set(named)
+    said = set(claim_terms(claim[m.end():])) - subject
     if len(said) < SWAP_MIN_SHARED + 1:
         return False
 
@@ -474,8 +478,7 @@ def swaps_defined_subject(sentence: str,
     # Java window trial, stop 36): the entry's term is a modifier of the subject, whose head
     # noun (its last word: "expression") it does not name.  ("A Java String is a sequence
     # of characters" over "string: A sequence of characters" keeps its head: no swap.)
-    named = m.group("subject")
-    head = claim_terms(_POST_MODIFIER.split(named, maxsplit=1)[0])[-1:]
+    head = claim_terms(_POST_MODIFIER.split(m.group("subject"), maxsplit=1)[0])[-1:]
     return bool(head) and any(
         label < subject and head[0] not in label and share(d) >= DEFINITION_SHARE
         for label, d in entries)
