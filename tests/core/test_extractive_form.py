@@ -89,12 +89,22 @@ def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(emb
                          Excerpt(2, "Path Planning", "88", prose)).splitlines()
     assert lines[0].startswith("The A* algorithm is a popular"), lines
     assert not lines[0].startswith('"""')
-    # Prose of another section is about something else: the docstring keeps the lead.
+    # Prose of another section nearly as good is about something else: the docstring
+    # keeps the lead.
+    first = prose.split(". ")[0] + "."
+    lines = _book_answer(embedder,
+                         "How does the A* algorithm use a heuristic to find the shortest path?",
+                         Excerpt(1, "Path Planning", "89", listing),
+                         Excerpt(2, "Graph Search Overview", "12", first)).splitlines()
+    assert lines[0].startswith("Plan path using A* algorithm [Source:"), lines
+    # A sentence that says how, read with the one its "It" points to (stop 37), is better
+    # than the docstring on its own merits, whatever its section: it leads, after that one.
     lines = _book_answer(embedder,
                          "How does the A* algorithm use a heuristic to find the shortest path?",
                          Excerpt(1, "Path Planning", "89", listing),
                          Excerpt(2, "Graph Search Overview", "12", prose)).splitlines()
-    assert lines[0].startswith("Plan path using A* algorithm [Source:"), lines
+    assert lines[0].startswith("The A* algorithm is a popular"), lines
+    assert lines[1].startswith("It uses a heuristic function"), lines
 
 
 def test_a_docstring_still_answers_when_the_passages_hold_no_prose(embedder):
@@ -355,3 +365,30 @@ def test_what_is_gets_the_sentence_that_says_when_it_occurs(embedder):
                          Excerpt(2, "2.9 Compiler Error Messages", "27",
                                  KINDS_OF_ERRORS)).splitlines()
     assert lines[0].startswith("Compile-time errors occur when you violate the rules"), lines
+
+
+def test_a_sentence_that_points_back_is_judged_with_the_one_it_points_to(embedder):
+    """Physical AI (stop 37): "How can a robot's interface show its state and intentions to
+    the operator?"  The book answers in "This can be achieved through visual indicators,
+    status displays, and predictive animations.", whose "this" is the sentence before it;
+    read alone it holds none of the question's words, and the answer was another page's
+    sentence about feedback in general."""
+    hri = ("Key principles include: Transparency: Users should understand the robot's "
+           "intentions, current state, and decision-making process. This can be achieved "
+           "through visual indicators, status displays, and predictive animations. Intuitive "
+           "Controls: Interface elements should map naturally to user expectations.")
+    unity = ("Effective HRI in Unity relies heavily on visual feedback mechanisms that "
+             "communicate robot state, intentions, and capabilities to human operators. These "
+             "systems must be intuitive, responsive, and consistent with user expectations.")
+    lines = _book_answer(embedder,
+                         "How can a robot's interface show its state and intentions to the "
+                         "operator?",
+                         Excerpt(1, "Visual Feedback Systems", "32", unity),
+                         Excerpt(2, "Human-Robot Interaction Design", "27", hri)).splitlines()
+    # the sentence that says how, after the one that says what "this" is
+    assert lines[0].startswith("Key principles include: Transparency:"), lines
+    assert lines[1].startswith("This can be achieved through visual indicators"), lines
+    # the means is the shape of a "how" answer
+    assert answer_type_bonus("procedure", "This can be achieved through visual indicators.",
+                             set()) > 0
+    assert answer_type_bonus("procedure", "This is achieved.", set()) == 0

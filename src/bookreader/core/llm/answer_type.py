@@ -48,7 +48,10 @@ _DEFINES = re.compile(
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
 _PROCEDURE = re.compile(
     r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
-    r"\w+ing|type|write|call|declare|create|run|install)\b", re.IGNORECASE)
+    r"\w+ing|type|write|call|declare|create|run|install|"
+    # the means: "This can be achieved through visual indicators, status displays, ..."
+    r"(?:achieved|accomplished|done|implemented|realized)\s+(?:through|by|with|using))\b",
+    re.IGNORECASE)
 _REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|the\s+reason|"
                      r"therefore|causes?|which\s+means)\b", re.IGNORECASE)
 _INTRODUCES_CODE = re.compile(

@@ -153,7 +153,22 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
     for n, c in enumerate(out):
         c.following = out[n + 1:n + 1 + _FOLLOWING]
         c.previous = out[n - 1] if n else None
+        if c.previous is not None and _reads_with(c, c.previous):
+            # "This can be achieved through visual indicators, status displays, and
+            # predictive animations.": "this" is the sentence before ("Transparency: Users
+            # should understand the robot's intentions, current state ..."), so the two
+            # are read together to judge what the sentence answers (stop 37).
+            c.reading = f"{c.previous.sentence} {c.sentence}"
+            c.read_terms = c.terms + c.previous.terms
     return out
+
+
+def _reads_with(c: "_Candidate", before: "_Candidate") -> bool:
+    """True when ``c`` points back ("This is ...", "It uses ...") to ``before``, a sentence
+    that can be shown before it (the antecedent :meth:`ExtractiveBackend.select` puts in
+    front of it when it is chosen)."""
+    return bool(_POINTS_BACK.match(c.sentence) and before.terms and _showable(before.sentence)
+                and not is_enumerator(before.sentence) and not is_lead_in(before.sentence))
 
 
 #: Sentences after each candidate kept for its continuation (a lead-in's list items).
@@ -171,6 +186,11 @@ class _Candidate:
     score: float = 0.0
     heading: str = ""
     following: list = field(default_factory=list)  # the block's next candidates
+    #: The text the candidate is judged on: the sentence, read with the one before it
+    #: when it points back to it (:func:`_reads_with`).
+    reading: str = ""
+    #: The content words of ``reading`` when it is set (``terms`` stay the sentence's own).
+    read_terms: Optional[Counter] = None
     previous: Optional["_Candidate"] = None  # the block's candidate before this one
 
 
@@ -350,10 +370,8 @@ class ExtractiveBackend:
         chosen = [best]
         covered = set(best.terms)
         before = best.previous
-        if (before is not None and _POINTS_BACK.match(best.sentence) and before.terms
-                and _showable(before.sentence) and not is_enumerator(before.sentence)
-                and not is_lead_in(before.sentence) and (self.max_words is None or len(
-                    before.sentence.split()) + len(best.sentence.split()) <= self.max_words)):
+        if (before is not None and _reads_with(best, before) and (self.max_words is None or len(
+                before.sentence.split()) + len(best.sentence.split()) <= self.max_words)):
             # "This is accomplished through transformation matrices ...": the sentence
             # before says what "this" is ("Forward kinematics involves calculating ...").
             # Measured on the six halves: 2 more held-out answers correct, none lost.
@@ -380,7 +398,8 @@ class ExtractiveBackend:
             # hypothesis and its implications for robot design." joined the book's entry
             # for "What is the uncanny valley?", Physical AI window trial, stop 36.)
             text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
-                         and not TASK.match(c.sentence) and c.score >= 0.6 * best.score), None)
+                         and not TASK.match(c.sentence) and not c.reading
+                         and c.score >= 0.6 * best.score), None)
             if text is not None and fits(text):
                 chosen.append(text)
                 covered |= set(text.terms)
@@ -389,7 +408,8 @@ class ExtractiveBackend:
             # The retriever ranked the first excerpt best with the whole book in view: its
             # best sentence points the student at that page when it is nearly as good.
             top = next((c for c in ranked[1:] if c.block.number == first and _added(c)
-                        and all(c.sentence != x.sentence for x in chosen)), None)
+                        and not c.reading and all(c.sentence != x.sentence for x in chosen)),
+                       None)
             if top is not None and top.score >= self.top_share * best.score:
                 chosen.append(top)
                 covered |= set(top.terms)
@@ -398,6 +418,8 @@ class ExtractiveBackend:
                 break
             if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
                 continue
+            if c.reading and c.previous not in chosen:
+                continue  # "This extends to robots, ..." says nothing without its antecedent
             if _PRINTS_MESSAGE.match(c.sentence) and not wants_code(prompt.question):
                 continue  # what a program reports ("print("... completed")"), not the book
             adds_terms = any(t in c.terms and t not in covered for t in query)
@@ -469,11 +491,12 @@ class ExtractiveBackend:
         avg_len = sum(sum(c.terms.values()) for c in candidates) / n
         k1, b = 1.2, 0.75
         for c in candidates:
-            length = sum(c.terms.values())
+            terms = c.read_terms or c.terms  # (the document frequencies count each once)
+            length = sum(terms.values())
             score = 0.0
             hit_idf = 0.0
             for t in query:
-                tf = c.terms.get(t, 0)
+                tf = terms.get(t, 0)
                 if tf:
                     hit_idf += idf[t]
                     score += idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
@@ -481,7 +504,7 @@ class ExtractiveBackend:
             c.coverage = hit_idf / total_idf
 
     def _score_similarity(self, candidates: list[_Candidate], question: str) -> None:
-        texts = [question] + [c.sentence for c in candidates]
+        texts = [question] + [c.reading or c.sentence for c in candidates]
         try:
             vectors = _embed(self._embedder, texts)
         except Exception:  # the keyword answer still stands; say why in the log
