@@ -368,12 +368,28 @@ def cut_loop(text: str) -> str:
 REPEAT_WORDS = 4
 
 
+#: Fewest content words of a claim dropped because an earlier claim holds every one of
+#: them (a restatement in other words).
+RESTATE_TERMS = 5
+
+
 def dedupe_sentences(text: str) -> str:
     """Drop sentences the model wrote twice (small models restate one claim in a loop),
-    and a claim an earlier one already holds word for word (Py4E: "Later, if you make a
+    a claim an earlier one already holds word for word (Py4E: "Later, if you make a
     change, you only have to make it in one place. • Dividing a long program ..." cited
-    again after the claim that held it and more)."""
+    again after the claim that held it and more), and a claim that restates an earlier one
+    in other words: every content word of it is in the earlier claim, and both deny alike
+    ("The A* algorithm finds a path by using a heuristic function to guide the search
+    toward the goal efficiently. It uses a heuristic function to guide the search toward
+    the goal efficiently.", Physical AI window trial, stop 37)."""
+    from bookreader.core.claim_text import is_negation
+    from bookreader.core.sentences import content_terms
+
+    def denies(claim: str) -> int:
+        return sum(1 for w in claim.split() if is_negation(w.strip(".,;:!?\"'()")))
+
     seen: list[str] = []
+    said: list[tuple[set[str], int]] = []
     kept: list[str] = []
     units = claim_units(text)
     for claim, full in units:
@@ -381,7 +397,12 @@ def dedupe_sentences(text: str) -> str:
         if key and (key in seen or (len(key.split()) >= REPEAT_WORDS
                                     and any(key in earlier for earlier in seen))):
             continue
+        terms = set(content_terms(claim))
+        if len(terms) >= RESTATE_TERMS and any(
+                terms <= before and denies(claim) == n for before, n in said):
+            continue
         seen.append(key)
+        said.append((terms, denies(claim)))
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
 
