@@ -382,14 +382,11 @@ def dedupe_sentences(text: str) -> str:
     ("The A* algorithm finds a path by using a heuristic function to guide the search
     toward the goal efficiently. It uses a heuristic function to guide the search toward
     the goal efficiently.", Physical AI window trial, stop 37)."""
-    from bookreader.core.claim_text import is_negation
+    from bookreader.core.claim_text import negated
     from bookreader.core.sentences import content_terms
 
-    def denies(claim: str) -> int:
-        return sum(1 for w in claim.split() if is_negation(w.strip(".,;:!?\"'()")))
-
     seen: list[str] = []
-    said: list[tuple[set[str], int]] = []
+    said: list[tuple[set[str], bool]] = []
     kept: list[str] = []
     units = claim_units(text)
     for claim, full in units:
@@ -397,12 +394,12 @@ def dedupe_sentences(text: str) -> str:
         if key and (key in seen or (len(key.split()) >= REPEAT_WORDS
                                     and any(key in earlier for earlier in seen))):
             continue
-        terms = set(content_terms(claim))
+        terms, denies = set(content_terms(claim)), negated(claim)
         if len(terms) >= RESTATE_TERMS and any(
-                terms <= before and denies(claim) == n for before, n in said):
+                terms <= before and denies == earlier for before, earlier in said):
             continue
         seen.append(key)
-        said.append((terms, denies(claim)))
+        said.append((terms, denies))
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
 

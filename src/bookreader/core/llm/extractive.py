@@ -158,8 +158,7 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
             # predictive animations.": "this" is the sentence before ("Transparency: Users
             # should understand the robot's intentions, current state ..."), so the two
             # are read together to judge what the sentence answers (stop 37).
-            c.reading = f"{c.previous.sentence} {c.sentence}"
-            c.read_terms = c.terms + c.previous.terms
+            c.antecedent = c.previous
     return out
 
 
@@ -186,12 +185,21 @@ class _Candidate:
     score: float = 0.0
     heading: str = ""
     following: list = field(default_factory=list)  # the block's next candidates
-    #: The text the candidate is judged on: the sentence, read with the one before it
-    #: when it points back to it (:func:`_reads_with`).
-    reading: str = ""
-    #: The content words of ``reading`` when it is set (``terms`` stay the sentence's own).
-    read_terms: Optional[Counter] = None
     previous: Optional["_Candidate"] = None  # the block's candidate before this one
+    #: The sentence before, when this one points back to it (:func:`_reads_with`): the
+    #: two are judged together.
+    antecedent: Optional["_Candidate"] = None
+
+    @property
+    def reading(self) -> str:
+        """The text the candidate is judged on."""
+        a = self.antecedent
+        return self.sentence if a is None else f"{a.sentence} {self.sentence}"
+
+    @property
+    def read_terms(self) -> Counter:
+        """The content words of :attr:`reading` (``terms`` stay the sentence's own)."""
+        return self.terms if self.antecedent is None else self.terms + self.antecedent.terms
 
 
 class ExtractiveBackend:
@@ -369,9 +377,9 @@ class ExtractiveBackend:
             best = lead
         chosen = [best]
         covered = set(best.terms)
-        before = best.previous
-        if (before is not None and _reads_with(best, before) and (self.max_words is None or len(
-                before.sentence.split()) + len(best.sentence.split()) <= self.max_words)):
+        before = best.antecedent
+        if before is not None and (self.max_words is None or len(
+                before.sentence.split()) + len(best.sentence.split()) <= self.max_words):
             # "This is accomplished through transformation matrices ...": the sentence
             # before says what "this" is ("Forward kinematics involves calculating ...").
             # Measured on the six halves: 2 more held-out answers correct, none lost.
@@ -398,7 +406,7 @@ class ExtractiveBackend:
             # hypothesis and its implications for robot design." joined the book's entry
             # for "What is the uncanny valley?", Physical AI window trial, stop 36.)
             text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
-                         and not TASK.match(c.sentence) and not c.reading
+                         and not TASK.match(c.sentence) and c.antecedent is None
                          and c.score >= 0.6 * best.score), None)
             if text is not None and fits(text):
                 chosen.append(text)
@@ -408,7 +416,8 @@ class ExtractiveBackend:
             # The retriever ranked the first excerpt best with the whole book in view: its
             # best sentence points the student at that page when it is nearly as good.
             top = next((c for c in ranked[1:] if c.block.number == first and _added(c)
-                        and not c.reading and all(c.sentence != x.sentence for x in chosen)),
+                        and c.antecedent is None
+                        and all(c.sentence != x.sentence for x in chosen)),
                        None)
             if top is not None and top.score >= self.top_share * best.score:
                 chosen.append(top)
@@ -418,7 +427,7 @@ class ExtractiveBackend:
                 break
             if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
                 continue
-            if c.reading and c.previous not in chosen:
+            if c.antecedent is not None and c.antecedent not in chosen:
                 continue  # "This extends to robots, ..." says nothing without its antecedent
             if _PRINTS_MESSAGE.match(c.sentence) and not wants_code(prompt.question):
                 continue  # what a program reports ("print("... completed")"), not the book
@@ -491,7 +500,7 @@ class ExtractiveBackend:
         avg_len = sum(sum(c.terms.values()) for c in candidates) / n
         k1, b = 1.2, 0.75
         for c in candidates:
-            terms = c.read_terms or c.terms  # (the document frequencies count each once)
+            terms = c.read_terms  # (the document frequencies count each sentence once)
             length = sum(terms.values())
             score = 0.0
             hit_idf = 0.0
@@ -504,7 +513,7 @@ class ExtractiveBackend:
             c.coverage = hit_idf / total_idf
 
     def _score_similarity(self, candidates: list[_Candidate], question: str) -> None:
-        texts = [question] + [c.reading or c.sentence for c in candidates]
+        texts = [question] + [c.reading for c in candidates]
         try:
             vectors = _embed(self._embedder, texts)
         except Exception:  # the keyword answer still stands; say why in the log
