@@ -112,7 +112,7 @@ def run_split(args: argparse.Namespace,
     """Every runnable book of ``args.split`` in turn through ``run_book`` (each book with
     its own result files, as ``--book`` writes them), then :func:`format_table` with a
     POOLED row over all their questions, also written to
-    ``bench/results/answer_quality_split_<split>_<backend>[_<tag>].json``."""
+    ``bench/results/answer_quality_split_<split>_<backend>[_ft<s>][_<tag>].json``."""
     if args.replay or args.book or args.questions or args.gold:
         print("--split runs the books of the split with their own question and gold files; "
               "it cannot be combined with --book, --questions, --gold or --replay",
@@ -137,6 +137,7 @@ def run_split(args: argparse.Namespace,
     pooled_summary = summarise(pooled)
     table.append(table_row("POOLED", pooled, pooled_summary))
     name = f"answer_quality_split_{args.split}_{backend_tag(args.backend)}"
+    name += f"_ft{args.first_token_budget:g}" if args.first_token_budget else ""
     name += f"_{args.tag}" if args.tag else ""
     results = BENCH_DIR / "results"
     results.mkdir(parents=True, exist_ok=True)
