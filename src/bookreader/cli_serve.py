@@ -26,7 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ) from exc
     from bookreader.server.limits import parse_rate
 
-    settings = load_settings(args)
+    settings = with_store(load_settings(args), args.store)
     parse_rate(args.rate_limit)  # a bad value fails before anything starts
     if args.workers is not None and args.workers < 1:
         raise InvalidInput("--workers must be at least 1.")
@@ -37,6 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cors_origins=tuple(o.strip() for o in (args.cors_origin or ()) if o.strip()),
         rate_limit_store=args.rate_limit_store,
     )
+    remote_model_notice(settings, args.backend)
     app = create_app(settings, config)
     state = app.state.bookreader
     if state.keys.count() == 0:
@@ -53,6 +54,36 @@ def cmd_serve(args: argparse.Namespace) -> int:
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                 timeout_graceful_shutdown=5)
     return 0
+
+
+def with_store(settings, store: str | None):
+    """The settings with ``--store qdrant:URL`` applied (None: unchanged).
+
+    Raises:
+        InvalidInput: not ``qdrant:http(s)://HOST[:PORT]``.
+    """
+    if not store:
+        return settings
+    raw = store.strip()
+    url = raw[7:].strip() if raw.lower().startswith("qdrant:") else ""
+    if not url.lower().startswith(("http://", "https://")):
+        raise InvalidInput(f"--store {raw}: give a Qdrant server as qdrant:http://HOST:6333.")
+    return settings.updated(store_backend="server", qdrant_url=url)
+
+
+def remote_model_notice(settings, backend: str | None) -> None:
+    """Say on stderr, once per host, that passages go to a model server elsewhere."""
+    from bookreader.core.llm.registry import openai_url, resolve_name
+    from bookreader.core.llm.specs import is_openai_name
+
+    name = resolve_name(backend, settings)
+    if not is_openai_name(name):
+        return
+    from bookreader.core.llm.openai_servers import notice_once
+
+    note = notice_once(openai_url(name, settings), settings.data_dir)
+    if note:
+        sys.stderr.write(f"bookreader: {note}\n")
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
@@ -84,8 +115,12 @@ def register(sub) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
-    p.add_argument("--backend", help="bundled, extractive, claude or gguf:PATH "
-                   "(default: the settings' llm_backend)")
+    p.add_argument("--backend", help="bundled, extractive, claude, openai:URL (a model "
+                   "server) or gguf:PATH (default: the settings' llm_backend)")
+    p.add_argument("--model", help="with --backend openai:URL, the model id on that server")
+    p.add_argument("--store", metavar="qdrant:URL",
+                   help="keep the books' vectors in a Qdrant server (qdrant:http://HOST:6333) "
+                   "instead of this machine's data folder (default: the settings' store)")
     p.add_argument("--book", action="append", metavar="BOOK",
                    help="a book to serve: id, id prefix or PDF (indexed at startup); repeat "
                    "for several (default: every ready book, else the sample book)")
