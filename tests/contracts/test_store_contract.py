@@ -18,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -80,6 +81,7 @@ class Backend:
         self.kind = kind
         self.root = root
         self.url = url
+        self.server: Optional[FakeQdrantServer] = None
         self.opened: list[VectorStore] = []
 
     def shard_path(self, book_id: str = BOOK) -> Path:
@@ -105,8 +107,9 @@ KINDS = ["edge", "server-local", "server-http"]
 @contextlib.contextmanager
 def opened_backend(kind: str, root: Path):
     with contextlib.ExitStack() as stack:
-        url = stack.enter_context(FakeQdrantServer()).url if kind == "server-http" else ""
-        b = Backend(kind, root, url)
+        server = stack.enter_context(FakeQdrantServer()) if kind == "server-http" else None
+        b = Backend(kind, root, server.url if server else "")
+        b.server = server
         try:
             yield b
         finally:
@@ -475,3 +478,6 @@ def test_server_books_open_in_several_clients_at_once(tmp_path):
         first.upsert(chunks, vectors)
         assert second.count() == 12
         assert second.search(vectors[5], 1)[0][0] == chunks[5]
+        assert b.server is not None  # and all of it went over HTTP
+        assert {("PUT", f"/collections/book_{BOOK}/points"),
+                ("POST", f"/collections/book_{BOOK}/points/query")} <= set(b.server.requests)

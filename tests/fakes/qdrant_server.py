@@ -16,6 +16,7 @@ import json
 import re
 import threading
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from urllib.parse import urlsplit
@@ -134,8 +135,10 @@ class _Handler(BaseHTTPRequestHandler):
             raise KeyError(f"Collection `{name}` doesn't exist!")
         if method == "PUT" and rest == "/index":
             req = models.CreateFieldIndex.model_validate(body)
-            local.create_payload_index(name, field_name=req.field_name,
-                                       field_schema=req.field_schema)
+            with warnings.catch_warnings():  # local mode ignores payload indexes (it says so)
+                warnings.simplefilter("ignore", UserWarning)
+                local.create_payload_index(name, field_name=req.field_name,
+                                           field_schema=req.field_schema)
             return done
         if method == "PUT" and rest == "/points":
             points = body.get("points") if isinstance(body, dict) else None

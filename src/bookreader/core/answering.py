@@ -71,8 +71,7 @@ from bookreader.core.llm.answer_type import (
     wants_code,
     wants_formula,
 )
-from bookreader.core.llm.registry import spec_of
-from bookreader.core.llm.specs import spec_for, timeout_message
+from bookreader.core.llm.specs import family_spec, spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
     drop_code_name_claims,
     drop_fragments,
@@ -301,7 +300,8 @@ class _Run(OutcomeAssembly):
         self.question = question
         self.mode = mode
         self.backend_name = backend_name
-        self.spec = spec_of(backend_name, self.settings)
+        # a model server's spec is its model family's (core/llm/specs.py)
+        self.spec = family_spec(spec_for(backend_name), self.settings.openai_model)
         self.t0 = t0
         self.book_id = book_id
         self.book_title = book_title
