@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from datetime import datetime, timezone
 
 from bookreader.errors import BookReaderError, InvalidInput
 
 log = logging.getLogger(__name__)
+
+#: The audit database from the environment (a container keeps its password out of argv).
+AUDIT_URL_ENV = "BOOKREADER_AUDIT_URL"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -27,6 +31,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bookreader.server.limits import parse_rate
 
     settings = with_store(load_settings(args), args.store)
+    if args.audit_url:
+        settings = settings.updated(audit_url=args.audit_url.strip())
     parse_rate(args.rate_limit)  # a bad value fails before anything starts
     if args.workers is not None and args.workers < 1:
         raise InvalidInput("--workers must be at least 1.")
@@ -121,6 +127,9 @@ def register(sub) -> None:
     p.add_argument("--store", metavar="qdrant:URL",
                    help="keep the books' vectors in a Qdrant server (qdrant:http://HOST:6333) "
                    "instead of this machine's data folder (default: the settings' store)")
+    p.add_argument("--audit-url", metavar="URL", default=os.environ.get(AUDIT_URL_ENV) or None,
+                   help="the audit database, e.g. postgresql+psycopg://user@host/db, shared by "
+                   f"every server process (default: ${AUDIT_URL_ENV}, else the settings')")
     p.add_argument("--book", action="append", metavar="BOOK",
                    help="a book to serve: id, id prefix or PDF (indexed at startup); repeat "
                    "for several (default: every ready book, else the sample book)")
