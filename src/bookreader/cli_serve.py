@@ -37,7 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise InvalidInput("--workers must be at least 1.")
     config = ServeConfig(
-        host=args.host, port=args.port, backend=args.backend, books=tuple(args.book or ()),
+        host=args.host, port=args.port, backend=args.backend, books=book_refs(args.book),
         rate_limit=args.rate_limit, workers=args.workers, max_queue=args.max_queue,
         timeout_s=args.timeout, queue_wait_s=args.queue_wait,
         cors_origins=tuple(o.strip() for o in (args.cors_origin or ()) if o.strip()),
@@ -75,6 +75,24 @@ def with_store(settings, store: str | None):
     if not url.lower().startswith(("http://", "https://")):
         raise InvalidInput(f"--store {raw}: give a Qdrant server as qdrant:http://HOST:6333.")
     return settings.updated(store_backend="server", qdrant_url=url)
+
+
+def book_refs(books: list[str] | None) -> tuple[str, ...]:
+    """``--book`` values with each folder replaced by the PDFs in it, sorted by name (an
+    empty folder adds none: with no books at all the server serves its defaults)."""
+    from pathlib import Path
+
+    out: list[str] = []
+    for ref in books or ():
+        folder = Path(ref).expanduser()
+        if not folder.is_dir():
+            out.append(ref)
+            continue
+        pdfs = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf" and p.is_file())
+        if not pdfs:
+            sys.stderr.write(f"bookreader: --book {ref}: no PDF files in that folder yet.\n")
+        out.extend(str(p) for p in pdfs)
+    return tuple(out)
 
 
 def remote_model_notice(settings, backend: str | None) -> None:
@@ -131,8 +149,9 @@ def register(sub) -> None:
                    help="the audit database, e.g. postgresql+psycopg://user@host/db, shared by "
                    f"every server process (default: ${AUDIT_URL_ENV}, else the settings')")
     p.add_argument("--book", action="append", metavar="BOOK",
-                   help="a book to serve: id, id prefix or PDF (indexed at startup); repeat "
-                   "for several (default: every ready book, else the sample book)")
+                   help="a book to serve: id, id prefix, PDF or a folder of PDFs (indexed at "
+                   "startup); repeat for several (default: every ready book, else the "
+                   "sample book)")
     p.add_argument("--rate-limit", default="100/minute",
                    help="requests per key, COUNT/UNIT (default 100/minute)")
     p.add_argument("--rate-limit-store", choices=("auto", "memory", "shared"), default="auto",
