@@ -52,7 +52,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the server-process helper the tests use
 
-from serve_support import ServerProcess, add_key, copy_data  # noqa: E402
+from serve_support import ServerProcess, copy_data  # noqa: E402
 
 RESULTS_DIR = ROOT / "bench" / "results"
 QUESTIONS_FILE = ROOT / "bench" / "questions" / "sample_guide.jsonl"
