@@ -107,14 +107,15 @@ def prepare(data: Path) -> tuple[str, list[str]]:
 
 async def client_loop(i: int, url: str, token: str, book_id: str, until: float,
                       results: list, questions: list[str], selections: list[str],
-                      think: float, answer_ids: list | None = None) -> None:
+                      think: float, answer_ids: list | None = None,
+                      timeout_s: float = 120.0) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     rng = random.Random(i)
     if think:
         # students do not all press Ask at the same instant: each starts at a random
         # moment of the first reading time, and reads for 0.5-1.5 x --think after that
         await asyncio.sleep(rng.uniform(0.0, think))
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as c:
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout_s) as c:
         n = 0
         while time.monotonic() < until:
             n += 1
@@ -183,7 +184,13 @@ def audit_check(url: str, answer_ids: list) -> dict:
     per_answer = Counter(row.get("answer_id") for row in rows)
     complete = {row.get("answer_id") for row in rows if row.get("answer_text")
                 and row.get("backend") and row.get("record_hash")}
+    ok_ids = set(answer_ids)
     return {"audit_records": len(rows), "audit_chain_ok": verified,
+            # what the records are: complete (an answer), interrupted (a pending record
+            # that no process completed), and whether they belong to 200 answers
+            "audit_by_status": dict(Counter(str(row.get("status")) for row in rows)),
+            "audit_records_not_of_a_200": sum(1 for row in rows
+                                               if row.get("answer_id") not in ok_ids),
             "answers_without_record": sum(1 for a in answer_ids if per_answer.get(a, 0) == 0),
             "answers_with_several_records": sum(1 for a in answer_ids
                                                 if per_answer.get(a, 0) > 1),
@@ -247,6 +254,10 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
                      for s in servers) if warm and backend == "extractive" else 0
         results: list = []
         answer_ids: list = []
+        # longer than the server's wait for a worker plus its answer budget (it waits as
+        # long as its budget by default): a slow answer ends as the server's 503/504, not
+        # as the client giving up
+        client_timeout = 2 * float(health["timeout_s"]) + 30.0
         until = time.monotonic() + seconds
         t0 = time.monotonic()
         server_cpu0 = [process_cpu_s(s.proc.pid) for s in servers]
@@ -255,7 +266,8 @@ def run_one(backend: str, clients: int, seconds: float, rate: str, think: float 
         async def main() -> None:
             await asyncio.gather(*(client_loop(i, servers[i % processes].url, tokens[i],
                                                book_id, until, results, questions,
-                                               selections, think, answer_ids)
+                                               selections, think, answer_ids,
+                                               client_timeout)
                                    for i in range(clients)))
 
         asyncio.run(main())
@@ -354,7 +366,9 @@ def main(argv=None) -> int:
               f"{r['retry_after_missing']} | {r['audit_records']} / {r['audit_expected']}"
               f"{' (chain ok)' if r['audit_chain_ok'] else ' (CHAIN BROKEN)'}; 200s without "
               f"/ with several / incomplete record: {r['answers_without_record']} / "
-              f"{r['answers_with_several_records']} / {r['answers_with_incomplete_record']} | "
+              f"{r['answers_with_several_records']} / {r['answers_with_incomplete_record']}; "
+              f"records by status {r['audit_by_status']}, not of a 200: "
+              f"{r['audit_records_not_of_a_200']} | "
               f"{r['server_cpu_ms_per_request']}, {r['client_cpu_ms_per_request']} |")
     return 0
 
