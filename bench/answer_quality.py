@@ -270,7 +270,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
     from bookreader.config import Settings
 
     data_dir = Path(args.data_dir)
-    settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0,
+                        openai_model=args.model or "")
     # an installed tier's file, linked into the bench's own data folder (as bench/answer.py)
     from answer import _link_tier
 
@@ -501,7 +502,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--book", type=Path)
     ap.add_argument("--questions", type=Path)
     ap.add_argument("--gold", type=Path, default=None)
-    ap.add_argument("--backend", default="bundled")
+    ap.add_argument("--backend", default="bundled",
+                    help="a backend name, e.g. small, or openai:URL for a model server")
+    ap.add_argument("--model", default="", help="with --backend openai:URL: the model id")
     ap.add_argument("--limit", type=int, default=0,
                     help="ask only the first N questions of each kind (in and out of scope)")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
@@ -592,7 +595,7 @@ def run_book(args) -> tuple[list[dict], dict]:
         items = [i for i in items if not i["gold_pages"] or i["split"] == args.half]
     rows = ask_all(args, items)
     summary = summarise(rows)
-    name = f"answer_quality_{args.questions.stem}_{books.backend_tag(args.backend)}"
+    name = f"answer_quality_{args.questions.stem}_{books.backend_tag(args.backend, args.model)}"
     if args.first_token_budget:
         name += f"_ft{args.first_token_budget:g}"
     if args.half:

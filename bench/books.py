@@ -101,8 +101,11 @@ def format_table(table: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def backend_tag(backend: str) -> str:
-    """A backend's name as it appears in result file names."""
+def backend_tag(backend: str, model: str | None = None) -> str:
+    """A backend's name as it appears in result file names (an OpenAI-compatible engine
+    by its model's name, since its URL says little)."""
+    if backend.startswith("openai"):
+        backend = f"openai_{model or 'default'}"
     return backend.replace(":", "_").replace("/", "_")
 
 
@@ -136,7 +139,8 @@ def run_split(args: argparse.Namespace,
         pooled.extend(rows)
     pooled_summary = summarise(pooled)
     table.append(table_row("POOLED", pooled, pooled_summary))
-    name = f"answer_quality_split_{args.split}_{backend_tag(args.backend)}"
+    tag = backend_tag(args.backend, getattr(args, "model", None))
+    name = f"answer_quality_split_{args.split}_{tag}"
     name += f"_ft{args.first_token_budget:g}" if args.first_token_budget else ""
     name += f"_{args.tag}" if args.tag else ""
     results = BENCH_DIR / "results"

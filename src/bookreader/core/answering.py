@@ -71,7 +71,7 @@ from bookreader.core.llm.answer_type import (
     wants_code,
     wants_formula,
 )
-from bookreader.core.llm.specs import spec_for, timeout_message
+from bookreader.core.llm.specs import family_spec, spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
     drop_code_name_claims,
     drop_fragments,
@@ -266,7 +266,7 @@ class Answerer:
 
         name = resolve_name(backend, self.settings)
         try:
-            if spec_for(name).kind == "claude":
+            if spec_for(name).kind in ("claude", "openai"):  # remote: nothing to load
                 self.load(None, ())
                 return ""
             # the rules prefix is the same whatever the question
@@ -300,7 +300,8 @@ class _Run(OutcomeAssembly):
         self.question = question
         self.mode = mode
         self.backend_name = backend_name
-        self.spec = spec_for(backend_name)
+        # a model server's spec is its model family's (core/llm/specs.py)
+        self.spec = family_spec(spec_for(backend_name), self.settings.openai_model)
         self.t0 = t0
         self.book_id = book_id
         self.book_title = book_title

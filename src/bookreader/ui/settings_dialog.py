@@ -144,6 +144,11 @@ class SettingsDialog(QDialog):
                 gl.addWidget(self._gguf_row())
             if key == "claude":
                 gl.addWidget(self._claude_row())
+            if key == "openai":
+                from bookreader.ui.model_server import ModelServerRow
+
+                self.model_server_row = ModelServerRow(settings, self)
+                gl.addWidget(self.model_server_row)
         self.backend_group.buttonToggled.connect(lambda *_: self._update_enabled())
         lay.addWidget(group)
 
@@ -163,11 +168,12 @@ class SettingsDialog(QDialog):
                 self.budget_boxes[spec.name] = ("first_token_s", box)
                 budget_rows.append((f"{spec.label.split(':')[0]}: first token within", box,
                                     "budgets"))
-            elif spec.kind == "claude":
+            elif spec.kind in ("claude", "openai"):
                 box = self._seconds(float(total or spec.total_s or 60), 5, 600)
                 box.setObjectName(f"budget_{spec.name}")
                 self.budget_boxes[spec.name] = ("total_s", box)
-                budget_rows.append(("Claude: answer within", box, "budgets"))
+                budget_rows.append(("Claude: answer within" if spec.kind == "claude" else
+                                    "Model server: answer within", box, "budgets"))
         self.max_tokens = QSpinBox(minimum=32, maximum=4096, singleStep=50,
                                    value=settings.max_new_tokens)
         # 0 follows the load (core/llm/cpu_load.py); shown as "Follow the load"
@@ -316,6 +322,9 @@ class SettingsDialog(QDialog):
         return box
 
     def _load_backend(self, backend: str) -> None:
+        if backend.startswith("openai:"):
+            self.model_server_row.url_edit.setText(backend[len("openai:"):])
+            backend = "openai"
         if backend.startswith("gguf:"):
             path = backend[5:]
             i = self.gguf_combo.findData(path)
@@ -338,6 +347,7 @@ class SettingsDialog(QDialog):
             w.setEnabled(self.backend_buttons["gguf"].isChecked())
         for w in self.claude_widgets:
             w.setEnabled(self.backend_buttons["claude"].isChecked())
+        self.model_server_row.setEnabled(self.backend_buttons["openai"].isChecked())
 
     def _choose_gguf(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model",
@@ -375,6 +385,7 @@ class SettingsDialog(QDialog):
             grounding_overlap_threshold=self.overlap.value(),
             confidence_threshold=self.confidence.value(),
             data_dir=Path(self.data_dir_edit.text().strip() or self.settings.data_dir),
+            **self.model_server_row.values(),
         )
 
     def _budgets(self) -> dict[str, dict[str, float]]:
@@ -403,6 +414,14 @@ class SettingsDialog(QDialog):
                 self.api_key_in_memory.emit(key)
         elif new.llm_backend == "claude" and not stored_api_key_present():
             return self._show_error("Claude needs an API key. Paste it into the API key field.")
+        if new.llm_backend == "openai":
+            if not new.openai_base_url:
+                return self._show_error("Enter the model server's address (Ollama: "
+                                        "http://127.0.0.1:11434/v1), or pick another model.")
+            try:
+                notes.extend(self.model_server_row.save(new.data_dir))
+            except BookReaderError as exc:
+                return self._show_error(exc.user_message)
         try:
             new.save()  # into the new data folder when that changed
         except (BookReaderError, OSError) as exc:
