@@ -79,14 +79,14 @@ represents stores creates converts contains requires includes provides controls
 specifies estimates predicts generates evaluates performs allows enables causes
 consists""".split())
 _SUBJECT_VERB = re.compile(
-    rf"^\s*{_DET}{_TERM}\s+(?P<verb>is\s+used\s+(?:to|for)|are\s+used\s+(?:to|for)"
+    rf"^\s*(?P<det>(?:a|an|the)\s+)?{_TERM}\s+(?P<verb>is\s+used\s+(?:to|for)|are\s+used\s+(?:to|for)"
     r"|consists?\s+of|is\s+made\s+up\s+of|are\s+made\s+up\s+of|"
     + "|".join(sorted(_ACTION_VERBS)) + r")\s+(?P<rest>.+)$",
     re.IGNORECASE)
 _THERE_ARE = re.compile(
     r"^\s*there\s+are\s+(?P<count>two|three|four|five|six|seven|eight|nine|ten|\d+|several"
     r"|many)\s+(?P<what>kinds|types|ways|steps|parts|forms|categories|classes|stages|phases"
-    r"|components|properties|rules|methods)\s+(?:of|to)\s+(?P<of>[^:.;,]{2,50}?)\s*[:.,;]",
+    r"|components|properties|rules|methods)\s+(?P<prep>of|to)\s+(?P<of>[^:.;,]{2,50}?)\s*[:.,;]",
     re.IGNORECASE)
 
 
@@ -196,25 +196,27 @@ def question_for(sentence: str) -> Optional[Statement]:
     if m:
         of = clean_term(m.group("of"))
         if of:
-            what = m.group("what").lower()
-            return Statement(f"What {what} of {of} are there?", of, sentence)
+            what, prep = m.group("what").lower(), m.group("prep").lower()
+            return Statement(f"What {what} {prep} {of} are there?", of, sentence)
     m = _SUBJECT_VERB.match(sentence)
     if not m or len(words(m.group("rest"))) < MIN_DEFINITION_WORDS:
         return None
     subject = clean_term(m.group("term"))
     if not subject:
         return None
+    det = (m.group("det") or "").lower()
+    named = det + subject  # "What does a wrong password produce?"
     verb = " ".join(m.group("verb").lower().split())
     plural = verb.startswith("are") or verb == "consist"
     aux = "do" if plural else "does"
     be = "are" if plural else "is"
     if verb.endswith("used to") or verb.endswith("used for"):
-        q = f"What {be} {subject} used for?"
+        q = f"What {be} {named} used for?"
     elif verb.startswith("consist") or "made up of" in verb:
-        q = f"What {aux} {subject} consist of?"
+        q = f"What {aux} {named} consist of?"
     elif verb in _ACTION_VERBS:
         bare = _bare(verb)
-        q = f"What {aux} {subject} {bare}?"
+        q = f"What {aux} {named} {bare}?"
     else:
         return None
     return Statement(q, subject, sentence)
