@@ -77,7 +77,7 @@ class LibraryApi(Protocol):
     def study_outline(self, ref: str | Path) -> list["TocEntry"]: ...
 
     def study(self, ref: str | Path, kind: str = ..., *,
-              pages: Optional[tuple[int, int]] = None, chapter: Optional[str] = None,
+              pages: Optional[tuple[int, int]] = None, chapter: Optional[str | int] = None,
               selection: Optional[str] = None, limit: Optional[int] = None,
               progress: ProgressFn = ..., cancel: CancelFn = ...,
               client_id: Optional[str] = None) -> "StudySet": ...

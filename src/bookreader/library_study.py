@@ -84,7 +84,7 @@ class StudyMixin:
         kind: str = SET_CARDS,
         *,
         pages: Optional[tuple[int, int]] = None,
-        chapter: Optional[str] = None,
+        chapter: Optional[str | int] = None,
         selection: Optional[str] = None,
         limit: Optional[int] = None,
         progress: ProgressFn = no_progress,
@@ -92,8 +92,8 @@ class StudyMixin:
         client_id: Optional[str] = None,
     ) -> StudySet:
         """Flashcards, a quiz or a summary (``kind``) for pages ``pages`` (0-based,
-        inclusive), an outline entry ``chapter``, or the sentences of ``selection`` on
-        ``pages``; recorded in the audit log.
+        inclusive), an outline entry ``chapter`` (its title, or its place in the outline),
+        or the sentences of ``selection`` on ``pages``; recorded in the audit log.
 
         Raises:
             InvalidInput: no pages and no chapter, an unknown outline entry, too many pages.
@@ -101,7 +101,7 @@ class StudyMixin:
         """
         info = self.book(ref)
         pdf = self.open_pdf(info.book_id)
-        if chapter:
+        if chapter is not None and chapter != "":
             scope = chapter_scope(list(pdf.toc), chapter, pdf.page_count)
         elif pages is not None:
             scope = StudyScope(pages[0], pages[1])

@@ -48,7 +48,7 @@ def source_text(c: Citation) -> str:
     return f"{where}: \u201c{c.excerpt}\u201d"
 
 
-def _write(out: Path, write: Callable[[Path], None]) -> Path:
+def _write(out: Path, write: Callable[[Path], object]) -> Path:
     out = Path(out).expanduser()
     refuse_special_file(out)
     tmp = out.with_name(out.name + ".part")

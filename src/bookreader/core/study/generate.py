@@ -42,13 +42,20 @@ class StudyScope:
     title: str = ""
 
 
-def chapter_scope(toc: list[TocEntry], title: str, page_count: int) -> StudyScope:
+def chapter_scope(toc: list[TocEntry], title: str | int, page_count: int) -> StudyScope:
     """The pages of the outline entry called ``title`` (exact, else the one entry that
-    contains it): from its page to the page before the next entry at its level or above."""
-    wanted = " ".join(title.split()).casefold()
-    exact = [i for i, e in enumerate(toc) if e.title.casefold() == wanted]
-    partial = [i for i, e in enumerate(toc) if wanted and wanted in e.title.casefold()]
-    hits = exact or partial
+    contains it; an int is the entry's place in the outline, as a picker knows it): from
+    its page to the page before the next entry at its level or above."""
+    if isinstance(title, int):
+        if not 0 <= title < len(toc):
+            raise InvalidInput(f"The outline has no entry number {title + 1}: choose one of "
+                               f"its {len(toc)} entries.")
+        hits = [title]
+    else:
+        wanted = " ".join(title.split()).casefold()
+        exact = [i for i, e in enumerate(toc) if e.title.casefold() == wanted]
+        partial = [i for i, e in enumerate(toc) if wanted and wanted in e.title.casefold()]
+        hits = exact or partial
     if len(hits) != 1:
         names = "; ".join(e.title for e in toc[:25]) or "(the book has no outline)"
         what = f"matches {len(hits)} entries" if hits else "matches no entry"
