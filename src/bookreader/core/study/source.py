@@ -29,7 +29,7 @@ from bookreader.core.llm.answer_type import (
     looks_like_code,
 )
 from bookreader.core.model_output import RawCitation
-from bookreader.core.sentences import key_only, split_sentences, words
+from bookreader.core.sentences import STOPWORDS, key_only, split_sentences, words
 from bookreader.core.types import CancelFn, Citation, ProgressFn, check_cancel, no_progress
 from bookreader.errors import BookReaderError
 
@@ -89,7 +89,12 @@ def glossary_entries(block: str) -> list[str]:
     """A glossary paragraph's entries: each starts a line (:data:`_ENTRY_START`) and runs
     on over the lines after it.  Fewer than two entries: the block's sentences."""
     lines = block.split("\n")
-    starts = [i for i, ln in enumerate(lines) if _ENTRY_START.match(ln)]
+    # an entry starts a line after one that ended a definition ("... a computer." then
+    # "newline: ..."); a wrapped line ("... enables a computer" / "to run Java programs.")
+    # does not start one, even when it opens with lower-case words and a capital
+    starts = [i for i, ln in enumerate(lines) if _ENTRY_START.match(ln) and (
+        i == 0 or lines[i - 1].rstrip().endswith((".", "!", "?", ")", "\u201d", '"')))
+        and ln.split(" ", 1)[0].lower() not in STOPWORDS]
     if len(starts) < 2:
         return split_sentences(block)
     out = [" ".join(lines[:starts[0]]).strip()] if starts[0] > 0 else []

@@ -38,7 +38,37 @@ MIN_DEFINITION_WORDS = 3
 _DEICTIC = frozenset("""this that these those it its they them there here which what who
 whose whom he she we you i one ones each every some any all both another other such first
 second third last next following previous former latter same main key many most few
-several various certain""".split())
+several various certain since although though while because when if as after before once
+unless whereas however thus hence therefore also then now so consider note recall remember
+see suppose let notice imagine compare two three four five six seven eight nine ten""".split())
+_NUMBER_WORDS = frozenset("two three four five six seven eight nine ten".split())
+#: Nouns that introduce a term rather than name one ("the term homoskedasticity").
+_TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".split())
+#: A predicate that praises or ranks instead of defining ("X is the most important ...",
+#: "X is a major issue", "X is a simple example").
+_EVALUATIVE = re.compile(
+    r"^\s*(?:(?:an?|the|one)\s+)?(?:\w+\s+){0,2}?(?:most|important|major|big|bigger|biggest|"
+    r"great|good|useful|nice|crucial|serious|huge|key|main|best|worst|only|example|"
+    r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject)\b", re.IGNORECASE)
+#: Words that point back to an earlier sentence: a definition holding one is not whole
+#: ("... is the nR2 from this auxiliary regression"); "those with ...", "these that ..."
+#: point forward and do not count.
+_POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
+                          r"(?!\s+(?:with|who|that|which|of|in)\b)", re.IGNORECASE)
+#: A list item that says what a chapter teaches, not what the term is ("Kinematics:
+#: Understanding forward and inverse kinematics ...", "Physics Simulation: Configuring ...").
+_OUTCOME = re.compile(r"^\s*(?:understanding|learning|mastering|exploring|introducing|"
+                      r"introduction\s+to|overview\s+of|configuring|implementing|how\s+to)\b",
+                      re.IGNORECASE)
+#: Share of digits above which a "definition" is a table row or program output.
+MAX_DIGIT_SHARE = 0.12
+
+
+def _digit_heavy(text: str) -> bool:
+    chars = [ch for ch in text if not ch.isspace()]
+    return bool(chars) and sum(ch.isdigit() for ch in chars) > MAX_DIGIT_SHARE * len(chars)
+#: Code, numbers and addresses: a "term: definition" line of program output or a reference.
+_NOT_PROSE = re.compile(r"[\[\]{};=<>]|https?:|www\.|\d+\.\d+\s+\S+\s+-?\d")
 _GENERIC = frozenset("""result results answer answers problem problems example examples reason
 reasons idea ideas goal goals point way ways thing things case cases question questions
 difference differences output input part parts step steps kind kinds type types use purpose
@@ -73,10 +103,20 @@ _CALLED = re.compile(
     r"\b(?:is|are)\s+(?:called|known\s+as|termed|referred\s+to\s+as)\s+(?:an?\s+|the\s+)?"
     r"[\"'\u201c\u2018]?(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,3}?)"
     r"[\"'\u201d\u2019]?\s*(?:[.,;:]|$)")
+#: "We define the absolute fitness of a genotype as the expected number of ...".
+_WE_DEFINE = re.compile(
+    r"\bwe\s+(?:will\s+|shall\s+|can\s+)?define[d]?\s+(?:the\s+|an?\s+)?"
+    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)\s+as\s+(?P<definition>.+)$",
+    re.IGNORECASE)
+#: "We'll call the proportion of the variance that is genetic the heritability, ...".
+_WE_CALL = re.compile(
+    r"\bwe(?:['\u2019]ll|\s+will|\s+shall)?\s+call\s+(?P<described>.{10,}?)\s+(?:the|an?)\s+"
+    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,3}?)\s*(?:[,.;]|$)",
+    re.IGNORECASE)
 #: Verbs a key statement about a subject may use; the question asks with the bare form.
 _ACTION_VERBS = frozenset("""returns produces computes measures describes determines
 represents stores creates converts contains requires includes provides controls
-specifies estimates predicts generates evaluates performs allows enables causes
+specifies estimates predicts generates evaluates allows enables causes
 consists""".split())
 _SUBJECT_VERB = re.compile(
     rf"^\s*(?P<det>(?:a|an|the)\s+)?{_TERM}\s+(?P<verb>is\s+used\s+(?:to|for)|are\s+used\s+(?:to|for)"
@@ -115,6 +155,8 @@ def clean_term(term: str) -> Optional[str]:
     ws = term.split()
     while len(ws) > 1 and ws[-1].lower() in _ADVERBS:  # "Linkage disequilibrium merely"
         ws.pop()
+    if len(ws) > 1 and ws[0].lower() in _TERM_NOUNS:  # "The term homoskedasticity"
+        ws.pop(0)
     term = " ".join(ws)
     if not 1 <= len(ws) <= MAX_TERM_WORDS:
         return None
@@ -132,8 +174,11 @@ def clean_term(term: str) -> Optional[str]:
         return None
     if not any(w not in STOPWORDS and w not in _GENERIC for w in low):
         return None
-    if any(ch.isdigit() for ch in term) and len(ws) == 1:
-        return None
+    if any(w.isdigit() or (len(w) == 1 and w.isalpha()) for w in ws) or (
+            len(ws) == 1 and any(ch.isdigit() for ch in term)):
+        return None  # a numbered or lettered instance: "Sentence 14", "the extension of E"
+    if any(w in _NUMBER_WORDS for w in low[1:]):
+        return None  # a heading ran into a sentence: "Negation Two commonly used symbols"
     return term
 
 
@@ -141,10 +186,21 @@ def _enough(definition: str) -> bool:
     return len(words(definition)) >= MIN_DEFINITION_WORDS
 
 
+def _whole(sentence: str) -> bool:
+    """A sentence that stands alone: it opens with a capital (not a fragment cut at a page
+    or a line: "with more than one place are called polyadic.") and does not end on a
+    colon (its list, or its formula, is elsewhere)."""
+    s = sentence.strip()
+    return bool(s) and not s[0].islower() and not s.endswith(":")
+
+
 def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]:
     """The term ``sentence`` defines and its definition, or None."""
     m = _ENTRY.match(sentence)
-    if m and _enough(m.group("definition")):
+    if (m and _enough(m.group("definition")) and not _NOT_PROSE.search(m.group("definition"))
+            and not _digit_heavy(m.group("definition"))
+            and not m.group("definition").rstrip().endswith(":")
+            and not _OUTCOME.match(m.group("definition"))):
         term = clean_term(m.group("term"))
         # A lead-in ("The steps are as follows: ...") is not an entry: the "term" part of
         # an entry is a name, short and without a verb.
@@ -156,19 +212,43 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
             term = clean_term(m.group("term"))
             if term:
                 return Definition(term, m.group("definition").strip(), "entry")
+    if not _whole(sentence):
+        return None
     m = _COPULA.match(sentence)
     if m and _enough(m.group("definition")):
         term = clean_term(m.group("term"))
         verb = " ".join(m.group("verb").lower().split())
         if term and verb.startswith("are") and not term.lower().endswith("s"):
             term = None  # "Java are ..." is not a defining sentence's grammar
-        if term and defines(sentence, term) and not _generic_subject(sentence, term):
+        if verb.startswith("means") and m.group("definition").lower().startswith("that") and (
+                re.match(r"^\s*(?:a|an|the)\s", sentence, re.IGNORECASE)):
+            term = None  # "The positive sign on X means that ...": what it implies
+        if (term and defines(sentence, term) and not _generic_subject(sentence, term)
+                and not _EVALUATIVE.match(m.group("definition"))
+                and not _POINTS_BACK.search(" ".join(m.group("definition").split()[:8]))):
+            return Definition(term, sentence, "defining")
+    m = _WE_DEFINE.search(sentence)
+    if m and _enough(m.group("definition")) and not _POINTS_BACK.search(sentence):
+        term = clean_term(m.group("term"))
+        if term:
             return Definition(term, sentence, "defining")
     m = _CALLED.search(sentence)
     if m:
         term = clean_term(m.group("term"))
         before = sentence[:m.start()]
-        if term and len(words(before)) >= MIN_DEFINITION_WORDS and defines(sentence, term):
+        lead = words(before)
+        # "what is called X", "which is called X", "This approach is known as X"
+        pointing = bool(lead) and (lead[-1].lower() in ("what", "which", "it")
+                                   or lead[0].lower() in _DEICTIC)
+        if (term and len(lead) >= MIN_DEFINITION_WORDS and not pointing
+                and defines(sentence, term)):
+            return Definition(term, sentence, "called")
+    m = _WE_CALL.search(sentence)
+    if m and not _POINTS_BACK.search(sentence):
+        term = clean_term(m.group("term"))
+        described = words(m.group("described"))
+        if term and len(described) >= MIN_DEFINITION_WORDS and described[0].lower() not in (
+                _DEICTIC | {"it", "them"}):
             return Definition(term, sentence, "called")
     return None
 
@@ -192,6 +272,8 @@ def _bare(verb: str) -> str:
 
 def question_for(sentence: str) -> Optional[Statement]:
     """A question ``sentence`` answers as a key statement about a named subject, or None."""
+    if not _whole(sentence):
+        return None
     m = _THERE_ARE.match(sentence)
     if m:
         of = clean_term(m.group("of"))
@@ -207,6 +289,12 @@ def question_for(sentence: str) -> Optional[Statement]:
     det = (m.group("det") or "").lower()
     named = det + subject  # "What does a wrong password produce?"
     verb = " ".join(m.group("verb").lower().split())
+    rest = m.group("rest")
+    if verb in _ACTION_VERBS and (rest.lower().startswith(("to ", "us ", "you ", "them "))
+                                  or subject.split()[-1].lower().endswith("ing")):
+        return None  # "Increasing returns to scale ...", "X allows us to ...": no object
+    if _POINTS_BACK.search(sentence):
+        return None
     plural = verb.startswith("are") or verb == "consist"
     aux = "do" if plural else "does"
     be = "are" if plural else "is"
