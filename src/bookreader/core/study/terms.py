@@ -60,6 +60,9 @@ _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
 _OUTCOME = re.compile(r"^\s*(?:understanding|learning|mastering|exploring|introducing|"
                       r"introduction\s+to|overview\s+of|configuring|implementing|how\s+to)\b",
                       re.IGNORECASE)
+#: A predicate that holds only on a condition ("The figure is a triangle if it has three
+#: sides"): a claim about a case, not what the subject is.
+_CONDITIONAL = re.compile(r"\b(?:if|when|unless|provided)\b", re.IGNORECASE)
 #: Share of digits above which a "definition" is a table row or program output.
 MAX_DIGIT_SHARE = 0.12
 
@@ -75,12 +78,12 @@ difference differences output input part parts step steps kind kinds type types 
 rest end start chapter section figure table book page text note notes lot number
 approach method methods model models process system value values""".split())
 #: Small words a term may hold inside it ("degrees of freedom", "supply and demand").
-_TERM_JOINERS = frozenset("of and in on".split())
+_TERM_JOINERS = frozenset("of and in on a an the".split())
 #: Adverbs left at the end of a subject ("X merely refers to ...").
 _ADVERBS = frozenset("""merely simply just also usually often generally typically basically
 essentially actually really thus therefore then now still always sometimes""".split())
 #: Words that cannot end a term (a clause, not a name, ran into it).
-_BAD_LAST = frozenset("of to for with and or in on at by as from than that which".split())
+_BAD_LAST = frozenset("of to for with and or in on at by as from than that which a an the".split())
 
 _DET = r"(?:(?:a|an|the)\s+)?"
 _TERM = r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
@@ -174,7 +177,8 @@ def clean_term(term: str) -> Optional[str]:
         return None
     if not any(w not in STOPWORDS and w not in _GENERIC for w in low):
         return None
-    if any(w.isdigit() or (len(w) == 1 and w.isalpha()) for w in ws) or (
+    if any(w.isdigit() or (len(w) == 1 and w.isalpha() and w.lower() not in STOPWORDS)
+           for w in ws) or (
             len(ws) == 1 and any(ch.isdigit() for ch in term)):
         return None  # a numbered or lettered instance: "Sentence 14", "the extension of E"
     if any(w in _NUMBER_WORDS for w in low[1:]):
@@ -225,6 +229,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
             term = None  # "The positive sign on X means that ...": what it implies
         if (term and defines(sentence, term) and not _generic_subject(sentence, term)
                 and not _EVALUATIVE.match(m.group("definition"))
+                and not _CONDITIONAL.search(re.split(r"[;,:]", m.group("definition"))[0])
                 and not _POINTS_BACK.search(" ".join(m.group("definition").split()[:8]))):
             return Definition(term, sentence, "defining")
     m = _WE_DEFINE.search(sentence)
