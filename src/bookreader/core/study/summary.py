@@ -3,7 +3,9 @@
 No model: a sentence's weight is the mean frequency, over the range, of its content
 words (words the chapter keeps coming back to), with more for a sentence that defines a
 term (:func:`~bookreader.core.study.terms.definition_in`) and none for one that cannot be
-read alone (it opens by pointing back: "This", "It", "For example").  The best ones are
+read alone (it opens by pointing back: "This", "It", "For example", or leans on "the
+previous example").  Glossary entries are left to the flashcards unless the range has
+nothing else, and no page gives more than :data:`PER_PAGE_MAX` sentences.  The best ones are
 taken greedily, skipping any that repeats most of the words of one already taken, then put
 back in reading order.  Every line is the book's sentence with a verified citation; a
 sentence that cannot be cited is left out, never shown uncited.
@@ -35,6 +37,11 @@ _POINTS_BACK = re.compile(
     r"for\s+example|for\s+instance|in\s+this|in\s+that|as\s+(?:a\s+result|shown|we)|"
     r"similarly|likewise|however|but|and|or|then|now|next|finally|otherwise|e\.g\.)\b",
     re.IGNORECASE)
+#: Most key sentences taken from one page (the summary covers the range, not one page).
+PER_PAGE_MAX = 2
+#: A sentence that leans on what came before it ("as in the previous example").
+_LEANS_BACK = re.compile(r"\b(?:previous|preceding|above|aforementioned|following|"
+                         r"this\s+(?:example|case|chapter|section|figure))\b", re.IGNORECASE)
 #: Fewest and most words of a summary sentence.
 MIN_WORDS = 7
 MAX_WORDS = 45
@@ -55,10 +62,12 @@ def key_sentences(sentences: Sequence[StudySentence], size: int, citer: Citer, *
         terms_of[s.position] = ts
         freq.update(ts)
     scored: list[tuple[float, StudySentence]] = []
-    for s in sentences:
+    prose = [s for s in sentences if not s.glossary] or list(sentences)
+    for s in prose:
         n = len(s.text.split())
         ts = terms_of[s.position]
-        if not MIN_WORDS <= n <= MAX_WORDS or len(ts) < 3 or _POINTS_BACK.match(s.text):
+        if (not MIN_WORDS <= n <= MAX_WORDS or len(ts) < 3 or _POINTS_BACK.match(s.text)
+                or _LEANS_BACK.search(s.text)):
             continue
         if not s.text.rstrip("\"')\u201d").endswith((".", "!")):
             continue
@@ -68,9 +77,12 @@ def key_sentences(sentences: Sequence[StudySentence], size: int, citer: Citer, *
         scored.append((weight, s))
     scored.sort(key=lambda p: (-p[0], p[1].position))
     chosen: list[tuple[StudySentence, SummaryLine]] = []
+    per_page: Counter = Counter()
     for n, (_, s) in enumerate(scored):
         if n % 20 == 0:
             check_cancel(cancel)
+        if per_page[s.page] >= PER_PAGE_MAX:
+            continue
         ts = terms_of[s.position]
         if any(len(ts & terms_of[c.position]) >= REPEAT_SHARE * len(ts) for c, _ in chosen):
             continue
@@ -78,6 +90,7 @@ def key_sentences(sentences: Sequence[StudySentence], size: int, citer: Citer, *
         if cit is None:
             continue
         chosen.append((s, SummaryLine(s.text, cit)))
+        per_page[s.page] += 1
         if len(chosen) >= size:
             break
     chosen.sort(key=lambda p: p[0].position)
