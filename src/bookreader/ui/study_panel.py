@@ -225,8 +225,9 @@ class StudyPanel(QWidget):
         if busy:
             self.progress.setRange(0, 0)
         showing_cards = bool(self.current_set is not None and self.current_set.cards)
-        self.keep_button.setEnabled(not busy and showing_cards)
-        self.export_button.setEnabled(not busy and showing_cards)
+        for b in (self.keep_button, self.export_button):
+            b.setVisible(showing_cards)
+            b.setEnabled(not busy and showing_cards)
         self.status.setText(message)
 
     def generate(self, kind: str, scope: Optional[dict] = None) -> None:
@@ -338,6 +339,7 @@ def attach_study(window: Any) -> StudyPanel:
     dock.setWidget(panel)
     dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+    dock.setTitleBarWidget(QWidget())  # the panel has its own header, like the chat's
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
     window.tabifyDockWidget(window.chat_dock, dock)
     window.chat_dock.raise_()

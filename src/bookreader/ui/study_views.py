@@ -20,6 +20,11 @@ from bookreader.ui.widgets import wrapped_label
 RATING_NAMES = ("Again", "Hard", "Good", "Easy")
 
 
+def key_text(text: str) -> str:
+    """Letters and digits only, lower-cased: two texts that read the same compare equal."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
 class FlashcardView(QFrame):
     """One card at a time: the front, then (Space) the back and its source."""
 
@@ -122,7 +127,9 @@ class FlashcardView(QFrame):
             chip.clicked.connect(lambda: self.citation_clicked.emit(card.citation))
             self.chip_row.addWidget(chip)
             self.chip_row.addStretch(1)
-            self.excerpt_label.setText(f"\u201c{card.citation.excerpt}\u201d")
+            # the excerpt as cited, when it is more than the back (an entry's whole line)
+            if key_text(card.citation.excerpt) != key_text(card.back):
+                self.excerpt_label.setText(f"\u201c{card.citation.excerpt}\u201d")
         else:
             self._show()
             return
@@ -223,7 +230,7 @@ class QuizView(QWidget):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.score_label = wrapped_label("", "sectionTitle")
+        self.score_label = wrapped_label("", "questionText")
         lay.addWidget(self.score_label)
         self.scroll_area = QScrollArea()
         self.scroll_area.setWidgetResizable(True)
