@@ -40,7 +40,10 @@ whose whom he she we you i one ones each every some any all both another other s
 second third last next following previous former latter same main key many most few
 several various certain since although though while because when if as after before once
 unless whereas however thus hence therefore also then now so consider note recall remember
-see suppose let notice imagine compare two three four five six seven eight nine ten""".split())
+see suppose let notice imagine compare two three four five six seven eight nine ten
+initially finally usually typically generally basically essentially actually currently
+recently similarly specifically formally informally intuitively roughly clearly obviously
+better worse simpler easier more less""".split())
 _NUMBER_WORDS = frozenset("two three four five six seven eight nine ten".split())
 #: Nouns that introduce a term rather than name one ("the term homoskedasticity").
 _TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".split())
@@ -127,8 +130,7 @@ _SUBJECT_VERB = re.compile(
     + "|".join(sorted(_ACTION_VERBS)) + r")\s+(?P<rest>.+)$",
     re.IGNORECASE)
 _THERE_ARE = re.compile(
-    r"^\s*there\s+are\s+(?P<count>two|three|four|five|six|seven|eight|nine|ten|\d+|several"
-    r"|many)\s+(?P<what>kinds|types|ways|steps|parts|forms|categories|classes|stages|phases"
+    r"^\s*there\s+are\s+(?P<count>two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?P<what>kinds|types|ways|steps|parts|forms|categories|classes|stages|phases"
     r"|components|properties|rules|methods)\s+(?P<prep>of|to)\s+(?P<of>[^:.;,]{2,50}?)\s*[:.,;]",
     re.IGNORECASE)
 
@@ -192,10 +194,22 @@ def _enough(definition: str) -> bool:
 
 def _whole(sentence: str) -> bool:
     """A sentence that stands alone: it opens with a capital (not a fragment cut at a page
-    or a line: "with more than one place are called polyadic.") and does not end on a
-    colon (its list, or its formula, is elsewhere)."""
-    s = sentence.strip()
-    return bool(s) and not s[0].islower() and not s.endswith(":")
+    or a line: "with more than one place are called polyadic."), ends as a sentence ends
+    (not "... that periodically produces a" at a page's foot) and not on a colon (its
+    list, or its formula, is elsewhere)."""
+    s = sentence.strip().rstrip("\"'\u201d\u2019)")
+    return bool(s) and not s[0].islower() and s.endswith((".", "!", "?"))
+
+
+def _heading_run_in(sentence: str) -> str:
+    """``sentence`` without a heading that ran into it: a heading ending on the word the
+    sentence opens with ("Run Jupyter on Binder Binder is a service ..." -> "Binder is a
+    service ...").  Unchanged when no word is repeated there."""
+    ws = sentence.split()
+    for i in range(1, min(len(ws), 9)):
+        if ws[i] == ws[i - 1] and ws[i][:1].isupper():
+            return " ".join(ws[i:])
+    return sentence
 
 
 def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]:
@@ -218,6 +232,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
                 return Definition(term, m.group("definition").strip(), "entry")
     if not _whole(sentence):
         return None
+    sentence = _heading_run_in(sentence)
     m = _COPULA.match(sentence)
     if m and _enough(m.group("definition")):
         term = clean_term(m.group("term"))
@@ -244,7 +259,9 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
         lead = words(before)
         # "what is called X", "which is called X", "This approach is known as X"
         pointing = bool(lead) and (lead[-1].lower() in ("what", "which", "it")
-                                   or lead[0].lower() in _DEICTIC)
+                                   or lead[0].lower() in _DEICTIC
+                                   or lead[0].lower() in ("equation", "figure", "table")
+                                   or bool(re.search(r"\(\d", before)))
         if (term and len(lead) >= MIN_DEFINITION_WORDS and not pointing
                 and defines(sentence, term)):
             return Definition(term, sentence, "called")
@@ -279,6 +296,7 @@ def question_for(sentence: str) -> Optional[Statement]:
     """A question ``sentence`` answers as a key statement about a named subject, or None."""
     if not _whole(sentence):
         return None
+    sentence = _heading_run_in(sentence)
     m = _THERE_ARE.match(sentence)
     if m:
         of = clean_term(m.group("of"))
