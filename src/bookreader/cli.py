@@ -548,6 +548,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_audit.register(sub)
     cli_history.register(sub)
+
+    from bookreader import cli_study
+
+    cli_study.register(sub)
     return parser
 
 

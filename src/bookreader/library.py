@@ -39,6 +39,7 @@ from bookreader.core import sandbox
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
 from bookreader.ingest import LEXICAL_FILE, IngestMixin
+from bookreader.library_study import StudyMixin
 from bookreader.core.types import (
     Answer,
     BookInfo,
@@ -71,7 +72,7 @@ log = logging.getLogger(__name__)
 CHUNKER_VERSION = 5
 
 
-class Library(IngestMixin):
+class Library(IngestMixin, StudyMixin):
     """Books, search and answers for one data folder.
 
     Args:
@@ -513,8 +514,9 @@ class Library(IngestMixin):
             return None
 
     def history(self, book_id: str, limit: int = 200) -> list[Answer]:
-        """Earlier answers about a book, oldest first (from the audit log)."""
-        return self.audit.history(book_id, limit)
+        """Earlier answers about a book, oldest first (from the audit log); the records of
+        generated study sets are not questions and are left out."""
+        return [a for a in self.audit.history(book_id, limit) if isinstance(a.mode, Mode)]
 
     def check_selection(self, text: str) -> tuple[str, str]:
         """The selection as it would be answered from, and the truncation notice if any."""

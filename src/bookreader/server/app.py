@@ -205,9 +205,10 @@ def create_app(settings: Settings, config: Optional[ServeConfig] = None, *,
             message = f"There is no {request.url.path} here. /docs lists the routes."
         return error_response(exc.status_code, code, message)
 
-    from bookreader.server import routes
+    from bookreader.server import routes, study_routes
 
     routes.register(app)
+    study_routes.register(app)
     return app
 
 

@@ -169,6 +169,9 @@ class MainWindow(QMainWindow):
         self.status_page = QLabel("", objectName="hintText")
         self.statusBar().addPermanentWidget(self.status_page)
         self.library_panel.set_recent(self.recent_books())
+        from bookreader.ui.study_panel import attach_study
+
+        self.study = attach_study(self)  # the Study dock and the selection's flashcards
         self._restore_layout()
 
     # --- construction ---------------------------------------------------------------------------
