@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Optional
 from bookreader.core import sandbox
 from bookreader.core.pdf_layout import missing_text_message
 from bookreader.core.sandbox import SandboxLimits
-from bookreader.core.storage import ingest_estimate, require_free
+from bookreader.core.storage import DISK_FULL, ingest_estimate, require_free
 from bookreader.core.types import (
     BookInfo,
     CancelFn,
@@ -167,8 +167,16 @@ class IngestMixin:
             log.info("Ingest of %s cancelled; it resumes when ingested again", path)
             raise
         except BookReaderError as exc:
-            record.update(state="failed", message=exc.user_message)
-            self.catalogue.write(record)
+            if isinstance(exc, StoreError) and exc.user_message.startswith(DISK_FULL):
+                # Resumable: what was stored stays, and ingesting again goes on from there.
+                record.update(message="Indexing stopped: the disk was full. Free some space, "
+                                      "then ingest the book again to finish it.")
+            else:
+                record.update(state="failed", message=exc.user_message)
+            try:
+                self.catalogue.write(record)
+            except StoreError as write_error:  # a full disk: the catalogue says it on read
+                log.warning("Cannot record why %s stopped: %s", book_id, write_error.user_message)
             raise
         pdf.blocked.update(extraction.flagged)
         messages = []
