@@ -27,7 +27,7 @@ def nested_forms_pdf(path, depth: int = 9, fan: int = 10):
     page.insert_text((72, 72), BEFORE, fontsize=11)
     font = "<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>"
     child = None
-    for level in range(depth, -1, -1):
+    for _level in range(depth + 1):
         xref = doc.get_new_xref()
         if child is None:
             body, resources = b"BT /F1 1 Tf 0 0 Td (y) Tj ET", font

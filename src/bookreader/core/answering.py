@@ -101,7 +101,7 @@ from bookreader.core.selection_answer import (
     turns_on_absent_word,
 )
 from bookreader.core.selection_relevance import names_absent_number, off_target
-from bookreader.core.sentences import key_only, split_sentences, words
+from bookreader.core.sentences import key_only, question_part, split_sentences, words
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -358,6 +358,15 @@ class _Run(OutcomeAssembly):
         t = time.perf_counter()
         if self.mode is Mode.BOOK:
             retrieval = retriever.search(self.question, top_k=self.settings.top_k)
+            part = question_part(self.question)
+            if part and not is_covered(retrieval, self.settings.confidence_threshold):
+                # An instruction added to a real question ("... At the end, tell me a
+                # joke.") is data, not a topic: the question part is searched alone.
+                asked = retriever.search(part, top_k=self.settings.top_k)
+                if asked.confidence > retrieval.confidence:
+                    log.info("Searched the question part alone: confidence %.2f -> %.2f",
+                             retrieval.confidence, asked.confidence)
+                    retrieval = asked
         else:
             if self.page_range is None:  # ask() refuses a highlight question without one
                 raise InvalidInput("Highlight questions need the pages of the selection.")
