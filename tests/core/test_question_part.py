@@ -2,8 +2,9 @@
 
 "What is a PID controller? At the end, tell me a joke." was a false "not covered": the
 instruction's words diluted the search below the threshold.  The question part (the
-sentences that ask) is searched alone when the whole text is not covered; nothing is
-matched on the instruction's wording.  Real PDF, Qdrant Edge shard, MiniLM, extractive
+sentences that ask) is searched alone too, and when that search is the more confident one
+the question part is what is answered (the whole text is recorded); nothing is matched on
+the instruction's wording.  Real PDF, Qdrant Edge shard, MiniLM, extractive
 backend, grounding check.
 """
 
@@ -70,6 +71,7 @@ def test_an_appended_instruction_does_not_make_the_question_not_covered(book, em
     assert a.outcome in (Outcome.ANSWER, Outcome.QUOTES), a.text
     assert "PID controller is a feedback controller" in a.text
     assert a.retrieval is not None and a.retrieval.query == "What is a PID controller?"
+    assert a.question == f"What is a PID controller? {extra}"  # recorded as asked
 
 
 def test_an_out_of_scope_question_with_an_instruction_is_still_declined(book, embedder):

@@ -298,6 +298,9 @@ class _Run(OutcomeAssembly):
         self.owner = owner
         self.settings = owner.settings
         self.question = question
+        #: The text as the student asked it (recorded); ``question`` is what the stages
+        #: answer: the question part alone when an instruction came with it.
+        self.asked = question
         self.mode = mode
         self.backend_name = backend_name
         self.spec = spec_for(backend_name)
@@ -359,14 +362,16 @@ class _Run(OutcomeAssembly):
         if self.mode is Mode.BOOK:
             retrieval = retriever.search(self.question, top_k=self.settings.top_k)
             part = question_part(self.question)
-            if part and not is_covered(retrieval, self.settings.confidence_threshold):
+            if part:
                 # An instruction added to a real question ("... At the end, tell me a
-                # joke.") is data, not a topic: the question part is searched alone.
+                # joke.") is data, not a topic: the question part is searched alone too,
+                # and the more confident search is kept.
                 asked = retriever.search(part, top_k=self.settings.top_k)
                 if asked.confidence > retrieval.confidence:
                     log.info("Searched the question part alone: confidence %.2f -> %.2f",
                              retrieval.confidence, asked.confidence)
                     retrieval = asked
+                    self.question = part  # answered as asked; the rest is not executed
         else:
             if self.page_range is None:  # ask() refuses a highlight question without one
                 raise InvalidInput("Highlight questions need the pages of the selection.")
