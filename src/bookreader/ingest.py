@@ -54,6 +54,7 @@ class IngestMixin:
     embedder: Any
     ingest_batch: int
     _lock: Any
+    _ingesting: set
     _pdfs: dict
     _stores: dict
     _retrievers: dict
@@ -79,13 +80,25 @@ class IngestMixin:
             BookLocked: the book is being indexed or read by another BookReader process.
             Cancelled: ``cancel()`` turned true; ingesting again resumes.
         """
-        from bookreader.core.pdf import PdfBook, file_book_id
+        from bookreader.core.pdf import file_book_id
 
         path = Path(path).expanduser()
         if not path.is_file():
             raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
         path = path.resolve()
         book_id = file_book_id(path)
+        with self._lock:
+            self._ingesting.add(book_id)
+        try:
+            return self._ingest(path, book_id, password, progress, cancel)
+        finally:
+            with self._lock:
+                self._ingesting.discard(book_id)
+
+    def _ingest(self, path: Path, book_id: str, password: Optional[str],
+                progress: ProgressFn, cancel: CancelFn) -> BookInfo:
+        from bookreader.core.pdf import PdfBook
+
         record = self.catalogue.read(book_id)
         damaged = record is not None and bool(self.catalogue.damage(record))
         if damaged:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import shutil
 import threading
 import uuid
@@ -100,6 +101,8 @@ class Library(IngestMixin):
         self._pdfs: dict[str, Any] = {}
         # Read-only copies of shards another process holds: book id -> (store, folder).
         self._copies: dict[str, tuple["VectorStore", Path]] = {}
+        #: Books an ingest of this library is working on now.
+        self._ingesting: set[str] = set()
         self._lock = threading.RLock()
 
     # --- lazily built services -----------------------------------------------------------
@@ -329,6 +332,9 @@ class Library(IngestMixin):
             from bookreader.core.store.locking import lock_holder
 
             holder = lock_holder(self._book_dir(info.book_id) / "shard.lock")
+        if holder is not None and holder[0] == str(os.getpid()):
+            with self._lock:  # our own lock: indexing now only if an ingest is running
+                holder = holder if info.book_id in self._ingesting else None
         if holder is not None:
             pid, who = holder
             return (f"'{info.title}' is being indexed now by {who}"

@@ -101,6 +101,10 @@ def test_an_interrupted_ingest_still_says_to_ingest_again(tmp_path, embedder, fa
         with pytest.raises(Cancelled):
             library.ingest(fact_pdf, progress=progress, cancel=lambda: bool(seen) and seen[-1] >= 2)
         book_id = library.books()[0].book_id
+        # This library still holds the book's store (and its lock), but no ingest runs.
+        with pytest.raises(BookReaderError) as err:
+            library.ask("How many gulls were counted?", book=book_id, backend="extractive")
+        assert "indexing was interrupted" in err.value.user_message
     with Library(Settings(data_dir=tmp_path / "data"), embedder=embedder) as later:
         with pytest.raises(BookReaderError) as err:
             later.ask("How many gulls were counted?", book=book_id, backend="extractive")
