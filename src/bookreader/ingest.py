@@ -12,6 +12,7 @@ duplicates.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import DISK_FULL, ingest_estimate, require_free
 from bookreader.core.types import (
     BookInfo,
+    BookState,
     CancelFn,
     Chunk,
     Page,
@@ -208,6 +210,28 @@ class IngestMixin:
         self.catalogue.write(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
         return self.catalogue.info(record)
+
+    def _not_ready_message(self, info: BookInfo) -> str:
+        """Why a book cannot answer yet: being indexed now (by which process), indexing
+        interrupted, or failed."""
+        if info.state is not BookState.INDEXING:
+            return (f"'{info.title}' is not ready for questions ({info.state.value}). "
+                    f"{info.message} Ingest it again after fixing the problem.")
+        holder = None
+        if self.settings.store_backend == "edge":
+            from bookreader.core.store.locking import lock_holder
+
+            holder = lock_holder(self._book_dir(info.book_id) / "shard.lock")
+        if holder is not None and holder[0] == str(os.getpid()):
+            with self._lock:  # our own lock: indexing now only if an ingest is running
+                holder = holder if info.book_id in self._ingesting else None
+        if holder is not None:
+            pid, who = holder
+            return (f"'{info.title}' is being indexed now by {who}"
+                    + (f" (process {pid})" if pid else "")
+                    + ". Ask again when that has finished.")
+        return (f"'{info.title}' is not ready for questions: its indexing was interrupted. "
+                "Ingest it again to finish indexing.")
 
     def _write_failed(self, book_id: str, path: Path, record: Optional[dict],
                       exc: BookReaderError) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import shutil
 import threading
 import uuid
@@ -320,28 +319,6 @@ class Library(IngestMixin):
             retriever = HybridRetriever(store, lexical, self.embedder, self.settings)
             self._retrievers[info.book_id] = retriever
             return retriever
-
-    def _not_ready_message(self, info: BookInfo) -> str:
-        """Why a book cannot answer yet: being indexed now (by which process), indexing
-        interrupted, or failed."""
-        if info.state is not BookState.INDEXING:
-            return (f"'{info.title}' is not ready for questions ({info.state.value}). "
-                    f"{info.message} Ingest it again after fixing the problem.")
-        holder = None
-        if self.settings.store_backend == "edge":
-            from bookreader.core.store.locking import lock_holder
-
-            holder = lock_holder(self._book_dir(info.book_id) / "shard.lock")
-        if holder is not None and holder[0] == str(os.getpid()):
-            with self._lock:  # our own lock: indexing now only if an ingest is running
-                holder = holder if info.book_id in self._ingesting else None
-        if holder is not None:
-            pid, who = holder
-            return (f"'{info.title}' is being indexed now by {who}"
-                    + (f" (process {pid})" if pid else "")
-                    + ". Ask again when that has finished.")
-        return (f"'{info.title}' is not ready for questions: its indexing was interrupted. "
-                "Ingest it again to finish indexing.")
 
     def chapters(self, ref: str | Path) -> list[str]:
         """The book's chapter titles in reading order (from its indexed chunks)."""

@@ -93,7 +93,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     declines,
     generation_confidence,
 )
-from bookreader.core.retrieval import is_covered
+from bookreader.core.retrieval import is_covered, search_question
 from bookreader.core.selection_answer import (
     beside_answer,
     first_unsupported,
@@ -101,7 +101,7 @@ from bookreader.core.selection_answer import (
     turns_on_absent_word,
 )
 from bookreader.core.selection_relevance import names_absent_number, off_target
-from bookreader.core.sentences import key_only, question_part, split_sentences, words
+from bookreader.core.sentences import key_only, split_sentences, words
 from bookreader.core.types import (
     Answer,
     CancelFn,
@@ -360,18 +360,10 @@ class _Run(OutcomeAssembly):
             return []
         t = time.perf_counter()
         if self.mode is Mode.BOOK:
-            retrieval = retriever.search(self.question, top_k=self.settings.top_k)
-            part = question_part(self.question)
-            if part:
-                # An instruction added to a real question ("... At the end, tell me a
-                # joke.") is data, not a topic: the question part is searched alone too,
-                # and the more confident search is kept.
-                asked = retriever.search(part, top_k=self.settings.top_k)
-                if asked.confidence > retrieval.confidence:
-                    log.info("Searched the question part alone: confidence %.2f -> %.2f",
-                             retrieval.confidence, asked.confidence)
-                    retrieval = asked
-                    self.question = part  # answered as asked; the rest is not executed
+            # "What is X? At the end, tell me a joke.": the instruction is data; the
+            # question part may be what is searched and answered (the whole is recorded).
+            retrieval, self.question = search_question(retriever, self.question,
+                                                       self.settings.top_k)
         else:
             if self.page_range is None:  # ask() refuses a highlight question without one
                 raise InvalidInput("Highlight questions need the pages of the selection.")
