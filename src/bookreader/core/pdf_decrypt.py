@@ -1,13 +1,17 @@
 """A second decryptor for encrypted PDFs that MuPDF will not open.
 
-MuPDF and qpdf (through ``pikepdf``) disagree on some encrypted files: a file whose *owner*
-password is empty opens for anyone by the PDF standard (the owner password grants full
-access), and qpdf opens it, but MuPDF asks for the user password.  Before BookReader asks the
-student for a password, or calls a file damaged, the same file is given to qpdf: if qpdf opens
-it with the password given (or none), the decrypted copy is kept in memory (never written to
-disk) and MuPDF reads that.  If qpdf needs a password too, the file truly has one.  If qpdf
-says the encryption itself is not supported (a certificate-based handler, an unknown
-filter), the message says exactly that, instead of asking for a password that would not help.
+MuPDF and qpdf (through ``pikepdf``) disagree on some encrypted files: qpdf tolerates an
+encryption dictionary with a slip in it (a key length that is not a whole number of bytes,
+a revision one off, a stream filter named but not defined) that makes MuPDF refuse the empty
+user password or the file.  Before BookReader asks the student for a password, or calls a
+file damaged, the same file is given to qpdf: if qpdf opens it with the password given, or,
+with none, as a file whose *user* password is empty, the decrypted copy is kept in memory
+(never written to disk) and MuPDF reads that.  A file qpdf opens only through an empty
+*owner* password still asks for its user password, as MuPDF, pdf.js and Adobe Reader do:
+its author meant it to have one.  If qpdf needs a password too, the file truly has one.  If
+qpdf says the encryption itself is not supported (a certificate-based handler, an unknown
+revision), the message says exactly that, instead of asking for a password that would not
+help.
 
 This runs wherever a PDF is opened, and so first in the sandbox's capped child process
 (:mod:`bookreader.core.sandbox`), which opens every file before the main process does.
@@ -52,8 +56,9 @@ def unsupported_message(name: str, why: str) -> str:
 def decrypt_in_memory(path: Path, password: str) -> Optional[bytes]:
     """The decrypted bytes of ``path`` as qpdf reads it with ``password`` (may be empty).
 
-    Returns None when qpdf also needs a (different) password, or when pikepdf is missing or
-    the file is too large to copy in memory.
+    Returns None when qpdf also needs a (different) password (an empty owner password
+    does not stand in for the user password), or when pikepdf is missing or the file is too
+    large to copy in memory.
 
     Raises:
         PdfError: qpdf says the file's encryption is not supported.
@@ -70,6 +75,8 @@ def decrypt_in_memory(path: Path, password: str) -> Optional[bytes]:
         return None
     try:
         with pikepdf.open(path, password=password) as pdf:
+            if not password and not pdf.user_password_matched:
+                return None  # only the empty owner password matched: ask for the user's
             out = io.BytesIO()
             pdf.save(out)
             log.info("Opened %s with the second decryptor (qpdf; owner password matched: %s)",
