@@ -20,6 +20,7 @@ answerer and the stores are built on first use.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import threading
@@ -100,6 +101,8 @@ class Library(IngestMixin, StudyMixin):
         self._pdfs: dict[str, Any] = {}
         # Read-only copies of shards another process holds: book id -> (store, folder).
         self._copies: dict[str, tuple["VectorStore", Path]] = {}
+        #: Books an ingest of this library is working on now.
+        self._ingesting: set[str] = set()
         self._lock = threading.RLock()
 
     # --- lazily built services -----------------------------------------------------------
@@ -302,11 +305,7 @@ class Library(IngestMixin, StudyMixin):
             raise StoreError(f"'{info.title}' cannot answer questions: its index is damaged. "
                              f"{info.message}")
         if info.state is not BookState.READY:
-            raise BookReaderError(
-                f"'{info.title}' is not ready for questions ({info.state.value}). "
-                + ("Ingest it again to finish indexing." if info.state is BookState.INDEXING
-                   else f"{info.message} Ingest it again after fixing the problem.")
-            )
+            raise BookReaderError(self._not_ready_message(info))
         with self._lock:
             cached = self._retrievers.get(info.book_id)
             if cached is not None:
@@ -372,11 +371,16 @@ class Library(IngestMixin, StudyMixin):
         cancel: CancelFn = never_cancel,
         session_id: Optional[str] = None,
         client_id: Optional[str] = None,
+        stop_reason: Optional[Callable[[], Optional[BookReaderError]]] = None,
     ) -> Answer:
         """Answer a question in one of the three modes and record it in the audit log.
 
         ``session_id`` (default: the library's own) and ``client_id`` (the API key's name
         of a server request) go into the audit record.
+
+        ``stop_reason`` tells why ``cancel()`` turned true when it was not the user's Stop
+        (a server's time budget: a QueryTimeout): the question is then recorded once, with
+        that outcome, and ``Cancelled`` is raised as for a Stop.
 
         Never raises for a user error after validation starts: a failed or timed-out
         answer comes back as an Answer with ``error`` set and is audited too.
@@ -436,7 +440,15 @@ class Library(IngestMixin, StudyMixin):
             self._record(failed, pending, session, client_id)
             raise
         except Cancelled:
-            if pending:  # the student stopped an answer that was already streaming
+            reason = stop_reason() if stop_reason is not None else None
+            if reason is not None:  # a budget ran out: one record, with that outcome
+                if pending:
+                    pending[0].flush()
+                failed = error_answer(question, mode, reason, info, selection, backend)
+                if pending and pending[0].text:
+                    failed = dataclasses.replace(failed, text=pending[0].text)
+                self._record(failed, pending, session, client_id)
+            elif pending:  # the student stopped an answer that was already streaming
                 pending[0].flush()
                 stopped = cancelled_answer(question, mode, info, selection, backend,
                                             pending[0].text)

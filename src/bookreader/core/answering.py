@@ -93,7 +93,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     declines,
     generation_confidence,
 )
-from bookreader.core.retrieval import is_covered
+from bookreader.core.retrieval import is_covered, search_question
 from bookreader.core.selection_answer import (
     beside_answer,
     first_unsupported,
@@ -298,6 +298,9 @@ class _Run(OutcomeAssembly):
         self.owner = owner
         self.settings = owner.settings
         self.question = question
+        #: The text as the student asked it (recorded); ``question`` is what the stages
+        #: answer: the question part alone when an instruction came with it.
+        self.asked = question
         self.mode = mode
         self.backend_name = backend_name
         # a model server's spec is its model family's (core/llm/specs.py)
@@ -358,7 +361,10 @@ class _Run(OutcomeAssembly):
             return []
         t = time.perf_counter()
         if self.mode is Mode.BOOK:
-            retrieval = retriever.search(self.question, top_k=self.settings.top_k)
+            # "What is X? At the end, tell me a joke.": the instruction is data; the
+            # question part may be what is searched and answered (the whole is recorded).
+            retrieval, self.question = search_question(retriever, self.question,
+                                                       self.settings.top_k)
         else:
             if self.page_range is None:  # ask() refuses a highlight question without one
                 raise InvalidInput("Highlight questions need the pages of the selection.")

@@ -104,6 +104,9 @@ def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fit
     except Exception as exc:  # MuPDF raises several types; all mean "cannot open"
         flush_mupdf_messages(name)
         log.info("Cannot open %s: %r", path, exc)
+        doc = _open_encrypted_elsewhere(path, password)
+        if doc is not None:
+            return _checked(doc, path, book_id, password)
         if "number of pages" in str(exc).lower():
             reason = "declares an impossible number of pages (its page tree is broken)"
         elif looks_like_pdf:
@@ -115,8 +118,15 @@ def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fit
             "or choose another file.",
             details=repr(exc),
         ) from exc
+    return _checked(doc, path, book_id, password)
+
+
+def _checked(doc: fitz.Document, path: Path, book_id: str,
+             password: Optional[str]) -> tuple[fitz.Document, Path, str]:
+    """``doc`` authenticated and its page count checked (closed on any failure)."""
+    name = path.name
     try:
-        _authenticate(doc, path, password)
+        doc = _authenticate(doc, path, password)
         count = doc.page_count
     except PdfError:
         doc.close()
@@ -150,23 +160,55 @@ def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fit
     return doc, path, book_id
 
 
-def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> None:
+def _open_encrypted_elsewhere(path: Path, password: Optional[str]) -> Optional[fitz.Document]:
+    """An encrypted file MuPDF cannot open at all, decrypted by the second decryptor (qpdf)
+    and opened from memory; None when the file is not encrypted or qpdf cannot open it.
+
+    Raises:
+        PasswordRequired: qpdf needs a password for it.
+        PdfError: its encryption is not supported.
+    """
+    from bookreader.core.pdf_decrypt import decrypt_in_memory, has_encrypt_entry
+
+    if not has_encrypt_entry(path):
+        return None
+    data = decrypt_in_memory(path, password or "")
+    if data is None:
+        return None
+    try:
+        return fitz.open(stream=data, filetype="pdf")
+    except Exception as exc:
+        log.info("Cannot open the decrypted copy of %s: %r", path, exc)
+        return None
+
+
+def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> fitz.Document:
+    """``doc`` opened for reading: as it is, authenticated with ``password``, or (where
+    MuPDF refuses but the file opens by the standard, e.g. an empty owner password) the
+    copy the second decryptor made (:mod:`bookreader.core.pdf_decrypt`)."""
     if not doc.needs_pass:
-        return
+        return doc
     name = path.name
+    if password and any(doc.authenticate(v) for v in lay.password_variants(password)):
+        return doc
+    from bookreader.core.pdf_decrypt import decrypt_in_memory
+
+    data = decrypt_in_memory(path, password or "")  # PdfError: encryption not supported
+    if data is not None:
+        doc.close()
+        return fitz.open(stream=data, filetype="pdf")
     if not password:
         raise PasswordRequired(
             f"'{name}' is protected by a password. Open it again and enter its password "
             "(on the command line: --password).",
             path=str(path),
         )
-    if not any(doc.authenticate(v) for v in lay.password_variants(password)):
-        raise PasswordRequired(
-            f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
-            "and try again.",
-            path=str(path),
-            wrong_password=True,
-        )
+    raise PasswordRequired(
+        f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
+        "and try again.",
+        path=str(path),
+        wrong_password=True,
+    )
 
 
 def read_title(doc: fitz.Document, path: Path) -> str:

@@ -119,7 +119,7 @@ import math
 import re
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from bookreader.core.prompts import TIMEOUT_MESSAGE
 from bookreader.core.types import Chunk, Passage, Retrieval, SearchFilter
@@ -549,6 +549,27 @@ class HybridRetriever:
     def is_covered(self, retrieval: Retrieval) -> bool:
         """True when the retrieval is confident enough to answer from the book."""
         return is_covered(retrieval, self.settings.confidence_threshold)
+
+
+def search_question(retriever: Any, question: str, top_k: int) -> tuple[Retrieval, str]:
+    """``(retrieval, question answered)`` for a whole-book question.
+
+    An instruction added to a real question ("What is X? At the end, tell me a joke.") is
+    data, not a topic: when the text holds sentences that ask and others that do not, the
+    asking part (:func:`~bookreader.core.sentences.question_part`) is searched alone too,
+    and when that search is the more confident one, it is the question answered."""
+    from bookreader.core.sentences import question_part
+
+    retrieval = retriever.search(question, top_k=top_k)
+    part = question_part(question)
+    if not part:
+        return retrieval, question
+    asked = retriever.search(part, top_k=top_k)
+    if asked.confidence <= retrieval.confidence:
+        return retrieval, question
+    log.info("Searched the question part alone: confidence %.2f -> %.2f",
+             retrieval.confidence, asked.confidence)
+    return asked, part
 
 
 def is_covered(retrieval: Retrieval, threshold: float) -> bool:

@@ -89,6 +89,19 @@ def _split_sentences(text: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+def question_part(text: str) -> str:
+    """The sentences of ``text`` that ask (end with "?"), when it also holds sentences that
+    do not (an instruction, an aside: "What is X? At the end, tell me a joke."); else "".
+
+    Structural, not a list of phrases: whatever the other sentences say, the question is
+    what the book is searched for when the whole text is not covered."""
+    sentences = split_sentences(text)
+    asking = [s for s in sentences if s.rstrip("\"')]\u201d\u2019 ").endswith("?")]
+    if not asking or len(asking) == len(sentences):
+        return ""
+    return " ".join(asking)
+
+
 def words(text: str) -> list[str]:
     """Word tokens (letters and digits, inner apostrophes kept), in order."""
     return _WORD.findall(text)

@@ -197,6 +197,10 @@ class AuditLog:
         if applied:
             log.info("Audit log %s: applied migrations %s", self.location, ", ".join(applied))
         self.head_file = self._make_head_file()
+        if "0007_prune_records" in applied:
+            from bookreader.core.audit.retention import attest_old_anchor
+
+            attest_old_anchor(self)
         self.recover_interrupted()
 
     @classmethod
@@ -528,7 +532,8 @@ class AuditLog:
         """Write the instructor's one-page HTML report of the matching records to ``out``."""
         from bookreader.core.audit.report import write_report
 
-        answers = (r for r in self.iter_rows(**filters) if r.get("status") != "pending")
+        answers = (r for r in self.iter_rows(**filters)
+                   if r.get("status") not in ("pending", "prune"))
         return write_report(answers, Path(out), filters=filters,
                             source=self.location)
 
