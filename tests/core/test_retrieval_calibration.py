@@ -98,7 +98,7 @@ def test_ingest_stores_the_calibration_and_the_library_reuses_it(library, monkey
     _refuse_to_calibrate(monkeypatch)
     retriever = lib.retriever(book_id)
     assert retriever.calibration == BookCalibration(**data)
-    assert retriever.search("What does ordinary least squares minimise?").confidence > 0.6
+    assert retriever.is_covered(retriever.search("What does ordinary least squares minimise?"))
 
 
 def test_a_book_indexed_before_is_calibrated_once_on_first_use(library, embedder, monkeypatch):
@@ -190,3 +190,17 @@ def test_heading_probes_skip_apparatus_and_one_term_headings():
     many = [chunk(f"{i}.1 Topic number {i}") for i in range(200)]
     assert len(rc.heading_probes(many, retrieval_mod._not_a_topic,
                                  retrieval_mod.chunk_headings)) == rc.MAX_HEADING_PROBES
+
+
+def test_a_specialised_word_the_book_never_uses_is_unknown(library, embedder):
+    lib, book_id, _ = library
+    retriever = lib.retriever(book_id)
+    knows, pieces = retriever.lexical.knows, embedder.count_tokens
+    assert rc.unknown_word("cointegration", knows, pieces)  # a term of the field, not here
+    assert rc.unknown_word("ARIMA", knows, pieces)
+    assert not rc.unknown_word("heteroskedasticity", knows, pieces)  # the book uses it
+    assert not rc.unknown_word("plain", knows, pieces)  # an everyday word
+    assert not rc.unknown_word("0/1", knows, pieces)
+    r, parts = retriever.explain("How do I test for cointegration with the Engle-Granger test?")
+    assert parts["unknown"] == 1.0 and not retriever.is_covered(r)
+    assert retriever.explain("How do robust standard errors help?")[1]["unknown"] == 0.0

@@ -202,9 +202,11 @@ def about_the_book(query: str, passages: Sequence[Passage]) -> bool:
 #: is an entry of a chapter summary, ranked 7th for "What is SLAM?" among sections whose
 #: listings name SLAM in every line.
 DEFINITION_PRIOR = 0.1
-#: "What is X?" / "What are Xs?" with a short X (at most DEFINED_WORDS words).
+#: "What is X?" / "What are Xs?" with a short X (at most DEFINED_WORDS words), also
+#: followed by a comma and a rider ("What is a p-value, in plain words?").
 _WHAT_IS = re.compile(
-    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?,;]+?)\s*\??\s*$", re.IGNORECASE)
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?,;]+?)\s*(?:[,;][^?]*)?\??\s*$",
+    re.IGNORECASE)
 DEFINED_WORDS = 4
 
 
@@ -351,8 +353,14 @@ class HybridRetriever:
     def evidence(self, queries: Sequence[str]) -> list[Evidence]:
         """The confidence's evidence for each query (embedded in one batch)."""
         vectors = self.embedder.embed(list(queries), cache=False)
-        return [calibration.evidence(q, self._blend(q, v, None, DENSE_POOL)[:COVERAGE_DEPTH])
-                for q, v in zip(queries, vectors)]
+        return [calibration.evidence(q, self._blend(q, v, None, DENSE_POOL)[:COVERAGE_DEPTH],
+                                     self._unknown) for q, v in zip(queries, vectors)]
+
+    def _unknown(self, word: str) -> bool:
+        """A specialised word the book never uses (see ``unknown_word``)."""
+        if self.lexical is None:
+            return False
+        return calibration.unknown_word(word, self.lexical.knows, self.embedder.count_tokens)
 
     def search(
         self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
@@ -370,7 +378,7 @@ class HybridRetriever:
     def explain(
         self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
     ) -> tuple[Retrieval, dict[str, float]]:
-        """:meth:`search`, plus the confidence's inputs ``{"top_cos", "coverage", "form"}``
+        """:meth:`search`, plus the confidence's inputs ``{"top_cos", "coverage", "unknown", "form"}``
         (``form`` 1.0: covered by the question's form, see ``covered_by_form``)."""
         query = query.strip()
         if not query:
@@ -394,7 +402,7 @@ class HybridRetriever:
         # Whether the book covers the question is judged on the blend, before the ranking
         # priors (a question about the book itself answered from its front matter is
         # covered, and its titled front matter ranks higher below).
-        found = calibration.evidence(query, blended[:COVERAGE_DEPTH])
+        found = calibration.evidence(query, blended[:COVERAGE_DEPTH], self._unknown)
         book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
         confidence = book.confidence(found) if blended else 0.0
 
@@ -440,7 +448,7 @@ class HybridRetriever:
             filter=flt,
         )
         return retrieval, {"top_cos": found.top_cos, "coverage": found.coverage,
-                           "form": float(form)}
+                           "unknown": found.unknown, "form": float(form)}
 
     def _blend(self, query: str, qvec: "np.ndarray", flt: Optional[SearchFilter], pool: int,
                check: Callable[[str], None] = lambda stage: None) -> list[Passage]:
