@@ -352,7 +352,7 @@ class HybridRetriever:
 
     def evidence(self, queries: Sequence[str]) -> list[Evidence]:
         """The confidence's evidence for each query (embedded in one batch)."""
-        vectors = self.embedder.embed(list(queries), cache=False)
+        vectors = self.embedder.embed(list(queries))
         return [calibration.evidence(q, self._blend(q, v, None, DENSE_POOL)[:COVERAGE_DEPTH],
                                      self._unknown) for q, v in zip(queries, vectors)]
 
