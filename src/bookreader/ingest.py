@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from bookreader.core import sandbox
 from bookreader.core.pdf_layout import missing_text_message
+from bookreader.core.retrieval_calibration import CALIBRATION_FILE
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import DISK_FULL, ingest_estimate, require_free
 from bookreader.core.types import (
@@ -112,6 +113,7 @@ class IngestMixin:
                 store.close()
             shutil.rmtree(self._book_dir(book_id) / "shard", ignore_errors=True)
             (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
+            (self._book_dir(book_id) / CALIBRATION_FILE).unlink(missing_ok=True)
         if (
             record is not None
             and not damaged
@@ -252,8 +254,10 @@ class IngestMixin:
                pages: Optional[Iterable[Page]] = None) -> list[Chunk]:
         """Chunk every page (``pages``, else read from ``pdf`` here), embed and store the
         chunks not stored yet, build BM25."""
+        from bookreader.core import retrieval_calibration
         from bookreader.core.chunking import Chunker
         from bookreader.core.lexical import LexicalIndex
+        from bookreader.core.retrieval import HybridRetriever
 
         embedder = self.embedder
         chunker = Chunker(
@@ -299,5 +303,8 @@ class IngestMixin:
             )
         lexical = LexicalIndex.build(chunks)
         lexical.save(self._book_dir(book_id) / LEXICAL_FILE)
+        # the book's own confidence baselines (about a second), kept beside its index
+        retriever = HybridRetriever(store, lexical, embedder, self.settings)
+        retrieval_calibration.save(self._book_dir(book_id), retriever.calibrate())
         return chunks
 

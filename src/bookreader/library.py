@@ -39,6 +39,7 @@ from bookreader.config import Settings
 from bookreader.core import sandbox
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
+from bookreader.core.retrieval_calibration import CALIBRATION_FILE
 from bookreader.ingest import LEXICAL_FILE, IngestMixin
 from bookreader.library_study import StudyMixin
 from bookreader.core.types import (
@@ -218,6 +219,7 @@ class Library(IngestMixin, StudyMixin):
         finally:
             store.close()
         (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
+        (self._book_dir(book_id) / CALIBRATION_FILE).unlink(missing_ok=True)
 
     def open_pdf(self, ref: str | Path, password: Optional[str] = None):
         """The book's :class:`bookreader.core.pdf.PdfBook` for reading and rendering.
@@ -297,6 +299,7 @@ class Library(IngestMixin, StudyMixin):
 
     def retriever(self, ref: str | Path) -> "HybridRetriever":
         """The hybrid retriever of a ready book (built once, then cached)."""
+        from bookreader.core import retrieval_calibration
         from bookreader.core.lexical import LexicalIndex
         from bookreader.core.retrieval import HybridRetriever
 
@@ -317,7 +320,12 @@ class Library(IngestMixin, StudyMixin):
             if lexical is None:
                 lexical = LexicalIndex.build(chunks)
                 lexical.save(path)
-            retriever = HybridRetriever(store, lexical, self.embedder, self.settings)
+            # the book's confidence baselines: stored at ingest, measured once for older books
+            folder = self._book_dir(info.book_id)
+            stored = retrieval_calibration.load(folder, len(chunks))
+            retriever = HybridRetriever(store, lexical, self.embedder, self.settings, stored)
+            if stored is None:
+                retrieval_calibration.save(folder, retriever.calibration)
             self._retrievers[info.book_id] = retriever
             return retriever
 
