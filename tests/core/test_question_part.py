@@ -65,7 +65,8 @@ def test_an_appended_instruction_does_not_make_the_question_not_covered(book, em
                          pages=pdf, backend="extractive")
     assert plain.outcome is Outcome.ANSWER, plain.text
     whole = retriever.search(f"What is a PID controller? {extra}", top_k=settings.top_k)
-    assert whole.confidence < settings.confidence_threshold  # the whole text: not covered
+    part = retriever.search("What is a PID controller?", top_k=settings.top_k)
+    assert whole.confidence < part.confidence  # the instruction's words dilute the search
     a = answerer.ask(f"What is a PID controller? {extra}", mode=Mode.BOOK,
                      retriever=retriever, pages=pdf, backend="extractive")
     assert a.outcome in (Outcome.ANSWER, Outcome.QUOTES), a.text
