@@ -90,7 +90,7 @@ class PdfBook:
         self.path = path
         self.book_id = book_id
         self.page_count = doc.page_count
-        self.title = read_title(doc, path)
+        self.title = read_title(doc, path, self.blocked)
         self._labels: Optional[list[str]] = None
         self._label_index: Optional[dict[str, int]] = None
         self._toc: Optional[list[TocEntry]] = None
