@@ -37,7 +37,6 @@ from bookreader.catalogue import Catalogue
 from bookreader.config import Settings
 from bookreader.core import sandbox
 from bookreader.core.sandbox import SandboxLimits
-from bookreader.core.audit.export import ExportSummary
 from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
 from bookreader.ingest import LEXICAL_FILE, IngestMixin
 from bookreader.core.types import (
@@ -62,6 +61,7 @@ from bookreader.errors import (
 )
 
 if TYPE_CHECKING:
+    from bookreader.core.audit.export import ExportSummary
     from bookreader.core.retrieval import HybridRetriever
     from bookreader.core.store.base import VectorStore
 

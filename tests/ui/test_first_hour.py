@@ -140,25 +140,25 @@ def test_a_new_start_reopens_the_last_book_at_its_page_without_flashes(
 
 # --- 5. titles and Open recent ---------------------------------------------------------------
 def test_the_title_comes_from_the_metadata_else_the_title_page(tmp_path):
+    """The title the window and the library show (read by the sandbox, which knows the
+    pages never to parse in the window's process)."""
     from pdf_factory import Line, make_pdf
 
-    from bookreader.core.pdf import PdfBook
+    from bookreader.core import sandbox
 
     pages = [[Line("Introduction to", 72, 200, size=28), Line("Econometrics", 72, 240, size=28),
               Line("A. Author", 72, 300, size=16), Line("Some small print", 72, 700, size=9)],
              "Chapter 1. The first chapter says what econometrics is about."]
-    printed = make_pdf(tmp_path / "economics_econometrics_godwin.pdf", pages)
-    with PdfBook.open(printed) as book:
-        assert book.title == "Introduction to Econometrics"
-    named = make_pdf(tmp_path / "named.pdf", pages, metadata={"title": "The Real Title"})
-    with PdfBook.open(named) as book:
-        assert book.title == "The Real Title"
-    word = make_pdf(tmp_path / "w.pdf", pages, metadata={"title": "Microsoft Word - ch1.docx"})
-    with PdfBook.open(word) as book:
-        assert book.title == "Introduction to Econometrics"
-    blank = make_pdf(tmp_path / "plain_name.pdf", [[Line("12", 72, 100, size=10)]])
-    with PdfBook.open(blank) as book:
-        assert book.title == "plain name"
+
+    def title(name: str, **kw) -> str:
+        return sandbox.scan_pdf(str(make_pdf(tmp_path / name, pages, **kw)), None).title
+
+    assert title("economics_econometrics_godwin.pdf") == "Introduction to Econometrics"
+    assert title("named.pdf", metadata={"title": "The Real Title"}) == "The Real Title"
+    assert title("w.pdf", metadata={"title": "Microsoft Word - ch1.docx"}) == (
+        "Introduction to Econometrics")
+    plain = make_pdf(tmp_path / "plain_name.pdf", ["Only body text on this page."])
+    assert sandbox.scan_pdf(str(plain), None).title == "plain name"
 
 
 def test_open_recent_is_cut_in_the_middle_with_the_path_in_its_tooltip(opened, qtbot):

@@ -180,18 +180,19 @@ _FILE_NAME_TITLE = re.compile(r"\.(?:pdf|docx?|odt|rtf|tex|dvi|ps|indd|qxd)$|^mi
 _LETTER = re.compile(r"[^\W\d_]")
 
 
-def read_title(doc: fitz.Document, path: Path, blocked: Collection[int] = ()) -> str:
-    """The book's title: the metadata's, else the largest text of its first pages (a cover
-    or title page), else the file name.  ``blocked`` pages are never parsed."""
+def read_title(doc: fitz.Document, path: Path) -> tuple[str, bool]:
+    """The book's title from its metadata, else the file name; and whether it came from
+    the metadata.  Reads no page: the title printed on the first pages
+    (:func:`printed_title`) is read in the sandbox, which knows the pages not to parse."""
     try:
         title = (doc.metadata or {}).get("title") or ""
     except Exception as exc:
         log.info("Cannot read the metadata of %s: %r", path, exc)
         title = ""
     title = " ".join(lay.normalize_text(title).split())
-    if not _is_real_title(title, path):
-        title = printed_title(doc, blocked) or path.stem.replace("_", " ")
-    return title
+    if _is_real_title(title, path):
+        return title, True
+    return path.stem.replace("_", " "), False
 
 
 def _is_real_title(title: str, path: Path) -> bool:

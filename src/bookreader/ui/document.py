@@ -85,8 +85,10 @@ def _page_sizes(book) -> tuple[tuple[float, float], ...]:
     return tuple((float(w), float(h)) for w, h in map(book.page_size, range(book.page_count)))
 
 
-def _open_book(path: str, password: Optional[str], settings=None) -> "PdfBook":
-    """Open a PDF only after the sandbox has read it in a capped child process.
+def _open_book(path: str, password: Optional[str], settings=None) -> tuple["PdfBook", str]:
+    """Open a PDF only after the sandbox has read it in a capped child process; the book
+    and its title (the metadata's, else the one printed on its first pages, which the
+    sandbox read).
 
     A file that crashes or exhausts the child raises a clear PdfError here (the window
     stays up); pages the sandbox flagged are never parsed in this process and show a
@@ -97,8 +99,9 @@ def _open_book(path: str, password: Optional[str], settings=None) -> "PdfBook":
 
     limits = sandbox.SandboxLimits.from_settings(settings) if settings else sandbox.SandboxLimits()
     scan = sandbox.scan_pdf(path, password, limits=limits)
-    return PdfBook.open(path, password=password, blocked=scan.flagged,
+    book = PdfBook.open(path, password=password, blocked=scan.flagged,
                         max_page_chars=limits.max_page_chars)
+    return book, scan.title or book.title
 
 
 class DocumentService(QObject):
@@ -138,13 +141,13 @@ class DocumentService(QObject):
 
         def work(ctl: TaskControl) -> DocumentMeta:
             self._close_book()
-            book = _open_book(path, password, self.settings)
+            book, title = _open_book(path, password, self.settings)
             try:
                 n = book.page_count
                 sizes = _page_sizes(book)
                 labels = tuple(book.label(i) or str(i + 1) for i in range(n))
                 toc = tuple(book.toc or ())
-                title = book.title or Path(path).stem
+                title = title or Path(path).stem
             except BaseException:
                 book.close()
                 raise
