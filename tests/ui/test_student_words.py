@@ -50,6 +50,13 @@ def test_a_card_says_who_answered_in_plain_words(qtbot):
     assert "less likely right" in book.meta_label.toolTip()
     assert not any(t in _visible_text(book) for t in TECHNICAL)
 
+    # quotes: the model's answer could not be checked, so nobody "answered"
+    quotes = AnswerCard("What do mitochondria produce?", Mode.BOOK)
+    qtbot.addWidget(quotes)
+    quotes.set_answer(_answer(outcome=Outcome.QUOTES, fallback=True))
+    assert quotes.meta_label.text() == "Quotes from the book · 4.2 s"
+    assert "the Small model" in quotes.meta_label.toolTip()
+
 
 def test_settings_speak_to_students_and_keep_figures_under_advanced(qtbot, ui_settings):
     dialog = SettingsDialog(ui_settings.updated(

@@ -481,7 +481,7 @@ class ChatPanel(QWidget):
         if busy:
             self.status_label.setText("Answering…  (Stop cancels)")
         elif self._loading or self._state_text == STATE_UNKNOWN:
-            self.status_label.setText("")
+            self.status_label.setText("Opening the library…")
         elif self.book_path is None:
             self.status_label.setText("Open a book to ask questions.")
         elif not self._selection and not self.book_ready:

@@ -122,7 +122,7 @@ class HelpDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
-        self.resize(620, 560 if page == SHORTCUTS_PAGE else 640)
+        self.resize(640, 720)
 
     def text(self) -> str:
         return self.browser.toPlainText()

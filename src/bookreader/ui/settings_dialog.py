@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox,
                                QDoubleSpinBox, QFileDialog, QFrame, QGridLayout, QGroupBox,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QRadioButton,
-                               QSpinBox, QToolButton, QVBoxLayout, QWidget)
+                               QScrollArea, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
 from bookreader.config import Settings
 from bookreader.errors import BookReaderError
@@ -126,8 +126,18 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(720)
         self.settings = settings
         desc = Settings.describe()
-        lay = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        # The sections scroll (the Advanced figures do not fit a small screen); the
+        # error line and the buttons stay in view.
+        self.scroll = QScrollArea(objectName="settingsScroll", widgetResizable=True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = QWidget(objectName="settingsBody")
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(0, 0, 6, 0)
         lay.setSpacing(12)
+        self.scroll.setWidget(body)
+        outer.addWidget(self.scroll, 1)
 
         # --- who answers: one row per choice, in a student's words ----------------------
         group = QGroupBox("Who answers your questions")
@@ -159,6 +169,8 @@ class SettingsDialog(QDialog):
         al.addWidget(self._budgets_group(settings, desc))
         self.advanced.hide()
         lay.addWidget(self.advanced)
+        lay.addStretch(1)
+        lay = outer
 
         self.error_label = QLabel("", objectName="errorText")
         self.error_label.setWordWrap(True)
@@ -172,7 +184,7 @@ class SettingsDialog(QDialog):
         lay.addWidget(buttons)
         self._load_backend(settings.llm_backend)
         self._show_availability()
-        self.resize(self.sizeHint())
+        self._fit_height()
 
     # --- sections ------------------------------------------------------------------------------
     def _backend_row(self, box: QVBoxLayout, key: str, label: str, description: str) -> None:
@@ -217,7 +229,18 @@ class SettingsDialog(QDialog):
     def _show_advanced(self, shown: bool) -> None:
         self.advanced.setVisible(shown)
         self.advanced_button.setText("Advanced ▾" if shown else "Advanced ▸")
-        self.adjustSize()
+        self._fit_height()
+        if shown:
+            self.scroll.ensureWidgetVisible(self.advanced_button, 0, 0)
+
+    def _fit_height(self) -> None:
+        """As tall as the sections need, at most nine tenths of the screen."""
+        body = self.scroll.widget()
+        body.adjustSize()
+        want = body.sizeHint().height() + self.sizeHint().height() - self.scroll.sizeHint().height()
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        limit = int(screen.height() * 0.9) if screen is not None else want
+        self.resize(max(self.width(), body.sizeHint().width() + 40), min(want + 24, limit))
 
     def _model_details(self, details: list[tuple[str, str]]) -> QGroupBox:
         """The technical description of every choice, and why 'auto' chose its model."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bookreader.core.types import Answer
+from bookreader.core.types import Answer, Outcome
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,14 @@ def answered_by(answer: Answer) -> tuple[str, str]:
     detail = [f"Model: {model or answer.backend or 'none'}"]
     if answer.backend and answer.backend != model:
         detail.append(f"Backend: {answer.backend}")
+    outcome = answer.outcome or Outcome.ANSWER
+    if outcome is Outcome.QUOTES:
+        tried = model_words(answer.backend).name
+        return ("Quotes from the book",
+                f"No answer by {tried} could be checked against the book, so these are the "
+                "book's own sentences that address the question.\n\n" + "\n".join(detail))
+    if outcome is not Outcome.ANSWER:  # nothing was answered: nobody to name
+        return "", "\n".join(detail)
     if model.startswith(BOOK_SENTENCES):
         who = model_words(answer.backend).name
         reason = model.split(":", 1)[-1].strip() if ":" in model else ""
