@@ -48,8 +48,7 @@ def _build(settings):
     from bookreader.ui.messages import RecordingSink
 
     ctx = build_app(["first-hour"], settings=settings, sink=RecordingSink())
-    ctx.window.move(0, 0)
-    ctx.window.resize(1440, 900)
+    ctx.window.setGeometry(0, 30, 1440, 900)  # below the window manager's title bar
     ctx.window.default_dock_sizes()
     return ctx
 
@@ -67,14 +66,17 @@ def session_one(settings, book: Path, out: Path, page: int) -> None:
             win.reader.current_page()), 120, "the first book")
     _shot(qapp, out, "1-first-start", win)
     finished: list = []
+    progress: list = []
     ctx.service.ingest_finished.connect(lambda p, info: finished.append(p))
+    ctx.service.ingest_progressed.connect(lambda p, d, t, m: progress.append(d) if d else None)
     win.open_book(book)
     _pump(qapp, lambda: win.reader.meta is not None and win.current_path is not None
           and Path(win.current_path).name == book.name
           and win.reader.is_page_rendered(win.reader.current_page()), 120, "the book")
     indexed = ctx.service.book_for_path(win.current_path)
     if indexed is None or indexed.state != "ready":
-        _settle(qapp, 3)
+        _pump(qapp, lambda: bool(progress) or bool(finished), 300, "indexing to start")
+        _settle(qapp, 2)
         _shot(qapp, out, "2-book-opened-indexing", win)
         _pump(qapp, lambda: bool(finished), 1800, "indexing")
     win.reader.go_to_page(page)
@@ -105,7 +107,8 @@ def session_two(settings, book: Path, out: Path, question: str) -> None:
     chat.stage_changed.connect(stages.append)
     chat.question_edit.setPlainText(question)
     chat.ask()
-    _pump(qapp, lambda: bool(stages) or bool(answers), 300, "a stage")
+    _pump(qapp, lambda: any(s.startswith(("Reading", "Writing")) for s in stages)
+          or bool(answers), 300, "the model reading the passages")
     _shot(qapp, out, "4-answer-being-prepared", win)
     _pump(qapp, lambda: bool(answers), 600, "the answer")
     card = chat.cards()[-1]

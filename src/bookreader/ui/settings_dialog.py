@@ -217,9 +217,11 @@ class SettingsDialog(QDialog):
             self.install_rows[key] = install
             box.addWidget(install)
         if key == "gguf":
-            box.addWidget(self._gguf_row())
+            self.gguf_row = self._gguf_row()
+            box.addWidget(self.gguf_row)
         if key == "claude":
-            box.addWidget(self._claude_row())
+            self.claude_row = self._claude_row()
+            box.addWidget(self.claude_row)
 
     def _good_for(self, key: str, good_for: str) -> str:
         if key == "auto":
@@ -234,13 +236,20 @@ class SettingsDialog(QDialog):
             self.scroll.ensureWidgetVisible(self.advanced_button, 0, 0)
 
     def _fit_height(self) -> None:
-        """As tall as the sections need, at most nine tenths of the screen."""
+        """As tall as the sections need, at most nine tenths of the screen (and of the
+        window it belongs to)."""
         body = self.scroll.widget()
         body.adjustSize()
-        want = body.sizeHint().height() + self.sizeHint().height() - self.scroll.sizeHint().height()
-        screen = self.screen().availableGeometry() if self.screen() is not None else None
-        limit = int(screen.height() * 0.9) if screen is not None else want
-        self.resize(max(self.width(), body.sizeHint().width() + 40), min(want + 24, limit))
+        outer = self.layout()
+        margins = outer.contentsMargins()
+        want = (body.sizeHint().height() + self.save_button.sizeHint().height()
+                + margins.top() + margins.bottom() + 3 * outer.spacing() + 8)
+        limits = [want]
+        if self.screen() is not None:
+            limits.append(int(self.screen().availableGeometry().height() * 0.9))
+        if self.parentWidget() is not None:
+            limits.append(int(self.parentWidget().height() * 0.95))
+        self.resize(max(self.width(), body.sizeHint().width() + 40), min(limits))
 
     def _model_details(self, details: list[tuple[str, str]]) -> QGroupBox:
         """The technical description of every choice, and why 'auto' chose its model."""
@@ -433,6 +442,9 @@ class SettingsDialog(QDialog):
         self._update_enabled()
 
     def _update_enabled(self) -> None:
+        # A choice's file picker or key field shows only while it is chosen.
+        self.gguf_row.setVisible(self.backend_buttons["gguf"].isChecked())
+        self.claude_row.setVisible(self.backend_buttons["claude"].isChecked())
         for w in self.gguf_widgets:
             w.setEnabled(self.backend_buttons["gguf"].isChecked())
         for w in self.claude_widgets:
