@@ -126,18 +126,18 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(720)
         self.settings = settings
         desc = Settings.describe()
-        outer = QVBoxLayout(self)
+        outer = self.outer = QVBoxLayout(self)
         # The sections scroll (the Advanced figures do not fit a small screen); the
         # error line and the buttons stay in view.
-        self.scroll = QScrollArea(objectName="settingsScroll", widgetResizable=True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        body = QWidget(objectName="settingsBody")
+        self.sections = QScrollArea(objectName="settingsScroll", widgetResizable=True)
+        self.sections.setFrameShape(QFrame.Shape.NoFrame)
+        self.sections.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = self.body = QWidget(objectName="settingsBody")
         lay = QVBoxLayout(body)
         lay.setContentsMargins(0, 0, 6, 0)
         lay.setSpacing(12)
-        self.scroll.setWidget(body)
-        outer.addWidget(self.scroll, 1)
+        self.sections.setWidget(body)
+        outer.addWidget(self.sections, 1)
 
         # --- who answers: one row per choice, in a student's words ----------------------
         group = QGroupBox("Who answers your questions")
@@ -233,22 +233,24 @@ class SettingsDialog(QDialog):
         self.advanced_button.setText("Advanced ▾" if shown else "Advanced ▸")
         self._fit_height()
         if shown:
-            self.scroll.ensureWidgetVisible(self.advanced_button, 0, 0)
+            self.sections.ensureWidgetVisible(self.advanced_button, 0, 0)
 
     def _fit_height(self) -> None:
         """As tall as the sections need, at most nine tenths of the screen (and of the
         window it belongs to)."""
-        body = self.scroll.widget()
+        body = self.body
         body.adjustSize()
-        outer = self.layout()
+        outer = self.outer
         margins = outer.contentsMargins()
         want = (body.sizeHint().height() + self.save_button.sizeHint().height()
                 + margins.top() + margins.bottom() + 3 * outer.spacing() + 8)
         limits = [want]
-        if self.screen() is not None:
-            limits.append(int(self.screen().availableGeometry().height() * 0.9))
-        if self.parentWidget() is not None:
-            limits.append(int(self.parentWidget().height() * 0.95))
+        screen = self.screen()
+        if screen is not None:
+            limits.append(int(screen.availableGeometry().height() * 0.9))
+        parent = self.parentWidget()
+        if parent is not None:
+            limits.append(int(parent.height() * 0.95))
         self.resize(max(self.width(), body.sizeHint().width() + 40), min(limits))
 
     def _model_details(self, details: list[tuple[str, str]]) -> QGroupBox:
