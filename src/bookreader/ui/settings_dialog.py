@@ -239,6 +239,10 @@ class SettingsDialog(QDialog):
         """As tall as the sections need, at most nine tenths of the screen (and of the
         window it belongs to)."""
         body = self.body
+        layout = body.layout()
+        if layout is not None:
+            layout.invalidate()
+            layout.activate()
         body.adjustSize()
         outer = self.outer
         margins = outer.contentsMargins()
@@ -250,7 +254,7 @@ class SettingsDialog(QDialog):
             limits.append(int(screen.availableGeometry().height() * 0.9))
         parent = self.parentWidget()
         if parent is not None:
-            limits.append(int(parent.height() * 0.95))
+            limits.append(int(parent.height() * 0.85))
         self.resize(max(self.width(), body.sizeHint().width() + 40), min(limits))
 
     def _model_details(self, details: list[tuple[str, str]]) -> QGroupBox:
