@@ -30,6 +30,7 @@ from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
 __all__ = ["Command", "LibraryApi", "backend_kind", "conversation_file_name", "run_command"]
 
 if TYPE_CHECKING:
+    from bookreader.core.audit.export import ExportSummary
     from bookreader.core.study.model import StudyCard, StudySet
     from bookreader.core.types import Retrieval, SearchFilter, TocEntry
 
@@ -57,7 +58,7 @@ class LibraryApi(Protocol):
             book: Optional[str | Path] = None, selection: Optional[str] = None,
             pages: Optional[tuple[int, int]] = None, backend: Optional[str] = None,
             on_token: Optional[Callable[[str], None]] = None,
-            cancel: CancelFn = ...) -> Answer: ...
+            cancel: CancelFn = ..., progress: Optional[ProgressFn] = None) -> Answer: ...
 
     def warm_up(self, book: Optional[str | Path] = None, *,
                 backend: Optional[str] = None) -> str: ...
@@ -66,7 +67,8 @@ class LibraryApi(Protocol):
 
     def check_selection(self, text: str) -> tuple[str, str]: ...
 
-    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int: ...
+    def export_audit(self, fmt: str, out: Optional[Path] = None,
+                     **filters: Any) -> ExportSummary: ...
 
     def verify_audit(self, path: Optional[Path] = None) -> Any: ...
 

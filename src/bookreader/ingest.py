@@ -152,7 +152,7 @@ class IngestMixin:
         self._store(book_id)
         record = {
             "book_id": book_id,
-            "title": pdf.title or path.stem,
+            "title": scan.title or pdf.title or path.stem,
             "path": str(path),
             "page_count": pdf.page_count,
             "chunk_count": 0,

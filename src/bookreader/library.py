@@ -44,10 +44,12 @@ from bookreader.ingest import LEXICAL_FILE, IngestMixin
 from bookreader.library_study import StudyMixin
 from bookreader.core.types import (
     Answer,
+    AnswerStage,
     BookInfo,
     BookState,
     CancelFn,
     Mode,
+    ProgressFn,
     Retrieval,
     SearchFilter,
     never_cancel,
@@ -62,6 +64,7 @@ from bookreader.errors import (
 )
 
 if TYPE_CHECKING:
+    from bookreader.core.audit.export import ExportSummary
     from bookreader.core.retrieval import HybridRetriever
     from bookreader.core.store.base import VectorStore
 
@@ -380,8 +383,12 @@ class Library(IngestMixin, StudyMixin):
         session_id: Optional[str] = None,
         client_id: Optional[str] = None,
         stop_reason: Optional[Callable[[], Optional[BookReaderError]]] = None,
+        progress: Optional[ProgressFn] = None,
     ) -> Answer:
         """Answer a question in one of the three modes and record it in the audit log.
+
+        ``progress(done, total, stage)`` hears each :class:`AnswerStage` as it begins
+        (searching the book, reading passages, writing, checking).
 
         ``session_id`` (default: the library's own) and ``client_id`` (the API key's name
         of a server request) go into the audit record.
@@ -442,6 +449,7 @@ class Library(IngestMixin, StudyMixin):
                 book_id=info.book_id if info else "",
                 book_title=info.title if info else "",
                 on_start=started,
+                on_stage=_stage_reporter(progress),
             )
         except BookReaderError as exc:
             failed = error_answer(question, mode, exc, info, selection, backend)
@@ -545,9 +553,11 @@ class Library(IngestMixin, StudyMixin):
         return clean_selection(text)
 
     # --- the audit log and exports -----------------------------------------------------
-    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int:
-        """Write the matching audit records as csv/jsonl/json; returns how many."""
-        return self.audit.export(fmt, out, **filters)
+    def export_audit(self, fmt: str, out: Optional[Path] = None,
+                     **filters: Any) -> ExportSummary:
+        """Write the matching audit records as csv/jsonl/json; says how many records and
+        how many questions."""
+        return self.audit.export_summary(fmt, out, **filters)
 
     def verify_audit(self, path: Optional[Path] = None) -> Any:
         """Check the hash chain of the live log, or of an exported file."""
@@ -604,3 +614,15 @@ class Library(IngestMixin, StudyMixin):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stage_reporter(progress: Optional[ProgressFn]):
+    """An ``on_stage`` for the answerer that reports each stage through ``progress``."""
+    if progress is None:
+        return None
+    order = list(AnswerStage)
+
+    def stage(value: AnswerStage) -> None:
+        progress(order.index(value) + 1, len(order), value.value)
+
+    return stage

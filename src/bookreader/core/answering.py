@@ -104,6 +104,7 @@ from bookreader.core.selection_relevance import names_absent_number, off_target
 from bookreader.core.sentences import key_only, split_sentences, words
 from bookreader.core.types import (
     Answer,
+    AnswerStage,
     CancelFn,
     Message,
     Mode,
@@ -120,6 +121,10 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
+
+
+def _no_stage(_stage: AnswerStage) -> None:
+    """The default ``on_stage``: nobody is told."""
 
 
 class Answerer:
@@ -183,11 +188,14 @@ class Answerer:
         book_id: str = "",
         book_title: str = "",
         on_start: Optional[Callable[[Answer], None]] = None,
+        on_stage: Optional[Callable[[AnswerStage], None]] = None,
     ) -> Answer:
         """Answer ``question`` in ``mode``.
 
         ``on_start`` gets a provisional Answer (question, selection, retrieval, prompt; no
         text) just before the model starts: the audit log's write-ahead record.
+        ``on_stage`` hears each :class:`AnswerStage` as it begins (the window says what is
+        happening while the student waits).
 
         Raises:
             InvalidInput: a bad question or selection, or a mode without what it needs
@@ -229,6 +237,7 @@ class Answerer:
         run.page_range = page_range
         run.pages = pages
         run.on_start = on_start
+        run.on_stage = on_stage or _no_stage
         if cancel():
             raise Cancelled()
         return run.execute(retriever, on_token, cancel)
@@ -320,10 +329,13 @@ class _Run(OutcomeAssembly):
         #: Passage (by id) -> the part of its text shown to the model, when focused.
         self.shown: dict[int, str] = {}
         self.on_start: Optional[Callable[[Answer], None]] = None
+        self.on_stage: Callable[[AnswerStage], None] = _no_stage
 
     # --- helpers ----------------------------------------------------------------------
     # --- the chain ----------------------------------------------------------------------
     def execute(self, retriever: Any, on_token: Optional[Callable[[str], None]], cancel: CancelFn) -> Answer:
+        if self.mode is not Mode.SELECTED:
+            self.on_stage(AnswerStage.SEARCHING)
         try:
             passages = self._retrieve(retriever)
         except QueryTimeout as exc:
@@ -353,6 +365,19 @@ class _Run(OutcomeAssembly):
                                 outcome=Outcome.NOT_IN_SELECTION)
         answer = self._generate(passages, retrieval_conf, on_token, cancel)
         return book_answer.choose(self, answer, passages, retrieval_conf, cancel)
+
+    def _writing(self, on_token: Optional[Callable[[str], None]]) -> Callable[[str], None]:
+        """``on_token``, telling :attr:`on_stage` that writing began at the first token."""
+        started: list[bool] = []
+
+        def token(text: str) -> None:
+            if not started:
+                started.append(True)
+                self.on_stage(AnswerStage.WRITING)
+            if on_token is not None:
+                on_token(text)
+
+        return token
 
     def _retrieve(self, retriever: Any) -> list[Passage]:
         if self.mode is Mode.SELECTED:
@@ -533,13 +558,14 @@ class _Run(OutcomeAssembly):
         max_tokens = int(self.settings.max_new_tokens)
         if self.spec.max_tokens:
             max_tokens = min(max_tokens, self.spec.max_tokens)
+        self.on_stage(AnswerStage.READING)
         try:
             gen = generate(
                 backend, self.messages, request=request, max_tokens=max_tokens,
                 temperature=float(self.settings.temperature), first_budget=first_budget,
                 total_budget=total_budget, max_claims=self.spec.max_claims,
                 quote_words=self.spec.quote_words, started=self.t0,
-                stage_ms=self.stage_ms, on_token=on_token, cancel=cancel,
+                stage_ms=self.stage_ms, on_token=self._writing(on_token), cancel=cancel,
             )
         except Cancelled:
             raise
@@ -547,6 +573,7 @@ class _Run(OutcomeAssembly):
             return self._failed(exc)
         if cancel():
             raise Cancelled()
+        self.on_stage(AnswerStage.CHECKING)
         # Only an answer that was cut off is a timeout: one that finished is kept,
         # however long it took.  A cut-off answer with confident retrieval still leaves
         # the student with quotes of the pages to read.

@@ -91,7 +91,8 @@ class PdfBook:
         self.path = path
         self.book_id = book_id
         self.page_count = doc.page_count
-        self.title = read_title(doc, path)
+        #: The metadata's title, else the file name (``title_from_metadata`` says which).
+        self.title, self.title_from_metadata = read_title(doc, path)
         self._labels: Optional[list[str]] = None
         self._label_index: Optional[dict[str, int]] = None
         self._toc: Optional[list[TocEntry]] = None

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, cast
+from typing import Any, Collection, Optional, cast
 
 import fitz
 
@@ -211,17 +212,87 @@ def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> fi
     )
 
 
-def read_title(doc: fitz.Document, path: Path) -> str:
-    """The title in the metadata, else the file name."""
+#: Pages searched for a title printed on them when the metadata has none.
+TITLE_PAGES = 3
+#: A printed title is set at least this much larger than the body text around it.
+TITLE_SIZE_RATIO = 1.3
+#: A metadata "title" that is really a file name ("Microsoft Word - notes.docx", "ch1.tex").
+_FILE_NAME_TITLE = re.compile(r"\.(?:pdf|docx?|odt|rtf|tex|dvi|ps|indd|qxd)$|^microsoft \w+ - ",
+                              re.IGNORECASE)
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def read_title(doc: fitz.Document, path: Path) -> tuple[str, bool]:
+    """The book's title from its metadata, else the file name; and whether it came from
+    the metadata.  Reads no page: the title printed on the first pages
+    (:func:`printed_title`) is read in the sandbox, which knows the pages not to parse."""
     try:
         title = (doc.metadata or {}).get("title") or ""
     except Exception as exc:
         log.info("Cannot read the metadata of %s: %r", path, exc)
         title = ""
     title = " ".join(lay.normalize_text(title).split())
-    if not title or title.lower() in ("untitled", "none"):
-        title = path.stem.replace("_", " ")
-    return title
+    if _is_real_title(title, path):
+        return title, True
+    return path.stem.replace("_", " "), False
+
+
+def _is_real_title(title: str, path: Path) -> bool:
+    if len(_LETTER.findall(title)) < 3 or title.lower() in ("untitled", "none", "title"):
+        return False
+    if _FILE_NAME_TITLE.search(title):
+        return False
+    return lay.title_key(title) != lay.title_key(path.stem.replace("_", " "))
+
+
+#: Headings of the front matter that are never a book's title.
+_NOT_TITLES = frozenset({"contents", "table of contents", "license", "licence", "copyright",
+                         "preface", "foreword", "credits", "acknowledgements",
+                         "acknowledgments", "dedication", "about this book"})
+
+
+def printed_title(doc: fitz.Document, blocked: Collection[int] = (),
+                  pages: int = TITLE_PAGES) -> str:
+    """The title printed on the first of the first ``pages`` pages that has text set
+    larger than the body (:data:`TITLE_SIZE_RATIO` times the size most of their text is
+    set in): its largest lines, a title set over up to three lines.  "" when none."""
+    by_page: list[list[tuple[float, str]]] = []
+    for index in range(min(pages, doc.page_count)):
+        by_page.append([] if index in blocked else _sized_lines(doc, index))
+    chars: dict[float, int] = {}
+    for size, text in (line for lines in by_page for line in lines):
+        chars[round(size)] = chars.get(round(size), 0) + len(text)
+    if not chars:
+        return ""
+    body = max(chars, key=lambda k: chars[k])
+    for lines in by_page:
+        top = max((size for size, _ in lines), default=0.0)
+        if top < body * TITLE_SIZE_RATIO:
+            continue
+        largest = [text for size, text in lines if size >= top - 0.5][:3]
+        title = " ".join(lay.normalize_text(" ".join(largest)).split())
+        if lay.title_key(title) not in _NOT_TITLES:
+            return title[:150].rstrip()
+    return ""
+
+
+def _sized_lines(doc: fitz.Document, index: int) -> list[tuple[float, str]]:
+    """(font size, text) of each line of a page with three letters or more."""
+    try:
+        info = cast(dict[str, Any], doc.load_page(index).get_text("dict"))
+    except Exception as exc:  # a damaged page: the title is looked for on the others
+        log.info("Cannot read page %d of %s for its title: %r", index + 1, doc.name, exc)
+        return []
+    lines: list[tuple[float, str]] = []
+    for block in info.get("blocks", ()):
+        for line in block.get("lines", ()):
+            spans = line.get("spans", ())
+            text = " ".join("".join(str(sp.get("text", "")) for sp in spans).split())
+            sizes = [float(sp.get("size", 0.0)) for sp in spans
+                     if str(sp.get("text", "")).strip()]  # a space's size says nothing
+            if sizes and len(_LETTER.findall(text)) >= 3:
+                lines.append((max(sizes), text))
+    return lines
 
 
 def rotation_of(page: fitz.Page) -> tuple[float, ...]:
