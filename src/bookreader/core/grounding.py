@@ -422,7 +422,7 @@ class GroundingValidator:
             missing = tuple(missing_terms(sent, ctx))
             unstated = bool(not missing and any(
                 relation_unstated(c, ctx) for c in clauses(sent)))
-            obeys = carries_out(sent, ctx.payloads)
+            obeys = carries_out(sent, ctx.payloads, ctx.terms)
             taut = bool(question) and is_tautology(sent, question)
             partial = SentenceScore(
                 sentence=sent, similarity=sim, overlap=float(overlap), local_overlap=local,
