@@ -52,7 +52,7 @@ def matrix(sentences: list[str]) -> sparse.csr_matrix:
 
 def fit(x: sparse.csr_matrix, y: np.ndarray) -> LogisticRegression:
     weight = np.where(y == 1, POSITIVE_WEIGHT, 1.0)
-    clf = LogisticRegression(C=C, max_iter=3000, solver="liblinear")
+    clf = LogisticRegression(C=C, max_iter=3000, solver="liblinear", random_state=0)
     clf.fit(x, y, sample_weight=weight)
     return clf
 
@@ -145,8 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {args.out} ({len(blob)} bytes) sha256 {digest}", file=sys.stderr)
     figures["sha256"] = digest
 
+    model = DetectorWeights(weights, float(clf.intercept_[0]), threshold)
+
     def flagged(sents: list[str]) -> np.ndarray:
-        return clf.predict_proba(matrix(sents))[:, 1] >= threshold
+        """What the reader leaves out: a sentence with an instruction in it or in a part."""
+        return np.array([locate(s, lambda t: score(t, model) >= threshold) is not None
+                         for s in sents], dtype=bool)
 
     fp: dict[str, list[int]] = {}
     for b in REPORT_BOOKS:
@@ -159,9 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"      flagged: {s[:110]}", file=sys.stderr)
     figures["report_fp"] = fp
     cases = planted_case_sentences(ROOT / "bench")
-    model = DetectorWeights(weights, float(clf.intercept_[0]), threshold)
-    f = np.array([locate(s, lambda t: score(t, model) >= threshold) is not None
-                  for _, s, _ in cases])
+    f = flagged([s for _, s, _ in cases])
     caught = sum(1 for (_, _, p), x in zip(cases, f) if p and x)
     planted_total = sum(1 for _, _, p in cases if p)
     others = sum(1 for (_, _, p), x in zip(cases, f) if not p and x)
