@@ -1,7 +1,8 @@
 """Planted instructions in real book passages: never support, never obeyed, never shown.
 
 The phrasings (tests/data/injection_phrasings.txt) were written for this test and are not
-training data of the detector (tools/train_injection_detector.py never reads them).
+training data of the detector (tools/train_injection_detector.py never reads them; the
+file's header says how they guided the choice of template frames).
 """
 
 from __future__ import annotations
