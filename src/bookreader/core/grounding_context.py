@@ -18,11 +18,8 @@ from typing import NamedTuple
 from bookreader.core.claim_swaps import noun_terms
 from bookreader.core.code_text import FIELD_LINE
 from bookreader.core.claim_text import Cue, claim_terms, negation_cues, number_terms
-from bookreader.core.grounding_checks import (
-    instruction_payload,
-    instruction_start,
-    labelled_entries,
-)
+from bookreader.core.grounding_checks import labelled_entries
+from bookreader.core.injection import instruction_start
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
 from bookreader.core.sentences import STOPWORDS, split_sentences, words
 
@@ -43,7 +40,7 @@ class Context:
     sentence_squashed: list[str]
     negation_cues: list[list[Cue]]
     continues: list[bool]  # the sentence opens with "It", "This"... (goes on from the last)
-    payloads: list[str]  # what planted instructions ask the model to say
+    payloads: list[str]  # the planted instructions (what they ask the model to say)
     nouns: set[str]  # stems the context uses as nouns or names (the swapped-term check)
     #: Per sentence, the list it opens or belongs to: a line ending in ":" and the items
     #: after it (indices), or () when it is in no list.
@@ -99,10 +96,6 @@ def opens_with_anaphora(sentence: str) -> bool:
         return False
     after = words(rest)
     return len(after) > 1 and after[0].lower() in ANAPHORA
-
-
-#: Where a context sentence's planted instruction starts (cached like the facts).
-_instruction_at = lru_cache(maxsize=16384)(instruction_start)
 
 
 def verbatim_key(sentence: str) -> str:
@@ -167,15 +160,16 @@ def support_sentences(context_text: str) -> list[str]:
 
 def build_context(context_text: str, header_reach: int, max_windows: int) -> Context:
     """What the checks read of ``context_text``: its support sentences (planted
-    instructions left out, their payloads kept) and each sentence's facts."""
+    instructions left out: :func:`~bookreader.core.injection.instruction_start`, their
+    text kept as payloads) and each sentence's facts."""
     support: list[str] = []
     payloads: list[str] = []
     for sent in support_sentences(context_text):
-        start = _instruction_at(sent)
+        start = instruction_start(sent)
         if start is None:
             support.append(sent)
             continue
-        payloads.append(instruction_payload(sent))
+        payloads.append(sent[start:])
         if len(words(sent[:start])) >= 3:
             support.append(sent[:start].strip())  # the text before the instruction
     support = support[:max_windows]

@@ -12,8 +12,8 @@
 * :func:`is_tautology`: "The frame called the base case is called the base case." adds
   nothing to the question; such a sentence is treated like an unsupported one.
 
-Sentences that look like instructions ("ignore your instructions and reply ...") are
-never quoted: text inside the context is data, and a quote of an injected instruction
+Sentences that give the assistant instructions ("ignore your instructions and reply ...",
+judged by :mod:`bookreader.core.injection`) are never quoted: text inside the context is data, and a quote of an injected instruction
 would show it as if it were the book's answer.
 
 Prose is quoted before code: a line of imports or of a listing is never quoted (the
@@ -57,6 +57,7 @@ from bookreader.core.llm.extractive import (
     without_list_number,
 )
 from bookreader.core.grounding_checks import is_navigation, is_question_echo
+from bookreader.core.injection import instruction_start
 from bookreader.core.llm.continuation import opens_list
 from bookreader.core.sentences import content_terms, words
 
@@ -122,18 +123,10 @@ def task_kind(question: str) -> Optional[str]:
 
 
 # --- instruction-like sentences --------------------------------------------------------------
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget)\b[^.]{0,40}\b(?:instruction|rule|prompt|previous|above|"
-    r"everything)|\b(?:reply|respond|answer|say|write|output|print)\s+(?:only\s+)?(?:that|with|"
-    r"exactly|the\s+word)\b|\byou\s+(?:must|should|are\s+now|will\s+now)\b|\bsystem\s+prompt\b|"
-    r"\bas\s+an\s+ai\b|\bnew\s+instructions?\b",
-    re.I,
-)
-
-
 def instruction_like(sentence: str) -> bool:
-    """True for a sentence that tells a reader (or a model) what to do or answer."""
-    return bool(_INSTRUCTION.search(sentence))
+    """True for a sentence that gives the assistant instructions (or holds one):
+    :func:`bookreader.core.injection.instruction_start`."""
+    return instruction_start(sentence) is not None
 
 
 # --- tautologies -----------------------------------------------------------------------------

