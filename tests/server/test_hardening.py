@@ -34,14 +34,14 @@ def assert_private(body: dict, data_dir) -> str:
 
 @pytest.fixture(scope="module")
 def unwritable_audit_server(tmp_path_factory, prepared_data):
-    """An extractive server whose audit database cannot be written (its path runs through
-    a file, as a full disk refuses a write), with a limit of 5 invalid keys a minute, and
+    """An extractive server whose audit database cannot be written (its path is a folder;
+    a full disk refuses a write the same way, with the database URL in the message), with a limit of 5 invalid keys a minute, and
     the small tier installed beside the bundled one where this machine has it."""
     root, info = prepared_data
-    data = copy_data(root, tmp_path_factory.mktemp("serve-private") / "data")
-    (data / "settings.json").write_text(json.dumps({
-        **json.loads((data / "settings.json").read_text()),
-        "audit_url": f"sqlite:///{data / 'settings.json' / 'audit.sqlite3'}"}))
+    target = tmp_path_factory.mktemp("serve-private") / "data"
+    data = copy_data(root, target, settings={
+        "audit_url": f"sqlite:///{target / 'audit-folder'}"})
+    (data / "audit-folder").mkdir()
     token = add_key(data, "reader")
     if SMALL_FILE is not None:  # two tiers installed: what `auto` would measure
         (data / "models").mkdir(exist_ok=True)

@@ -357,7 +357,7 @@ def create_app(settings: Settings, config: Optional[ServeConfig] = None, *,
         message = exc.detail if isinstance(exc.detail, str) else "Request failed."
         if exc.status_code == 404:
             message = f"There is no {echo(request.url.path)} here. /docs lists the routes."
-        return error_response(exc.status_code, code, message, exc.headers)
+        return error_response(exc.status_code, code, message, dict(exc.headers or {}))
 
     from bookreader.server import routes
 

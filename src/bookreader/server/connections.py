@@ -186,19 +186,18 @@ class _Guarded(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._br_gone:
             return
-        if self._br_timer is not None:  # waiting for a request head
+        super().data_received(data)
+        cycle = getattr(self, "cycle", None)
+        if cycle is not None and cycle is not self._br_cycle:  # a request head arrived
+            self._br_cycle = cycle
+            self._br_stop_waiting()
+        elif self._br_timer is not None:  # still waiting for the head
             self._br_head_bytes += len(data)
             if self._br_head_bytes > self.guard.max_head_bytes:
                 self.guard.counts["too_large"] += 1
                 self.br_reply(431, "headers_too_large",
                               f"The request line and headers are larger than "
                               f"{self.guard.max_head_bytes:,} bytes.", linger_s=LINGER_S)
-                return
-        super().data_received(data)
-        cycle = getattr(self, "cycle", None)
-        if cycle is not None and cycle is not self._br_cycle:  # a request head arrived
-            self._br_cycle = cycle
-            self._br_stop_waiting()
 
     def on_response_complete(self) -> None:
         super_complete = getattr(super(), "on_response_complete")
