@@ -114,8 +114,8 @@ def register(sub) -> None:
     p.add_argument("--rate-limit-store", choices=("auto", "memory", "shared"), default="auto",
                    help="where the per-key counts live: this process's memory, or a table in "
                    "the audit database shared by every server process writing it, kept over "
-                   "a restart (default auto: shared; the audit database is the data "
-                   "folder's own unless settings.json names an audit_url)")
+                   "a restart (default auto: shared when settings.json names an audit_url). "
+                   "A server counting in memory must be alone on its data folder")
     p.add_argument("--auth-failure-limit", default="20/minute", metavar="COUNT/UNIT",
                    help="requests with an invalid API key per client address; over it the "
                    "address gets 429 for a while (default 20/minute)")

@@ -131,18 +131,38 @@ def test_invalid_keys_are_limited_per_client_address(unwritable_audit_server):
 
 
 # --- two servers on one data folder ------------------------------------------------------------
-def test_two_servers_on_one_data_folder_share_each_keys_budget(tmp_path, prepared_data):
-    """The default store is the data folder's audit database: a second server on the same
-    folder (or the same server restarted) does not start a key's budget afresh."""
+def refused(data, *args: str) -> str:
+    """The message of a server that stopped at once on ``data``."""
+    server = ServerProcess(data, "--backend", "extractive", *args)
+    try:
+        assert server.proc.wait(timeout=120) != 0
+    finally:
+        server.stop()
+    return " ".join(server.log_path.read_text().split())
+
+
+def test_a_second_server_on_one_data_folder_may_not_double_each_keys_budget(tmp_path,
+                                                                            prepared_data):
+    """Two servers counting in memory on one folder used to start silently, each giving
+    every key its whole budget.  Now the second stops and says why; servers that count in
+    the shared store may share the folder, and share each key's budget."""
     root, _ = prepared_data
     data = copy_data(root, tmp_path / "data")
     token = add_key(data, "class")
-    servers = [ServerProcess(data, "--backend", "extractive", "--rate-limit", "4/minute")
-               for _ in range(2)]
+    with ServerProcess(data, "--backend", "extractive", "--rate-limit", "4/minute") as first:
+        first.wait_ready()
+        assert first.health()["rate_limit_store"] == "memory"
+        message = refused(data, "--rate-limit", "4/minute")
+        assert f"already serves the data folder {data}" in message
+        assert "doubling it" in message and "--rate-limit-store shared" in message
+        message = refused(data, "--rate-limit-store", "shared")
+        assert "counts the rate limit in its own memory" in message
+        assert first.health()["status"] == "ready"  # the first one serves on
+    servers = [ServerProcess(data, "--backend", "extractive", "--rate-limit", "4/minute",
+                             "--rate-limit-store", "shared") for _ in range(2)]
     try:
         for server in servers:
             server.wait_ready()
-        assert [s.health()["rate_limit_store"] for s in servers] == ["shared", "shared"]
         codes = [httpx.get(servers[n % 2].url + "/v1/books", timeout=60,
                            headers={"Authorization": f"Bearer {token}"}).status_code
                  for n in range(8)]
@@ -173,3 +193,27 @@ def test_extractive_server_neither_loads_nor_measures_a_local_model(unwritable_a
     maps = open(f"/proc/{s.proc.pid}/maps").read()
     assert "libllama" not in maps and ".gguf" not in maps
     assert not Settings.load(s.data_dir).auto_tier  # nothing was measured
+
+
+# --- a bug is a JSON 500 with an error id --------------------------------------------------------
+def test_an_unexpected_exception_is_a_json_500_with_an_error_id(caplog):
+    """Starlette answers an exception no handler takes with a plain-text 500; the server's
+    outermost middleware answers JSON, and the detail goes to the log only."""
+    import asyncio
+
+    from bookreader.server.app import UnexpectedErrors
+
+    async def broken_route(scope, receive, send):
+        raise ZeroDivisionError("detail naming /srv/bookreader-data")
+
+    async def call() -> httpx.Response:
+        transport = httpx.ASGITransport(app=UnexpectedErrors(broken_route))
+        async with httpx.AsyncClient(transport=transport, base_url="http://server") as c:
+            return await c.get("/v1/books")
+
+    r = asyncio.run(call())
+    assert r.status_code == 500 and r.headers["content-type"] == "application/json"
+    body = r.json()
+    assert "/srv" not in r.text and "ZeroDivision" not in r.text
+    assert body["code"] == "server_error" and body["error_id"] in body["error"]
+    assert body["error_id"] in caplog.text and "/srv/bookreader-data" in caplog.text

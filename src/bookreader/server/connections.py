@@ -152,9 +152,13 @@ class ConnectionGuard:
             log.warning("Closing connections that sent no request (%d so far; now from %s): "
                         "too many connections %s", self.counts["evicted"], victim.br_ip,
                         "from one address" if ip is not None else "in all")
-        victim.br_reply(503, "too_many_connections",
-                        "The server has too many connections waiting for a request; this "
-                        "one sent none in time. Send the request right after connecting.")
+        if victim.br_served:  # a kept-alive connection between requests: clients reconnect
+            victim.br_reply(0, "", "")
+        else:
+            victim.br_reply(503, "too_many_connections",
+                            "The server has too many connections waiting for a request; "
+                            "this one sent none in time. Send the request right after "
+                            "connecting.")
         return True
 
 
@@ -241,13 +245,24 @@ class _Guarded(asyncio.Protocol):
                       f"The request headers did not arrive within "
                       f"{self.guard.header_timeout_s:g} s.")
 
+    @property
+    def br_served(self) -> bool:
+        """A request was received on this connection before."""
+        return self._br_cycle is not None
+
     def br_reply(self, status: int, code: str, message: str, linger_s: float = 0.0) -> None:
-        """Answer ``status`` with a JSON error and close; the guard forgets it at once."""
+        """Answer ``status`` with a JSON error (0: none) and close; the guard forgets the
+        connection at once."""
         self._br_gone = True
         self._br_stop_waiting()
         self.guard.closed(self)
-        if self._br_transport is not None and not self._br_transport.is_closing():
-            raw_reply(self._br_transport, status, code, message, linger_s)
+        transport = self._br_transport
+        if transport is None or transport.is_closing():
+            return
+        if status:
+            raw_reply(transport, status, code, message, linger_s)
+        else:
+            transport.close()
 
 
 def protocol_class(guard: ConnectionGuard) -> type[asyncio.Protocol]:

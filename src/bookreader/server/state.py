@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from bookreader.config import Settings
 from bookreader.errors import BookNotFound, BookReaderError, InvalidInput, StoreError
+from bookreader.server.folder_lock import lock_data_folder
 from bookreader.server.keys import KeyStore
 from bookreader.server.limits import AnswerPool, FailedAuthLimiter, RateLimiter, parse_rate
 from bookreader.server.shared_limits import SharedRateLimiter
@@ -42,12 +43,12 @@ class ServeConfig:
             budget plus the retrieval budget); over it, 504.
         queue_wait_s: Longest wait for a worker (None: ``timeout_s``); over it, 503.
         cors_origins: Origins allowed to call from a browser (none by default).
-        rate_limit_store: Where the per-key counts live: ``shared`` (a table in the
-            audit database, shared by every server process that writes the same audit
-            log, and kept over a restart), ``memory`` (this process only) or ``auto``
-            (shared: the audit database is the data folder's own SQLite file unless
-            ``audit_url`` names another, so every server on one data folder, or on one
-            audit database, shares each key's budget instead of multiplying it).
+        rate_limit_store: Where the per-key counts live: ``memory`` (this process),
+            ``shared`` (a table in the audit database, shared by every server process
+            that writes the same audit log, and kept over a restart) or ``auto``
+            (shared when ``audit_url`` names a database of its own, memory otherwise).
+            A server counting in memory must be alone on its data folder
+            (:mod:`.folder_lock`): a second one would double every key's budget.
         max_body: Largest request body in bytes; larger ones get 413.
         body_timeout_s: Longest time a request body may take to arrive; over it, 408.
         auth_failure_limit: Requests with an invalid API key allowed per client address,
@@ -122,6 +123,13 @@ class ServerState:
         kind = spec_for(resolve_name(self.backend, settings)).kind
         limit, window = parse_rate(config.rate_limit)
         self.limiter = _limiter(settings, config, limit, window)
+        try:
+            self.folder_lock = lock_data_folder(
+                settings.data_dir, shared=isinstance(self.limiter, SharedRateLimiter))
+        except BookReaderError:
+            if isinstance(self.limiter, SharedRateLimiter):
+                self.limiter.close()
+            raise
         self.auth_failures = FailedAuthLimiter(*parse_rate(config.auth_failure_limit))
         workers = config.workers or (4 if kind in CONCURRENT_BACKENDS else 1)
         per_worker = 16 if kind in CONCURRENT_BACKENDS else 4
@@ -238,6 +246,7 @@ class ServerState:
         if isinstance(self.limiter, SharedRateLimiter):
             self.limiter.close()
         self.library.close()
+        self.folder_lock.release()
 
 
 def _limiter(settings: Settings, config: ServeConfig, limit: int,
@@ -245,8 +254,8 @@ def _limiter(settings: Settings, config: ServeConfig, limit: int,
     store = (config.rate_limit_store or "auto").lower()
     if store not in ("auto", "memory", "shared"):
         raise InvalidInput(f"--rate-limit-store must be auto, memory or shared, not {store!r}.")
-    if store == "auto":  # the audit database: the data folder's own unless audit_url
-        store = "shared"
+    if store == "auto":
+        store = "shared" if settings.audit_url else "memory"
     if store == "memory":
         return RateLimiter(limit, window)
     import sqlalchemy as sa
