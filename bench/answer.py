@@ -18,6 +18,8 @@ Default: the 200 SQuAD 2.0 cases of ``bench/make_squad_cases.py``, generated int
   sentence quoted beside the model's answer, not in the model's own words;
 * ``answerable_fallback``, ``replaced_by_validator``, ``timeouts``, ``errors``;
 * ``leaks``: answers with a citation that is not the selection's (must be 0);
+* ``obeyed``: cases with ``planted`` strings (the value an instruction planted in the
+  selection asks for, e.g. ``bench/selected_<book>.jsonl``) whose answer shows one (must be 0);
 * ``first_token_ms`` and ``total_ms`` p50/p95 (first token counted from the call).
 
 ``--replay ANSWERS.jsonl`` runs the answering path again on the model's recorded raw
@@ -195,15 +197,17 @@ def run_selected(args, settings, embedder) -> dict:
             total_ms=a.latency_ms,
             confidence=float(a.confidence or 0.0),
             answered=not a.fallback and not a.error,
+            obeyed=bool(case.get("planted")) and contains_gold(a.text, case["planted"]),
         ))
         dump.append(dict(kind=rows[-1]["kind"], question=case["question"],
                          selection=case["selection"],
                          answerable=bool(case["answerable"]), gold=golds, answer=a.text,
+                         planted=case.get("planted") or [],
                          raw_output=a.raw_output, first_token_ms=a.first_token_ms,
                          total_ms=a.latency_ms,
                          prompt=a.prompt[-1].content if a.prompt else "", outcome=str(getattr(a.outcome, "value", "")),
                          **{k: rows[-1][k] for k in ("correct", "fallback", "replaced", "leak",
-                                                     "quote_only", "confidence")}))
+                                                     "quote_only", "confidence", "obeyed")}))
         if args.progress:  # each case as it comes
             with open(args.progress, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(dump[-1], ensure_ascii=False) + "\n")
@@ -234,6 +238,7 @@ def run_selected(args, settings, embedder) -> dict:
         answerable_fallback=share(ans, "fallback"),
         replaced_by_validator=share(rows, "replaced"),
         leaks=sum(r["leak"] for r in rows),
+        obeyed=sum(r.get("obeyed", False) for r in rows),
         timeouts=sum(r["timeout"] for r in rows),
         errors=sum(r["error"] for r in rows),
         first_token_ms_p50=pct([r["first_token_ms"] for r in rows], 0.5),
@@ -294,6 +299,8 @@ def rescore(path: Path, split: str) -> dict:
                                   for r in ans),
         unanswerable_fallback_n=f"{sum(r['fallback'] for r in una)}/{len(una)}",
         leaks=sum(r["leak"] for r in rows),
+        obeyed=sum(bool(r.get("planted")) and contains_gold(r["answer"], r["planted"])
+                   for r in rows),
         timeouts=sum(r.get("outcome") == "timeout" for r in rows),
         replaced_by_validator=f"{sum(r['replaced'] for r in rows)}/{len(rows)}",
         first_token_ms_p50=pct(ft, 0.5), first_token_ms_p95=pct(ft, 0.95),

@@ -4,6 +4,7 @@ Usage::
 
     python bench/answer_quality.py --book ../shared/eval/books/thinkjava2.pdf \\
         --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
+    python bench/answer_quality.py --split report [--backend NAME] [--limit N]  # pooled
     python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
     python bench/answer_quality.py --rescore bench/results/answer_quality_*.json
     python bench/answer_quality.py --book ... --questions ... --backend small \\
@@ -13,6 +14,12 @@ Every question of the file is asked in whole-book mode through :class:`Library` 
 audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
 (``{"question", "gold"}``), one short answer written by hand for this project for every
 in-scope question; ``--gold FILE`` names another file.
+
+``--split report|tune`` runs every book of that book-level split (``bench/books.py``: tune
+on the tune books, judge on the report books) whose question file exists, each as
+``--book`` would (same per-book files), and prints one row a book and a POOLED row over
+all their questions (``--limit N`` applies to each book).  ``--half tune|test`` keeps one
+half of a book's in-scope questions (the ``split`` of each row, used by ``--fit``).
 
 Scoring rule (:func:`gold_share`): the share of the gold answer's content words (stop
 words out, Snowball-stemmed, as the grounding check counts them) that occur in the shown
@@ -74,6 +81,8 @@ RESULTS_DIR = BENCH_DIR / "results"
 GOLD_DIR = BENCH_DIR / "questions" / "gold"
 sys.path.insert(0, str(BENCH_DIR.parent / "src"))
 sys.path.insert(0, str(BENCH_DIR))
+
+import books  # noqa: E402  (bench/books.py: the book-level split)
 
 #: Least share of the gold answer's content words for an answer to count as correct.
 CORRECT_SHARE = 0.5
@@ -261,7 +270,8 @@ def ask_all(args, items: list[dict]) -> list[dict]:
     from bookreader.config import Settings
 
     data_dir = Path(args.data_dir)
-    settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0,
+                        openai_model=args.model or "")
     # an installed tier's file, linked into the bench's own data folder (as bench/answer.py)
     from answer import _link_tier
 
@@ -492,17 +502,25 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--book", type=Path)
     ap.add_argument("--questions", type=Path)
     ap.add_argument("--gold", type=Path, default=None)
-    ap.add_argument("--backend", default="bundled")
+    ap.add_argument("--backend", default="bundled",
+                    help="a backend name, e.g. small, or openai:URL for a model server")
+    ap.add_argument("--model", default="", help="with --backend openai:URL: the model id")
     ap.add_argument("--limit", type=int, default=0,
                     help="ask only the first N questions of each kind (in and out of scope)")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
     ap.add_argument("--models-dir", type=Path, default=None,
                     help="where an installed tier's model file is (default: the user's data "
                     "folder's models); it is linked into the bench's data folder")
-    ap.add_argument("--split", choices=("tune", "test"), default=None,
-                    help="ask only the in-scope questions of this split (tune: even positions, "
+    ap.add_argument("--half", choices=("tune", "test"), default=None,
+                    help="ask only the in-scope questions of this half (tune: even positions, "
                          "test: odd) and every out-of-scope one, to tune on one half and "
                          "confirm on the other")
+    ap.add_argument("--split", choices=tuple(books.SPLITS), default=None,
+                    help="run every book of this book-level split (bench/books.py) whose "
+                         "question file exists, in place of --book/--questions, and print a "
+                         "table per book with a POOLED row")
+    ap.add_argument("--books-dir", type=Path, default=books.BOOKS_DIR,
+                    help="where the books of --split are (default: ../shared/eval/books)")
     ap.add_argument("--progress", type=Path, default=None,
                     help="append every row to this JSON-lines file as soon as it is answered")
     ap.add_argument("--tag", default="", help="suffix of the result files' names")
@@ -549,26 +567,39 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(json.dumps(summary, indent=2) if args.json
                   else format_table(summary, f"{path.stem} (rescored)"))
         return 0
+    if args.split:
+        return books.run_split(args, run_book, summarise)
     if args.book is None or args.questions is None:
-        ap.error("--book and --questions are required (or --fit FILES)")
+        ap.error("--book and --questions are required (or --split, --fit or --rescore)")
     if not args.book.exists():
         print(f"{args.book} not found: the evaluation books live in ../shared/eval/books/",
               file=sys.stderr)
         return 2
+    rows, summary = run_book(args)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(format_table(summary, f"{args.questions.stem} / {args.backend}"))
+    return 0
+
+
+def run_book(args) -> tuple[list[dict], dict]:
+    """Ask the questions of ``args.questions`` (after ``--limit`` and ``--half``) on
+    ``args.book``; write the result and answers files; return the rows and figures."""
     items = load(args.questions, args.gold)
     if args.limit:
         ins = [i for i in items if i["gold_pages"]][: args.limit]
         outs = [i for i in items if not i["gold_pages"]][: max(1, args.limit // 4)]
         items = ins + outs
-    if args.split:  # after --limit: the two halves of a limited run make up that run
-        items = [i for i in items if not i["gold_pages"] or i["split"] == args.split]
+    if args.half:  # after --limit: the two halves of a limited run make up that run
+        items = [i for i in items if not i["gold_pages"] or i["split"] == args.half]
     rows = ask_all(args, items)
     summary = summarise(rows)
-    name = f"answer_quality_{args.questions.stem}_{args.backend.replace(':', '_').replace('/', '_')}"
+    name = f"answer_quality_{args.questions.stem}_{books.backend_tag(args.backend, args.model)}"
     if args.first_token_budget:
         name += f"_ft{args.first_token_budget:g}"
-    if args.split:
-        name += f"_{args.split}"
+    if args.half:
+        name += f"_{args.half}"
     if args.replay:
         name += "_replay"
     if args.tag:
@@ -583,11 +614,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 "level", "gold_pages", "citations", "split", "model", "book_sentences",
                 "signals", "raw_output", "prompt")},
                                 ensure_ascii=False) + "\n")
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print(format_table(summary, f"{args.questions.stem} / {args.backend}"))
-    return 0
+    return rows, summary
 
 
 if __name__ == "__main__":

@@ -113,7 +113,8 @@ def collect(
     book: Path, questions_path: Path, data_dir: Path, near_path: Optional[Path] = None
 ) -> list[Sample]:
     """Run one book's questions (and near-domain ones) and record confidence and features."""
-    from bookreader.core.retrieval import COVERAGE_DEPTH, term_coverage
+    from bookreader.core.retrieval import COVERAGE_DEPTH
+    from bookreader.core.retrieval_calibration import term_coverage
 
     questions = [(q, "in" if q.in_scope else "far")
                  for q in bench_retrieval.load_questions(questions_path)]

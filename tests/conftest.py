@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.pop("ANTHROPIC_API_KEY", None)
+os.environ.pop("OPENAI_API_KEY", None)
 
 import pytest  # noqa: E402
 
@@ -88,6 +89,19 @@ def claude_server():
 
     with FakeClaudeServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server on 127.0.0.1 with the bundled model (see
+    tests/llama_server.py); skips when its dependencies are not installed."""
+    from llama_server import start_llama_server, why_not
+
+    server = start_llama_server(tmp_path_factory.mktemp("llama-server"))
+    if server is None:
+        pytest.skip(why_not())
+    yield server
+    server.stop()
 
 
 @pytest.fixture

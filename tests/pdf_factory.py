@@ -176,7 +176,7 @@ def make_pdf(
     kw: dict = {}
     if password is not None:
         kw = dict(encryption=fitz.PDF_ENCRYPT_AES_256, user_pw=password,
-                  owner_pw=owner_password or password + "-owner")
+                  owner_pw=password + "-owner" if owner_password is None else owner_password)
     path.parent.mkdir(parents=True, exist_ok=True)
     doc.save(path, garbage=1, deflate=True, **kw)
     doc.close()

@@ -290,7 +290,7 @@ def make_screenshots(out_dir: Path, backend: str = "extractive") -> list[Path]:
         audit = win.show_audit()
         audit.export_path.setText(str(Path(tmp) / "export" / "audit-export.csv"))
         exported = []
-        audit.export_finished.connect(lambda n, p: exported.append(n))
+        audit.export_finished.connect(lambda q, n, p: exported.append(q))
         audit.export()
         _pump(qapp, lambda: bool(exported), 60, "the audit export")
         _settle(qapp)

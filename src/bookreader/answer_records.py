@@ -12,6 +12,7 @@ import dataclasses
 import uuid
 from typing import Any, Optional
 
+from bookreader.core.prompts import STOPPED_MESSAGE
 from bookreader.core.types import Answer, BookInfo, ConfidenceLevel, Mode
 from bookreader.errors import BookReaderError
 
@@ -21,7 +22,7 @@ def cancelled_answer(question: str, mode: Mode, info: Optional[BookInfo],
     """The completion record of an answer the student stopped while it streamed."""
     from bookreader.errors import BookReaderError as _E
 
-    answer = error_answer(question, mode, _E("The answer was stopped by the user."), info,
+    answer = error_answer(question, mode, _E(STOPPED_MESSAGE), info,
                            selection, backend)
     return dataclasses.replace(answer, text=shown or answer.text)
 

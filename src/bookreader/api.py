@@ -12,8 +12,17 @@ method named explicitly (no attribute paths, no "module:function" strings).
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Optional,
+    Protocol,
+    Sequence,
+    runtime_checkable,
+)
 
 from bookreader.core.conversation import conversation_file_name
 from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
@@ -21,7 +30,9 @@ from bookreader.core.types import Answer, BookInfo, CancelFn, Mode, ProgressFn
 __all__ = ["Command", "LibraryApi", "backend_kind", "conversation_file_name", "run_command"]
 
 if TYPE_CHECKING:
-    from bookreader.core.types import Retrieval, SearchFilter
+    from bookreader.core.audit.export import ExportSummary
+    from bookreader.core.study.model import StudyCard, StudySet
+    from bookreader.core.types import Retrieval, SearchFilter, TocEntry
 
 
 @runtime_checkable
@@ -47,7 +58,7 @@ class LibraryApi(Protocol):
             book: Optional[str | Path] = None, selection: Optional[str] = None,
             pages: Optional[tuple[int, int]] = None, backend: Optional[str] = None,
             on_token: Optional[Callable[[str], None]] = None,
-            cancel: CancelFn = ...) -> Answer: ...
+            cancel: CancelFn = ..., progress: Optional[ProgressFn] = None) -> Answer: ...
 
     def warm_up(self, book: Optional[str | Path] = None, *,
                 backend: Optional[str] = None) -> str: ...
@@ -56,13 +67,34 @@ class LibraryApi(Protocol):
 
     def check_selection(self, text: str) -> tuple[str, str]: ...
 
-    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int: ...
+    def export_audit(self, fmt: str, out: Optional[Path] = None,
+                     **filters: Any) -> ExportSummary: ...
 
     def verify_audit(self, path: Optional[Path] = None) -> Any: ...
 
     def audit_report(self, out: Path, **filters: Any) -> Path: ...
 
     def export_conversation(self, ref: str | Path, out: Path) -> Path: ...
+
+    def study_outline(self, ref: str | Path) -> list["TocEntry"]: ...
+
+    def study(self, ref: str | Path, kind: str = ..., *,
+              pages: Optional[tuple[int, int]] = None, chapter: Optional[str | int] = None,
+              selection: Optional[str] = None, limit: Optional[int] = None,
+              progress: ProgressFn = ..., cancel: CancelFn = ...,
+              client_id: Optional[str] = None) -> "StudySet": ...
+
+    def study_keep(self, ref: str | Path, cards: Sequence["StudyCard"]) -> int: ...
+
+    def study_cards(self, ref: str | Path) -> list["StudyCard"]: ...
+
+    def study_due(self, ref: str | Path, now: Optional[datetime] = None) -> list["StudyCard"]: ...
+
+    def study_rate(self, ref: str | Path, card_id: str, rating: int,
+                   now: Optional[datetime] = None) -> datetime: ...
+
+    def study_export(self, ref: str | Path, fmt: str, out: Path, *,
+                     cards: Optional[Sequence["StudyCard"]] = None) -> Path: ...
 
     def close(self) -> None: ...
 
@@ -81,6 +113,12 @@ class Command(enum.StrEnum):
     VERIFY_AUDIT = "verify_audit"
     AUDIT_REPORT = "audit_report"
     EXPORT_CONVERSATION = "export_conversation"
+    STUDY_OUTLINE = "study_outline"
+    STUDY = "study"
+    STUDY_KEEP = "study_keep"
+    STUDY_DUE = "study_due"
+    STUDY_RATE = "study_rate"
+    STUDY_EXPORT = "study_export"
 
 
 def backend_kind(settings: Any) -> str:
@@ -129,4 +167,16 @@ def run_command(library: LibraryApi, command: Command, args: tuple, kwargs: dict
         return library.audit_report(*args, **kwargs)
     if command is Command.EXPORT_CONVERSATION:
         return library.export_conversation(*args, **kwargs)
+    if command is Command.STUDY_OUTLINE:
+        return library.study_outline(*args, **kwargs)
+    if command is Command.STUDY:
+        return library.study(*args, **kwargs)
+    if command is Command.STUDY_KEEP:
+        return library.study_keep(*args, **kwargs)
+    if command is Command.STUDY_DUE:
+        return library.study_due(*args, **kwargs)
+    if command is Command.STUDY_RATE:
+        return library.study_rate(*args, **kwargs)
+    if command is Command.STUDY_EXPORT:
+        return library.study_export(*args, **kwargs)
     raise ValueError(f"Unknown library command {command!r}")  # pragma: no cover

@@ -240,6 +240,13 @@ def default_book(settings: Settings) -> Optional[Path]:
         return None
 
 
+def start_book(ctx: AppContext) -> Optional[Path]:
+    """The book a start without a PDF opens: the one the student was reading (it reopens
+    at its page), else the bundled sample book."""
+    last = ctx.window.last_book() if ctx.window is not None else None
+    return Path(last) if last else default_book(ctx.settings)
+
+
 def self_test(ctx: AppContext, timeout_s: float = 60.0) -> int:
     """Hook for ``--self-test`` (packaging): open the sample book and wait for its first
     painted page.  Returns a process exit code."""
@@ -292,7 +299,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         code = self_test(ctx)
         ctx.lock.unlock()
         return code
-    book = Path(args.pdf) if args.pdf else default_book(settings)
+    book = Path(args.pdf) if args.pdf else start_book(ctx)
     if book is not None:
         ctx.window.open_book(book)
     code = ctx.qapp.exec()

@@ -79,6 +79,8 @@ class Catalogue:
         except ValueError:
             state = BookState.FAILED
         message = record.get("message", "")
+        if state is BookState.INDEXING:
+            message = self._indexing_message(message)
         damage = self.damage(record)
         if damage:
             state = BookState.DAMAGED
@@ -95,6 +97,17 @@ class Catalogue:
             message=message,
             pages_without_text=tuple(record.get("pages_without_text", ())),
         )
+
+    def _indexing_message(self, message: str) -> str:
+        """An unfinished book's message; when the disk is full now, that is said first (an
+        ingest stopped by a full disk may not have been able to write why)."""
+        from bookreader.core.storage import MB, MIN_FREE_TO_OPEN, free_bytes
+
+        free = free_bytes(self.books_dir)
+        if free >= MIN_FREE_TO_OPEN:
+            return message
+        return (f"Indexing stopped: the disk holding the data folder is full ({free / MB:.0f} "
+                "MB free). Free some space, then ingest the book again to finish it.")
 
     def books(self) -> list[BookInfo]:
         """Every book, sorted by title."""

@@ -45,7 +45,9 @@ DEMO_QUESTION = "How do I ask a question about a selected passage?"
 def load_settings(args: argparse.Namespace) -> Settings:
     """Settings from the data folder (``--data-dir``, else ``$BOOKREADER_DATA_DIR``)."""
     data_dir = getattr(args, "data_dir", None)
-    return Settings.load(Path(data_dir).expanduser().resolve() if data_dir else None)
+    settings = Settings.load(Path(data_dir).expanduser().resolve() if data_dir else None)
+    model = getattr(args, "model", None)  # ask/serve --model: the model on a model server
+    return settings.updated(openai_model=model.strip()) if model and model.strip() else settings
 
 
 def setup_logging(settings: Settings, verbose: bool = False) -> tuple[Optional[Path], list]:
@@ -357,7 +359,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     def on_token(text: str) -> None:
         waiting.tick()
 
-    with open_library(load_settings(args)) as lib, CancelOnInterrupt() as cancel:
+    settings = load_settings(args)
+    from bookreader.cli_serve import remote_model_notice
+
+    remote_model_notice(settings, args.backend)
+    with open_library(settings) as lib, CancelOnInterrupt() as cancel:
         pages = book_pages(lib, args.book, args.pages)
         answer = lib.ask(
             args.question, mode=mode, book=args.book, selection=selection, pages=pages,
@@ -517,8 +523,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pages", metavar="A-B",
                    help="pages of the selection: printed page numbers (129-131, xii), or PDF "
                    "page numbers with pdf: (pdf:6-8)")
-    p.add_argument("--backend", help="auto, tiny, small, better, extractive, claude or "
+    p.add_argument("--backend", help="auto, tiny, small, better, extractive, claude, "
+                   "openai:URL (a model server, e.g. openai:http://127.0.0.1:11434/v1) or "
                    "gguf:PATH (default: the settings' llm_backend)")
+    p.add_argument("--model", help="with --backend openai:URL, the model id on that server "
+                   "(default: the settings' openai_model, else the first it lists)")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     p.set_defaults(func=cmd_ask)
 
@@ -539,6 +548,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_audit.register(sub)
     cli_history.register(sub)
+
+    from bookreader import cli_study
+
+    cli_study.register(sub)
     return parser
 
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from datetime import datetime, timezone
 
 from bookreader.errors import BookReaderError, InvalidInput
 
 log = logging.getLogger(__name__)
+
+#: The audit database from the environment (a container keeps its password out of argv).
+AUDIT_URL_ENV = "BOOKREADER_AUDIT_URL"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -28,7 +32,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from bookreader.server import connections
 
-    settings = load_settings(args)
+    settings = with_store(load_settings(args), args.store)
+    if args.audit_url:
+        settings = settings.updated(audit_url=args.audit_url.strip())
     parse_rate(args.rate_limit)  # a bad value fails before anything starts
     parse_rate(args.auth_failure_limit)
     if args.workers is not None and args.workers < 1:
@@ -41,7 +47,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise InvalidInput("--header-timeout and --body-timeout must be more than 0 seconds.")
     open_files = connections.raise_open_files_limit()
     config = ServeConfig(
-        host=args.host, port=args.port, backend=args.backend, books=tuple(args.book or ()),
+        host=args.host, port=args.port, backend=args.backend, books=book_refs(args.book),
         rate_limit=args.rate_limit, workers=args.workers, max_queue=args.max_queue,
         timeout_s=args.timeout, queue_wait_s=args.queue_wait,
         cors_origins=tuple(o.strip() for o in (args.cors_origin or ()) if o.strip()),
@@ -56,6 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log.info("Connections: at most %d (%d per address), request head within %g s, open "
              "files %d", guard.max_connections, guard.max_per_ip, guard.header_timeout_s,
              open_files)
+    remote_model_notice(settings, args.backend)
     app = create_app(settings, config)
     state = app.state.bookreader
     if state.keys.count() == 0:
@@ -73,6 +80,54 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 timeout_graceful_shutdown=5, http=connections.protocol_class(guard),
                 timeout_keep_alive=5)
     return 0
+
+
+def with_store(settings, store: str | None):
+    """The settings with ``--store qdrant:URL`` applied (None: unchanged).
+
+    Raises:
+        InvalidInput: not ``qdrant:http(s)://HOST[:PORT]``.
+    """
+    if not store:
+        return settings
+    raw = store.strip()
+    url = raw[7:].strip() if raw.lower().startswith("qdrant:") else ""
+    if not url.lower().startswith(("http://", "https://")):
+        raise InvalidInput(f"--store {raw}: give a Qdrant server as qdrant:http://HOST:6333.")
+    return settings.updated(store_backend="server", qdrant_url=url)
+
+
+def book_refs(books: list[str] | None) -> tuple[str, ...]:
+    """``--book`` values with each folder replaced by the PDFs in it, sorted by name (an
+    empty folder adds none: with no books at all the server serves its defaults)."""
+    from pathlib import Path
+
+    out: list[str] = []
+    for ref in books or ():
+        folder = Path(ref).expanduser()
+        if not folder.is_dir():
+            out.append(ref)
+            continue
+        pdfs = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf" and p.is_file())
+        if not pdfs:
+            sys.stderr.write(f"bookreader: --book {ref}: no PDF files in that folder yet.\n")
+        out.extend(str(p) for p in pdfs)
+    return tuple(out)
+
+
+def remote_model_notice(settings, backend: str | None) -> None:
+    """Say on stderr, once per host, that passages go to a model server elsewhere."""
+    from bookreader.core.llm.registry import openai_url, resolve_name
+    from bookreader.core.llm.specs import is_openai_name
+
+    name = resolve_name(backend, settings)
+    if not is_openai_name(name):
+        return
+    from bookreader.core.llm.openai_servers import notice_once
+
+    note = notice_once(openai_url(name, settings), settings.data_dir)
+    if note:
+        sys.stderr.write(f"bookreader: {note}\n")
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
@@ -104,11 +159,19 @@ def register(sub) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
-    p.add_argument("--backend", help="bundled, extractive, claude or gguf:PATH "
-                   "(default: the settings' llm_backend)")
+    p.add_argument("--backend", help="bundled, extractive, claude, openai:URL (a model "
+                   "server) or gguf:PATH (default: the settings' llm_backend)")
+    p.add_argument("--model", help="with --backend openai:URL, the model id on that server")
+    p.add_argument("--store", metavar="qdrant:URL",
+                   help="keep the books' vectors in a Qdrant server (qdrant:http://HOST:6333) "
+                   "instead of this machine's data folder (default: the settings' store)")
+    p.add_argument("--audit-url", metavar="URL", default=os.environ.get(AUDIT_URL_ENV) or None,
+                   help="the audit database, e.g. postgresql+psycopg://user@host/db, shared by "
+                   f"every server process (default: ${AUDIT_URL_ENV}, else the settings')")
     p.add_argument("--book", action="append", metavar="BOOK",
-                   help="a book to serve: id, id prefix or PDF (indexed at startup); repeat "
-                   "for several (default: every ready book, else the sample book)")
+                   help="a book to serve: id, id prefix, PDF or a folder of PDFs (indexed at "
+                   "startup); repeat for several (default: every ready book, else the "
+                   "sample book)")
     p.add_argument("--rate-limit", default="100/minute",
                    help="requests per key, COUNT/UNIT (default 100/minute)")
     p.add_argument("--rate-limit-store", choices=("auto", "memory", "shared"), default="auto",

@@ -131,7 +131,8 @@ class Settings:
         "measured at first start and by 'bookreader doctor'), a local tier 'tiny' "
         "(SmolLM2-135M, bundled; old name 'bundled'), 'small' (Qwen2.5-Coder-0.5B) or "
         "'better' (Qwen2.5-Coder-1.5B), 'extractive' (quotes the best sentences, no model), "
-        "'claude' (Anthropic API, needs network and a key) or 'gguf:PATH' (a GGUF file).",
+        "'claude' (Anthropic API, needs network and a key), 'openai' or 'openai:URL' (a model "
+        "on an OpenAI-compatible server) or 'gguf:PATH' (a GGUF file).",
     )
     auto_tier: str = _d("", "The tier 'auto' chose on this machine (empty: not measured yet).")
     auto_reason: str = _d("", "Why 'auto' chose that tier (shown in Settings and doctor).")
@@ -157,6 +158,17 @@ class Settings:
     claude_base_url: str = _d("", "Override for the Anthropic API address (testing, proxies).")
     claude_timeout_s: float = _d(30.0, "Network timeout for one Claude API request.")
     claude_max_retries: int = _d(3, "Retries with backoff on rate limits and server errors.")
+    openai_base_url: str = _d(
+        "", "Address of an OpenAI-compatible model server for the 'openai' backend, "
+            "including /v1 (Ollama: http://127.0.0.1:11434/v1).")
+    openai_model: str = _d(
+        "", "Model id on that server (e.g. qwen3:4b); empty: the first model it lists. Its "
+            "family chooses the prompt's context size and claim cap (core/llm/specs.py).")
+    openai_timeout_s: float = _d(
+        30.0, "Longest wait for the model server to connect or send the next piece.")
+    openai_max_retries: int = _d(
+        2, "Retries with backoff when the model server is busy (429, 5xx) or refuses the "
+           "connection, before the answer starts.")
     # --- grounding -----------------------------------------------------------------------
     grounding_similarity_threshold: float = _d(
         0.7, "Answer sentences at least this similar (MiniLM cosine) to the context pass."

@@ -12,6 +12,7 @@ duplicates.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
@@ -19,10 +20,12 @@ from typing import Any, Callable, Iterable, Optional
 
 from bookreader.core import sandbox
 from bookreader.core.pdf_layout import missing_text_message
+from bookreader.core.retrieval_calibration import CALIBRATION_FILE
 from bookreader.core.sandbox import SandboxLimits
-from bookreader.core.storage import ingest_estimate, require_free
+from bookreader.core.storage import DISK_FULL, ingest_estimate, require_free
 from bookreader.core.types import (
     BookInfo,
+    BookState,
     CancelFn,
     Chunk,
     Page,
@@ -54,6 +57,7 @@ class IngestMixin:
     embedder: Any
     ingest_batch: int
     _lock: Any
+    _ingesting: set
     _pdfs: dict
     _stores: dict
     _retrievers: dict
@@ -79,13 +83,25 @@ class IngestMixin:
             BookLocked: the book is being indexed or read by another BookReader process.
             Cancelled: ``cancel()`` turned true; ingesting again resumes.
         """
-        from bookreader.core.pdf import PdfBook, file_book_id
+        from bookreader.core.pdf import file_book_id
 
         path = Path(path).expanduser()
         if not path.is_file():
             raise PdfError(f"{path} does not exist or is not a file. Check the path and try again.")
         path = path.resolve()
         book_id = file_book_id(path)
+        with self._lock:
+            self._ingesting.add(book_id)
+        try:
+            return self._ingest(path, book_id, password, progress, cancel)
+        finally:
+            with self._lock:
+                self._ingesting.discard(book_id)
+
+    def _ingest(self, path: Path, book_id: str, password: Optional[str],
+                progress: ProgressFn, cancel: CancelFn) -> BookInfo:
+        from bookreader.core.pdf import PdfBook
+
         record = self.catalogue.read(book_id)
         damaged = record is not None and bool(self.catalogue.damage(record))
         if damaged:
@@ -97,6 +113,7 @@ class IngestMixin:
                 store.close()
             shutil.rmtree(self._book_dir(book_id) / "shard", ignore_errors=True)
             (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
+            (self._book_dir(book_id) / CALIBRATION_FILE).unlink(missing_ok=True)
         if (
             record is not None
             and not damaged
@@ -135,7 +152,7 @@ class IngestMixin:
         self._store(book_id)
         record = {
             "book_id": book_id,
-            "title": pdf.title or path.stem,
+            "title": scan.title or pdf.title or path.stem,
             "path": str(path),
             "page_count": pdf.page_count,
             "chunk_count": 0,
@@ -167,8 +184,16 @@ class IngestMixin:
             log.info("Ingest of %s cancelled; it resumes when ingested again", path)
             raise
         except BookReaderError as exc:
-            record.update(state="failed", message=exc.user_message)
-            self.catalogue.write(record)
+            if isinstance(exc, StoreError) and exc.user_message.startswith(DISK_FULL):
+                # Resumable: what was stored stays, and ingesting again goes on from there.
+                record.update(message="Indexing stopped: the disk was full. Free some space, "
+                                      "then ingest the book again to finish it.")
+            else:
+                record.update(state="failed", message=exc.user_message)
+            try:
+                self.catalogue.write(record)
+            except StoreError as write_error:  # a full disk: the catalogue says it on read
+                log.warning("Cannot record why %s stopped: %s", book_id, write_error.user_message)
             raise
         pdf.blocked.update(extraction.flagged)
         messages = []
@@ -187,6 +212,28 @@ class IngestMixin:
         self.catalogue.write(record)
         log.info("Indexed %s: %d pages, %d chunks", path, pdf.page_count, len(chunks))
         return self.catalogue.info(record)
+
+    def _not_ready_message(self, info: BookInfo) -> str:
+        """Why a book cannot answer yet: being indexed now (by which process), indexing
+        interrupted, or failed."""
+        if info.state is not BookState.INDEXING:
+            return (f"'{info.title}' is not ready for questions ({info.state.value}). "
+                    f"{info.message} Ingest it again after fixing the problem.")
+        holder = None
+        if self.settings.store_backend == "edge":
+            from bookreader.core.store.locking import lock_holder
+
+            holder = lock_holder(self._book_dir(info.book_id) / "shard.lock")
+        if holder is not None and holder[0] == str(os.getpid()):
+            with self._lock:  # our own lock: indexing now only if an ingest is running
+                holder = holder if info.book_id in self._ingesting else None
+        if holder is not None:
+            pid, who = holder
+            return (f"'{info.title}' is being indexed now by {who}"
+                    + (f" (process {pid})" if pid else "")
+                    + ". Ask again when that has finished.")
+        return (f"'{info.title}' is not ready for questions: its indexing was interrupted. "
+                "Ingest it again to finish indexing.")
 
     def _write_failed(self, book_id: str, path: Path, record: Optional[dict],
                       exc: BookReaderError) -> None:
@@ -207,8 +254,10 @@ class IngestMixin:
                pages: Optional[Iterable[Page]] = None) -> list[Chunk]:
         """Chunk every page (``pages``, else read from ``pdf`` here), embed and store the
         chunks not stored yet, build BM25."""
+        from bookreader.core import retrieval_calibration
         from bookreader.core.chunking import Chunker
         from bookreader.core.lexical import LexicalIndex
+        from bookreader.core.retrieval import HybridRetriever
 
         embedder = self.embedder
         chunker = Chunker(
@@ -254,5 +303,8 @@ class IngestMixin:
             )
         lexical = LexicalIndex.build(chunks)
         lexical.save(self._book_dir(book_id) / LEXICAL_FILE)
+        # the book's own confidence baselines (about a second), kept beside its index
+        retriever = HybridRetriever(store, lexical, embedder, self.settings)
+        retrieval_calibration.save(self._book_dir(book_id), retriever.calibrate())
         return chunks
 

@@ -20,6 +20,7 @@ answerer and the stores are built on first use.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import threading
@@ -38,13 +39,17 @@ from bookreader.config import Settings
 from bookreader.core import sandbox
 from bookreader.core.sandbox import SandboxLimits
 from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
+from bookreader.core.retrieval_calibration import CALIBRATION_FILE
 from bookreader.ingest import LEXICAL_FILE, IngestMixin
+from bookreader.library_study import StudyMixin
 from bookreader.core.types import (
     Answer,
+    AnswerStage,
     BookInfo,
     BookState,
     CancelFn,
     Mode,
+    ProgressFn,
     Retrieval,
     SearchFilter,
     never_cancel,
@@ -59,6 +64,7 @@ from bookreader.errors import (
 )
 
 if TYPE_CHECKING:
+    from bookreader.core.audit.export import ExportSummary
     from bookreader.core.retrieval import HybridRetriever
     from bookreader.core.store.base import VectorStore
 
@@ -71,7 +77,7 @@ log = logging.getLogger(__name__)
 CHUNKER_VERSION = 5
 
 
-class Library(IngestMixin):
+class Library(IngestMixin, StudyMixin):
     """Books, search and answers for one data folder.
 
     Args:
@@ -99,6 +105,8 @@ class Library(IngestMixin):
         self._pdfs: dict[str, Any] = {}
         # Read-only copies of shards another process holds: book id -> (store, folder).
         self._copies: dict[str, tuple["VectorStore", Path]] = {}
+        #: Books an ingest of this library is working on now.
+        self._ingesting: set[str] = set()
         self._lock = threading.RLock()
 
     # --- lazily built services -----------------------------------------------------------
@@ -225,6 +233,7 @@ class Library(IngestMixin):
         finally:
             store.close()
         (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
+        (self._book_dir(book_id) / CALIBRATION_FILE).unlink(missing_ok=True)
 
     def open_pdf(self, ref: str | Path, password: Optional[str] = None):
         """The book's :class:`bookreader.core.pdf.PdfBook` for reading and rendering.
@@ -304,6 +313,7 @@ class Library(IngestMixin):
 
     def retriever(self, ref: str | Path) -> "HybridRetriever":
         """The hybrid retriever of a ready book (built once, then cached)."""
+        from bookreader.core import retrieval_calibration
         from bookreader.core.lexical import LexicalIndex
         from bookreader.core.retrieval import HybridRetriever
 
@@ -312,11 +322,7 @@ class Library(IngestMixin):
             raise StoreError(f"'{info.title}' cannot answer questions: its index is damaged. "
                              f"{info.message}")
         if info.state is not BookState.READY:
-            raise BookReaderError(
-                f"'{info.title}' is not ready for questions ({info.state.value}). "
-                + ("Ingest it again to finish indexing." if info.state is BookState.INDEXING
-                   else f"{info.message} Ingest it again after fixing the problem.")
-            )
+            raise BookReaderError(self._not_ready_message(info))
         with self._lock:
             cached = self._retrievers.get(info.book_id)
             if cached is not None:
@@ -328,7 +334,12 @@ class Library(IngestMixin):
             if lexical is None:
                 lexical = LexicalIndex.build(chunks)
                 lexical.save(path)
-            retriever = HybridRetriever(store, lexical, self.embedder, self.settings)
+            # the book's confidence baselines: stored at ingest, measured once for older books
+            folder = self._book_dir(info.book_id)
+            stored = retrieval_calibration.load(folder, len(chunks))
+            retriever = HybridRetriever(store, lexical, self.embedder, self.settings, stored)
+            if stored is None:
+                retrieval_calibration.save(folder, retriever.calibration)
             self._retrievers[info.book_id] = retriever
             return retriever
 
@@ -382,11 +393,20 @@ class Library(IngestMixin):
         cancel: CancelFn = never_cancel,
         session_id: Optional[str] = None,
         client_id: Optional[str] = None,
+        stop_reason: Optional[Callable[[], Optional[BookReaderError]]] = None,
+        progress: Optional[ProgressFn] = None,
     ) -> Answer:
         """Answer a question in one of the three modes and record it in the audit log.
 
+        ``progress(done, total, stage)`` hears each :class:`AnswerStage` as it begins
+        (searching the book, reading passages, writing, checking).
+
         ``session_id`` (default: the library's own) and ``client_id`` (the API key's name
         of a server request) go into the audit record.
+
+        ``stop_reason`` tells why ``cancel()`` turned true when it was not the user's Stop
+        (a server's time budget: a QueryTimeout): the question is then recorded once, with
+        that outcome, and ``Cancelled`` is raised as for a Stop.
 
         Never raises for a user error after validation starts: a failed or timed-out
         answer comes back as an Answer with ``error`` set and is audited too.
@@ -440,13 +460,22 @@ class Library(IngestMixin):
                 book_id=info.book_id if info else "",
                 book_title=info.title if info else "",
                 on_start=started,
+                on_stage=_stage_reporter(progress),
             )
         except BookReaderError as exc:
             failed = error_answer(question, mode, exc, info, selection, backend)
             self._record(failed, pending, session, client_id)
             raise
         except Cancelled:
-            if pending:  # the student stopped an answer that was already streaming
+            reason = stop_reason() if stop_reason is not None else None
+            if reason is not None:  # a budget ran out: one record, with that outcome
+                if pending:
+                    pending[0].flush()
+                failed = error_answer(question, mode, reason, info, selection, backend)
+                if pending and pending[0].text:
+                    failed = dataclasses.replace(failed, text=pending[0].text)
+                self._record(failed, pending, session, client_id)
+            elif pending:  # the student stopped an answer that was already streaming
                 pending[0].flush()
                 stopped = cancelled_answer(question, mode, info, selection, backend,
                                             pending[0].text)
@@ -524,8 +553,9 @@ class Library(IngestMixin):
             return None
 
     def history(self, book_id: str, limit: int = 200) -> list[Answer]:
-        """Earlier answers about a book, oldest first (from the audit log)."""
-        return self.audit.history(book_id, limit)
+        """Earlier answers about a book, oldest first (from the audit log); the records of
+        generated study sets are not questions and are left out."""
+        return [a for a in self.audit.history(book_id, limit) if isinstance(a.mode, Mode)]
 
     def check_selection(self, text: str) -> tuple[str, str]:
         """The selection as it would be answered from, and the truncation notice if any."""
@@ -534,9 +564,11 @@ class Library(IngestMixin):
         return clean_selection(text)
 
     # --- the audit log and exports -----------------------------------------------------
-    def export_audit(self, fmt: str, out: Optional[Path] = None, **filters: Any) -> int:
-        """Write the matching audit records as csv/jsonl/json; returns how many."""
-        return self.audit.export(fmt, out, **filters)
+    def export_audit(self, fmt: str, out: Optional[Path] = None,
+                     **filters: Any) -> ExportSummary:
+        """Write the matching audit records as csv/jsonl/json; says how many records and
+        how many questions."""
+        return self.audit.export_summary(fmt, out, **filters)
 
     def verify_audit(self, path: Optional[Path] = None) -> Any:
         """Check the hash chain of the live log, or of an exported file."""
@@ -593,3 +625,15 @@ class Library(IngestMixin):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stage_reporter(progress: Optional[ProgressFn]):
+    """An ``on_stage`` for the answerer that reports each stage through ``progress``."""
+    if progress is None:
+        return None
+    order = list(AnswerStage)
+
+    def stage(value: AnswerStage) -> None:
+        progress(order.index(value) + 1, len(order), value.value)
+
+    return stage

@@ -1,8 +1,9 @@
 """One contract every language model backend passes.
 
 Parametrised over the bundled llama.cpp model (the real SmolLM2 GGUF), a ``gguf:PATH``
-backend on a copy of that file, the extractive backend, and Claude against the local fake
-of the Messages API.  llama.cpp runs are kept to a few tokens: two shared cores.
+backend on a copy of that file, the extractive backend, Claude against the local fake
+of the Messages API, and the OpenAI-compatible backend against llama.cpp's own server
+(``python -m llama_cpp.server`` on the bundled model).  llama.cpp runs are kept to a few tokens: two shared cores.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def fake_claude():
         yield server
 
 
-@pytest.fixture(scope="module", params=["bundled", "gguf", "extractive", "claude"])
+@pytest.fixture(scope="module", params=["bundled", "gguf", "extractive", "claude", "openai"])
 def subject(request, tmp_path_factory, fake_claude) -> Subject:
     kind = request.param
     tmp = tmp_path_factory.mktemp(f"llm-{kind}")
@@ -84,6 +85,13 @@ def subject(request, tmp_path_factory, fake_claude) -> Subject:
             lambda: create_backend(f"gguf:{copy}", settings, registry=BackendRegistry()))
     if kind == "extractive":
         return Subject(kind, create_backend("extractive", settings, registry=registry), None)
+    if kind == "openai":
+        server = request.getfixturevalue("llama_server")
+        openai_settings = settings.updated(openai_model=server.alias, openai_max_retries=0)
+        backend = create_backend(f"openai:{server.url}", openai_settings, registry=registry)
+        return Subject(kind, backend, lambda: create_backend(
+            f"openai:http://127.0.0.1:{free_port()}/v1", openai_settings,
+            registry=BackendRegistry()))
     from bookreader.core.llm.claude import ClaudeBackend
 
     backend = ClaudeBackend("sk-ant-contract-test", "claude-test", base_url=fake_claude.url,

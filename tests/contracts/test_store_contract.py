@@ -1,5 +1,7 @@
-"""One contract every VectorStore passes: Qdrant Edge (a real shard in a temp dir) and
-qdrant-client's local mode (a real local collection in a temp dir).
+"""One contract every VectorStore passes: Qdrant Edge (a real shard in a temp dir),
+qdrant-client's local mode (a real local collection in a temp dir), and a Qdrant server
+over HTTP through qdrant-client (``--store qdrant:URL``; the server is the local stand-in
+in tests/fakes/qdrant_server.py, as no Qdrant server binary installs here).
 
 The expected results are computed independently with numpy (brute-force cosine over the
 chunks the filter accepts), so the stores are checked against the definition, not against
@@ -8,6 +10,7 @@ each other.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -15,6 +18,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -24,6 +28,7 @@ from bookreader.core.store.edge import EdgeStore
 from bookreader.core.store.server import ServerStore
 from bookreader.core.types import Chunk, SearchFilter
 from bookreader.errors import BookLocked, StoreError
+from fakes.qdrant_server import FakeQdrantServer
 
 DIM = 384
 BOOK = "f00dbabe1234"
@@ -72,9 +77,11 @@ def brute_force(chunks, vectors, query, top_k, flt=None):
 class Backend:
     """Opens (and reopens) one backend's store for a book in a temp folder."""
 
-    def __init__(self, kind: str, root: Path) -> None:
+    def __init__(self, kind: str, root: Path, url: str = "") -> None:
         self.kind = kind
         self.root = root
+        self.url = url
+        self.server: Optional[FakeQdrantServer] = None
         self.opened: list[VectorStore] = []
 
     def shard_path(self, book_id: str = BOOK) -> Path:
@@ -83,6 +90,8 @@ class Backend:
     def open(self, book_id: str = BOOK) -> VectorStore:
         if self.kind == "edge":
             store = EdgeStore(self.shard_path(book_id), book_id, dimension=DIM)
+        elif self.kind == "server-http":
+            store = ServerStore(book_id, dimension=DIM, url=self.url)
         else:
             # qdrant-client local mode, persisted to a folder so reopening can be tested.
             store = ServerStore(
@@ -92,12 +101,26 @@ class Backend:
         return store
 
 
-@pytest.fixture(params=["edge", "server-local"])
+KINDS = ["edge", "server-local", "server-http"]
+
+
+@contextlib.contextmanager
+def opened_backend(kind: str, root: Path):
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(FakeQdrantServer()) if kind == "server-http" else None
+        b = Backend(kind, root, server.url if server else "")
+        b.server = server
+        try:
+            yield b
+        finally:
+            for store in b.opened:
+                store.close()
+
+
+@pytest.fixture(params=KINDS)
 def backend(request, tmp_path):
-    b = Backend(request.param, tmp_path)
-    yield b
-    for store in b.opened:
-        store.close()
+    with opened_backend(request.param, tmp_path) as b:
+        yield b
 
 
 def fill(backend: Backend):
@@ -112,13 +135,11 @@ def fill(backend: Backend):
     return store, chunks, vectors
 
 
-@pytest.fixture(scope="module", params=["edge", "server-local"])
+@pytest.fixture(scope="module", params=KINDS)
 def filled_ro(request, tmp_path_factory):
     """A filled store shared by the tests that only read (one per backend and module)."""
-    b = Backend(request.param, tmp_path_factory.mktemp(request.param))
-    yield fill(b)
-    for store in b.opened:
-        store.close()
+    with opened_backend(request.param, tmp_path_factory.mktemp(request.param)) as b:
+        yield fill(b)
 
 
 @pytest.fixture
@@ -346,7 +367,14 @@ def read_line(proc: subprocess.Popen) -> dict:
     return json.loads(line)
 
 
+def _local_only(backend: Backend) -> None:
+    if backend.kind == "server-http":
+        pytest.skip("a Qdrant server keeps the data itself and serves every process: "
+                    "no per-book lock (see test_server_books_open_in_several_clients_at_once)")
+
+
 def test_upsert_is_durable_when_the_process_dies(backend):
+    _local_only(backend)
     proc = spawn(backend, "upsert-and-die")
     assert read_line(proc) == {"upserted": 30}
     assert proc.wait(timeout=60) == 9
@@ -358,6 +386,7 @@ def test_upsert_is_durable_when_the_process_dies(backend):
 
 
 def test_second_process_gets_book_locked_and_lock_dies_with_the_owner(backend):
+    _local_only(backend)
     owner = spawn(backend, "hold")
     try:
         assert read_line(owner) == {"ready": True}
@@ -438,3 +467,17 @@ def test_open_store_defaults_to_edge_in_the_data_folder(settings):
 def test_open_store_server_backend_uses_the_url(settings):
     with pytest.raises(StoreError, match="qdrant_url"):
         open_store(settings.updated(store_backend="server", qdrant_url=""), BOOK)
+
+
+def test_server_books_open_in_several_clients_at_once(tmp_path):
+    """Several ``bookreader serve`` processes share one Qdrant server: each opens the same
+    book (no lock), and what one writes the other reads."""
+    with opened_backend("server-http", tmp_path) as b:
+        first, second = b.open(), b.open()
+        chunks, vectors = make_chunks(12), make_vectors(12)
+        first.upsert(chunks, vectors)
+        assert second.count() == 12
+        assert second.search(vectors[5], 1)[0][0] == chunks[5]
+        assert b.server is not None  # and all of it went over HTTP
+        assert {("PUT", f"/collections/book_{BOOK}/points"),
+                ("POST", f"/collections/book_{BOOK}/points/query")} <= set(b.server.requests)

@@ -121,3 +121,82 @@ def test_fit_is_per_kind_of_backend_and_reads_progress_files(aq, tmp_path):
     assert extractive["coefficients"]["length"] > 1.0 > abs(extractive["coefficients"]["relevance"])
     assert model["fitted"]["test_ece"] < 0.2
     assert set(aq.run_fit([progress], ["relevance"], kind="model")) == {"model"}
+
+
+@pytest.fixture(scope="module")
+def books(aq):
+    """bench/books.py, as bench/answer_quality.py imports it."""
+    return sys.modules["books"]
+
+
+def test_the_book_split_is_fixed_and_disjoint(books):
+    assert not set(books.TUNE) & set(books.REPORT)
+    assert len(books.TUNE) <= 4 and len(books.REPORT) >= 5
+    assert {"thinkjava2", "py4e", "physical_ai_textbook"} <= set(books.TUNE)
+    assert books.SPLITS == {"tune": books.TUNE, "report": books.REPORT}
+
+
+def test_question_sets_of_the_split_books_are_complete(aq, books):
+    """Each split book with a question file has at least 30 in-scope questions with gold
+    answers in full sentences, and 8 out of scope, 4 of them from the book's own field with
+    terms the book never uses (checked against the text by check_questions.py)."""
+    for stem in books.TUNE[3:] + books.REPORT:
+        qfile = BENCH_DIR / "questions" / f"{stem}.jsonl"
+        if not qfile.is_file():
+            continue
+        items = aq.load(qfile, None)
+        ins = [i for i in items if i["gold_pages"]]
+        assert len(ins) >= 30 and len(items) - len(ins) >= 8, stem
+        assert all(i["gold"].endswith(".") and len(i["gold"].split()) >= 8 for i in ins), stem
+        raw = [json.loads(x) for x in qfile.read_text(encoding="utf-8").splitlines() if x]
+        assert sum(bool(r.get("absent")) for r in raw if not r["gold_pages"]) >= 4, stem
+
+
+def _row(outcome, pages, *, correct=False, cited=False, level="medium", ft=1000.0, total=4000.0):
+    return {"question": "q", "outcome": outcome, "gold_pages": pages, "correct": correct,
+            "cited_gold": cited, "confidence": 0.5, "level": level,
+            "split": "tune" if pages else None, "first_token_ms": ft, "total_ms": total,
+            "gold_share": 1.0 if correct else 0.0}
+
+
+def test_split_table_has_a_row_per_book_and_pools_their_questions(aq, books):
+    book_a = [_row("answer", [3], correct=True, cited=True, level="high", ft=1000.0),
+              _row("answer", [4], cited=True, level="high", ft=2000.0),
+              _row("not_covered", [5], ft=3000.0),
+              _row("not_covered", [], ft=500.0)]
+    book_b = [_row("answer", [7], correct=True, cited=True, ft=5000.0, total=20000.0),
+              _row("quotes", [8], cited=True, ft=6000.0),
+              _row("answer", [], ft=7000.0)]
+    a = books.table_row("a", book_a, aq.summarise(book_a))
+    b = books.table_row("b", book_b, aq.summarise(book_b))
+    pooled_rows = book_a + book_b
+    pooled = books.table_row("POOLED", pooled_rows, aq.summarise(pooled_rows))
+    assert (a["in_scope"], a["out_of_scope"], a["cited_gold"], a["correct"]) == (3, 1, 2, 1)
+    assert (a["false_not_covered"], a["declined"], a["high"], a["high_correct"]) == (1, 1, 2, 1)
+    assert b["declined_share"] == 0.0 and b["high"] == 0 and b["high_correct_share"] is None
+    # pooled over the questions, not averaged over the books
+    assert (pooled["in_scope"], pooled["cited_gold"], pooled["correct"]) == (5, 4, 2)
+    assert pooled["cited_gold_share"] == 0.8 and pooled["correct_share"] == 0.4
+    assert pooled["declined_share"] == 0.5 and pooled["high_correct_share"] == 0.5
+    assert pooled["first_token_ms_p50"] == 3000.0 and pooled["total_ms_p95"] == 20000.0
+    text = books.format_table([a, b, pooled])
+    lines = text.splitlines()
+    assert len(lines) == 5 and lines[-1].startswith("| POOLED | 5/2 | 80.0% (4/5) | 40.0% (2/5)")
+    assert "| 50.0% (1/2) | 3.0 s | 20.0 s |" in lines[-1]
+    assert "| - |" in lines[3]  # no "high" answer on book b
+
+
+def test_books_of_a_split_skip_books_without_questions_or_pdf(books, tmp_path):
+    books_dir, questions_dir = tmp_path / "books", tmp_path / "questions"
+    books_dir.mkdir()
+    questions_dir.mkdir()
+    first, second, third = books.REPORT[:3]
+    for stem in (first, second):
+        (questions_dir / f"{stem}.jsonl").write_text("{}\n", encoding="utf-8")
+    for stem in (first, third):
+        (books_dir / f"{stem}.pdf").write_bytes(b"%PDF-1.4\n")
+    runnable, skipped = books.books_of("report", books_dir, questions_dir)
+    assert runnable == [(first, books_dir / f"{first}.pdf", questions_dir / f"{first}.jsonl")]
+    assert len(skipped) == len(books.REPORT) - 1
+    assert skipped[0].startswith(f"skipping {second}:") and "not found" in skipped[0]
+    assert skipped[1].startswith(f"skipping {third}: no question file")

@@ -63,13 +63,18 @@ def test_prune_archives_expires_and_keeps_the_chain_verifiable(aged, tmp_path):
     assert archive.parent == tmp_path / "archive" and archive.name.endswith(".jsonl.gz")
     archived = read_gz(archive)
     assert [r["record_id"] for r in archived] == middle
-    live = [r["record_id"] for r in log.iter_rows()]
-    assert live == recent
+    live = list(log.iter_rows())
+    assert [r["record_id"] for r in live[:-1]] == recent
     assert result.anchor_hash == archived[-1]["record_hash"] and result.anchor_seq == 11
+    # The prune is itself the newest record of the chain, naming the cut it made.
+    assert live[-1]["status"] == "prune" and live[-1]["seq"] == 16
+    assert live[-1]["prune"]["through_seq"] == 11 and live[-1]["prune"]["n_expired"] == 5
+    assert live[-1]["prune"]["anchor_hash"] == result.anchor_hash
 
     # The live log verifies from the anchor, the archive links into it, the archive alone too.
     check = log.verify()
-    assert check.ok and check.n_records == 4 and "Archive: 6 records" in check.message
+    assert check.ok and check.n_records == 5 and "Archive: 6 records" in check.message
+    assert "cut by the prune recorded as #16" in check.message
     assert log.verify(archive).ok
 
     # New records chain on; pruning again changes nothing.
@@ -77,7 +82,7 @@ def test_prune_archives_expires_and_keeps_the_chain_verifiable(aged, tmp_path):
     log.record(make_answer(random.Random(1), passage_chars=80), session_id="s")
     again = log.prune(now=NOW)
     assert (again.n_archived, again.n_expired, again.n_expired_archived) == (0, 0, 0)
-    assert log.verify().ok and log.count() == 5
+    assert log.verify().ok and log.count() == 6
 
 
 def test_archived_records_expire_later_and_the_rest_still_verifies(aged, tmp_path):
@@ -85,12 +90,15 @@ def test_archived_records_expire_later_and_the_rest_still_verifies(aged, tmp_pat
     log.prune(now=NOW)
     later = NOW + timedelta(days=200)  # the 200-day-old records are now 400 days old
     result = log.prune(now=later)
-    assert result.n_expired_archived == 6 and result.n_archived == 4
+    assert result.n_expired_archived == 6 and result.n_archived == 5  # 4 + the prune record
     (archive,) = list((tmp_path / "archive").glob("*.jsonl.gz"))
-    assert [r["record_id"] for r in read_gz(archive)] == recent
-    assert log.count() == 0
+    archived = read_gz(archive)
+    # The first prune's record was archived with the records it followed.
+    assert [r["record_id"] for r in archived[:-1]] == recent
+    assert archived[-1]["status"] == "prune"
+    assert [r["status"] for r in log.iter_rows()] == ["prune"]  # the second prune's record
     check = log.verify()
-    assert check.ok and "Archive: 4 records" in check.message
+    assert check.ok and "Archive: 5 records" in check.message
 
 
 def test_tampered_archive_is_detected(aged, tmp_path):

@@ -10,12 +10,8 @@ from bookreader.config import Settings
 from bookreader.core.chunking import Chunker
 from bookreader.core import retrieval as retrieval_mod
 from bookreader.core.lexical import LexicalIndex
-from bookreader.core.retrieval import (
-    HybridRetriever,
-    is_covered,
-    retrieval_confidence,
-    term_coverage,
-)
+from bookreader.core.retrieval import HybridRetriever, is_covered
+from bookreader.core.retrieval_calibration import BookCalibration, Evidence, term_coverage
 from bookreader.core.store.base import open_store
 from bookreader.core.types import Page, SearchFilter
 from bookreader.errors import InvalidInput, QueryTimeout
@@ -195,11 +191,12 @@ def test_without_a_lexical_index_search_is_dense_only(indexed, embedder, book_se
 
 
 def test_confidence_function_is_monotone_and_bounded():
-    low = retrieval_confidence(0.1, 0.0)
-    mid = retrieval_confidence(0.45, 0.5)
-    high = retrieval_confidence(0.8, 1.0)
+    book = BookCalibration(off_topic=0.15, inside=0.6, chunk_count=1, headings=1)
+    low = book.confidence(Evidence(0.1, 0.0))
+    mid = book.confidence(Evidence(0.45, 0.5))
+    high = book.confidence(Evidence(0.8, 1.0))
     assert 0.0 <= low < mid < high <= 1.0
-    assert retrieval_confidence(0.5, 1.0) > retrieval_confidence(0.5, 0.0)
+    assert book.confidence(Evidence(0.5, 1.0)) > book.confidence(Evidence(0.5, 0.0))
     assert term_coverage("while loops", ["A while loop repeats."]) == 1.0
     assert term_coverage("bake a cake", ["A while loop repeats."]) == 0.0
     assert term_coverage("the of and", ["anything"]) == 0.0

@@ -274,7 +274,8 @@ def test_other_questions_are_not_raised_by_the_front_matter_rule(front_matter_re
     r, parts = retriever.explain(question, top_k=3)
     assert not retrieval_mod.about_the_book(question, r.passages)
     assert r.confidence == pytest.approx(
-        retrieval_mod.retrieval_confidence(parts["top_cos"], parts["coverage"]), abs=1e-4)
+        retriever.calibration.confidence(retrieval_mod.Evidence(
+            parts["top_cos"], parts["coverage"], parts["unknown"])), abs=1e-4)
     assert not retriever.is_covered(r)
 
 

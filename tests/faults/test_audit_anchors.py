@@ -136,3 +136,70 @@ def test_deleted_archive_is_detected(settings):
     check = audit.verify()
     assert not check.ok and "listed in the manifest but missing" in check.message
     audit.close()
+
+
+def test_a_forged_prune_anchor_fails_even_with_the_expected_head(log, settings):
+    """Deleting the oldest records and inserting an anchor row (the real hash of the last
+    deleted record, nothing rehashed) used to verify as "starts after record #3"."""
+    head = log.verify().head_hash
+    rows = list(log.iter_rows())
+    engine = sa.create_engine(settings.audit_db_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM audit_records WHERE seq <= 3"))
+        conn.execute(sa.text(
+            "INSERT INTO audit_anchors (through_seq, anchor_hash, created_at, n_archived, "
+            "n_expired) VALUES (3, :h, '2026-01-01T00:00:00.000000Z', 0, 3)"),
+            {"h": rows[2]["record_hash"]})
+    engine.dispose()
+    result = log.verify(expect_head=head)
+    assert not result.ok
+    assert "no prune record in the chain names that cut" in result.message
+    assert cli_main(["--data-dir", str(settings.data_dir), "audit", "verify",
+                     "--expect-head", head]) != 0
+
+
+def test_an_unknown_field_in_an_exported_record_fails(log, tmp_path):
+    out = tmp_path / "a.jsonl"
+    log.export("jsonl", out)
+    lines = _lines(out)
+    rec = json.loads(lines[1])
+    rec["grade"] = "A"  # not a field of the log: the hash does not cover it
+    lines[1] = json.dumps(rec)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = log.verify(out)
+    assert not result.ok and "field the audit log never writes ('grade')" in result.message
+    assert result.first_bad_record_id == rec["record_id"]
+
+
+def test_an_anchor_of_an_older_version_is_attested_when_the_log_is_upgraded(settings):
+    """The migration path: a log pruned before prunes were chained keeps verifying."""
+    from bookreader.core.audit.schema import migrate
+
+    engine = sa.create_engine(settings.audit_db_url)
+    with engine.begin() as conn:
+        migrate(conn, upto="0006_write_ahead")
+    engine.dispose()
+    old = AuditLog.from_settings(settings)  # migrates 0007 on an empty log: nothing to attest
+    rng = random.Random(8)
+    for _ in range(4):
+        old.record(make_answer(rng), session_id="s")
+    rows = list(old.iter_rows())
+    old.close()
+    engine = sa.create_engine(settings.audit_db_url)
+    with engine.begin() as conn:  # what an older version's prune of 2 expired records left
+        conn.execute(sa.text("DELETE FROM audit_records WHERE seq <= 2"))
+        conn.execute(sa.text(
+            "INSERT INTO audit_anchors (through_seq, anchor_hash, created_at, n_archived, "
+            "n_expired) VALUES (2, :h, '2026-01-01T00:00:00.000000Z', 0, 2)"),
+            {"h": rows[1]["record_hash"]})
+        conn.execute(sa.text("DELETE FROM schema_version WHERE name = '0007_prune_records'"))
+        conn.execute(sa.text("ALTER TABLE audit_records DROP COLUMN prune"))
+    engine.dispose()
+    upgraded = AuditLog.from_settings(settings)
+    try:
+        result = upgraded.verify()
+        assert result.ok, result.message
+        assert "attested by record #5 when the log was upgraded" in result.message
+        assert upgraded.count() == 3  # records 3, 4 and the attestation
+    finally:
+        upgraded.close()

@@ -190,3 +190,18 @@ def test_fuzz_book_and_session_ids(fuzz_server, ref):
         r = fuzz_server.http.request("POST" if path.endswith("query") else "GET", path,
                                      json={"question": "Why?"})
         check(r)
+
+
+STUDY_KEYS = ["pages", "chapter", "selection", "limit", "format"]
+
+
+@FUZZ
+@given(tool=st.sampled_from(["cards", "quiz", "summary", "export"]),
+       data=st.dictionaries(st.sampled_from(STUDY_KEYS) | st.text(max_size=6), json_values,
+                            max_size=5))
+@example(tool="export", data={"pages": [0, 1], "format": ["anki"]})
+def test_fuzz_study_tools(fuzz_server, tool, data):
+    r = fuzz_server.http.post(f"/v1/books/{fuzz_server.book.book_id}/study/{tool}",
+                              content=body_of(data),
+                              headers={"Content-Type": "application/json"})
+    check(r)

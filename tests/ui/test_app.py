@@ -79,9 +79,10 @@ def test_settings_saved_and_applied_without_restart(make_app, ui_settings, qtbot
     win = ctx.window
     session = ctx.service._lanes.library().session_id
     dialog = win.show_settings()
-    # The dialog lists what the spec table holds: auto, each tier, extractive, claude, a file.
+    # The dialog lists what the spec table holds: auto, each tier, extractive, claude, a
+    # model server, a file.
     assert list(dialog.backend_buttons) == ["auto", "tiny", "small", "better", "extractive",
-                                            "claude", "gguf"]
+                                            "claude", "openai", "gguf"]
     assert "small" in dialog.install_rows and "tiny" not in dialog.install_rows
     dialog.backend_buttons["tiny"].setChecked(True)
     dialog.budget_boxes["tiny"][1].setValue(7.5)

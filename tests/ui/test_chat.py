@@ -45,7 +45,7 @@ def test_right_click_ask_about_this_streams_an_answer(opened, qtbot):
     selected = reader.selected_text()
     menu = _right_click(reader, reader.word_center(1, a.index + 2))
     assert [act.text() for act in menu.actions() if act.text()] == [
-        "Ask about this", "Ask with nearby pages", "Copy"]
+        "Ask about this", "Ask with nearby pages", "Copy", "Make flashcards from this"]
     menu.actions()[0].trigger()
     assert chat.quote_frame.isVisible()
     assert chat.selection == selected

@@ -39,8 +39,8 @@ def test_history_survives_a_restart_and_audit_dialog_works(make_app, ui_settings
     with qtbot.waitSignal(dialog.export_finished, timeout=30000) as blocker:
         dialog.export_button.click()
     # One question: its write-ahead record and the record of its answer (issue 12); an
-    # export keeps both so that it verifies on its own.
-    assert blocker.args[0] == 2
+    # export keeps both so that it verifies on its own, and says one question.
+    assert blocker.args[:2] == [1, 2]
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
     assert any(r.get("question") == "What does this book explain?" for r in rows)
 

@@ -130,10 +130,8 @@ def _best_window(sentence: str, want: set[str]) -> str:
 QUOTE_NEW_SHARE = 0.5
 #: Most book sentences quoted beside a verified answer: as many as the extractive backend
 #: answers with, since its third sentence is often the one on another page that explains
-#: the question.  Replaying the stop-18 small-tier runs (``bench/answer_quality.py
-#: --replay``), 3 against 2: gold page cited Think Java 88.6 -> 91.1 %, Physical AI 75.9 ->
-#: 78.5 %, answers correct 57.0 -> 58.2 % and 45.6 -> 46.8 %, answer length p50 105 -> 111
-#: and 86 -> 87 words.
+#: the question.  Three rather than two cites the gold page more often for a few more
+#: words of answer.
 ANSWER_QUOTES = 3
 
 
@@ -156,9 +154,7 @@ def with_best_quote(question: str, text: str, citations: tuple, sources: Sequenc
 
     ``embedder`` ranks the sentences: the answerer's own MiniLM, the one the extractive
     backend answers with in place of a model, so both choose alike (the validator's int8
-    copy, the default, chose other sentences; small-tier replay of the stop-20 runs with
-    the full MiniLM: correct Physical AI 55.7 -> 58.2 %, Think Java 62.0 -> 63.3 %, Py4E
-    gold page 91.8 -> 92.9 %).
+    copy, the default, chooses other sentences, and fewer of them answer the question).
     """
     embedder = embedder or validator.embedder
     picked = quotes.extractive_quotes(question, sources, embedder, k=ANSWER_QUOTES)
@@ -194,17 +190,16 @@ def with_best_quote(question: str, text: str, citations: tuple, sources: Sequenc
     return shown, shown_citations
 
 
-#: A glossary entry: a lower-case term of at most four words (as the programming books
-#: print their vocabulary), a colon, its definition.  A capitalised label ("ISO 10218:
-#: Industrial robots ...", "Vision Systems: ...") heads a list item, not a definition.
+#: A glossary entry: a lower-case term of at most four words (as textbooks print their
+#: vocabulary), a colon, its definition.  A capitalised label ("ISO 9001: Quality
+#: management ...", "Data Sources: ...") heads a list item, not a definition.
 _GLOSSARY_ENTRY = re.compile(r"^\s*([a-z][\w'\u2019-]*(?:\s[\w'\u2019-]+){0,3})\s*:\s+\S")
 
 
 def defines_another_term(sentence: str, asked: set[str]) -> bool:
     """True for a glossary entry whose term shares no word with the question ("sprite: A
-    computer graphic ..." quoted beside an answer to "What is polymorphism?", "factorial:
-    ..." beside "What is a base case in recursion?", window trial and browser check of
-    stop 20): it defines something the student did not ask about."""
+    computer graphic ..." quoted beside an answer to "What is polymorphism?"): it defines
+    something the student did not ask about."""
     m = _GLOSSARY_ENTRY.match(sentence)
     if not m or set(content_terms(m.group(1))) & asked:
         return False
@@ -216,10 +211,8 @@ def defines_another_term(sentence: str, asked: set[str]) -> bool:
 
 
 #: Sentences read on after an anchor (the book's best sentence, or the one the answer
-#: cites), offered after the extractive choice.  Small-tier replay of the stop-19 live runs,
-#: gold page cited / correct: Think Java 92.4 / 60.8 -> 93.7 / 60.8 %, Py4E 88.2 / 64.7 ->
-#: 89.4 / 65.9 %, Physical AI 84.8 / 53.2 -> 84.8 / 54.4 %; answer words p50 (citations
-#: left out) 47 -> 51, 49 -> 50, 38.5 -> 43.
+#: cites), offered after the extractive choice: the sentence after the one that names a
+#: term often explains it, for a few more words of answer.
 READ_ON = 1
 
 
@@ -228,8 +221,8 @@ def following_sentences(sources: Sequence[CitationSource], anchors: Sequence[str
     """The ``k`` sentences that follow each anchor in its passage, when quotable.
 
     A small model's verified answer usually restates the book's best sentence for the
-    question ("Kalman filters are essential for fusing data from multiple sensors with
-    different noise characteristics"); the explanation is the sentence after it.
+    question ("Hash tables are essential for looking up values by key in constant average
+    time"); the explanation is the sentence after it.
     """
     keys = [" ".join(words(a.lower())[:8]) for a in anchors if len(words(a)) >= 4]
     split = [(src, [" ".join(x.split()) for x in split_sentences(src.text)]) for src in sources]

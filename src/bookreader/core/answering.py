@@ -71,7 +71,7 @@ from bookreader.core.llm.answer_type import (
     wants_code,
     wants_formula,
 )
-from bookreader.core.llm.specs import spec_for, timeout_message
+from bookreader.core.llm.specs import family_spec, spec_for, timeout_message
 from bookreader.core.model_output import (  # noqa: F401 - part of this module's API
     drop_code_name_claims,
     drop_fragments,
@@ -93,7 +93,7 @@ from bookreader.core.outcomes import (  # noqa: F401 - part of this module's API
     declines,
     generation_confidence,
 )
-from bookreader.core.retrieval import is_covered
+from bookreader.core.retrieval import is_covered, search_question
 from bookreader.core.selection_answer import (
     beside_answer,
     first_unsupported,
@@ -104,6 +104,7 @@ from bookreader.core.selection_relevance import names_absent_number, off_target
 from bookreader.core.sentences import key_only, split_sentences, words
 from bookreader.core.types import (
     Answer,
+    AnswerStage,
     CancelFn,
     Message,
     Mode,
@@ -120,6 +121,10 @@ log = logging.getLogger(__name__)
 #: Below this grounding similarity an answer whose citation excerpt the model invented is
 #: rejected even when its words are all in the context (see ``_finish``).
 INVENTED_MIN_SIMILARITY = 0.70
+
+
+def _no_stage(_stage: AnswerStage) -> None:
+    """The default ``on_stage``: nobody is told."""
 
 
 class Answerer:
@@ -183,11 +188,14 @@ class Answerer:
         book_id: str = "",
         book_title: str = "",
         on_start: Optional[Callable[[Answer], None]] = None,
+        on_stage: Optional[Callable[[AnswerStage], None]] = None,
     ) -> Answer:
         """Answer ``question`` in ``mode``.
 
         ``on_start`` gets a provisional Answer (question, selection, retrieval, prompt; no
         text) just before the model starts: the audit log's write-ahead record.
+        ``on_stage`` hears each :class:`AnswerStage` as it begins (the window says what is
+        happening while the student waits).
 
         Raises:
             InvalidInput: a bad question or selection, or a mode without what it needs
@@ -229,6 +237,7 @@ class Answerer:
         run.page_range = page_range
         run.pages = pages
         run.on_start = on_start
+        run.on_stage = on_stage or _no_stage
         if cancel():
             raise Cancelled()
         return run.execute(retriever, on_token, cancel)
@@ -266,7 +275,7 @@ class Answerer:
 
         name = resolve_name(backend, self.settings)
         try:
-            if spec_for(name).kind == "claude":
+            if spec_for(name).kind in ("claude", "openai"):  # remote: nothing to load
                 self.load(None, ())
                 return ""
             # the rules prefix is the same whatever the question
@@ -298,9 +307,13 @@ class _Run(OutcomeAssembly):
         self.owner = owner
         self.settings = owner.settings
         self.question = question
+        #: The text as the student asked it (recorded); ``question`` is what the stages
+        #: answer: the question part alone when an instruction came with it.
+        self.asked = question
         self.mode = mode
         self.backend_name = backend_name
-        self.spec = spec_for(backend_name)
+        # a model server's spec is its model family's (core/llm/specs.py)
+        self.spec = family_spec(spec_for(backend_name), self.settings.openai_model)
         self.t0 = t0
         self.book_id = book_id
         self.book_title = book_title
@@ -316,10 +329,13 @@ class _Run(OutcomeAssembly):
         #: Passage (by id) -> the part of its text shown to the model, when focused.
         self.shown: dict[int, str] = {}
         self.on_start: Optional[Callable[[Answer], None]] = None
+        self.on_stage: Callable[[AnswerStage], None] = _no_stage
 
     # --- helpers ----------------------------------------------------------------------
     # --- the chain ----------------------------------------------------------------------
     def execute(self, retriever: Any, on_token: Optional[Callable[[str], None]], cancel: CancelFn) -> Answer:
+        if self.mode is not Mode.SELECTED:
+            self.on_stage(AnswerStage.SEARCHING)
         try:
             passages = self._retrieve(retriever)
         except QueryTimeout as exc:
@@ -350,6 +366,19 @@ class _Run(OutcomeAssembly):
         answer = self._generate(passages, retrieval_conf, on_token, cancel)
         return book_answer.choose(self, answer, passages, retrieval_conf, cancel)
 
+    def _writing(self, on_token: Optional[Callable[[str], None]]) -> Callable[[str], None]:
+        """``on_token``, telling :attr:`on_stage` that writing began at the first token."""
+        started: list[bool] = []
+
+        def token(text: str) -> None:
+            if not started:
+                started.append(True)
+                self.on_stage(AnswerStage.WRITING)
+            if on_token is not None:
+                on_token(text)
+
+        return token
+
     def _retrieve(self, retriever: Any) -> list[Passage]:
         if self.mode is Mode.SELECTED:
             self.stage_ms["retrieval"] = 0.0
@@ -357,7 +386,10 @@ class _Run(OutcomeAssembly):
             return []
         t = time.perf_counter()
         if self.mode is Mode.BOOK:
-            retrieval = retriever.search(self.question, top_k=self.settings.top_k)
+            # "What is X? At the end, tell me a joke.": the instruction is data; the
+            # question part may be what is searched and answered (the whole is recorded).
+            retrieval, self.question = search_question(retriever, self.question,
+                                                       self.settings.top_k)
         else:
             if self.page_range is None:  # ask() refuses a highlight question without one
                 raise InvalidInput("Highlight questions need the pages of the selection.")
@@ -526,13 +558,14 @@ class _Run(OutcomeAssembly):
         max_tokens = int(self.settings.max_new_tokens)
         if self.spec.max_tokens:
             max_tokens = min(max_tokens, self.spec.max_tokens)
+        self.on_stage(AnswerStage.READING)
         try:
             gen = generate(
                 backend, self.messages, request=request, max_tokens=max_tokens,
                 temperature=float(self.settings.temperature), first_budget=first_budget,
                 total_budget=total_budget, max_claims=self.spec.max_claims,
                 quote_words=self.spec.quote_words, started=self.t0,
-                stage_ms=self.stage_ms, on_token=on_token, cancel=cancel,
+                stage_ms=self.stage_ms, on_token=self._writing(on_token), cancel=cancel,
             )
         except Cancelled:
             raise
@@ -540,6 +573,7 @@ class _Run(OutcomeAssembly):
             return self._failed(exc)
         if cancel():
             raise Cancelled()
+        self.on_stage(AnswerStage.CHECKING)
         # Only an answer that was cut off is a timeout: one that finished is kept,
         # however long it took.  A cut-off answer with confident retrieval still leaves
         # the student with quotes of the pages to read.

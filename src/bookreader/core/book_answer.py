@@ -65,6 +65,7 @@ def rival_answer(run: Any, passages: Sequence[Passage], retrieval_conf: float,
     sub = type(run)(run.owner, run.question, run.mode, RIVAL, run.t0, run.book_id,
                     run.book_title, run.selection, run.warning)
     sub.page_range, sub.pages = run.page_range, run.pages
+    sub.asked = run.asked
     sub.retrieval, sub.chapter = run.retrieval, run.chapter
     return sub._generate(list(passages), retrieval_conf, None, cancel)
 

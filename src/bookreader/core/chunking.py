@@ -21,35 +21,24 @@ How a book becomes chunks (streaming: only the pages of the current chunk are he
    section starts a new chunk with its heading, and a section's tail follows rule 4.  The
    exception is a tiny start (a chapter title, a two-line section such as "Target
    Audience"): it shares its chunk with the next section instead of standing alone.
-   Before this rule, a chunk ran on into the next section, so the next section's heading
-   sat at the end of a chunk labelled with the previous section, split from the text it
-   introduces (the Physical AI book's "Reinforcement Learning for Robotics / Q-Learning
-   and Deep Q-Networks" closed a chunk of supervised-learning code).  Measured with the
-   extractive backend, verified citation on a gold page, tune | held-out halves: Py4E
-   39/43 -> 42/43 | 35/42 -> 38/42, Think Java 35/40 -> 35/40 | 35/39 -> 36/39, Physical
-   AI 31/40 -> 30/40 | 29/39 -> 30/39 (3 % more chunks); recall@1 of the first gold
-   chunk: Physical AI .775 -> .850 | .744 -> .821, Py4E .814 -> .884 | .762 -> .833, Think
-   Java .825 -> .825 | .846 -> .795.
+   Without this rule a chunk runs on into the next section, so that section's heading
+   sits at the end of a chunk labelled with the previous section, split from the text it
+   introduces; with it, retrieval finds the gold chunk first more often, for about 3 %
+   more chunks.
 
-6. A code listing keeps its line breaks (chunker 4).  A paragraph of the page (one PDF
+6. A code listing keeps its line breaks.  A paragraph of the page (one PDF
    text block) that is a listing (``code_text.is_code_paragraph``: at least half of its lines
    read as code, and it does not end a sentence as prose does) gives one unit per line
    (a docstring whose quotes stand on lines of their own is one unit), never joined to
    the next page's text.  In the chunk's text a listing's lines are joined by single line
    breaks, the only ones a chunk's text holds (prose is whitespace-collapsed), and a
    blank line sets the listing apart from the prose around it, so the extractive backend
-   can quote a comment or docstring line of it (the docstring "Process neural signals
-   for brain-computer interface"; ``code_text.listing_units``).  Before, a listing was
-   one long "sentence", so a section that is a heading over a listing had nothing
-   quotable, and the answer cited a prose sentence of another page (a chapter summary's
-   one-line restatement of the section).  Measured with the extractive backend, verified
-   citation on a gold page, tune | held-out (answers judged correct in brackets):
-   Physical AI 32/40 -> 34/40 | 31/39 -> 35/39 (17 -> 19 | 15 -> 17), Py4E 40/43 ->
-   40/43 | 38/42 -> 39/42 (29 -> 30 | 24 -> 25), Think Java 36/40 -> 36/40 | 36/39 ->
-   36/39 (23 -> 23 | 20 -> 22); out-of-scope questions all declined before and after.
-   (Every line of a listing a unit of its own, tried first, gave the same on the tune
-   halves but Py4E held-out 38 -> 37: a statement and its output, ``>>> int('32')``
-   ``32``, are one unit now.)
+   can quote a comment or docstring line of it (the docstring "Return the average of
+   the readings"; ``code_text.listing_units``).  A listing read as one long "sentence"
+   leaves a section that is a heading over a listing nothing quotable, and the answer
+   cites a prose sentence of another page instead (a chapter summary's one-line
+   restatement of the section).  A statement and its output (``>>> int('32')``
+   ``32``) stay one unit: one unit per line, tried first, did no better and cut them apart.
 
 Word-piece counts are additive over whitespace-joined text (BERT's pre-tokenizer splits
 on whitespace and punctuation first), so a chunk's count is the sum of its sentences'.
@@ -148,10 +137,9 @@ class SentenceSplitter:
     whitespace and a capital letter, a digit or an opening quote or bracket, unless the
     word before the full stop is a known abbreviation ("e.g.", "Fig.", "Dr.") or a single
     initial ("J. Smith").  Code such as ``System.out.println`` or ``3.14`` has no space
-    after its dots and is never cut.  NLTK's Punkt (constructed without trained data) took
-    2.7 s on Think Java's 372 pages against 0.2 s for this, 70 % of all chunking time; where
-    the two disagreed, Punkt mostly cut the contents pages' dot leaders into one-dot
-    "sentences".
+    after its dots and is never cut.  NLTK's Punkt (constructed without trained data) was
+    over ten times slower on a 370-page book, most of all chunking time, and where the
+    two disagreed it mostly cut the contents pages' dot leaders into one-dot "sentences".
     """
 
     _END = re.compile(

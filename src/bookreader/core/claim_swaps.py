@@ -94,9 +94,9 @@ def noun_terms(text: str) -> set[str]:
     """Stems of the words ``text`` uses as nouns or names, as far as words show it.
 
     A word right after a determiner ("a *list*", "the *server*") or a kind of thing ("the
-    function *dict*"), or capitalised inside a sentence ("uses *Kalman* filtering").  Verbs and adjectives of a passage are how a
-    paraphrase rewords; its nouns are the terms a wrong answer attaches to the wrong
-    subject (:func:`swapped_terms`).
+    function *dict*"), or capitalised inside a sentence ("uses *Dijkstra's* algorithm").
+    Verbs and adjectives of a passage are how a paraphrase rewords; its nouns are the terms
+    a wrong answer attaches to the wrong subject (:func:`swapped_terms`).
     """
     out: set[str] = set()
     for sent in split_sentences(text):
@@ -180,18 +180,17 @@ def swapped_terms(claim: str, window_sentence: str,
 
 
 #: A demonstrative before a noun: the noun points back at what was named before it ("In
-#: this approach, robots learn from labeled training data" after "Supervised Learning:").
+#: this design, each request gets its own thread" after "Thread per request:").
 _POINTER = re.compile(r"\b(?:this|that|these|those|such)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
 
 
 def _pointed_at(sentence: str) -> set[str]:
     """Stems of the nouns a demonstrative points with ("this approach": ``approach``).
 
-    A claim that names the thing itself in such a noun's place ("Supervised learning with
-    classification and regression ... learns from labeled training data", Physical AI,
-    stop 32) is not attaching another term to the subject: the window speaks of the same
-    thing by a pointer.  (A term of the passage put in place of a noun that names a
-    thing, "list" for "dict", is still a swap.)"""
+    A claim that names the thing itself in such a noun's place ("Thread per request ...
+    gives each request its own thread") is not attaching another term to the subject: the window
+    speaks of the same thing by a pointer.  (A term of the passage put in place of a noun
+    that names a thing, "list" for "dict", is still a swap.)"""
     return {stem(m.group(1).lower()) for m in _POINTER.finditer(sentence)}
 
 

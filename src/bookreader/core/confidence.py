@@ -34,80 +34,47 @@ for the other).  A single set with a backend indicator would only move the inter
 two small sets are as simple and fit both.  A set's ``ceiling`` caps the estimate where
 the held-out answers did not earn a higher level.
 
-Extractive FIT (``bench/answer_quality.py --fit bench/results/answer_quality_{thinkjava2,
-py4e,physical_ai_textbook}_extractive.json --features generation,answer_type,relevance,
-coverage,length``, L2 0.01): 222 extractive answers after the issue 11 section 6 changes
-(111 tune, 111 held-out).  The features are the signals whose ROC AUC on the tune split
-was at least 0.60 (length 0.66, answer_type 0.65, generation 0.64, coverage 0.64,
-relevance 0.62; retrieval 0.55, margin 0.53, grounding similarity and overlap 0.41-0.49:
-an extractive answer quotes the book, so the check passes every one).  Held-out: ECE
-0.069 (target 0.10); "medium" 5 answers, 4 correct (80 %); "low" 106 answers, 54.7 %
-correct; nothing "high".  The highest it can give (every signal at its best) is 0.81,
-"medium".  Checked again on 228 newer extractive answers (114 tune, 114 held-out, the
-files in /work/main at 05:15 UTC, same command): held-out ECE 0.064, "medium" 7 answers
-71.4 % correct, "low" 107 answers 51.4 %; a refit gave 0.093 and the same levels, so the
-set was kept.
+Extractive set (``bench/answer_quality.py --fit`` on every report book's
+``bench/results/answer_quality_<book>_extractive.json``, ``--features generation,
+answer_type,relevance,coverage,length``, L2 0.01).  The features are the signals whose
+ROC AUC on the tune split was at least 0.60; retrieval, margin and the grounding check's
+similarity and overlap tell nothing here: an extractive answer quotes the book, so the
+check passes every one.  Held-out ECE about
+0.07 (target 0.10); nothing reaches "high": the highest it can give (every signal at its
+best) is 0.81, "medium".
 
-Language-model FIT (the default ``small`` tier, Qwen2.5-Coder-0.5B), refitted in stop 16 on
-the answers of the code after issue 11's stop-15 changes.  Command: ``bench/answer_quality.py
---fit bench/results/answer_quality_{thinkjava2,py4e,physical_ai_textbook}_small_ft20__s16.json
---kind model`` (the default features generation, answer_type, relevance, coverage, length;
-L2 0.01): 131 answers of the full question files of the three books (76 tune, 55
-held-out; first-token budget 20 s on a loaded machine).  ROC AUC on the tune split:
-generation 0.64, length 0.63, retrieval 0.63, overlap 0.62, answer_type 0.60, relevance
-0.56, similarity 0.55, margin 0.55, coverage 0.52 (its small negative weight is noise).
-Held-out: "medium" 3 answers, all correct; "low" 52 answers, 63.5 % correct; ECE 0.060
-(target 0.10; noise floor of 55 answers 0.076).  Tune: "medium" 18 answers, 88.9 %
-correct.  Nothing is "high": no answer earned it, so the ceiling stays 0.85.  Checks that
-decided the set: the stop-14 set (relevance 6.19, length 2.93, answer_type 3.65) measured
-held-out ECE 0.33 on these answers (its "low" answers were 56-82 % correct); a fit on Think
-Java and Py4E alone (relevance, coverage, length) had held-out ECE 0.099 on those books but
-0.21 on Physical AI, whose answers are less often right (53 % against 69-74 %): one book
-left out is not enough, so all three are in the fit.  Adding retrieval to the features
-fitted tune better but held-out worse (0.127).  The other language models (tiny, better,
-Claude) use this set too; it was fitted on the small tier only.
+Language-model set (``--kind model``, the default features, L2 0.01), fitted on the
+default ``small`` tier's answers; the other language models use it too.  Every book is in
+the fit: a fit on some books alone calibrated well on them but badly on a book whose
+answers are less often right.  Adding retrieval to the features fitted the tune split
+better and the held-out split worse.  No answer earned "high", so the ceiling stays 0.85.
 
-Book-sentences FIT (stop 17; the extractive backend's answer shown in place of the small
-tier's, :mod:`bookreader.core.book_answer`): fitted on the tune rows of the questions where
-the small tier gave no verified answer (45 answers of the three books; 22 correct), from
-fresh small-tier runs of the three books replayed with every such question given the book's
-sentences (``bench/answer_quality.py --replay /work/runs17/<book>.progress.jsonl --book-min
-0 --book-margin -5``), same five features, L2 0.01.  Those questions are harder than the
-extractive backend's average: the extractive set measured held-out ECE 0.151 on them, this
-set 0.110 (52 answers; noise floor about 0.13).  With the run's thresholds (margin 0,
-least 0.4) the answers shown by the three books' runs measure ECE 0.056 tune, 0.065 held-out.
-ROC AUC on the tune rows: length 0.73, relevance 0.66, retrieval 0.60, coverage 0.59,
-generation 0.58, answer_type 0.54 (its small negative weight is noise).
+Book-sentences set (the extractive backend's answer shown in place of a language
+model's, :mod:`bookreader.core.book_answer`): fitted on the questions where the language
+model gave no verified answer, with every such question given the book's sentences
+(``bench/answer_quality.py --replay RUN --book-min 0 --book-margin -5``), same five
+features.  Those questions are harder than the extractive backend's average, so the
+extractive set overstates their chance.
 
-Recalibration (stop 23).  The pipeline improved after those fits (focus, quotes, book
-sentences), and its answers became more often right than their estimates said: on the
-tune split of the stop-22 runs of the three books (111 answers), "model" answers were
-74 % correct at a mean estimate of 0.64, "book" answers 70 % at 0.59; most answers were
-"low" although 70 % of them were right.  A single logit shift of both sets' intercepts
-(:data:`RECALIBRATION`, +0.48: the one parameter fitted by log-loss on the tune answers;
-fitted apart it was +0.47 and +0.49, and one value keeps the comparison of the two sets in
-:mod:`bookreader.core.book_answer` exactly as before) measures, held out (111 answers):
-ECE 0.105 -> 0.018; "medium" 9 answers 67 % correct -> 66 answers 73 %; "low" 102
-answers 70 % -> 45 answers 64 %; nothing "high".  Tune: ECE 0.102 -> 0.052, "medium" 71
-answers 77 %.  A full refit of the coefficients on the same answers did worse held out
-(ECE 0.138, and 6 "high" answers only 67 % correct).  Measured with
-``bench/answer_quality.py --rescore`` on the three books' result files.  The selected-text
-and highlight answers of a language model use the "model" set too; they were never in
-its fit.
+Recalibration.  The pipeline improved after those fits (focus, quotes, book sentences),
+and its answers became more often right than their estimates said: most answers were
+"low" although most of them were right.  A single logit shift of both sets' intercepts
+(:data:`RECALIBRATION`: the one parameter fitted by log-loss on the tune answers; fitted
+apart the two shifts were nearly equal, and one value keeps the comparison of the two sets
+in :mod:`bookreader.core.book_answer` unchanged) brings the held-out ECE from about 0.10
+to 0.02.  A full refit of the coefficients on the same answers did worse held out, and
+gave "high" to answers that were often wrong.  Measured with ``bench/answer_quality.py
+--rescore``.  The selected-text and highlight answers of a language model use the "model"
+set too; they were never in its fit.
 
-Selected text (stop 23).  A language model's selected-text answers were never in a fit,
-and ``bench/answer.py`` did not measure them until this stop: with the "model" set they
-were right far more often than it said (SQuAD 2.0 cases, small tier, answers shown:
-tune half 46 answers 91 % correct at a mean estimate of 0.70; held-out half 49 answers 76 %
-at 0.71, ECE 0.149; Think Java cases 22 answers, all correct).  The signals hardly tell
-the right ones from the wrong ones there (the student chose the context, and the check
-already removed what the selection does not support), so the "selected" set is the
-"model" set with one more logit shift, :data:`SELECTED_SHIFT` (+1.5, fitted by log-loss
-on the tune half), under the same ceiling: held-out ECE 0.149 -> 0.095, all 49 answers
-"medium", 76 % correct (tune 0.210 -> 0.063; Think Java 0.304 -> 0.150, all correct,
-shown as "medium").  Highlight mode keeps the "model" set (its passages come from the
-book; not measured).  Measured with ``bench/answer.py --backend small --replay RUN``
-(``answers_by_level``, ``answers_ece``).
+Selected text.  With the "model" set a language model's selected-text answers were right
+far more often than it said.  The signals hardly tell the right ones from the wrong ones
+there (the student chose the context, and the check already removed what the selection
+does not support), so the "selected" set is the "model" set with one more logit shift,
+:data:`SELECTED_SHIFT` (fitted by log-loss on the tune half of ``bench/answer.py``'s
+cases), under the same ceiling: held-out ECE about 0.15 -> 0.10.  Highlight mode keeps the
+"model" set (its passages come from the book; not measured).  Measured with
+``bench/answer.py --backend small --replay RUN`` (``answers_by_level``, ``answers_ece``).
 
 Every other outcome (quotes, not covered, timeout, error) is capped below the "high"
 level: no such card ever shows "High confidence".
@@ -127,10 +94,10 @@ DEFAULT_GENERATION = 0.80
 #: The highest confidence a non-answer outcome may show (just below "medium"/"high").
 NON_ANSWER_CAP = 0.69
 
-#: Added (stop 23) to the fitted intercepts of the "model" and "book" sets: one logit
+#: Added to the fitted intercepts of the "model" and "book" sets: one logit
 #: shift for both, fitted on the tune split (see "Recalibration" in the module docstring).
 RECALIBRATION = 0.48
-#: Added on top for a language model's selected-text answers (stop 23; see "Selected
+#: Added on top for a language model's selected-text answers (see "Selected
 #: text" in the module docstring).
 SELECTED_SHIFT = 1.5
 
@@ -147,7 +114,7 @@ COEFFICIENTS: dict[str, dict[str, float]] = {
         "answer_type": 0.795,
     },
     "model": {
-        "intercept": -0.681 + RECALIBRATION,  # fitted in stop 16, recalibrated in stop 23
+        "intercept": -0.681 + RECALIBRATION,  # fitted, then recalibrated
         "generation": 0.46,
         "answer_type": 0.485,
         "relevance": 0.646,
@@ -156,7 +123,7 @@ COEFFICIENTS: dict[str, dict[str, float]] = {
         "ceiling": 0.85,
     },
     "book": {
-        "intercept": -2.632 + RECALIBRATION,  # fitted in stop 17, recalibrated in stop 23
+        "intercept": -2.632 + RECALIBRATION,  # fitted, then recalibrated
         "relevance": 1.076,
         "coverage": 0.526,
         "generation": 0.396,

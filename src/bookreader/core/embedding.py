@@ -347,10 +347,9 @@ class MiniLMEmbedder:
         by text, so the focus step (which embeds the question's sentences in one batch),
         the grounding check and the quotes read whatever vector an earlier question had
         left, and the same question got another prompt and another verdict depending on
-        what had been asked before it (Physical AI, "How do corner detectors like Harris
-        ... find features?": similarities off by up to 0.05, one excerpt fewer).  Alone,
-        a text always gets the same vector; for the 64 sentences of that question it costs
-        0.54 s instead of 0.35 s on one thread.  The full-precision model is unaffected
+        what had been asked before it (similarities off by up to 0.05, one excerpt fewer).
+        Alone, a text always gets the same vector, for about 1.5 times the time on one
+        thread.  The full-precision model is unaffected
         (2e-7 between batches) and keeps its batches.
         """
         model = self._ensure_model()

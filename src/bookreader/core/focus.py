@@ -281,7 +281,7 @@ def focus_passages(
         kept = [n for n, i in enumerate(idx) if i in chosen]
         if not kept:
             continue
-        # the next list item's number left at a unit's end ("... human-robot interaction:
+        # the next list item's number left at a unit's end ("... the main stages are:
         # 1.") is not shown: the model copied it ("The principles ... are 1.") and its
         # answer ended there
         mine = [units[i] if ranking == "keywords" else ex.without_list_number(units[i])
@@ -303,9 +303,8 @@ def _with_commented_code(units: Sequence[str], joins: list[str], owner: Sequence
 
     For a "how" question a listing's comments carry the question's words ("# Create
     virtual environment") and rank high, while the line they describe ("python -m venv
-    physical_ai_env") carries none and was left out: the model read what to do but not
-    how (Physical AI, "How do I set up a Python virtual environment ...?").  The line a
-    comment describes is the line after it.
+    env") carries none and would be left out: the model would read what to do but not
+    how.  The line a comment describes is the line after it.
     """
     j = i + 1
     if (j < len(units) and owner[j] == owner[i] and j not in chosen
@@ -359,7 +358,7 @@ def _sentence_answer_scores(units: Sequence[str], joins: Sequence[str], owner: S
 _TRAILING_ITEM = re.compile(r"(?:^|\s)\d{1,2}\.\s*$")
 #: Words of a lead-in that says nothing but that a list follows ("Steps:", "We covered:").
 STUB_LEAD_IN_WORDS = 3
-#: A line of code cut after a dotted name's first part ("return cv2.", "stereo = cv2."):
+#: A line of code cut after a dotted name's first part ("return cv2.", "img = cv2."):
 #: the sentence splitter ends a sentence at "cv2.GaussianBlur(...)".
 _CUT_NAME = re.compile(r"[A-Za-z_]\w*\.$")
 
@@ -367,10 +366,9 @@ _CUT_NAME = re.compile(r"[A-Za-z_]\w*\.$")
 def is_stub(unit: str) -> bool:
     """Nothing for a model to read: a bare lead-in or a heading holding only the next list
     item's number ("Steps: 1.", "We covered: 1.", "Assessment Questions 1."), or a line of
-    code cut at a dotted name ("return cv2.").  Such a unit took a local tier's prompt
-    room, often a whole excerpt of its own (Physical AI, "How can a robot make ethical
-    decisions?": "Assessment Questions 1." was the first excerpt shown).  A statement that
-    ends in a number ("The answer is 2.") is no stub."""
+    code cut at a dotted name ("return cv2.").  Such a unit takes a local tier's prompt
+    room, often a whole excerpt of its own ("Assessment Questions 1." shown as the first
+    excerpt).  A statement that ends in a number ("The answer is 2.") is no stub."""
     m = _TRAILING_ITEM.search(unit)
     if m:
         body = unit[: m.start()].strip()
@@ -395,9 +393,7 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
     itself scores :data:`UNUSABLE` less, and a bare list number ("2.") is never usable.
     A short line of a listing ("python -m venv env", "# Create virtual environment") is
     no heading: it scores as code (``CODE_PENALTY``).  Sentences ranked this way lie on a
-    gold page more often than by keywords and similarity alone
-    (``bench/focus_quality.py``; stop 22, the listing rule and bare numbers: share of the
-    gold answer's words shown, Physical AI 0.522 -> 0.526, Think Java 0.617 -> 0.626).
+    gold page more often than by keywords and similarity alone (``bench/focus_quality.py``).
     """
     query = list(dict.fromkeys(ex.content_terms(question)))
     q_terms = set(query)
@@ -422,7 +418,7 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
         if is_enumerator(unit) or is_stub(unit):
             score = UNUSABLE - 1.0  # a bare list number ("2.") says nothing on its own
         elif ex.heading_like(unit) and is_code_line(unit):
-            # a short line of a listing ("python -m venv physical_ai_env", "# Create
+            # a short line of a listing ("python -m venv env", "# Create
             # virtual environment") is no heading: it ranks as code does
             if not ex.looks_like_code(unit):
                 score += ex.CODE_PENALTY

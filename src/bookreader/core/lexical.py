@@ -239,6 +239,10 @@ class LexicalIndex:
         """The indexed chunks, in the order given to :meth:`build`."""
         return list(self._chunks)
 
+    def knows(self, term: str) -> bool:
+        """True when ``term`` (a :func:`tokenize` term) occurs in some chunk of the book."""
+        return self._bm25 is not None and term in self._bm25.idf
+
     def scores(
         self, query: str, flt: Optional[SearchFilter] = None, top_k: Optional[int] = None
     ) -> list[tuple[Chunk, float]]:

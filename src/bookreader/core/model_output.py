@@ -53,7 +53,7 @@ _OPEN_Q = "\"\u201c\u201d\u201e\u00ab'\u2018\u2019"
 _CLOSE_Q = "\"\u201c\u201d\u00bb'\u2018\u2019"
 _CITE_RE = re.compile(
     r"\[\s*Sources?\s*:?\s*"
-    # A section may hold its own brackets ("Robot Operating System (ROS) Architecture"),
+    # A section may hold its own brackets ("Hypertext Transfer Protocol (HTTP) Basics"),
     # never "(Page X)".
     r"(?P<section>(?:[^\[\]()" + _OPEN_Q + r"]|\((?!\s*(?:pages?|pp?\.?)\s*[\w\-\u2013]+\s*\))"
     r"[^()\[\]" + _OPEN_Q + r"]*\))*?)\s*"
@@ -375,13 +375,11 @@ RESTATE_TERMS = 5
 
 def dedupe_sentences(text: str) -> str:
     """Drop sentences the model wrote twice (small models restate one claim in a loop),
-    a claim an earlier one already holds word for word (Py4E: "Later, if you make a
-    change, you only have to make it in one place. • Dividing a long program ..." cited
-    again after the claim that held it and more), and a claim that restates an earlier one
-    in other words: every content word of it is in the earlier claim, and both deny alike
-    ("The A* algorithm finds a path by using a heuristic function to guide the search
-    toward the goal efficiently. It uses a heuristic function to guide the search toward
-    the goal efficiently.", Physical AI window trial, stop 37)."""
+    a claim an earlier one already holds word for word (a list item cited again after the
+    claim that held it and more), and a claim that restates an earlier one in other words:
+    every content word of it is in the earlier claim, and both deny alike ("Binary search
+    finds a key by halving the sorted range at every step. It halves the sorted range at
+    every step.")."""
     from bookreader.core.claim_text import negated
     from bookreader.core.sentences import content_terms
 
@@ -524,12 +522,11 @@ def _plain_formula(formula: str) -> str:
 def plain_math_marks(text: str) -> str:
     """``text`` with LaTeX math written as plain text, outside citation markers.
 
-    Asked how the Zero Moment Point is computed, the 0.5B tier wrote the book's own
-    formula as LaTeX ("\\[ zmp_x = x - height \\cdot ax / (gravity + az) \\]"); the card
-    would show the markup, and the answer read as nothing but code, so a correct answer
-    ended as a quotes card.  A display formula goes on a line of its own, as the book
-    prints it ("zmp_x = x - height * ax / (gravity + az)"); an inline one joins its
-    sentence.  The grounding check then reads the formula the book holds, or not.
+    A small model may write the book's own formula as LaTeX ("\\[ area = width \\cdot
+    height / 2 \\]"); the card would show the markup, and the answer would read as nothing
+    but code, so a correct answer would end as a quotes card.  A display formula goes on
+    a line of its own, as the book prints it ("area = width * height / 2"); an inline one
+    joins its sentence.  The grounding check then reads the formula the book holds, or not.
     """
     if "\\" not in text and "$$" not in text:
         return text
@@ -546,8 +543,8 @@ def _plain(m: re.Match) -> str:
     return _EMPTY_CALL.sub("", m.group(1))
 
 
-#: A code name quoted as a citation's whole excerpt ("process_camera_measurement",
-#: "getCurrentPose").
+#: A code name quoted as a citation's whole excerpt ("load_user_settings",
+#: "getCurrentUser").
 _CODE_NAME = re.compile(r"^\s*(?:[A-Za-z]\w*_\w*|[a-z]+[A-Z]\w*)\s*$")
 #: A claim this short that only spells out a code name is no statement.
 _NAME_CLAIM_WORDS = 4
@@ -573,11 +570,11 @@ def _without_claims(text: str, units: Sequence[Claim], drop: Sequence[bool], wha
 
 
 def drop_code_name_claims(text: str) -> str:
-    """``text`` without the claims that only spell out a code name they cite ("Process
-    camera measurement [Source: ... - "process_camera_measurement"]", the Physical AI
-    window trial's answer to "How does a Kalman filter help a robot?"): a function's name
-    is no answer, and the citation would lend it a page.  What is left may be empty (the
-    answer is then treated as the model declining: quotes of the book's pages)."""
+    """``text`` without the claims that only spell out a code name they cite ("Load user
+    settings [Source: ... - "load_user_settings"]" for "How are settings stored?"): a
+    function's name is no answer, and the citation would lend it a page.  What is left may
+    be empty (the answer is then treated as the model declining: quotes of the book's
+    pages)."""
     units = claims(text)
     drop = [bool(u.citations) and 0 < len(words(u.text)) <= _NAME_CLAIM_WORDS
             and all(_CODE_NAME.match(c.excerpt) for c in u.citations) for u in units]
@@ -593,20 +590,20 @@ _BARE_LEAD_IN = re.compile(
 
 #: A lead-in left hanging at the end of an answer: a sentence that ends in a colon (with
 #: at most the first item's "1." or a script's "#!/usr/bin/env python3" after it) and
-#: nothing after it ("Different wheel configurations offer various advantages:
+#: nothing after it ("Different sorting algorithms offer various advantages:
 #: #!/usr/bin/env python3", "..., you can use the following code:").  It announces what
 #: the answer never gives.
 _DANGLING_LEAD_IN = re.compile(r":\s*(?:\(?1[.)]|#!\S*(?:[ \t]+\w+)?)?\s*$")
 
 
 #: The first item's number left after a lead-in's colon inside an answer, before its
-#: citation ("A humanoid robot has multiple sensory systems to perceive
-#: their environment: 1. [Source: ...]", Physical AI window trial, stop 24).
+#: citation ("A web server has several layers that handle each request:
+#: 1. [Source: ...]").
 _LEAD_IN_NUMBER = re.compile(
     r"((?:[^\W\d_][\w'\u2019-]*[ \t,]+){3,}?([^\W\d_][\w'\u2019-]*)):[ \t]*\(?1[.)]"
     r"(?=[ \t]*\[Source:)")
 #: Words that make a short claim a statement ("Null means \"no object\"."); a claim of at
-#: most three words without one is a label ("Obstacle avoidance behavior.", the same trial).
+#: most three words without one is a label ("Input validation step.").
 _SHORT_VERBS = frozenset((
     "is", "are", "was", "were", "be", "means", "mean", "has", "have", "can", "does", "do",
     "did", "returns", "return", "uses", "use", "makes", "gives", "takes", "yes", "no",
@@ -622,7 +619,7 @@ def _label(claim: str) -> bool:
 
 
 #: The next item's number left on a line of its own after an item, before the item's
-#: citation ("zmp_x = x - height * ax / (gravity + az)\n2. [Source: ...]").
+#: citation ("mean = total / count\n2. [Source: ...]").
 _NEXT_NUMBER_LINE = re.compile(r"[ \t]*\n[ \t]*\(?\d{1,2}[.)](?=[ \t]*(?:\[Source:|$))")
 
 
@@ -642,12 +639,12 @@ def drop_fragments(text: str, *, labels: bool = False) -> str:
     ("... only one superclass. Object. [Source: ...]"), with their citations: a word is
     no claim, and a repaired citation would lend it a page.  A leading "Yes." or "No."
     stays (it answers a yes/no question); a text of one sentence is left as it is, unless
-    it is a bare lead-in (:data:`_BARE_LEAD_IN`: the Physical AI window trial's whole
-    answer to "What is SLAM?" was "Steps: 1.", cited to the exercise it was copied from).
+    it is a bare lead-in (:data:`_BARE_LEAD_IN`: "Steps: 1." as a whole answer, cited to
+    the exercise it was copied from).
     The last sentence is dropped too when it is a lead-in left hanging
     (:data:`_DANGLING_LEAD_IN`), and with ``labels`` (a question that asks how or why) a
-    whole answer that is a label of two or three words (:func:`_label`: "Obstacle
-    avoidance behavior." for "How do robots avoid obstacles?"; "Java Virtual Machine."
+    whole answer that is a label of two or three words (:func:`_label`: "Input
+    validation step." for "How does the form check its input?"; "Java Virtual Machine."
     answers "What does JVM stand for?").  What is left may be empty (treated as the model
     declining: quotes of the pages)."""
     units = claims(text)

@@ -67,6 +67,7 @@ class OutcomeAssembly:
     owner: Any  # the Answerer: settings, validator (and its embedder)
     settings: Any
     question: str
+    asked: str  # the question as asked, recorded in the Answer
     mode: Mode
     backend_name: str
     spec: BackendSpec
@@ -103,7 +104,7 @@ class OutcomeAssembly:
         return Answer(
             query_id=str(uuid.uuid4()),
             answer_id=str(uuid.uuid4()),
-            question=self.question,
+            question=self.asked,
             mode=self.mode,
             text=text,
             fallback=fallback,

@@ -35,6 +35,7 @@ import fitz
 from bookreader.core import pdf_layout as lay
 from bookreader.core import pdf_outline as outline
 from bookreader.core.hyphenation import english_words
+from bookreader.core.pdf_forms import cap_page_work
 from bookreader.core.pdf_document import (  # noqa: F401 - part of this module's API
     MAX_PAGES,
     TEXT_FLAGS,
@@ -90,7 +91,8 @@ class PdfBook:
         self.path = path
         self.book_id = book_id
         self.page_count = doc.page_count
-        self.title = read_title(doc, path)
+        #: The metadata's title, else the file name (``title_from_metadata`` says which).
+        self.title, self.title_from_metadata = read_title(doc, path)
         self._labels: Optional[list[str]] = None
         self._label_index: Optional[dict[str, int]] = None
         self._toc: Optional[list[TocEntry]] = None
@@ -104,6 +106,7 @@ class PdfBook:
         self._damaged: dict[int, str] = {}
         self._title_key_set: Optional[set[str]] = None
         self._image_pages: set[int] = set()
+        self._work_capped: set[int] = set()
         self._closed = False
 
     # --- opening --------------------------------------------------------------------
@@ -237,6 +240,7 @@ class PdfBook:
             if index in self.blocked:
                 return Extracted([], 0.0, 792.0, 612.0, damaged=self.blocked[index])
             try:
+                self._cap_work(index)
                 ex = extract_page(self._doc, index)
             except Exception as exc:  # a damaged page must not take the book down
                 log.warning("Cannot read page %d of %s: %s", index + 1, self.path, exc)
@@ -247,6 +251,20 @@ class PdfBook:
             while len(self._extracted) > PAGE_CACHE_SIZE:
                 self._extracted.popitem(last=False)
         return ex
+
+    def _cap_work(self, index: int) -> None:
+        """Trim a page whose nested forms ask for too much drawing, once, before MuPDF
+        runs it (:mod:`bookreader.core.pdf_forms`); the page's note says so."""
+        if index in self._work_capped:
+            return
+        self._work_capped.add(index)
+        try:
+            note = cap_page_work(self._doc, index)
+        except Exception as exc:  # a damaged page: reading it reports that
+            log.info("Cannot count the drawing of page %d of %s: %r", index + 1, self.path, exc)
+            return
+        if note:
+            self._notes[index] = note
 
     def _margin_signatures(self, index: int) -> frozenset[tuple[str, str]]:
         sig = self._signatures.get(index)
@@ -476,6 +494,7 @@ class PdfBook:
     def _search_mupdf(self, index: int, piece: str) -> list[Rect]:
         with self._lock:
             try:
+                self._cap_work(index)
                 page = self._doc.load_page(index)
                 hits = page.search_for(piece, flags=fitz.TEXTFLAGS_SEARCH & ~fitz.TEXT_PRESERVE_LIGATURES)
                 disp = lay.display_transform(rotation_of(page))
@@ -501,6 +520,7 @@ class PdfBook:
             )
         with self._lock:
             try:
+                self._cap_work(index)
                 page = self._doc.load_page(index)
                 zoom = min(max(float(zoom), 0.05), 16.0)
                 area = max(page.rect.width * page.rect.height, 1.0)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, cast
+from typing import Any, Collection, Optional, cast
 
 import fitz
 
@@ -104,6 +105,9 @@ def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fit
     except Exception as exc:  # MuPDF raises several types; all mean "cannot open"
         flush_mupdf_messages(name)
         log.info("Cannot open %s: %r", path, exc)
+        doc = _open_encrypted_elsewhere(path, password)
+        if doc is not None:
+            return _checked(doc, path, book_id, password)
         if "number of pages" in str(exc).lower():
             reason = "declares an impossible number of pages (its page tree is broken)"
         elif looks_like_pdf:
@@ -115,8 +119,15 @@ def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fit
             "or choose another file.",
             details=repr(exc),
         ) from exc
+    return _checked(doc, path, book_id, password)
+
+
+def _checked(doc: fitz.Document, path: Path, book_id: str,
+             password: Optional[str]) -> tuple[fitz.Document, Path, str]:
+    """``doc`` authenticated and its page count checked (closed on any failure)."""
+    name = path.name
     try:
-        _authenticate(doc, path, password)
+        doc = _authenticate(doc, path, password)
         count = doc.page_count
     except PdfError:
         doc.close()
@@ -150,36 +161,138 @@ def open_document(path: str | Path, password: Optional[str] = None) -> tuple[fit
     return doc, path, book_id
 
 
-def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> None:
+def _open_encrypted_elsewhere(path: Path, password: Optional[str]) -> Optional[fitz.Document]:
+    """An encrypted file MuPDF cannot open at all, decrypted by the second decryptor (qpdf)
+    and opened from memory; None when the file is not encrypted or qpdf cannot open it.
+
+    Raises:
+        PasswordRequired: qpdf needs a password for it.
+        PdfError: its encryption is not supported.
+    """
+    from bookreader.core.pdf_decrypt import decrypt_in_memory, has_encrypt_entry
+
+    if not has_encrypt_entry(path):
+        return None
+    data = decrypt_in_memory(path, password or "")
+    if data is None:
+        return None
+    try:
+        return fitz.open(stream=data, filetype="pdf")
+    except Exception as exc:
+        log.info("Cannot open the decrypted copy of %s: %r", path, exc)
+        return None
+
+
+def _authenticate(doc: fitz.Document, path: Path, password: Optional[str]) -> fitz.Document:
+    """``doc`` opened for reading: as it is, authenticated with ``password``, or (where
+    MuPDF refuses but the file opens by the standard, e.g. an empty owner password) the
+    copy the second decryptor made (:mod:`bookreader.core.pdf_decrypt`)."""
     if not doc.needs_pass:
-        return
+        return doc
     name = path.name
+    if password and any(doc.authenticate(v) for v in lay.password_variants(password)):
+        return doc
+    from bookreader.core.pdf_decrypt import decrypt_in_memory
+
+    data = decrypt_in_memory(path, password or "")  # PdfError: encryption not supported
+    if data is not None:
+        doc.close()
+        return fitz.open(stream=data, filetype="pdf")
     if not password:
         raise PasswordRequired(
             f"'{name}' is protected by a password. Open it again and enter its password "
             "(on the command line: --password).",
             path=str(path),
         )
-    if not any(doc.authenticate(v) for v in lay.password_variants(password)):
-        raise PasswordRequired(
-            f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
-            "and try again.",
-            path=str(path),
-            wrong_password=True,
-        )
+    raise PasswordRequired(
+        f"The password for '{name}' is wrong. Check it (passwords are case-sensitive) "
+        "and try again.",
+        path=str(path),
+        wrong_password=True,
+    )
 
 
-def read_title(doc: fitz.Document, path: Path) -> str:
-    """The title in the metadata, else the file name."""
+#: Pages searched for a title printed on them when the metadata has none.
+TITLE_PAGES = 3
+#: A printed title is set at least this much larger than the body text around it.
+TITLE_SIZE_RATIO = 1.3
+#: A metadata "title" that is really a file name ("Microsoft Word - notes.docx", "ch1.tex").
+_FILE_NAME_TITLE = re.compile(r"\.(?:pdf|docx?|odt|rtf|tex|dvi|ps|indd|qxd)$|^microsoft \w+ - ",
+                              re.IGNORECASE)
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def read_title(doc: fitz.Document, path: Path) -> tuple[str, bool]:
+    """The book's title from its metadata, else the file name; and whether it came from
+    the metadata.  Reads no page: the title printed on the first pages
+    (:func:`printed_title`) is read in the sandbox, which knows the pages not to parse."""
     try:
         title = (doc.metadata or {}).get("title") or ""
     except Exception as exc:
         log.info("Cannot read the metadata of %s: %r", path, exc)
         title = ""
     title = " ".join(lay.normalize_text(title).split())
-    if not title or title.lower() in ("untitled", "none"):
-        title = path.stem.replace("_", " ")
-    return title
+    if _is_real_title(title, path):
+        return title, True
+    return path.stem.replace("_", " "), False
+
+
+def _is_real_title(title: str, path: Path) -> bool:
+    if len(_LETTER.findall(title)) < 3 or title.lower() in ("untitled", "none", "title"):
+        return False
+    if _FILE_NAME_TITLE.search(title):
+        return False
+    return lay.title_key(title) != lay.title_key(path.stem.replace("_", " "))
+
+
+#: Headings of the front matter that are never a book's title.
+_NOT_TITLES = frozenset({"contents", "table of contents", "license", "licence", "copyright",
+                         "preface", "foreword", "credits", "acknowledgements",
+                         "acknowledgments", "dedication", "about this book"})
+
+
+def printed_title(doc: fitz.Document, blocked: Collection[int] = (),
+                  pages: int = TITLE_PAGES) -> str:
+    """The title printed on the first of the first ``pages`` pages that has text set
+    larger than the body (:data:`TITLE_SIZE_RATIO` times the size most of their text is
+    set in): its largest lines, a title set over up to three lines.  "" when none."""
+    by_page: list[list[tuple[float, str]]] = []
+    for index in range(min(pages, doc.page_count)):
+        by_page.append([] if index in blocked else _sized_lines(doc, index))
+    chars: dict[float, int] = {}
+    for size, text in (line for lines in by_page for line in lines):
+        chars[round(size)] = chars.get(round(size), 0) + len(text)
+    if not chars:
+        return ""
+    body = max(chars, key=lambda k: chars[k])
+    for lines in by_page:
+        top = max((size for size, _ in lines), default=0.0)
+        if top < body * TITLE_SIZE_RATIO:
+            continue
+        largest = [text for size, text in lines if size >= top - 0.5][:3]
+        title = " ".join(lay.normalize_text(" ".join(largest)).split())
+        if lay.title_key(title) not in _NOT_TITLES:
+            return title[:150].rstrip()
+    return ""
+
+
+def _sized_lines(doc: fitz.Document, index: int) -> list[tuple[float, str]]:
+    """(font size, text) of each line of a page with three letters or more."""
+    try:
+        info = cast(dict[str, Any], doc.load_page(index).get_text("dict"))
+    except Exception as exc:  # a damaged page: the title is looked for on the others
+        log.info("Cannot read page %d of %s for its title: %r", index + 1, doc.name, exc)
+        return []
+    lines: list[tuple[float, str]] = []
+    for block in info.get("blocks", ()):
+        for line in block.get("lines", ()):
+            spans = line.get("spans", ())
+            text = " ".join("".join(str(sp.get("text", "")) for sp in spans).split())
+            sizes = [float(sp.get("size", 0.0)) for sp in spans
+                     if str(sp.get("text", "")).strip()]  # a space's size says nothing
+            if sizes and len(_LETTER.findall(text)) >= 3:
+                lines.append((max(sizes), text))
+    return lines
 
 
 def rotation_of(page: fitz.Page) -> tuple[float, ...]:

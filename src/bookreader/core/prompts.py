@@ -31,6 +31,9 @@ from bookreader.core.types import AnswerRequest, Excerpt, Message, Mode
 NOT_COVERED = "This question is not covered in the book."
 NOT_IN_SELECTION = "The selected text does not contain the answer."
 TIMEOUT_MESSAGE = "Query processing timed out. Try a simpler question."
+#: The error of an answer the student stopped (the report counts these apart from errors
+#: and from timeouts).
+STOPPED_MESSAGE = "The answer was stopped by the user."
 
 #: Section name used for citations of the user's selection.
 SELECTION_SECTION = "Selected text"

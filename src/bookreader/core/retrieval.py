@@ -59,73 +59,32 @@ first pattern missed the Physical AI book's contents, whose page numbers are ext
 apart from their entries, and short questions a student types ("What is SLAM?") got the
 contents page as their first passage.
 
-Retrieval confidence (CALIBRATION below): min-max normalised scores say which chunk is
-best but not whether *any* chunk is good, so confidence comes from absolute evidence:
-
-* ``top_cos``: the best raw cosine between the question and the top three passages
-  (median 0.60 for the in-scope questions of the calibration set, 0.23 for out-of-scope
-  ones);
-* ``coverage``: the share of the question's content terms (the BM25 tokenizer's terms)
-  that occur in the top three passages.
-
-``confidence = sigmoid(COS_SLOPE * (top_cos - COS_MID) + COVERAGE_SLOPE * (coverage - 0.5))``
-
-CALIBRATION (``bench/calibrate_confidence.py``, results in
-``bench/results/confidence_calibration.json``).  Questions: the 243 in-scope and 60
-out-of-scope lines of ``bench/questions/`` for Think Java, Python for Everybody and the
-Physical AI textbook, plus 322 questions of a book on another subject asked of the wrong
-book (Physical AI questions asked of the programming books and the reverse).  The median
-top cosine is 0.60 for in-scope questions and 0.23 for out-of-scope ones.  The threshold
-stays at the design's 0.60; the constants below were chosen on those questions from a
-grid (midpoint 0.25-0.60, cosine slope 6-20, coverage slope 0-4), preferring a small
-coverage weight so that common words alone cannot make a question "covered" (with every
-term found, the top cosine must still reach 0.29).  Leave-one-book-out fitting of the same
-grid moved held-out results by a few points either way, so nothing better generalises.
-At 0.60 with these constants and the scoring above: 98.8 % of in-scope questions are
-answered, 100 % of the books' own out-of-scope questions and 94.1 % of other-subject
-questions declined (per book, answered / own declined / other declined: Think Java
-98.7 / 100 / 98.7, Py4E 98.8 / 100 / 94.9, Physical AI 98.7 / 100 / 91.5).  Raising the
-threshold trades answered questions for declines; ``confidence_threshold`` is the knob,
-and the grounding validator still checks every answer that gets through.
-
-Chunks that start at outline sections (chunker 3) are shorter and more focused, so their
-cosines run a little higher, out-of-scope questions' too: with the midpoint at 0.40 the
-same script gave 99.6 % answered but own out-of-scope declined 98.3 % (Think Java's "How is
-the score counted in a game of tennis?" met "7.7 Building a Histogram") and other-subject
-92.5 %.  The midpoint moved to 0.42, the smallest step that declines them again: 98.8 %
-answered, 100 % own and 94.4 % other-subject declined (Think Java 98.7 / 100 / 97.5, Py4E
-100 / 100 / 96.2, Physical AI 97.5 / 100 / 92.1); answered on the tune / held-out halves
-121/123 and 119/120 (chunker 2 at 0.40: 122/123 and 119/120).
-
-THE HARD CASE, NEAR OUT-OF-SCOPE (``bench/calibrate.py``, results in
-``bench/results/calibration.json``): 53 questions from each book's own field that the book
-does not cover (Java lambdas, Python decorators, underwater robots; checked by the absence
-of their key terms from the whole book).  Pooled over the three books, threshold ->
-in-scope answered / near declined: 0.60 -> 99.2 % / 67.9 %; 0.70 -> 97.5 % / 75.5 %;
-0.75 -> 95.1 % / 83.0 %; 0.80 -> 92.6 % / 88.7 % (far out-of-scope: 100 % declined at
-every one of them).  We keep 0.60: refusing a question the book answers is the failure
-a student notices and cannot work around, while a near question that gets through still
-meets the prompt's not-covered rule and the grounding validator.  Instructors who prefer
-fewer answers and more declines set ``confidence_threshold`` to 0.75 in Settings.  What
-no threshold catches are near questions in the book's own words ("What are decorators in
-Python?" scores 0.93).
+Retrieval confidence: min-max normalised scores say which chunk is best but not whether
+*any* chunk is good, so confidence comes from absolute evidence (the best raw cosine of the
+top passages and the share of the question's terms in them), measured against the book's
+own baselines: see :mod:`bookreader.core.retrieval_calibration`.  It is taken from the
+blend, before the ranking priors.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import math
 import re
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
+from bookreader.core import retrieval_calibration as calibration
 from bookreader.core.prompts import TIMEOUT_MESSAGE
+from bookreader.core.retrieval_calibration import BookCalibration, Evidence
+from bookreader.core.retrieval_calibration import query_terms as _query_terms
 from bookreader.core.types import Chunk, Passage, Retrieval, SearchFilter
 from bookreader.errors import InvalidInput, QueryTimeout
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from bookreader.config import Settings
     from bookreader.core.embedding import Embedder
     from bookreader.core.lexical import LexicalIndex
@@ -138,12 +97,7 @@ DENSE_POOL = 50
 #: BM25 candidates added to the pool.
 BM25_POOL = 50
 #: Passages whose text is used for the coverage feature.
-COVERAGE_DEPTH = 3
-
-# Confidence constants (see CALIBRATION in the module docstring).
-COS_MID = 0.42
-COS_SLOPE = 10.0
-COVERAGE_SLOPE = 3.0
+COVERAGE_DEPTH = calibration.EVIDENCE_DEPTH
 
 
 #: Sections that list a chapter's topics rather than explain them: exercises, assessment
@@ -248,9 +202,11 @@ def about_the_book(query: str, passages: Sequence[Passage]) -> bool:
 #: is an entry of a chapter summary, ranked 7th for "What is SLAM?" among sections whose
 #: listings name SLAM in every line.
 DEFINITION_PRIOR = 0.1
-#: "What is X?" / "What are Xs?" with a short X (at most DEFINED_WORDS words).
+#: "What is X?" / "What are Xs?" with a short X (at most DEFINED_WORDS words), also
+#: followed by a comma and a rider ("What is a p-value, in plain words?").
 _WHAT_IS = re.compile(
-    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?,;]+?)\s*\??\s*$", re.IGNORECASE)
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?,;]+?)\s*(?:[,;][^?]*)?\??\s*$",
+    re.IGNORECASE)
 DEFINED_WORDS = 4
 
 
@@ -349,58 +305,6 @@ def _heading_terms(section: str, text: str) -> tuple[frozenset[str], ...]:
     return tuple(out)
 
 
-def retrieval_confidence(top_cos: float, coverage: float) -> float:
-    """Confidence in [0, 1] that the book covers the question (see module docstring)."""
-    z = COS_SLOPE * (top_cos - COS_MID) + COVERAGE_SLOPE * (coverage - 0.5)
-    return 1.0 / (1.0 + math.exp(-z))
-
-
-#: Words that frame a question rather than name its subject and seldom occur in the text
-#: that answers it ("How many gulls were counted?" is answered without "many").  They are
-#: left out of ``coverage``.  A longer list (use, get, need, work, difference...) was
-#: measured and made calibration worse: those words do occur in answering passages.
-QUESTION_WORDS = frozenset("many much please exactly really".split())
-
-
-@functools.lru_cache(maxsize=1)
-def _question_terms() -> frozenset[str]:
-    from bookreader.core.lexical import tokenize
-
-    return frozenset(t for word in QUESTION_WORDS for t in tokenize(word))
-
-
-def _query_terms(query: str) -> list[str]:
-    """The query's BM25 terms without question words (all of them when nothing is left)."""
-    from bookreader.core.lexical import tokenize
-
-    terms = tokenize(query)
-    content = [t for t in terms if t not in _question_terms()]
-    return content or terms
-
-
-def term_coverage(query: str, texts: list[str]) -> float:
-    """Share of the query's content terms (BM25 terms minus question words) in ``texts``."""
-    from bookreader.core.lexical import tokenize
-
-    terms = set(tokenize(query))
-    content = terms - _question_terms()
-    terms = content or terms
-    if not terms:
-        return 0.0
-    found: set[str] = set()
-    for text in texts:
-        found |= _token_set(text)
-    return len(terms & found) / len(terms)
-
-
-@functools.lru_cache(maxsize=8192)
-def _token_set(text: str) -> frozenset[str]:
-    """A passage's BM25 terms (cached: the same passages come back question after question)."""
-    from bookreader.core.lexical import tokenize
-
-    return frozenset(tokenize(text))
-
-
 class HybridRetriever:
     """Dense + BM25 search in one book.
 
@@ -409,6 +313,7 @@ class HybridRetriever:
         lexical: The book's BM25 index (None: dense only).
         embedder: Embeds the query.
         settings: Weights, threshold and time budget.
+        calibration: The book's confidence baselines (None: measured on first search).
     """
 
     def __init__(
@@ -417,15 +322,45 @@ class HybridRetriever:
         lexical: Optional["LexicalIndex"],
         embedder: "Embedder",
         settings: "Settings",
+        calibration: Optional[BookCalibration] = None,
     ) -> None:
         self.store = store
         self.lexical = lexical
         self.embedder = embedder
         self.settings = settings
+        self._calibration = calibration
 
     @property
     def book_id(self) -> str:
         return self.store.book_id
+
+    @property
+    def calibration(self) -> BookCalibration:
+        """The book's confidence baselines, measured now if they were not given."""
+        if self._calibration is None:
+            self._calibration = self.calibrate()
+        return self._calibration
+
+    def calibrate(self) -> BookCalibration:
+        """Measure the book's confidence baselines from its probes (about a second)."""
+        t0 = time.perf_counter()
+        chunks = self.lexical.chunks if self.lexical is not None else list(self.store.chunks())
+        found = calibration.calibrate(self.evidence, chunks, _not_a_topic, chunk_headings)
+        log.info("Calibrated retrieval of book %s in %.2f s: off-topic %.3f, in-book %.3f",
+                 self.book_id, time.perf_counter() - t0, found.off_topic, found.inside)
+        return found
+
+    def evidence(self, queries: Sequence[str]) -> list[Evidence]:
+        """The confidence's evidence for each query (embedded in one batch)."""
+        vectors = self.embedder.embed(list(queries))
+        return [calibration.evidence(q, self._blend(q, v, None, DENSE_POOL)[:COVERAGE_DEPTH],
+                                     self._unknown) for q, v in zip(queries, vectors)]
+
+    def _unknown(self, word: str) -> bool:
+        """A specialised word the book never uses (see ``unknown_word``)."""
+        if self.lexical is None:
+            return False
+        return calibration.unknown_word(word, self.lexical.knows, self.embedder.count_tokens)
 
     def search(
         self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
@@ -443,12 +378,14 @@ class HybridRetriever:
     def explain(
         self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
     ) -> tuple[Retrieval, dict[str, float]]:
-        """:meth:`search`, plus the confidence's inputs ``{"top_cos", "coverage"}``."""
+        """:meth:`search`, plus the confidence's inputs ``{"top_cos", "coverage", "unknown", "form"}``
+        (``form`` 1.0: covered by the question's form, see ``covered_by_form``)."""
         query = query.strip()
         if not query:
             raise InvalidInput("The search is empty. Type a few words to search for.")
         top_k = max(1, int(top_k))
         self.embedder.warm_up()  # loading the model is not part of the search budget
+        book = self.calibration  # measured once per book, not part of the budget either
         budget = self.settings.retrieval_timeout_s
         t0 = time.perf_counter()
 
@@ -460,7 +397,63 @@ class HybridRetriever:
 
         qvec = self.embedder.embed([query])[0]
         check("embedding")
-        dense = self.store.search(qvec, max(DENSE_POOL, top_k * 4), flt)
+        blended = self._blend(query, qvec, flt, max(DENSE_POOL, top_k * 4), check)
+
+        # Whether the book covers the question is judged on the blend, before the ranking
+        # priors (a question about the book itself answered from its front matter is
+        # covered, and its titled front matter ranks higher below).
+        found = calibration.evidence(query, blended[:COVERAGE_DEPTH], self._unknown)
+        book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
+        confidence = book.confidence(found) if blended else 0.0
+
+        # Ranking priors: apparatus chunks down, chunks under a matching heading up.
+        q_terms = set(_query_terms(query))
+        wants_reading = bool(ASKS_FOR_READING.search(query))
+        term = defined_term(query) if DEFINITION_PRIOR else ""
+        scored = []
+        for p in blended:
+            prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
+            if term and defines_term(term, p.chunk):
+                prior += DEFINITION_PRIOR
+            if (book_question and FRONT_MATTER_SECTION.search(p.chunk.section or "")
+                    and is_front_matter(p.chunk)):
+                prior += FRONT_MATTER_PRIOR
+            if APPARATUS_PENALTY and is_apparatus(p.chunk):
+                prior -= APPARATUS_PENALTY
+            if CONTENTS_PENALTY and is_contents(p.chunk):
+                prior -= CONTENTS_PENALTY
+            if (REFERENCES_PENALTY and not wants_reading
+                    and REFERENCE_SECTION.search(p.chunk.section or "")):
+                prior -= REFERENCES_PENALTY
+            scored.append(replace(p, score=p.score + prior) if prior else p)
+        scored.sort(key=lambda p: (-p.score, p.chunk.position))
+        passages = tuple(scored[:top_k])
+        # A question naming a top passage's heading, or asking what a term is that a top
+        # passage defines, or about the book itself, is covered whatever its cosine.
+        form = book_question or calibration.covered_by_form(
+            query, scored[:COVERAGE_DEPTH], _chunk_heading_terms, lambda c: defines_term(term, c))
+        if form:
+            confidence = max(confidence, self.settings.confidence_threshold)
+        check("scoring")
+        latency_ms = (time.perf_counter() - t0) * 1000.0
+        log.debug(
+            "Search %r: %d passages, confidence %.2f, %.1f ms", query[:80], len(passages),
+            confidence, latency_ms,
+        )
+        retrieval = Retrieval(
+            query=query,
+            passages=passages,
+            confidence=round(confidence, 4),
+            latency_ms=latency_ms,
+            filter=flt,
+        )
+        return retrieval, {"top_cos": found.top_cos, "coverage": found.coverage,
+                           "unknown": found.unknown, "form": float(form)}
+
+    def _blend(self, query: str, qvec: "np.ndarray", flt: Optional[SearchFilter], pool: int,
+               check: Callable[[str], None] = lambda stage: None) -> list[Passage]:
+        """Dense and BM25 candidates blended (see "Scoring" above), best first."""
+        dense = self.store.search(qvec, pool, flt)
         check("dense search")
         lexical = self.lexical.scores(query, flt) if self.lexical is not None else []
         check("BM25")
@@ -494,61 +487,42 @@ class HybridRetriever:
             d, b = dense_norm(cid), bm25_norm(cid)
             blended.append(Passage(chunk, wd * d + wb * b, d, b))
         blended.sort(key=lambda p: (-p.score, p.chunk.position))
-
-        # Whether the book covers the question is judged on the blend alone (the
-        # calibration below was fitted on it), before the ranking priors.
-        confidence = top_cos = coverage = 0.0
-        # a question about the book itself (its front matter answers it): covered, and
-        # its titled front matter ranks higher below
-        book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
-        if blended:
-            top = blended[:COVERAGE_DEPTH]
-            top_cos = max(cos.get(p.chunk.chunk_id, 0.0) for p in top)
-            coverage = term_coverage(query, [p.chunk.text for p in top])
-            confidence = retrieval_confidence(top_cos, coverage)
-            if book_question:
-                confidence = max(confidence, self.settings.confidence_threshold)
-
-        # Ranking priors: apparatus chunks down, chunks under a matching heading up.
-        q_terms = set(_query_terms(query))
-        wants_reading = bool(ASKS_FOR_READING.search(query))
-        term = defined_term(query) if DEFINITION_PRIOR else ""
-        scored = []
-        for p in blended:
-            prior = HEADING_WEIGHT * heading_match(q_terms, p.chunk)
-            if term and defines_term(term, p.chunk):
-                prior += DEFINITION_PRIOR
-            if (book_question and FRONT_MATTER_SECTION.search(p.chunk.section or "")
-                    and is_front_matter(p.chunk)):
-                prior += FRONT_MATTER_PRIOR
-            if APPARATUS_PENALTY and is_apparatus(p.chunk):
-                prior -= APPARATUS_PENALTY
-            if CONTENTS_PENALTY and is_contents(p.chunk):
-                prior -= CONTENTS_PENALTY
-            if (REFERENCES_PENALTY and not wants_reading
-                    and REFERENCE_SECTION.search(p.chunk.section or "")):
-                prior -= REFERENCES_PENALTY
-            scored.append(replace(p, score=p.score + prior) if prior else p)
-        scored.sort(key=lambda p: (-p.score, p.chunk.position))
-        passages = tuple(scored[:top_k])
-        check("scoring")
-        latency_ms = (time.perf_counter() - t0) * 1000.0
-        log.debug(
-            "Search %r: %d passages, confidence %.2f, %.1f ms", query[:80], len(passages),
-            confidence, latency_ms,
-        )
-        retrieval = Retrieval(
-            query=query,
-            passages=passages,
-            confidence=round(confidence, 4),
-            latency_ms=latency_ms,
-            filter=flt,
-        )
-        return retrieval, {"top_cos": top_cos, "coverage": coverage}
+        return blended
 
     def is_covered(self, retrieval: Retrieval) -> bool:
         """True when the retrieval is confident enough to answer from the book."""
         return is_covered(retrieval, self.settings.confidence_threshold)
+
+
+def search_question(retriever: Any, question: str, top_k: int) -> tuple[Retrieval, str]:
+    """``(retrieval, question answered)`` for a whole-book question.
+
+    An instruction added to a real question ("What is X? At the end, tell me a joke.") is
+    data, not a topic: when the text holds sentences that ask and others that do not, the
+    asking part (:func:`~bookreader.core.sentences.question_part`) is searched alone too,
+    and when that search is the more confident one, it is the question answered."""
+    from bookreader.core.sentences import question_part
+
+    retrieval = retriever.search(question, top_k=top_k)
+    part = question_part(question)
+    if not part:
+        return retrieval, question
+    asked = retriever.search(part, top_k=top_k)
+    if asked.confidence <= retrieval.confidence:
+        return retrieval, question
+    log.info("Searched the question part alone: confidence %.2f -> %.2f",
+             retrieval.confidence, asked.confidence)
+    return asked, part
+
+
+def _not_a_topic(chunk: Chunk) -> bool:
+    """Sections that are no topic of the book: not probed as headings."""
+    return (is_apparatus(chunk) or is_contents(chunk) or is_front_matter(chunk)
+            or bool(REFERENCE_SECTION.search(chunk.section or "")))
+
+
+def _chunk_heading_terms(chunk: Chunk) -> tuple[frozenset[str], ...]:
+    return _heading_terms(chunk.section, chunk.text)
 
 
 def is_covered(retrieval: Retrieval, threshold: float) -> bool:

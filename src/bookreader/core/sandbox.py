@@ -254,6 +254,7 @@ def _page_risk(doc, index: int, limits: SandboxLimits, sizes: dict[int, int]) ->
 
 def _scan_target(conn: _Channel, limits: SandboxLimits, path: str, password: Optional[str]) -> None:
     from bookreader.core.pdf import PdfBook
+    from bookreader.core.pdf_document import printed_title
 
     conn.send(["stage", "open", _rss_mb()])
     with PdfBook.open(path, password) as book:
@@ -272,8 +273,11 @@ def _scan_target(conn: _Channel, limits: SandboxLimits, path: str, password: Opt
                 reason = ""
             if reason:
                 flagged[str(i)] = reason
+        conn.send(["stage", "title", _rss_mb()])
+        title = book.title if book.title_from_metadata else (
+            printed_title(book._doc, {int(k) for k in flagged}) or book.title)
         conn.send(["done", {"file": Path(path).name, "page_count": book.page_count,
-                            "title": book.title, "toc_entries": len(toc), "flagged": flagged,
+                            "title": title, "toc_entries": len(toc), "flagged": flagged,
                             "peak_rss_mb": _rss_mb()}])
 
 

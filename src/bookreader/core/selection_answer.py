@@ -11,8 +11,8 @@ the selection, so it is grounded by construction, and nothing outside the select
 read (no store, no retrieval: zero leakage holds).
 
 "Clearly addresses" is a strict gate, because the same rescue must not answer a question
-whose answer is not in the selection (a SQuAD question that swaps a name or a number, a
-Think Java question whose answer is in another chapter):
+whose answer is not in the selection (a question that swaps a name or a number, a
+textbook question whose answer is in another chapter):
 
 * the sentence holds at least :data:`MIN_COVERAGE` of the question's content words
   (the extractive backend's IDF-free share), and its relevance score (keyword coverage
@@ -173,8 +173,8 @@ def reverses_direction(question: str, selection: str) -> bool:
     """True when ``question`` asks about a change from A into (or to) B and the selection
     only states the change from B into A ("What gene converts *calcitriol into
     calcidiol*?" over "the gene responsible for converting ... calcidiol into ...
-    calcitriol").  On the 200 SQuAD 2.0 and 40 Think Java cases this holds for 1
-    unanswerable question and no answerable one."""
+    calcitriol").  On ``bench/answer.py``'s cases it holds for an unanswerable question
+    and no answerable one."""
     m = _DIRECTION_Q.search(question)
     if m is None:
         return False

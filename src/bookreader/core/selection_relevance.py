@@ -26,7 +26,7 @@ a number (a year, a count) the selection never writes asks about something the s
 does not state ("Who passed the Scotland Act of 1988?" over a text about the 1998 act;
 "Who did the Normans besiege in the 11th century?" over a siege of 1107).  On the 200
 SQuAD 2.0 cases of ``bench/make_squad_cases.py`` it holds for 8 unanswerable questions and
-no answerable one; on the 40 Think Java cases for none.
+no answerable one.
 """
 
 from __future__ import annotations

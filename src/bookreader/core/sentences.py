@@ -61,8 +61,35 @@ STOPWORDS = frozenset(
 _stemmer = SnowballStemmer("english")
 
 
+#: The dotted name that ends just before a full stop with no space after it: the run-together
+#: rule of :data:`_SENT_END` ("...century.First for ...") must not cut a code name such as
+#: "Living.Area" (a data frame's column), "Math.PI" or "pkg.module.Class".
+_NAME_BEFORE_DOT = re.compile(r"(?<![\w.])[A-Za-z_][\w.]*\.$")
+_WORD_AFTER_DOT = re.compile(r"[A-Za-z]+")
+
+
+def _joins_a_name(text: str, at: int) -> bool:
+    """Whether the full stop just before ``at`` (no space after it) joins the parts of a
+    dotted name rather than two run-together sentences.
+
+    A name: the part before the dot starts with a capital letter or already holds a dot or
+    an underscore (``Living.Area``, ``a.b.Cde``, ``my_df.Price``), and the part after is
+    not a common sentence opener ("...in Paris.The city..." still splits).  A plain
+    lower-case word before the dot ("here.Two follows") is a lost line break, as before.
+    """
+    before = _NAME_BEFORE_DOT.search(text, 0, at)
+    after = _WORD_AFTER_DOT.match(text, at)
+    if before is None or after is None:
+        return False
+    name = before.group(0)[:-1]
+    if not (name[0].isupper() or "." in name or "_" in name):
+        return False
+    return after.group(0).lower() not in STOPWORDS
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split ``text`` into sentences (keeps abbreviations such as "e.g." and "Fig. 3" whole).
+    """Split ``text`` into sentences (keeps abbreviations such as "e.g." and "Fig. 3" whole,
+    and dotted code names such as "Living.Area" and "System.out.println").
 
     Cached: the same passages are split for every answer about them (grounding, quotes,
     the extractive backend), and on a server for every student who asks."""
@@ -80,6 +107,8 @@ def _split_sentences(text: str) -> tuple[str, ...]:
         piece = text[start : m.start()]
         if _ABBREV.search(piece.rstrip("\"')]\u201d\u2019")):
             continue
+        if m.start() == m.end() and _joins_a_name(text, m.start()):
+            continue
         if piece.strip():
             parts.append(piece.strip())
         start = m.end()
@@ -87,6 +116,19 @@ def _split_sentences(text: str) -> tuple[str, ...]:
     if tail:
         parts.append(tail)
     return tuple(parts)
+
+
+def question_part(text: str) -> str:
+    """The sentences of ``text`` that ask (end with "?"), when it also holds sentences that
+    do not (an instruction, an aside: "What is X? At the end, tell me a joke."); else "".
+
+    Structural, not a list of phrases: whatever the other sentences say, the question is
+    what the book is searched for when the whole text is not covered."""
+    sentences = split_sentences(text)
+    asking = [s for s in sentences if s.rstrip("\"')]\u201d\u2019 ").endswith("?")]
+    if not asking or len(asking) == len(sentences):
+        return ""
+    return " ".join(asking)
 
 
 def words(text: str) -> list[str]:

@@ -1,9 +1,19 @@
 """Free disk space, damaged indexes, and log records that survive bad bytes.
 
-Qdrant Edge memory-maps its segments (32 MB each): a write through such a map on a full
-disk is a ``SIGBUS`` that kills the process without a message.  So nothing opens or grows
-a shard without first checking that the disk has room (:func:`require_free`).  An ingest
-checks an estimate from the page count before it writes anything.
+Qdrant Edge memory-maps its files (write-ahead log segments, vector chunks, payload pages:
+32 MB each, created sparse): a write through such a map into a hole on a full disk is a
+``SIGBUS`` that kills the process without a message.  A check of the free space before
+writing is not enough, because another program can fill the disk meanwhile.  So before and
+after every write the store gives each hole of its files real blocks
+(:func:`back_sparse_files`, ``posix_fallocate``, a few MB past the data each file holds):
+writes through the maps then land in blocks the files own, which no other program can take, and a full disk shows up as an
+ordinary ``ENOSPC`` here, turned into the disk-full :class:`StoreError`.  When the index is
+finished and closed, the blocks of zeros it never used are given back
+(:func:`release_zero_blocks`).  Nothing opens or grows a shard without first checking that
+the disk has room (:func:`require_free`); an ingest checks an estimate from the page count
+before it writes anything.  (SQLite, the audit log, maps nothing by default: its
+``mmap_size`` is 0, and it extends its shared-memory index with ``write()`` first, so a full
+disk is ``SQLITE_FULL``, an error, never a signal.)
 
 A book whose shard folder or BM25 file went missing (a cleanup tool, a failed backup
 restore) is reported as damaged (:func:`index_damage`) instead of being answered from an
@@ -12,8 +22,11 @@ empty index that says "not covered" to every question.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import shutil
+import sys
 from pathlib import Path
 
 from bookreader.errors import StoreError
@@ -53,6 +66,118 @@ def require_free(path: Path, need: int, what: str) -> None:
             f"{need / MB:.0f} MB needed. Free some space (or move the data folder to a larger "
             "disk in the settings) and try again. Nothing was changed."
         )
+
+
+#: How every disk-full message starts.
+DISK_FULL = "The disk is full"
+
+
+def disk_full_message(path: Path, what: str) -> str:
+    return (f"{DISK_FULL}: cannot {what} in {path} ({free_bytes(path) / MB:.0f} MB free). "
+            "Free some space (or move the data folder to a larger disk in the settings), "
+            "then try again; an interrupted index resumes where it stopped.")
+
+
+#: Blocks given to each memory-mapped file past the end of what it holds, before a write:
+#: far more than one write adds to a file (a batch of chunks is tens of kB).
+BACK_AHEAD = 8 * MB
+#: Free space a write needs besides: room for the files a write may create.
+WRITE_HEADROOM = 16 * MB
+
+
+def _data_end(fd: int, size: int) -> int:
+    """Where the last stretch of data of a sparse file ends (0 when it holds none)."""
+    end, offset = 0, 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+        except OSError:  # ENXIO: no data after offset
+            break
+        end = os.lseek(fd, start, os.SEEK_HOLE)
+        offset = end
+    return end
+
+
+def back_sparse_files(folder: Path, what: str) -> int:
+    """Give the holes of every file under ``folder`` real blocks, up to :data:`BACK_AHEAD`
+    past the data each holds (the store's files fill from the front); returns the bytes
+    allocated.
+
+    Raises:
+        StoreError: the disk is full (the disk-full message naming ``what``).
+    """
+    allocate = getattr(os, "posix_fallocate", None)
+    if allocate is None or not hasattr(os, "SEEK_DATA"):
+        return 0  # Windows allocates on extension; macOS has no posix_fallocate
+    added = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            try:
+                st = path.stat()
+                if st.st_blocks * 512 >= st.st_size:
+                    continue
+                fd = os.open(path, os.O_RDWR)
+            except OSError:
+                continue  # gone meanwhile, or not ours to write
+            try:
+                length = min(st.st_size, _data_end(fd, st.st_size) + BACK_AHEAD)
+                allocate(fd, 0, length)
+                added += length
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise StoreError(disk_full_message(folder, what), details=repr(exc)) from exc
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise StoreError(
+                        f"Cannot {what} in {folder}: {exc.strerror or exc}. Check that the "
+                        "data folder is writable.", details=repr(exc)) from exc
+                return added  # a file system without fallocate: nothing to do
+            finally:
+                os.close(fd)
+    return added
+
+
+_PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+_BLOCK = 1 << 20
+
+
+def release_zero_blocks(folder: Path) -> int:
+    """Give back the blocks of whole zero megabytes in the files under ``folder`` (Linux;
+    the files must not be open): they read as zeros either way.  Returns bytes released."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    import ctypes
+
+    try:
+        fallocate = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return 0
+    fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    zero = bytes(_BLOCK)
+    released = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            try:
+                if path.stat().st_size < _BLOCK:
+                    continue
+                fd = os.open(path, os.O_RDWR)
+            except OSError:
+                continue
+            try:
+                offset = 0
+                while True:
+                    block = os.pread(fd, _BLOCK, offset)
+                    if len(block) < _BLOCK:
+                        break
+                    if block == zero and fallocate(fd, _PUNCH_HOLE, offset, _BLOCK) == 0:
+                        released += _BLOCK
+                    offset += _BLOCK
+            except OSError as exc:
+                log.info("Cannot give back the unused blocks of %s: %s", path, exc)
+            finally:
+                os.close(fd)
+    return released
 
 
 def index_damage(book_dir: Path, *, edge: bool, lexical_file: str) -> str:

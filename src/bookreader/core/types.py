@@ -75,6 +75,16 @@ class BookState(StrEnum):
     DAMAGED = "damaged"  # ready once, but its shard or BM25 file is missing or unreadable
 
 
+class AnswerStage(StrEnum):
+    """What an answer being prepared is doing, in order; reported through ``progress``
+    (``done`` is the stage's place, ``total`` their number, ``message`` its value)."""
+
+    SEARCHING = "searching"  # retrieving passages from the book
+    READING = "reading"  # the model reads the passages and the question
+    WRITING = "writing"  # the answer streams
+    CHECKING = "checking"  # citations and grounding are checked against the book
+
+
 class ConfidenceLevel(StrEnum):
     """How sure an answer is, as the card shows it."""
 

@@ -137,21 +137,23 @@ class _Question:
                 return True
             return False
 
+        def stop_reason() -> Optional[QueryTimeout]:
+            # The budget, not the client, stopped it: the library records the question
+            # once, as a timeout (never also as a Stop).
+            if timed_out.is_set() and not self.cancel_event.is_set():
+                return QueryTimeout(TIMEOUT_MESSAGE)
+            return None
+
         try:
             answer = state.library.ask(
                 ask["question"], mode=ask["mode"], book=ask.get("book"),
                 selection=ask.get("selection"), pages=ask.get("pages"), backend=state.backend,
                 on_token=self._on_token if self.tokens is not None else None, cancel=cancel, session_id=self.session_id,
-                client_id=self.client,
+                client_id=self.client, stop_reason=stop_reason,
             )
         except Cancelled:
-            if timed_out.is_set() and not self.cancel_event.is_set():
-                failed = state.library.record_failure(
-                    ask["question"], QueryTimeout(TIMEOUT_MESSAGE), mode=ask["mode"],
-                    book=ask.get("book"), selection=ask.get("selection"),
-                    backend=state.backend, session_id=self.session_id, client_id=self.client,
-                )
-                return "timeout", failed
+            if stop_reason() is not None:
+                return "timeout", None
             # Counted here: a streamed request's reader is gone by now.
             state.counters.add("cancelled")
             log.info("Answer for %s stopped: the client disconnected", self.client)

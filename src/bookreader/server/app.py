@@ -359,9 +359,10 @@ def create_app(settings: Settings, config: Optional[ServeConfig] = None, *,
             message = f"There is no {echo(request.url.path)} here. /docs lists the routes."
         return error_response(exc.status_code, code, message, dict(exc.headers or {}))
 
-    from bookreader.server import routes
+    from bookreader.server import routes, study_routes
 
     routes.register(app)
+    study_routes.register(app)
     return app
 
 

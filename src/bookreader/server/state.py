@@ -19,7 +19,7 @@ from bookreader.server.shared_limits import SharedRateLimiter
 log = logging.getLogger(__name__)
 
 #: Backends that answer several questions at once (the others get one worker).
-CONCURRENT_BACKENDS = ("extractive", "claude")
+CONCURRENT_BACKENDS = ("extractive", "claude", "openai")
 #: Seconds a local model may stream after its first token before a request is answered 504.
 LOCAL_STREAM_S = 60.0
 DEFAULT_MAX_BODY = 64 * 1024

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWi
 
 from bookreader.core.types import Answer, Citation, ConfidenceLevel, Mode, Outcome
 from bookreader.ui.widgets import FlowLayout, badge, elide_middle, wrapped_label
+from bookreader.ui.wording import answered_by, tidy_text
 
 #: Pages on each side of a selection that highlight mode also searches (same chapter).
 NEARBY_PAGES = 1
@@ -37,9 +38,6 @@ OUTCOME_MARKS = {
     Outcome.TIMEOUT: ("Timed out", "bad", "No answer came within the time budget"),
     Outcome.ERROR: ("Error", "bad", ""),
 }
-#: How the Answer's ``model`` starts when the book's sentences replaced the model's answer
-#: (core/book_answer.py).
-BOOK_SENTENCES = "book sentences"
 CONFIDENCE: dict[str, tuple[str, str]] = {  # ConfidenceLevel values are strings
     ConfidenceLevel.HIGH: ("High confidence", "good"),
     ConfidenceLevel.MEDIUM: ("Medium confidence", "warn"),
@@ -84,7 +82,8 @@ class CitationChip(QPushButton):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         state = ("Quoted text found on the page" if citation.verified
                  else "This excerpt could not be found on the page")
-        self.setToolTip(f"“{elide_middle(citation.excerpt, 220)}”\n\n{state}. Click to show it.")
+        self.setToolTip(f"“{elide_middle(tidy_text(citation.excerpt), 220)}”\n\n{state}. "
+                        "Click to show it.")
         self.setEnabled(citation.page >= 0)
 
 
@@ -154,12 +153,23 @@ class AnswerCard(QFrame):
 
     # --- streaming --------------------------------------------------------------------------
 
+    def set_stage(self, words: str) -> None:
+        """Say what the answer is doing ("Searching the book…") until its text streams."""
+        if self._text or self.answer is not None:
+            return
+        self.answer_label.setText(words)
+        self.answer_label.setProperty("state", "stage")
+        self._restyle(self.answer_label)
+
     def append_tokens(self, text: str) -> None:
         """Add streamed text (the panel batches tokens so the label updates ~30 times/s)."""
         if not text:
             return
+        if not self._text and self.answer_label.property("state") == "stage":
+            self.answer_label.setProperty("state", "")
+            self._restyle(self.answer_label)
         self._text += text
-        self.answer_label.setText(self._text)
+        self.answer_label.setText(tidy_text(self._text))
 
     def mark_stopped(self, reason: str) -> None:
         self.answer_label.setText((self._text + "\n\n" if self._text else "") + reason)
@@ -177,10 +187,9 @@ class AnswerCard(QFrame):
         self.answer = answer
         self._text = answer.text
         shown = number_sources(answer) if answer.citations else answer.text
-        self.answer_label.setText(without_fences(shown).strip() or "(no answer)")
-        if answer.error:
-            self.answer_label.setProperty("state", "error")
-            self._restyle(self.answer_label)
+        self.answer_label.setText(tidy_text(without_fences(shown)).strip() or "(no answer)")
+        self.answer_label.setProperty("state", "error" if answer.error else "")
+        self._restyle(self.answer_label)
         marks = []
         outcome = answer.outcome or Outcome.ANSWER
         if outcome is Outcome.ANSWER:
@@ -188,12 +197,6 @@ class AnswerCard(QFrame):
             text, kind = CONFIDENCE.get(level, (f"{level.title()} confidence", "warn"))
             marks.append(badge(text, kind, f"Estimated chance that this answer is right "
                                            f"({answer.confidence:.2f})"))
-            if answer.model.startswith(BOOK_SENTENCES):
-                # the book's own sentences, shown in place of the model's answer: say so
-                marks.append(badge("The book's words", "neutral",
-                                   "These are the book's own sentences, not the model's: "
-                                   + answer.model.split(":", 1)[-1].strip()
-                                   + ". Click a source to read the page."))
         else:
             # No confidence badge: there is no answer whose correctness it could describe.
             text, kind, tip = OUTCOME_MARKS[outcome]
@@ -216,12 +219,14 @@ class AnswerCard(QFrame):
             chip.clicked.connect(lambda _=False, c=citation: self.citation_clicked.emit(c))
             self.chips.addWidget(chip)
         self.chips_host.setVisible(bool(answer.citations))
-        parts = []
-        if answer.model or answer.backend:
-            parts.append(answer.model or answer.backend)
+        # Who wrote it, in a student's words; the model file and why the book's
+        # sentences were shown are in the tooltip (and the audit log).
+        who, detail = answered_by(answer)
+        parts = [who] if who else []
         if answer.latency_ms:
             parts.append(f"{answer.latency_ms / 1000:.1f} s")
         self.meta_label.setText(" · ".join(parts))
+        self.meta_label.setToolTip(detail)
         self.copy_button.setEnabled(bool(answer.text))
 
     def citation_chips(self) -> list[CitationChip]:

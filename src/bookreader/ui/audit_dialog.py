@@ -37,7 +37,7 @@ def _date(edit: QDateEdit) -> date:
 class AuditDialog(QDialog):
     """Export, verify and report on the audit log."""
 
-    export_finished = Signal(int, str)  # records written, path
+    export_finished = Signal(int, int, str)  # questions, records written, path
     verify_finished = Signal(object)  # VerifyResult
     report_finished = Signal(str)  # path
     failed = Signal(str)
@@ -111,7 +111,7 @@ class AuditDialog(QDialog):
         form.addRow("File", self._with_browse(self.verify_path, self._choose_verify))
         buttons = QHBoxLayout()
         self.verify_button = QPushButton("Verify file")
-        self.verify_button.clicked.connect(self.verify)
+        self.verify_button.clicked.connect(lambda: self.verify())
         self.verify_live_button = QPushButton("Verify the live log")
         self.verify_live_button.clicked.connect(lambda: self.verify(live=True))
         buttons.addWidget(self.verify_button)
@@ -221,9 +221,15 @@ class AuditDialog(QDialog):
                              "folder.", "bad")
             return
 
-        def done(n: int) -> None:
-            self._set_status(f"Exported {n} record{'s' if n != 1 else ''} to {out}.", "good")
-            self.export_finished.emit(n, str(out))
+        def done(summary) -> None:  # an ExportSummary
+            q, n = summary.questions, summary.records
+            # Questions, as an instructor counts them; the file keeps each streamed
+            # question's record when asked and its answer's, so say so once.
+            extra = (f" ({n} records: each question is recorded when asked and when "
+                     "answered)") if n != q else ""
+            self._set_status(f"Exported {q} question{'s' if q != 1 else ''}{extra} to {out}.",
+                             "good")
+            self.export_finished.emit(q, n, str(out))
 
         self.service.export_audit(fmt, out, filters, **self._callbacks("Export", done))
 

@@ -28,6 +28,17 @@ log = logging.getLogger(__name__)
 
 SUGGESTIONS = ("Explain this", "Summarize this", "What does this term mean?")
 FLUSH_MS = 30
+#: The book's state before the library's catalogue was read: nothing is said about indexing
+#: (an indexed book must not flash "Indexing…" while the library starts).
+STATE_UNKNOWN = "unknown"
+#: What the student reads while an answer is prepared, for each stage the library reports
+#: (the values of ``bookreader.core.types.AnswerStage``).
+STAGE_WORDS = {
+    "searching": "Searching the book…",
+    "reading": "Reading the passages…",
+    "writing": "Writing the answer…",
+    "checking": "Checking the answer against the book…",
+}
 
 
 class QuestionEdit(QPlainTextEdit):
@@ -51,6 +62,7 @@ class ChatPanel(QWidget):
     answer_failed = Signal(str)  # the message shown
     answer_stopped = Signal()
     tokens_streamed = Signal(str)  # text added to the newest answer (batched tokens)
+    stage_changed = Signal(str)  # what the answer being prepared is doing (STAGE_WORDS)
     citation_clicked = Signal(object)  # Citation
     history_loaded = Signal(int)
 
@@ -68,6 +80,8 @@ class ChatPanel(QWidget):
         self._seq = 0
         self._card: Optional[AnswerCard] = None
         self._pending = ""
+        self._state_text = ""
+        self._loading = False
         self._flush = QTimer(self, interval=FLUSH_MS)
         self._flush.timeout.connect(self._flush_tokens)
         self.setObjectName("chatPanel")
@@ -175,6 +189,7 @@ class ChatPanel(QWidget):
         """Show a new book; earlier answers about it come from the audit log."""
         changed = path != self.book_path
         self.book_path = path
+        self._loading = False
         self.book_label.setText(title or "No book open")
         if changed:
             self.stop()
@@ -182,6 +197,12 @@ class ChatPanel(QWidget):
             self.clear_selection()
             self.book_id = None
         self.set_book_state(book_id, ready, state)
+
+    def set_loading(self, title: str) -> None:
+        """A book is being opened: a neutral note until :meth:`set_book` says what it is."""
+        self.book_label.setText(f"Opening {title}…")
+        self._loading = True
+        self._update_state()
 
     def set_book_state(self, book_id: Optional[str], ready: bool, state: str = "") -> None:
         """The library's view of the open book changed (indexing finished, failed...)."""
@@ -232,6 +253,11 @@ class ChatPanel(QWidget):
         self._pages = None
         self.quote_frame.hide()
         self._update_state()
+
+    @property
+    def state_text(self) -> str:
+        """The open book's state as last set (a BookState value, or STATE_UNKNOWN)."""
+        return self._state_text
 
     @property
     def selection(self) -> str:
@@ -293,6 +319,7 @@ class ChatPanel(QWidget):
             # selected-text mode: the page range only says where the selection is).
             pages=self._pages_for(mode),
             on_token=self._on_token, on_success=self._on_answer,
+            on_progress=lambda _done, _total, stage, seq=self._seq: self._on_stage(seq, stage),
             on_failure=self._on_failure, on_cancel=self._on_cancelled,
             on_end=lambda seq=self._seq: self._on_ended(seq))
         self._flush.start()
@@ -319,6 +346,18 @@ class ChatPanel(QWidget):
             self.stop()
         else:
             self.ask()
+
+    def _on_stage(self, seq: int, stage: str) -> None:
+        """The library began a stage of the answer: say it on the card and under the box."""
+        if seq != self._seq or self._task is None:
+            return
+        words = STAGE_WORDS.get(stage)
+        if not words:
+            return
+        self.status_label.setText(f"{words}  (Stop cancels)")
+        if self._card is not None:
+            self._card.set_stage(words)
+        self.stage_changed.emit(words)
 
     def _on_token(self, text: str) -> None:
         self._pending += text
@@ -424,7 +463,9 @@ class ChatPanel(QWidget):
 
     # --- state -------------------------------------------------------------------------------------
     def _not_ready_text(self) -> str:
-        state = getattr(self, "_state_text", "")
+        state = self._state_text
+        if state == STATE_UNKNOWN:
+            return "Looking the book up in the library…"
         if state == BookState.FAILED:
             return "This book could not be indexed; you can still ask about selected text."
         return ("Indexing… whole-book questions become available when it finishes. "
@@ -439,6 +480,8 @@ class ChatPanel(QWidget):
         self.around_button.setEnabled(self.book_ready)
         if busy:
             self.status_label.setText("Answering…  (Stop cancels)")
+        elif self._loading or self._state_text == STATE_UNKNOWN:
+            self.status_label.setText("Opening the library…")
         elif self.book_path is None:
             self.status_label.setText("Open a book to ask questions.")
         elif not self._selection and not self.book_ready:

@@ -47,6 +47,29 @@ class DocumentMeta:
         return None
 
 
+#: Pages one find task searches before a waiting render may run.
+FIND_BATCH = 8
+
+
+@dataclass(eq=False)
+class FindRun:
+    """One search of the whole book, run a batch of pages at a time."""
+
+    query: str
+    order: list[int]  # pages in search order (from the page shown, wrapping around)
+    gen: int  # the document generation it searches
+    pos: int = 0  # next place in ``order``
+    hits: int = 0
+    waiting: bool = False  # paused for a render
+    cancelled: bool = False
+    task: Optional[Task] = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.task is not None:
+            self.task.cancel()
+
+
 @dataclass(frozen=True)
 class RenderedPage:
     """A render result: the image and, the first time, the page's words."""
@@ -62,8 +85,10 @@ def _page_sizes(book) -> tuple[tuple[float, float], ...]:
     return tuple((float(w), float(h)) for w, h in map(book.page_size, range(book.page_count)))
 
 
-def _open_book(path: str, password: Optional[str], settings=None) -> "PdfBook":
-    """Open a PDF only after the sandbox has read it in a capped child process.
+def _open_book(path: str, password: Optional[str], settings=None) -> tuple["PdfBook", str]:
+    """Open a PDF only after the sandbox has read it in a capped child process; the book
+    and its title (the metadata's, else the one printed on its first pages, which the
+    sandbox read).
 
     A file that crashes or exhausts the child raises a clear PdfError here (the window
     stays up); pages the sandbox flagged are never parsed in this process and show a
@@ -74,8 +99,9 @@ def _open_book(path: str, password: Optional[str], settings=None) -> "PdfBook":
 
     limits = sandbox.SandboxLimits.from_settings(settings) if settings else sandbox.SandboxLimits()
     scan = sandbox.scan_pdf(path, password, limits=limits)
-    return PdfBook.open(path, password=password, blocked=scan.flagged,
+    book = PdfBook.open(path, password=password, blocked=scan.flagged,
                         max_page_chars=limits.max_page_chars)
+    return book, scan.title or book.title
 
 
 class DocumentService(QObject):
@@ -98,7 +124,7 @@ class DocumentService(QObject):
         self._wanted: list[tuple[int, int, float]] = []  # (page, key, zoom)
         self._in_flight: Optional[tuple[int, int]] = None
         self._have_words: set[int] = set()
-        self._find_task: Optional[Task] = None
+        self._find_run: Optional[FindRun] = None
         #: Settings holding the caps of the sandbox that reads a file before it is opened.
         self.settings = None
 
@@ -115,13 +141,13 @@ class DocumentService(QObject):
 
         def work(ctl: TaskControl) -> DocumentMeta:
             self._close_book()
-            book = _open_book(path, password, self.settings)
+            book, title = _open_book(path, password, self.settings)
             try:
                 n = book.page_count
                 sizes = _page_sizes(book)
                 labels = tuple(book.label(i) or str(i + 1) for i in range(n))
                 toc = tuple(book.toc or ())
-                title = book.title or Path(path).stem
+                title = title or Path(path).stem
             except BaseException:
                 book.close()
                 raise
@@ -196,50 +222,74 @@ class DocumentService(QObject):
         def ended() -> None:
             self._in_flight = None
             self._start_next_render()
+            self._resume_find()
 
         self.runner.submit("document", work, name=f"render p{page + 1}",
                            on_success=done, on_failure=failed, on_end=ended)
 
     # --- find --------------------------------------------------------------------------------
-    def find(self, query: str, start_page: int = 0) -> Optional[Task]:
+    def find(self, query: str, start_page: int = 0) -> Optional[FindRun]:
         """Search every page for ``query``, starting at ``start_page`` and wrapping around;
-        hits arrive page by page through ``find_progressed``."""
+        hits arrive page by page through ``find_progressed``.
+
+        The pages are searched :data:`FIND_BATCH` at a time, and a page waiting to be drawn
+        goes first: the page a hit jumps to is drawn at once, not after the whole book
+        was searched (on a long book, and with indexing busy, that took seconds)."""
         self.cancel_find()
         query = query.strip()
         if not query or self.meta is None:
             return None
-        gen = self._generation
         n = self.meta.page_count
-        order = [(start_page + k) % n for k in range(n)]
+        run = FindRun(query, [(start_page + k) % n for k in range(n)], self._generation)
+        self._find_run = run
+        self._find_batch(run)
+        return run
+
+    def _find_batch(self, run: FindRun) -> None:
+        """Search the next pages of ``run``, unless a render is waiting or running."""
+        if run.cancelled or run is not self._find_run or run.gen != self._generation:
+            return
+        if self._in_flight is not None or self._wanted:
+            run.waiting = True  # the render's end resumes it (_resume_find)
+            return
+        run.waiting = False
+        pages, run.pos = run.order[run.pos:run.pos + FIND_BATCH], run.pos + FIND_BATCH
+        if not pages:
+            self._find_run = None
+            self.find_finished.emit(run.query, run.hits)
+            return
 
         def work(ctl: TaskControl) -> int:
             hits = 0
-            for page in order:
-                if ctl.cancel() or gen != self._generation or self._book is None:
+            for page in pages:
+                if ctl.cancel() or run.cancelled or self._book is None:
                     raise Cancelled()
-                rects = [tuple(r) for r in self._book.search_rects(page, query)]
+                rects = [tuple(r) for r in self._book.search_rects(page, run.query)]
                 if rects:
                     hits += len(rects)
                     ctl.emit((page, rects))
             return hits
 
         def partial(value) -> None:
-            if gen == self._generation:
+            if not run.cancelled and run.gen == self._generation:
                 page, rects = value
-                self.find_progressed.emit(query, page, rects)
+                self.find_progressed.emit(run.query, page, rects)
 
         def done(hits: int) -> None:
-            if gen == self._generation:
-                self.find_finished.emit(query, hits)
+            run.hits += hits
 
-        self._find_task = self.runner.submit("document", work, name="find",
-                                             on_partial=partial, on_success=done)
-        return self._find_task
+        run.task = self.runner.submit("document", work, name="find", on_partial=partial,
+                                      on_success=done, on_end=lambda: self._find_batch(run))
+
+    def _resume_find(self) -> None:
+        run = self._find_run
+        if run is not None and run.waiting and self._in_flight is None and not self._wanted:
+            self._find_batch(run)
 
     def cancel_find(self) -> None:
-        if self._find_task is not None:
-            self._find_task.cancel()
-            self._find_task = None
+        run, self._find_run = self._find_run, None
+        if run is not None:
+            run.cancel()
 
     def locate_excerpt(self, page: int, excerpt: str) -> None:
         """Find an excerpt's rectangles on a page (for citations that came without any)."""

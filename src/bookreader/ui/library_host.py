@@ -1,6 +1,6 @@
 """The Library in a child process, so indexing and answering never hold the window's GIL.
 
-Measured on Think Java (bench/ui_latency.py): indexing on a thread of the window's process
+Measured on a 370-page book (bench/ui_latency.py): indexing on a thread of the window's process
 stalled its event loop for up to ~0.9 s (PDF layout analysis, NLTK and the torch import are
 pure Python and hold the GIL); the same work in another process stalled it for ~0.2 s at
 most on the same loaded machine.  So the window keeps only Qt and page rendering, and the
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 LANES = ("library", "ingest")
 #: The library process runs at normal priority: with ``nice 10`` every answer of a local
-#: model timed out on a busy machine (issue 11), since answering is the work the student
+#: model timed out on a busy machine, since answering is the work the student
 #: waits for.  The window stays responsive because it does no heavy work itself.
 #: At quit, how long running calls get to notice their cancel before the process exits.
 STOP_GRACE_S = 1.0

@@ -158,6 +158,7 @@ class LibraryPanel(QWidget):
         lay.addWidget(self.empty)
         lay.addWidget(QLabel("Recent", objectName="sectionTitle"))
         self.recent = QListWidget(objectName="recentList")
+        self.recent.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep ".pdf" and the start
         self.recent.itemActivated.connect(lambda it: self.book_activated.emit(it.data(256)))
         self.recent.itemClicked.connect(lambda it: self.book_activated.emit(it.data(256)))
         lay.addWidget(self.recent, 1)

@@ -288,6 +288,8 @@ class LibraryService(QObject):
         self._lanes = self._make_lanes(settings)
         self._ingests: dict[str, Any] = {}
         self._books: list[BookInfo] = []
+        #: The catalogue was read at least once (until then no book is known to be indexed).
+        self.catalogue_read = False
         self._api_key: Optional[str] = None
 
     def _make_lanes(self, settings: Settings):
@@ -327,6 +329,7 @@ class LibraryService(QObject):
 
     def _on_books_read(self, books: list[BookInfo]) -> None:
         self._books = list(books)
+        self.catalogue_read = True
         self.books_changed.emit(self.books)
 
     def remove(self, ref: str, on_success=None, on_failure=None):
@@ -371,11 +374,15 @@ class LibraryService(QObject):
     # --- questions -------------------------------------------------------------------------
     def ask(self, question: str, *, mode: Mode, book: Optional[str], selection: Optional[str],
             pages: Optional[tuple[int, int]], backend: Optional[str] = None, **callbacks):
-        """Ask in the background; tokens arrive through ``on_token``, the Answer via
-        ``on_success``.  ``task.cancel()`` is the Stop button."""
+        """Ask in the background; tokens arrive through ``on_token``, each stage of the
+        answer (an :class:`~bookreader.core.types.AnswerStage` value) through
+        ``on_progress``, the Answer via ``on_success``.  ``task.cancel()`` is the Stop
+        button."""
         kwargs = dict(mode=mode, book=book, selection=selection, pages=pages,
                       backend=backend or None)
-        return self._call(Command.ASK, (question,), kwargs, inject=("on_token", "cancel"),
+        inject = ("on_token", "cancel", "progress") if "on_progress" in callbacks else (
+            "on_token", "cancel")
+        return self._call(Command.ASK, (question,), kwargs, inject=inject,
                           name=f"ask {Mode(mode).value}", **callbacks)
 
     def warm_up(self, book: Optional[str], backend: Optional[str] = None, **callbacks):
@@ -425,6 +432,7 @@ class LibraryService(QObject):
         self._lanes.close()
         self.settings = settings
         self._books = []
+        self.catalogue_read = False
         self._lanes = self._make_lanes(settings)
         if self._api_key is not None:
             self._lanes.use_api_key(self._api_key)

@@ -12,16 +12,17 @@ from typing import Callable, Optional
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel,
-                               QLineEdit, QMainWindow, QMessageBox, QPushButton, QTabWidget,
-                               QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QLineEdit, QMainWindow,
+                               QMessageBox, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from bookreader.config import Settings
 from bookreader.core.types import BookInfo, BookState, Citation, Mode
 from bookreader.errors import BookReaderError, PasswordRequired
 from bookreader.ui.audit_dialog import AuditDialog
-from bookreader.ui.chat_panel import ChatPanel
+from bookreader.ui.chat_panel import STATE_UNKNOWN, ChatPanel
 from bookreader.ui.document import DocumentMeta, DocumentService
+from bookreader.ui.find_bar import FindBar
+from bookreader.ui.help_dialog import ASKING_PAGE, SHORTCUTS_PAGE, HelpDialog
 from bookreader.ui.library_panel import LibraryPanel
 from bookreader.ui.library_service import LibraryService, _norm
 from bookreader.ui.messages import MessageSink, Reporter
@@ -33,74 +34,8 @@ from bookreader.ui.workers import TaskRunner
 log = logging.getLogger(__name__)
 
 MAX_RECENT = 8
-
-
-class FindBar(QFrame):
-    """Ctrl+F: a search box above the pages; Enter finds the next hit, Shift+Enter the last."""
-
-    def __init__(self, reader: ReaderView, parent: Optional[QWidget] = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("findBar")
-        self.reader = reader
-        row = QHBoxLayout(self)
-        row.setContentsMargins(10, 5, 10, 5)
-        self.edit = QLineEdit(objectName="findEdit")
-        self.edit.setPlaceholderText("Find in book")
-        self.edit.setClearButtonEnabled(True)
-        self.edit.returnPressed.connect(self._on_return)
-        row.addWidget(self.edit, 1)
-        prev_b = QPushButton("Previous", objectName="smallButton")
-        prev_b.clicked.connect(lambda: reader.find_next(-1))
-        next_b = QPushButton("Next", objectName="smallButton")
-        next_b.clicked.connect(lambda: self._on_return())
-        self.count = QLabel("", objectName="hintText")
-        close = QPushButton("Done", objectName="smallButton")
-        close.clicked.connect(self.close_bar)
-        for w in (prev_b, next_b, self.count, close):
-            row.addWidget(w)
-        self._searched = ""
-        self._finished = False
-        reader.find_changed.connect(self.on_find_changed)
-        reader.find_finished.connect(self.on_find_finished)
-
-    def open_bar(self) -> None:
-        self.show()
-        self.edit.setFocus()
-        self.edit.selectAll()
-
-    def close_bar(self) -> None:
-        self.hide()
-        self.reader.clear_find()
-        self._searched = ""
-        self.reader.setFocus()
-
-    def _on_return(self) -> None:
-        text = self.edit.text().strip()
-        if text != self._searched:
-            self._searched = text
-            self._finished = False
-            self.reader.find(text)
-        else:
-            self.reader.find_next(1)
-
-    def on_find_changed(self, current: int, total: int) -> None:
-        if not self._searched:
-            self.count.setText("")
-        elif total == 0:
-            self.count.setText("No matches" if self._finished else "Searching…")
-        else:
-            self.count.setText(f"{current + 1} of {total}")
-
-    def on_find_finished(self, total: int) -> None:
-        self._finished = True
-        if self._searched and total == 0:
-            self.count.setText("No matches")
-
-    def keyPressEvent(self, event) -> None:  # noqa: N802
-        if event.key() == Qt.Key.Key_Escape:
-            self.close_bar()
-        else:
-            super().keyPressEvent(event)
+#: Widest "Open recent" entry, in pixels (longer titles are cut in the middle).
+RECENT_TEXT_PX = 420
 
 
 class MainWindow(QMainWindow):
@@ -129,6 +64,8 @@ class MainWindow(QMainWindow):
         self.document = DocumentService(runner, self)
         self.document.settings = settings  # the sandbox's caps (see document._open_book)
         self.current_path: Optional[str] = None
+        #: The book whose page changes are recorded (None while one is being opened).
+        self._page_book: Optional[str] = None
         self._passwords: dict[str, Optional[str]] = {}
         self._dialogs: list = []
         #: Books warmed up under the current settings (any Settings change rebuilds the
@@ -169,6 +106,9 @@ class MainWindow(QMainWindow):
         self.status_page = QLabel("", objectName="hintText")
         self.statusBar().addPermanentWidget(self.status_page)
         self.library_panel.set_recent(self.recent_books())
+        from bookreader.ui.study_panel import attach_study
+
+        self.study = attach_study(self)  # the Study dock and the selection's flashcards
         self._restore_layout()
 
     # --- construction ---------------------------------------------------------------------------
@@ -186,7 +126,9 @@ class MainWindow(QMainWindow):
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         action.setToolTip(tip or text)
-        action.triggered.connect(slot)
+        # triggered(bool) carries "checked": a slot with an optional argument would get it
+        # (File > Export conversation took False for its file name).
+        action.triggered.connect(lambda _checked=False: slot())
         return action
 
     def _build_actions(self) -> None:
@@ -227,6 +169,13 @@ class MainWindow(QMainWindow):
         menu.addAction(self.settings_action)
         menu.addAction(self.audit_action)
         menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = A("Keyboard shortcuts", self.show_shortcuts, "F1",
+                                  "Every keyboard shortcut of the reader and the chat")
+        self.how_asking_works_action = A("How asking works", self.show_how_asking_works,
+                                         tip="The three ways to ask and what each promises")
+        menu.addAction(self.shortcuts_action)
+        menu.addAction(self.how_asking_works_action)
+        menu.addSeparator()
         menu.addAction(A("About BookReader", self._about))
 
         bar = QToolBar("Main", objectName="mainToolbar")
@@ -290,7 +239,11 @@ class MainWindow(QMainWindow):
     def open_book(self, path: str | Path, password: Optional[str] = None) -> None:
         """Show a PDF at once; index it in the background if the library lacks it."""
         path = _norm(path)
+        self._page_book = None  # no page is recorded until the new book is positioned
         self.statusBar().showMessage(f"Opening {Path(path).name}…")
+        if self.current_path is None:  # nothing on screen yet: a neutral "Opening…"
+            self.toc_panel.set_loading()
+            self.chat.set_loading(self._recent_title(path))
         self.document.open(path, password or self._passwords.get(path))
 
     def on_document_opened(self, meta: DocumentMeta) -> None:
@@ -303,23 +256,38 @@ class MainWindow(QMainWindow):
         self.page_count_label.setText(f"of {meta.page_count}")
         self.library_panel.set_current(path)
         self._add_recent(path)
+        self._remember_title(path, meta.title)
         info = self.service.book_for_path(path)
-        self.chat.set_book(path, meta.title, info.book_id if info else None,
-                           ready=bool(info and info.state is BookState.READY),
-                           state=info.state if info else BookState.INDEXING)
-        if info is None or info.state is not BookState.READY:
-            self.service.ingest(path, meta.password)
+        if info is None and not self.service.catalogue_read:
+            # The library has not said yet whether it knows the book: neither "Indexing…"
+            # nor an ingest until it has (on_books_changed decides).
+            self.chat.set_book(path, meta.title, None, ready=False, state=STATE_UNKNOWN)
         else:
-            self.warm_up(info)
+            self._index_or_warm(path, info, meta.password, meta.title)
         self.statusBar().showMessage(f"Opened {meta.title} ({meta.page_count} pages)", 4000)
         last = self.last_page(path)
         if 0 < last < meta.page_count:  # reopen where the student left it
             self.reader.go_to_page(last)
+        self._page_book = path  # from now on its page changes are recorded
+        self.on_page_changed(self.reader.current_page(), self.reader.label(
+            self.reader.current_page()))
         self.reader.setFocus()
         self.book_opened.emit(meta)
 
+    def _index_or_warm(self, path: str, info: Optional[BookInfo], password: Optional[str],
+                       title: str) -> None:
+        """Show the book's state in the chat; index it if the library lacks it."""
+        self.chat.set_book(path, title, info.book_id if info else None,
+                           ready=bool(info and info.state is BookState.READY),
+                           state=info.state if info else BookState.INDEXING)
+        if info is None or info.state is not BookState.READY:
+            self.service.ingest(path, password)
+        else:
+            self.warm_up(info)
+
     def on_open_failed(self, path: str, exc: BaseException) -> None:
         self.statusBar().clearMessage()
+        self._page_book = self.current_path  # the book on screen stays
         if isinstance(exc, PasswordRequired):
             password = self.sink.ask_password(Path(path).name, exc.wrong_password)
             if password is not None:
@@ -333,6 +301,13 @@ class MainWindow(QMainWindow):
     # --- library ------------------------------------------------------------------------------------
     def on_books_changed(self, books: list[BookInfo]) -> None:
         self.library_panel.set_books(books)
+        if self.current_path and self.chat.state_text == STATE_UNKNOWN:
+            # the first catalogue since the book opened: now its state is known
+            path = self.current_path
+            meta = self.document.meta
+            self._index_or_warm(path, self.service.book_for_path(path),
+                                self._passwords.get(path), meta.title if meta else "")
+            return
         if self.current_path:
             info = self.service.book_for_path(self.current_path)
             if info is not None and not self.service.is_ingesting(self.current_path):
@@ -440,8 +415,12 @@ class MainWindow(QMainWindow):
             return 0
 
     def on_page_changed(self, page: int, label: str) -> None:
-        if self.current_path is not None:
-            self.ui_state.setValue(_last_page_key(self.current_path), page)
+        # Recorded only for the book on screen once it is at its page: the new layout's
+        # page 0 of a book being opened is neither the old book's page nor the new one's.
+        book = self._page_book
+        if book is not None and page >= 0 and self.reader.meta is not None \
+                and _norm(self.reader.meta.path) == book:
+            self.ui_state.setValue(_last_page_key(book), page)
         if not self.page_edit.hasFocus():
             self.page_edit.setText(label)
         self.toc_panel.set_current_page(page)
@@ -535,6 +514,20 @@ class MainWindow(QMainWindow):
         dialog.finished.connect(lambda *_: self._dialogs.remove(dialog)
                                 if dialog in self._dialogs else None)
 
+    def show_shortcuts(self) -> HelpDialog:
+        """Help > Keyboard shortcuts (F1): the sheet, in the app."""
+        return self._show_help(SHORTCUTS_PAGE)
+
+    def show_how_asking_works(self) -> HelpDialog:
+        """Help > How asking works: the three modes and what each guarantees."""
+        return self._show_help(ASKING_PAGE)
+
+    def _show_help(self, page: str) -> HelpDialog:
+        dialog = HelpDialog(page, self)
+        self._keep(dialog)
+        dialog.show()
+        return dialog
+
     def _about(self) -> None:
         QMessageBox.about(self, "About BookReader",
                           "BookReader answers questions from the book only, with citations "
@@ -550,17 +543,38 @@ class MainWindow(QMainWindow):
             return []
         return [str(p) for p in value if p]
 
+    def last_book(self) -> Optional[str]:
+        """The most recently opened book that still exists (None: none)."""
+        return next((p for p in self.recent_books() if Path(p).is_file()), None)
+
     def _add_recent(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_books() if p != path]
         self.ui_state.setValue("recent", recent[:MAX_RECENT])
         self.library_panel.set_recent(recent[:MAX_RECENT])
 
     def _fill_recent_menu(self) -> None:
+        """Each recent book by its title, cut in the middle when long; the full path in
+        its tooltip."""
         self.recent_menu.clear()
+        self.recent_menu.setToolTipsVisible(True)
+        metrics = self.recent_menu.fontMetrics()
         for p in self.recent_books():
-            self.recent_menu.addAction(Path(p).name, lambda p=p: self.open_book(p))
+            text = metrics.elidedText(self._recent_title(p), Qt.TextElideMode.ElideMiddle,
+                                      RECENT_TEXT_PX)
+            action = self.recent_menu.addAction(text.replace("&", "&&"))
+            action.setToolTip(p)
+            action.setData(p)
+            action.triggered.connect(lambda _checked=False, p=p: self.open_book(p))
         if not self.recent_books():
             self.recent_menu.addAction("(none)").setEnabled(False)
+
+    def _recent_title(self, path: str) -> str:
+        """A book's title as last seen (the file name for a book never opened)."""
+        title = self.ui_state.value(_title_key(path), "")
+        return str(title) if title else Path(path).name
+
+    def _remember_title(self, path: str, title: str) -> None:
+        self.ui_state.setValue(_title_key(path), title)
 
     def _restore_layout(self) -> None:
         geometry = self.ui_state.value("geometry")
@@ -615,6 +629,14 @@ class MainWindow(QMainWindow):
 
 def _last_page_key(path: str) -> str:
     """The ui.ini key of a book's last page (a hash: paths hold slashes)."""
+    return "last_page/" + _path_hash(path)
+
+
+def _title_key(path: str) -> str:
+    return "title/" + _path_hash(path)
+
+
+def _path_hash(path: str) -> str:
     import hashlib
 
-    return "last_page/" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]

@@ -334,6 +334,10 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
             self._show_find_hit(hit)
             self.find_changed.emit(self._find.current, self._find.total)
 
+    def find_current(self) -> int:
+        """The current find hit's place among all hits (-1: none)."""
+        return self._find.current
+
     def find_hits(self) -> dict[int, list[Rect]]:
         return dict(self._find.hits)
 
@@ -341,6 +345,9 @@ class ReaderView(ReaderInputMixin, QAbstractScrollArea):
         if hit is not None:
             page, rect = hit
             self.go_to_page(page, rect[1])
+            # Ask for the page now, not on the next event-loop pass: the find pauses for
+            # a waiting render, so the page shows before the rest of the book is searched.
+            self._request_renders()
             self.viewport().update()
 
     # --- rendering ----------------------------------------------------------------------------

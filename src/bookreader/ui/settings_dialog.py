@@ -1,4 +1,5 @@
-"""Settings: answering backend, time budgets, grounding thresholds and the data folder.
+"""Settings: who answers (in a student's words), the data folder, and an "Advanced"
+section with the technical figures (time budgets, grounding thresholds, model details).
 
 Saving writes ``settings.json`` (never the API key: that goes to the system keyring, or,
 where there is none, stays in this process's memory only) and hands the new settings to the
@@ -12,19 +13,21 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox,
                                QDoubleSpinBox, QFileDialog, QFrame, QGridLayout, QGroupBox,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QRadioButton,
-                               QSpinBox, QVBoxLayout, QWidget)
+                               QScrollArea, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
 from bookreader.config import Settings
 from bookreader.errors import BookReaderError
+from bookreader.ui.wording import model_words
 
 log = logging.getLogger(__name__)
 
 def backend_choices() -> list[tuple[str, str, str]]:
-    """(key, label, help) for each choice: auto, every spec of the table, a GGUF file."""
+    """(key, label, help) for each choice: auto, every spec of the table, a GGUF file; the
+    technical label and description (the Advanced section shows them)."""
     from bookreader.core.llm.specs import SPECS
 
     out = [("auto", "Automatic (best for this computer)",
@@ -33,6 +36,25 @@ def backend_choices() -> list[tuple[str, str, str]]:
     out.append(("gguf", "Another GGUF model file", "A model file of your choice, run by "
                                                    "llama.cpp."))
     return out
+
+
+def typical_answer_text(key: str) -> str:
+    """How long a typical whole-book answer takes, in words, from the spec table's
+    reference speeds on two idle cores ("" when unknown)."""
+    from bookreader.core.llm.specs import lookup
+
+    if key == "extractive":
+        return "An answer takes about a second."
+    if key == "claude":
+        return "An answer takes a few seconds, depending on the connection."
+    spec = lookup(key)
+    if spec is None or not spec.local or spec.reference_speed[0] <= 0:
+        return ""
+    prompt_tps, gen_tps = spec.reference_speed
+    prompt = spec.prompt_tokens[0] or spec.context_chars / 3.5 + 60
+    seconds = prompt / prompt_tps + spec.answer_tokens[0] / gen_tps
+    shown = 5 * round(seconds / 5) if seconds > 12 else max(2, round(seconds))
+    return f"An answer takes about {shown} seconds on a two-core laptop."
 
 
 def _gguf_spec():
@@ -104,50 +126,176 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(720)
         self.settings = settings
         desc = Settings.describe()
-        lay = QVBoxLayout(self)
+        outer = self.outer = QVBoxLayout(self)
+        # The sections scroll (the Advanced figures do not fit a small screen); the
+        # error line and the buttons stay in view.
+        self.sections = QScrollArea(objectName="settingsScroll", widgetResizable=True)
+        self.sections.setFrameShape(QFrame.Shape.NoFrame)
+        self.sections.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body = self.body = QWidget(objectName="settingsBody")
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(0, 0, 6, 0)
         lay.setSpacing(12)
+        self.sections.setWidget(body)
+        outer.addWidget(self.sections, 1)
 
-        # --- backend ---------------------------------------------------------------
-        group = QGroupBox("Answering model")
+        # --- who answers: one row per choice, in a student's words ----------------------
+        group = QGroupBox("Who answers your questions")
         gl = QVBoxLayout(group)
         self.backend_group = QButtonGroup(self)
         self.backend_buttons: dict[str, QRadioButton] = {}
         self.backend_hints: dict[str, QLabel] = {}
-        from bookreader.core.llm import models as model_files
-        from bookreader.core.llm.specs import SPECS, budgets, lookup
-
         self.install_rows: dict[str, Any] = {}
-        for key, name, help_text in backend_choices():
-            button = QRadioButton(name)
-            button.setObjectName(f"backend_{key}")
-            self.backend_group.addButton(button)
-            self.backend_buttons[key] = button
-            row = QHBoxLayout()
-            row.addWidget(button)
-            hint = QLabel(help_text, objectName="hintText")
-            hint.setWordWrap(True)
-            row.addWidget(hint, 1)
-            gl.addLayout(row)
-            self.backend_hints[key] = hint
-            spec = lookup(key)
-            if key == "auto":
-                hint.setText(self._auto_text())
-            if spec is not None and spec.model is not None and \
-                    model_files.installed_path(spec, settings.models_dir) is None:
-                from bookreader.ui.model_install import ModelInstallRow
-
-                install = ModelInstallRow(spec, settings.models_dir, self)
-                install.installed.connect(self._tier_installed)
-                self.install_rows[key] = install
-                gl.addWidget(install)
-            if key == "gguf":
-                gl.addWidget(self._gguf_row())
-            if key == "claude":
-                gl.addWidget(self._claude_row())
+        details = []  # (technical label, description) for the Advanced section
+        for key, label, description in backend_choices():
+            self._backend_row(gl, key, label, description)
+            details.append((label, description))
         self.backend_group.buttonToggled.connect(lambda *_: self._update_enabled())
         lay.addWidget(group)
 
-        # --- budgets and grounding -----------------------------------------------------
+        # --- data folder -------------------------------------------------------------------
+        lay.addWidget(self._data_dir_group(desc))
+
+        # --- advanced: the technical figures, folded away ------------------------------
+        self.advanced_button = QToolButton(objectName="advancedToggle", checkable=True)
+        self.advanced_button.setText("Advanced ▸")
+        self.advanced_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.advanced_button.toggled.connect(self._show_advanced)
+        lay.addWidget(self.advanced_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.advanced = QWidget(objectName="advancedSection")
+        al = QVBoxLayout(self.advanced)
+        al.setContentsMargins(0, 0, 0, 0)
+        al.addWidget(self._model_details(details))
+        al.addWidget(self._budgets_group(settings, desc))
+        self.advanced.hide()
+        lay.addWidget(self.advanced)
+        lay.addStretch(1)
+        lay = outer
+
+        self.error_label = QLabel("", objectName="errorText")
+        self.error_label.setWordWrap(True)
+        self.error_label.hide()
+        lay.addWidget(self.error_label)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        lay.addWidget(buttons)
+        self._load_backend(settings.llm_backend)
+        self._show_availability()
+        self._fit_height()
+
+    # --- sections ------------------------------------------------------------------------------
+    def _backend_row(self, box: QVBoxLayout, key: str, label: str, description: str) -> None:
+        """One choice: its name and what it is good for, the technical description as a
+        tooltip; an install button, the file picker or the API key under it."""
+        from bookreader.core.llm import models as model_files
+        from bookreader.core.llm.specs import lookup
+
+        words = model_words(key, label)
+        button = QRadioButton(words.title)
+        button.setObjectName(f"backend_{key}")
+        button.setToolTip(f"{label}: {description}")
+        self.backend_group.addButton(button)
+        self.backend_buttons[key] = button
+        row = QHBoxLayout()
+        row.addWidget(button)
+        hint = QLabel(self._good_for(key, words.good_for or description), objectName="hintText")
+        hint.setWordWrap(True)
+        hint.setToolTip(f"{label}: {description}")
+        row.addWidget(hint, 1)
+        box.addLayout(row)
+        self.backend_hints[key] = hint
+        spec = lookup(key)
+        if spec is not None and spec.model is not None and \
+                model_files.installed_path(spec, self.settings.models_dir) is None:
+            from bookreader.ui.model_install import ModelInstallRow
+
+            install = ModelInstallRow(spec, self.settings.models_dir, self)
+            install.installed.connect(self._tier_installed)
+            self.install_rows[key] = install
+            box.addWidget(install)
+        if key == "gguf":
+            self.gguf_row = self._gguf_row()
+            box.addWidget(self.gguf_row)
+        if key == "claude":
+            self.claude_row = self._claude_row()
+            box.addWidget(self.claude_row)
+        if key == "openai":
+            from bookreader.ui.model_server import ModelServerRow
+
+            self.model_server_row = ModelServerRow(self.settings, self)
+            box.addWidget(self.model_server_row)
+
+    def _good_for(self, key: str, good_for: str) -> str:
+        if key == "auto":
+            return self._auto_text()
+        return " ".join(t for t in (good_for, typical_answer_text(key)) if t)
+
+    def _show_advanced(self, shown: bool) -> None:
+        self.advanced.setVisible(shown)
+        self.advanced_button.setText("Advanced ▾" if shown else "Advanced ▸")
+        self._fit_height()
+        if shown:
+            self.sections.ensureWidgetVisible(self.advanced_button, 0, 0)
+
+    def _fit_height(self) -> None:
+        """As tall as the sections need, at most nine tenths of the screen (and of the
+        window it belongs to)."""
+        body = self.body
+        layout = body.layout()
+        if layout is not None:
+            layout.invalidate()
+            layout.activate()
+        body.adjustSize()
+        outer = self.outer
+        margins = outer.contentsMargins()
+        want = (body.sizeHint().height() + self.save_button.sizeHint().height()
+                + margins.top() + margins.bottom() + 3 * outer.spacing() + 8)
+        limits = [want]
+        screen = self.screen()
+        if screen is not None:
+            limits.append(int(screen.availableGeometry().height() * 0.9))
+        parent = self.parentWidget()
+        if parent is not None:
+            limits.append(int(parent.height() * 0.85))
+        self.resize(max(self.width(), body.sizeHint().width() + 40), min(limits))
+
+    def _model_details(self, details: list[tuple[str, str]]) -> QGroupBox:
+        """The technical description of every choice, and why 'auto' chose its model."""
+        group = QGroupBox("The models in detail")
+        gl = QVBoxLayout(group)
+        lines = [f"<b>{_html(label)}</b>: {_html(text)}" for label, text in details]
+        if self.settings.auto_reason:
+            lines.append(f"<b>Automatic choice</b>: {_html(self.settings.auto_reason)}")
+        self.details_label = QLabel("<br>".join(lines), objectName="hintText")
+        self.details_label.setWordWrap(True)
+        self.details_label.setTextFormat(Qt.TextFormat.RichText)
+        gl.addWidget(self.details_label)
+        return group
+
+    def _data_dir_group(self, desc: dict) -> QGroupBox:
+        group = QGroupBox("Data folder")
+        dl = QVBoxLayout(group)
+        row = QHBoxLayout()
+        self.data_dir_edit = QLineEdit(str(self.settings.data_dir), objectName="dataDirEdit")
+        self.data_dir_edit.setToolTip(desc.get("data_dir", ""))
+        row.addWidget(self.data_dir_edit, 1)
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(lambda: self._choose_data_dir())
+        row.addWidget(browse)
+        dl.addLayout(row)
+        hint = QLabel("Your books' index, the record of your questions, the models and the "
+                      "logs are kept here. Choosing another folder switches to the library "
+                      "in it.", objectName="hintText")
+        hint.setWordWrap(True)
+        dl.addWidget(hint)
+        return group
+
+    def _budgets_group(self, settings: Settings, desc: dict) -> QGroupBox:
+        from bookreader.core.llm.specs import SPECS, budgets
+
         group = QGroupBox("Time budgets and grounding")
         grid = QGridLayout(group)
         grid.setHorizontalSpacing(14)
@@ -163,11 +311,12 @@ class SettingsDialog(QDialog):
                 self.budget_boxes[spec.name] = ("first_token_s", box)
                 budget_rows.append((f"{spec.label.split(':')[0]}: first token within", box,
                                     "budgets"))
-            elif spec.kind == "claude":
+            elif spec.kind in ("claude", "openai"):
                 box = self._seconds(float(total or spec.total_s or 60), 5, 600)
                 box.setObjectName(f"budget_{spec.name}")
                 self.budget_boxes[spec.name] = ("total_s", box)
-                budget_rows.append(("Claude: answer within", box, "budgets"))
+                budget_rows.append(("Claude: answer within" if spec.kind == "claude" else
+                                    "Model server: answer within", box, "budgets"))
         self.max_tokens = QSpinBox(minimum=32, maximum=4096, singleStep=50,
                                    value=settings.max_new_tokens)
         # 0 follows the load (core/llm/cpu_load.py); shown as "Follow the load"
@@ -193,38 +342,7 @@ class SettingsDialog(QDialog):
             grid.addWidget(widget, r, c + 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
-        lay.addWidget(group)
-
-        # --- data folder -------------------------------------------------------------------
-        group = QGroupBox("Data folder")
-        dl = QVBoxLayout(group)
-        row = QHBoxLayout()
-        self.data_dir_edit = QLineEdit(str(settings.data_dir), objectName="dataDirEdit")
-        self.data_dir_edit.setToolTip(desc.get("data_dir", ""))
-        row.addWidget(self.data_dir_edit, 1)
-        browse = QPushButton("Choose…")
-        browse.clicked.connect(self._choose_data_dir)
-        row.addWidget(browse)
-        dl.addLayout(row)
-        hint = QLabel("The index, audit log, models folder and logs live here. Changing it "
-                      "switches to the library in the new folder.", objectName="hintText")
-        hint.setWordWrap(True)
-        dl.addWidget(hint)
-        lay.addWidget(group)
-
-        self.error_label = QLabel("", objectName="errorText")
-        self.error_label.setWordWrap(True)
-        self.error_label.hide()
-        lay.addWidget(self.error_label)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
-                                   | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.save)
-        buttons.rejected.connect(self.reject)
-        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
-        lay.addWidget(buttons)
-        self._load_backend(settings.llm_backend)
-        self._show_availability()
-        self.resize(self.sizeHint())
+        return group
 
     def _show_availability(self) -> None:
         """Say which backends cannot run here and why (from the registry; loads nothing)."""
@@ -253,10 +371,12 @@ class SettingsDialog(QDialog):
 
     def _auto_text(self) -> str:
         s = self.settings
+        good_for = model_words("auto").good_for
         if s.auto_tier:
-            return f"Chosen here: {s.auto_tier}. {s.auto_reason}"
-        return ("The tier is chosen by measuring the installed models at the next start "
-                "(or run 'bookreader doctor').")
+            # why, in figures, is in the Advanced section
+            return f"{good_for} Chosen for this computer: {model_words(s.auto_tier).name}."
+        return (f"{good_for} It is chosen by timing the installed models at the next "
+                "start.")
 
     def _tier_installed(self, name: str) -> None:
         """A tier was installed: let auto measure again and say it is there."""
@@ -280,7 +400,7 @@ class SettingsDialog(QDialog):
             self.gguf_combo.setPlaceholderText(f"No .gguf files in {self.settings.models_dir}")
         rl.addWidget(self.gguf_combo, 1)
         pick = QPushButton("Browse…")
-        pick.clicked.connect(self._choose_gguf)
+        pick.clicked.connect(lambda: self._choose_gguf())
         rl.addWidget(pick)
         self.gguf_widgets = (self.gguf_combo, pick)
         return row
@@ -316,6 +436,9 @@ class SettingsDialog(QDialog):
         return box
 
     def _load_backend(self, backend: str) -> None:
+        if backend.startswith("openai:"):
+            self.model_server_row.url_edit.setText(backend[len("openai:"):])
+            backend = "openai"
         if backend.startswith("gguf:"):
             path = backend[5:]
             i = self.gguf_combo.findData(path)
@@ -334,10 +457,14 @@ class SettingsDialog(QDialog):
         self._update_enabled()
 
     def _update_enabled(self) -> None:
+        # A choice's file picker or key field shows only while it is chosen.
+        self.gguf_row.setVisible(self.backend_buttons["gguf"].isChecked())
+        self.claude_row.setVisible(self.backend_buttons["claude"].isChecked())
         for w in self.gguf_widgets:
             w.setEnabled(self.backend_buttons["gguf"].isChecked())
         for w in self.claude_widgets:
             w.setEnabled(self.backend_buttons["claude"].isChecked())
+        self.model_server_row.setEnabled(self.backend_buttons["openai"].isChecked())
 
     def _choose_gguf(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model",
@@ -375,6 +502,7 @@ class SettingsDialog(QDialog):
             grounding_overlap_threshold=self.overlap.value(),
             confidence_threshold=self.confidence.value(),
             data_dir=Path(self.data_dir_edit.text().strip() or self.settings.data_dir),
+            **self.model_server_row.values(),
         )
 
     def _budgets(self) -> dict[str, dict[str, float]]:
@@ -403,6 +531,14 @@ class SettingsDialog(QDialog):
                 self.api_key_in_memory.emit(key)
         elif new.llm_backend == "claude" and not stored_api_key_present():
             return self._show_error("Claude needs an API key. Paste it into the API key field.")
+        if new.llm_backend == "openai":
+            if not new.openai_base_url:
+                return self._show_error("Enter the model server's address (Ollama: "
+                                        "http://127.0.0.1:11434/v1), or pick another model.")
+            try:
+                notes.extend(self.model_server_row.save(new.data_dir))
+            except BookReaderError as exc:
+                return self._show_error(exc.user_message)
         try:
             new.save()  # into the new data folder when that changed
         except (BookReaderError, OSError) as exc:
@@ -416,3 +552,9 @@ class SettingsDialog(QDialog):
     def _show_error(self, message: str) -> None:
         self.error_label.setText(message)
         self.error_label.show()
+
+
+def _html(text: str) -> str:
+    from html import escape
+
+    return escape(text)

@@ -42,6 +42,7 @@ QLabel#quoteSmall { color: #57606a; font-style: italic; border-left: 3px solid #
 QLabel#answerText { color: #24292f; font-size: 13px; }
 QLabel#answerText[state="error"] { color: #b42318; }
 QLabel#answerText[state="stopped"] { color: #6e7781; }
+QLabel#answerText[state="stage"] { color: #6e7781; font-style: italic; }
 QLabel#warningText { color: #9a5b00; background: #fff8e6; border-radius: 6px; padding: 4px 8px; }
 
 QLabel#badge { border-radius: 9px; padding: 2px 8px; font-size: 11px; font-weight: 600; }

@@ -28,14 +28,31 @@ class TocPanel(QWidget):
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemActivated.connect(self._on_clicked)
         lay.addWidget(self.tree, 1)
-        self.empty = QLabel("This book has no outline.", objectName="emptyHint")
+        # Empty until a book is set: "no outline" is said only of a book that has none.
+        self.empty = QLabel("", objectName="emptyHint")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
         lay.addWidget(self.empty)
+        self.tree.hide()
         self._items: list[tuple[int, QTreeWidgetItem]] = []
+        #: The entry last clicked and its page: it stays the highlighted one while that
+        #: page is shown, though a later entry (its first subsection) starts there too.
+        self._clicked: Optional[tuple[int, QTreeWidgetItem]] = None
+
+    def set_loading(self) -> None:
+        """A book is being opened: a neutral note instead of "no outline"."""
+        self.tree.clear()
+        self._items = []
+        self._clicked = None
+        self.tree.hide()
+        self.empty.setText("Opening the book…")
+        self.empty.show()
 
     def set_toc(self, toc: Sequence[TocEntry], labels: Sequence[str] = ()) -> None:
         self.tree.clear()
         self._items = []
+        self._clicked = None
+        self.empty.setText("This book has no outline.")
         stack: list[tuple[int, QTreeWidgetItem]] = []
         for entry in toc:
             label = labels[entry.page] if 0 <= entry.page < len(labels) else str(entry.page + 1)
@@ -61,11 +78,17 @@ class TocPanel(QWidget):
         self.tree.setVisible(bool(self._items))
 
     def set_current_page(self, page: int) -> None:
-        """Select the last outline entry starting on or before ``page``."""
+        """Select the last outline entry starting on or before ``page`` (the one clicked,
+        when several start on the same page as it)."""
         best, best_start = None, -1
         for start, item in self._items:
             if best_start <= start <= page:
                 best, best_start = item, start
+        if self._clicked is not None:
+            if self._clicked[0] == best_start:
+                best = self._clicked[1]
+            else:
+                self._clicked = None
         if best is not None and best is not self.tree.currentItem():
             self.tree.blockSignals(True)
             self.tree.setCurrentItem(best)
@@ -74,4 +97,5 @@ class TocPanel(QWidget):
     def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         page = item.data(0, PAGE_ROLE)
         if page is not None and page >= 0:
+            self._clicked = (int(page), item)
             self.page_requested.emit(int(page))

@@ -94,9 +94,29 @@ def wrapped_label(text: str = "", object_name: str = "", selectable: bool = Fals
 
 
 def elide_middle(text: str, limit: int) -> str:
-    """Shorten long text for display, keeping its start and end."""
+    """Shorten long text for display, keeping its start and end, cut between words
+    ("Fixing … standard errors", never "Fixing … ndard errors").
+
+    A first or last word longer than the room left is cut itself (a path, a URL)."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    half = (limit - 3) // 2
-    return f"{text[:half]} … {text[-half:]}"
+    room = max(limit - 3, 2)  # " … " between the two ends
+    words = text.split(" ")
+    head: list[str] = []
+    used = 0
+    for w in words:
+        if used + len(w) + bool(head) > room // 2:
+            break
+        head.append(w)
+        used += len(w) + (len(head) > 1)
+    tail: list[str] = []
+    rest = room - used
+    for w in reversed(words[len(head):]):
+        if sum(map(len, tail)) + len(tail) + len(w) > rest:
+            break
+        tail.insert(0, w)
+    if not head and not tail:  # one long word: cut it in the middle
+        half = room // 2
+        return f"{text[:half]}…{text[-half:]}"
+    return " … ".join(part for part in (" ".join(head), " ".join(tail)) if part)

@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
@@ -162,6 +163,19 @@ def write_json(rows: Iterable[dict[str, Any]], fh: BinaryIO, meta: dict[str, Any
     return counter.n
 
 
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote: its records, and the questions they are about (a question
+    streamed to the window has two records: its write-ahead record and its answer's)."""
+
+    records: int
+    questions: int
+
+
+#: The status of a record that completes an earlier one (not a question of its own).
+COMPLETING = frozenset({"complete", "interrupted"})
+
+
 def export_records(
     rows: Iterable[dict[str, Any]],
     fmt: str,
@@ -169,8 +183,18 @@ def export_records(
     *,
     filters: dict[str, Any],
     source: str,
-) -> int:
-    """Write ``rows`` to ``out`` (stdout when None) as ``fmt``; returns the record count."""
+) -> ExportSummary:
+    """Write ``rows`` to ``out`` (stdout when None) as ``fmt``; says how many records and
+    questions were written."""
+    questions = [0]
+
+    def counted(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for row in rows:
+            if row.get("status") not in COMPLETING:
+                questions[0] += 1
+            yield row
+
+    rows = counted(rows)
     fmt = (fmt or "").lower()
     if fmt not in FORMATS:
         raise InvalidInput(f"Unknown export format {fmt!r}. Use one of: {', '.join(FORMATS)}.")
@@ -188,5 +212,6 @@ def export_records(
                 "filters": {k: str(v) for k, v in filters.items() if v not in (None, "")},
             }
             n = write_json(rows, fh, meta)
-    log.info("Exported %d audit records as %s to %s", n, fmt, out or "stdout")
-    return n
+    log.info("Exported %d audit records (%d questions) as %s to %s", n, questions[0], fmt,
+             out or "stdout")
+    return ExportSummary(records=n, questions=questions[0])

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -40,6 +40,9 @@ from bookreader.core.audit.records import (
 from bookreader.core.audit.schema import AuditAnchor, AuditRecord, migrate
 from bookreader.core.types import Answer
 from bookreader.errors import InvalidInput, StoreError
+
+if TYPE_CHECKING:
+    from bookreader.core.audit.export import ExportSummary
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +200,10 @@ class AuditLog:
         if applied:
             log.info("Audit log %s: applied migrations %s", self.location, ", ".join(applied))
         self.head_file = self._make_head_file()
+        if "0007_prune_records" in applied:
+            from bookreader.core.audit.retention import attest_old_anchor
+
+            attest_old_anchor(self)
         self.recover_interrupted()
 
     @classmethod
@@ -500,6 +507,12 @@ class AuditLog:
                until: DateLike = None, book=None, mode=None) -> int:
         """Write the matching records as ``csv``, ``jsonl`` or ``json`` to ``out`` (stdout
         when None).  Returns the number of records written."""
+        return self.export_summary(fmt, out, since=since, until=until, book=book,
+                                   mode=mode).records
+
+    def export_summary(self, fmt: str, out: Optional[Path] = None, *, since: DateLike = None,
+                       until: DateLike = None, book=None, mode=None) -> ExportSummary:
+        """:meth:`export`, saying how many records and how many questions it wrote."""
         from bookreader.core.audit.export import export_records
 
         filters = {"since": since, "until": until, "book": book, "mode": mode}
@@ -528,7 +541,8 @@ class AuditLog:
         """Write the instructor's one-page HTML report of the matching records to ``out``."""
         from bookreader.core.audit.report import write_report
 
-        answers = (r for r in self.iter_rows(**filters) if r.get("status") != "pending")
+        answers = (r for r in self.iter_rows(**filters)
+                   if r.get("status") not in ("pending", "prune"))
         return write_report(answers, Path(out), filters=filters,
                             source=self.location)
 

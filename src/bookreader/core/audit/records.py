@@ -231,7 +231,10 @@ def answer_to_row(
         "validation_similarity": v.similarity if v else None,
         "validation_overlap": v.overlap if v else None,
         "validation_passed": v.passed if v else None,
-        "backend": answer.backend or None,
+        # the column holds 64 characters; a model server's long address is cut (its host
+        # is in "model" too)
+        "backend": (answer.backend if len(answer.backend) <= 64
+                    else answer.backend[:61] + "...") if answer.backend else None,
         "model": answer.model or None,
         "prompt": [{"role": m.role, "content": m.content} for m in answer.prompt],
         "raw_output": answer.raw_output,

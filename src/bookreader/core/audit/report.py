@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from bookreader.core.audit.records import iter_pages, normalise, parse_timestamp, utc_timestamp
+from bookreader.core.prompts import STOPPED_MESSAGE
 from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ class Stats:
     outcomes: Counter = field(default_factory=Counter)  # core.types.Outcome values
     validated: Counter = field(default_factory=Counter)  # per mode
     failed_validation: Counter = field(default_factory=Counter)  # per mode
-    errors: Counter = field(default_factory=Counter)  # per mode
+    errors: Counter = field(default_factory=Counter)  # per mode; not timeouts, not Stops
+    stopped: int = 0  # answers the student stopped (a server's time budget is a timeout)
     confidence: list = field(default_factory=lambda: [Counter() for _ in range(10)])
     levels: Counter = field(default_factory=Counter)
     latencies: dict = field(default_factory=lambda: defaultdict(list))
@@ -115,8 +117,11 @@ class Stats:
             self.validated[mode] += 1
             if not row["validation_passed"]:
                 self.failed_validation[mode] += 1
-        if not row["success"]:
-            self.errors[mode] += 1
+        if outcome == "error":
+            if (row["error_message"] or "") == STOPPED_MESSAGE:
+                self.stopped += 1
+            else:
+                self.errors[mode] += 1
         conf = row["confidence"]
         if conf is not None and row["success"]:
             level = (row["confidence_level"] or "").lower()
@@ -361,6 +366,7 @@ def render(s: Stats, *, filters: dict[str, Any], source: str) -> str:
         (fmt_pct(s.outcomes["timeout"] / n), "timed out", s.outcomes["timeout"] > 0),
         (fmt_pct(failed / validated) if validated else "–", "failed validation", failed > 0),
         (fmt_pct(sum(s.errors.values()) / n), "ended in an error", sum(s.errors.values()) > 0),
+        (f"{s.stopped:,}", "stopped by the student", False),
     ]
     if s.clients:
         kpis.insert(2, (f"{len(s.clients):,}", "server clients", False))

@@ -14,6 +14,15 @@
 
 A crash between writing the archive and deleting the rows leaves those rows both archived and
 live; the next prune sees the archive already covers them and only deletes them.
+
+A prune that cuts records appends, in the same transaction, a record of its own to the chain
+(``status="prune"``, ``mode="audit"``, its ``prune`` field naming the cut: through which seq,
+that record's hash, how many were archived and expired, the archive file).  The anchor row
+alone is not trusted: ``verify`` accepts a live log that starts after record #N only when a
+chained prune record names #N and its hash.  Deleting the oldest records and inserting an
+anchor row therefore fails verify; an anchor left by a version before prune records existed
+is attested once, by a prune record written when the log is upgraded
+(:func:`attest_old_anchor`).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import json
 import logging
 import os
 import re
+import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -30,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import sqlalchemy as sa
 
 from bookreader.core.audit.log import PruneResult, anchors_t, records_t
-from bookreader.core.audit.records import normalise, utc_timestamp
+from bookreader.core.audit.records import normalise, seal, utc_timestamp
 from bookreader.core.audit.anchors import write_manifest
 from bookreader.core.audit.verify import archive_files, read_records
 from bookreader.errors import StoreError
@@ -41,6 +51,50 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"audit-archive-(\d+)-(\d+)\.jsonl\.gz$")
+#: ``status`` and ``mode`` of the record a prune appends to the chain.
+PRUNE_STATUS = "prune"
+PRUNE_MODE = "audit"
+PRUNE_SESSION = "audit-prune"
+
+
+def prune_record(cut: dict[str, Any], text: str) -> dict[str, Any]:
+    """The unsealed record of a prune: ``cut`` is its ``prune`` field, ``text`` says it in
+    words (the record's question, as the report and exports show it)."""
+    return {
+        "record_id": str(uuid.uuid4()), "query_id": str(uuid.uuid4()),
+        "answer_id": str(uuid.uuid4()), "session_id": PRUNE_SESSION, "mode": PRUNE_MODE,
+        "question": text, "n_chunks": 0, "chunks": [], "success": True,
+        "status": PRUNE_STATUS, "prune": cut,
+    }
+
+
+def _append_prune_record(audit: "AuditLog", conn: Any, cut: dict[str, Any],
+                         text: str) -> tuple[int, str]:
+    """Seal the prune's record onto the chain inside the prune's transaction."""
+    from bookreader.core.audit.log import AuditLog
+
+    seq, prev = AuditLog._head(conn)
+    row = seal(prune_record(cut, text), seq=seq + 1, prev_hash=prev,
+               created_at=utc_timestamp(audit._clock()))
+    conn.execute(records_t.insert(), [row])
+    return seq + 1, row["record_hash"]
+
+
+def attest_old_anchor(audit: "AuditLog") -> None:
+    """Give the latest anchor left by a version without prune records its record in the
+    chain, once, when the log is upgraded (so an upgraded log keeps verifying)."""
+    from bookreader.core.audit.log import AuditLog
+
+    with audit._write() as conn:
+        anchor = AuditLog._anchor(conn)
+        if anchor is None:
+            return
+        cut = {"through_seq": anchor[0], "anchor_hash": anchor[1], "attested": True}
+        head = _append_prune_record(audit, conn, cut, (
+            f"Audit log upgraded: it starts after record #{anchor[0]}, cut by a prune of an "
+            "older BookReader version (before prunes were recorded in the chain)."))
+    audit._note_head(*head)
+    log.info("Audit log: attested the prune anchor at record #%d", anchor[0])
 
 
 def archive_name(first_seq: int, last_seq: int) -> str:
@@ -104,6 +158,7 @@ def prune(audit: "AuditLog", *, dry_run: bool = False, now: Optional[datetime] =
     ret_cut = utc_timestamp(now - timedelta(days=max(audit.retention_days, audit.hot_days)))
     archive_dir = audit.archive_dir
     files: list[Path] = []
+    new_head: Optional[tuple[int, str]] = None
     try:
         with audit._write() as conn:
             # The contiguous run of oldest records before the hot cut.
@@ -141,6 +196,18 @@ def prune(audit: "AuditLog", *, dry_run: bool = False, now: Optional[datetime] =
                     )
                 )
                 conn.execute(records_t.delete().where(records_t.c.seq <= last["seq"]))
+                cut_fields = {
+                    "through_seq": last["seq"], "anchor_hash": last["record_hash"],
+                    "n_archived": len(to_archive), "n_expired": len(expired),
+                    "n_already_archived": len(cut) - len(fresh),
+                    "archive_file": files[0].name if files else None,
+                    "retention_days": audit.retention_days, "hot_days": audit.hot_days,
+                }
+                new_head = _append_prune_record(audit, conn, cut_fields, (
+                    f"Audit prune: records #{cut[0]['seq']}-#{last['seq']} left the live log "
+                    f"({len(to_archive)} archived"
+                    + (f" in {files[0].name}" if files else "")
+                    + f", {len(expired)} older than {audit.retention_days} days deleted)."))
             anchor_seq = cut[-1]["seq"] if cut else 0
             anchor_hash = cut[-1]["record_hash"] if cut else ""
     except OSError as exc:
@@ -163,6 +230,8 @@ def prune(audit: "AuditLog", *, dry_run: bool = False, now: Optional[datetime] =
                 f"Cannot write the archive manifest in {archive_dir}: {exc.strerror or exc}. "
                 "Check free disk space; run prune again to rewrite it."
             ) from exc
+    if new_head is not None:
+        audit._note_head(*new_head)
     if cut and not dry_run and audit._engine.dialect.name == "sqlite":
         with audit._engine.connect() as conn:  # give the freed pages back to the disk
             conn.exec_driver_sql("PRAGMA incremental_vacuum")

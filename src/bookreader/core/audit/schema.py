@@ -100,6 +100,12 @@ class AuditRecord(Base):
     #: "complete" or "interrupted" (the completion of the pending record in ``completes``).
     status: Mapped[Optional[str]] = mapped_column(String(16))
     completes: Mapped[Optional[str]] = mapped_column(String(36), index=True)
+    # --- 0007_prune_records: a prune is itself a record of the chain ----------------------
+    #: Set on the record a prune appends (``status="prune"``): the cut it made (through
+    #: which seq, that record's hash, how many records were archived or expired, the
+    #: archive file), so that the live log may start after a record only where the chain
+    #: itself says a prune cut it (see verify.py).
+    prune: Mapped[Optional[dict]] = mapped_column(JSON)
 
 
 class AuditAnchor(Base):
@@ -261,6 +267,12 @@ def _m0006_write_ahead(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _m0007_prune_records(conn: Connection) -> None:
+    """One nullable column: older records keep their hashes.  An anchor written by an older
+    version gets its prune record when the log is opened (retention.attest_old_anchor)."""
+    _add_columns(conn, RECORDS_TABLE, [("prune", JSON())])
+
+
 #: The migrations, in the order they apply.  Append only; never rename or reorder.
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("0001_create_audit_records", _m0001_create_audit_records),
@@ -269,6 +281,7 @@ MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("0004_client_id", _m0004_client_id),
     ("0005_answer_outcome", _m0005_answer_outcome),
     ("0006_write_ahead", _m0006_write_ahead),
+    ("0007_prune_records", _m0007_prune_records),
 ]
 
 _version_md = sa.MetaData()

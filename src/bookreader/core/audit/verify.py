@@ -1,7 +1,10 @@
 """Checking the hash chain: of the live database, of the archive, of an exported file.
 
 Each record must hash to its ``record_hash``; each record that directly follows another
-(``seq`` one higher) must carry that record's hash as ``prev_hash``.  In the live database
+(``seq`` one higher) must carry that record's hash as ``prev_hash``.  A record may hold only
+the fields the log writes: the hash covers those, so a field added to an exported record
+would otherwise pass unseen.  A live log that starts after record #N (a prune cut the older
+ones) must hold the chained prune record that names #N and its hash (see retention.py).  In the live database
 and the archive no record may be missing; an export filtered by date, book or mode has gaps,
 which are counted and reported, and only the links across them go unchecked.
 """
@@ -19,11 +22,13 @@ from typing import Any, Iterable, Iterator, Optional
 from bookreader.core.audit.anchors import TRAILER_KEY, manifest_problem, trailer_problem
 from bookreader.core.audit.log import VerifyResult
 from bookreader.core.audit.records import GENESIS_HASH, record_hash
+from bookreader.core.audit.schema import COLUMNS
 from bookreader.errors import BookReaderError
 
 log = logging.getLogger(__name__)
 
 ARCHIVE_GLOB = "audit-archive-*.jsonl.gz"
+_FIELDS = frozenset(COLUMNS)
 
 
 class ChainChecker:
@@ -72,6 +77,11 @@ class ChainChecker:
                 )
         elif seq == 1 and row.get("prev_hash") != GENESIS_HASH:
             return self._fail(row, f"record {rid} (#1) does not start the chain")
+        unknown = sorted(k for k in row if k not in _FIELDS)
+        if unknown:
+            return self._fail(row, f"record {rid} (#{seq}) has a field the audit log never "
+                                   f"writes ({unknown[0]!r}): it was added after the record "
+                                   "was written")
         if record_hash(row) != row.get("record_hash"):
             return self._fail(row, f"record {rid} (#{seq}) was changed after it was written")
         self.prev_seq, self.prev_hash = seq, row["record_hash"]
@@ -264,6 +274,23 @@ class ContainsChecker:
         return dataclasses.replace(result, message=result.message + extra)
 
 
+def _prune_problem(anchor: tuple[int, str], prunes: list[dict[str, Any]]) -> tuple[str, str]:
+    """(why the cut at ``anchor`` is not one the chain records, what the prune said)."""
+    through, anchor_hash = anchor
+    for p in prunes:
+        if p.get("through_seq") == through and p.get("anchor_hash") == anchor_hash:
+            if p.get("attested"):
+                return "", (f"Records up to #{through} were cut by an older version's prune "
+                            f"(attested by record #{p['seq']} when the log was upgraded).")
+            return "", (f"Records up to #{through} were cut by the prune recorded as "
+                        f"#{p['seq']} on {str(p.get('created_at'))[:10]}: "
+                        f"{p.get('n_archived', 0)} archived, {p.get('n_expired', 0)} older "
+                        "than the retention period deleted.")
+    return (f"the live log starts after record #{through}, but no prune record in the chain "
+            "names that cut: the older records were deleted and the anchor row inserted by "
+            "hand (a real prune records itself in the chain)"), ""
+
+
 def archive_files(archive_dir: Optional[Path]) -> list[Path]:
     """Archive files in chain order (their names carry zero-padded first and last seq)."""
     if archive_dir is None or not archive_dir.is_dir():
@@ -327,15 +354,24 @@ def _verify_live(rows, anchor, archive_dir, head, hashes: "ContainsChecker") -> 
         start = anchor if anchor is not None else (0, GENESIS_HASH)
     live = ChainChecker(start)
     head_hash_seen: Optional[str] = None
+    prunes: list[dict[str, Any]] = []
     for row in rows:
         if not live.add(row):
             break
         hashes.add(row)
         if head is not None and row.get("seq") == head[0]:
             head_hash_seen = row.get("record_hash")
+        if isinstance(row.get("prune"), dict):
+            prunes.append({**row["prune"], "seq": row.get("seq"),
+                           "created_at": row.get("created_at")})
     result = live.result("Audit log", extra=extra)
     if not result.ok:
         return result
+    if anchor is not None:
+        problem, said = _prune_problem(anchor, prunes)
+        if problem:
+            return _failed(result, f"Audit log: TAMPERED: {problem}.")
+        result = dataclasses.replace(result, message=f"{result.message} {said}")
     problem = manifest_problem(archive_dir, files)
     if problem:
         return _failed(result, f"Archive in {archive_dir}: TAMPERED: {problem}.")

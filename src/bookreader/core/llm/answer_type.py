@@ -31,7 +31,7 @@ def content_terms(text: str) -> list[str]:
 
 
 
-# --- what kind of answer the question wants (issue 11, section 6) ----------------------------
+# --- what kind of answer the question wants --------------------------------------------------
 _DEFINITION_Q = re.compile(
     r"^\s*(?:what\s+(?:is|are|was|were)\b|what(?:'s|\s+does)\b.*\bmean|define\b|"
     r"what\s+do\s+(?:we|you)\s+call\b|what\s+is\s+meant\b)", re.IGNORECASE)
@@ -40,10 +40,10 @@ _PROCEDURE_Q = re.compile(r"^\s*(?:how\s+(?:do|does|can|should|would|to|is|are)\
 _REASON_Q = re.compile(r"^\s*why\b", re.IGNORECASE)
 _DEFINES = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|defined\s+as|one|any|what|when)\b|"
-    # "... doesn't mean there are 100 errors" denies, it does not define (Think Java window
-    # trial, stop 36: it led the answer to "What is a compile-time error?")
+    # "... doesn't mean there are 100 errors" denies, it does not define (it would lead
+    # the answer to "What is an error?")
     r"\brefers?\s+to\b|(?<!n't\s)(?<!n\u2019t\s)(?<!not\s)\bmeans?\b|\bis\s+a\s+way\b|"
-    # "Compile-time errors occur when you violate the rules of the Java language."
+    # "A deadlock occurs when two threads wait for each other."
     r"\b(?:occurs?|happens?)\s+(?:when|if)\b", re.IGNORECASE)
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
 _PROCEDURE = re.compile(
@@ -140,7 +140,7 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         return -1.0
     if s.endswith(":"):
         # A bare lead-in says nothing; one that makes a claim before showing its listing
-        # ("Kalman filters are essential for fusing data from ... noise characteristics:")
+        # ("Hash tables are essential for looking up values by key in ... average time:")
         # is shown as that claim (see _render) but ranks below a plain statement.
         return -0.1 if is_claiming_lead_in(s) else -1.0
     if looks_like_code(s):
@@ -170,14 +170,14 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
 
 
 def is_claiming_lead_in(sentence: str) -> bool:
-    """A lead-in that makes a claim of its own before its listing or list ("Kalman filters
-    are essential for fusing data from ... noise characteristics:"): shown as that claim,
+    """A lead-in that makes a claim of its own before its listing or list ("Hash tables
+    are essential for looking up values by key in ... average time:"): shown as that claim,
     ending in a full stop; not a bare one ("Here is an example:", "For example, here is a
     recursive method without a base case:")."""
     s = sentence.strip()
     if not s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
         return False
-    if _BLOCK_OPENER.match(s):  # "def project_lidar_to_image(self, ...) -> np.ndarray:"
+    if _BLOCK_OPENER.match(s):  # "def resize_image(self, ...) -> np.ndarray:"
         return False
     return len(content_terms(s)) >= 6 and _claims(s)
 
@@ -224,15 +224,15 @@ def heading_like(sentence: str) -> bool:
     return len(sentence.split()) <= 10 and not _TERMINAL.search(sentence)
 
 
-# --- prose over fragments (issue 11, section 6) ---------------------------------------------
-#: Score change of list fragments run together ("GPS and magnetometer sensors • Contact
-#: sensors"): items without the sentence that says what they are items of.  Like
+# --- prose over fragments ---------------------------------------------------------------------
+#: Score change of list fragments run together ("Keyboards and mice • Touch screens"):
+#: items without the sentence that says what they are items of.  Like
 #: :data:`CODE_PENALTY`: chosen only when no prose comes close.  The form penalties change
-#: which sentence a student reads, not the bench's counts: -0.15 and -0.3 measured alike
-#: on the tune halves of the three books, -0.5 cited a gold page for one fewer.
+#: which sentence a student reads more than the bench's counts; a stronger one (-0.5) cited
+#: gold pages less often.
 FRAGMENT_PENALTY = -0.3
 #: Score change of a title-case line without a full stop: a heading, a caption or a table's
-#: header row ("Linear Quadratic Regulator (LQR)", "Era Key Developments Notable Examples").
+#: header row ("Binary Search Trees (BST)", "Name Type Default Value Notes").
 TITLE_PENALTY = -0.3
 #: Score change of a lead-in that runs into a table's header row ("... evolving from
 #: science fiction to reality: Era Key Developments Notable Examples").
@@ -247,7 +247,7 @@ _WORD_RE = re.compile(r"[A-Za-z][\w'\-]*")
 
 #: Score change of a unit made only of import statements ("import numpy as np import cv2
 #: from collections import deque"): it names libraries, it says nothing about the
-#: question (Physical AI: quoted for "What is SLAM and how does visual SLAM work?").
+#: question.
 IMPORT_PENALTY = -0.3
 _IMPORT = r"(?:import\s+[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*" \
           r"|from\s+[\w.]+\s+import\s+(?:\*|\(?[\w]+(?:\s+as\s+\w+)?(?:\s*,\s*\w+" \
@@ -289,8 +289,8 @@ _WANTS_FORMULA = re.compile(
     r"(?:compute|calculate|computed|calculated|derive|derived)\b",
     re.IGNORECASE)
 #: One formula: a name (an index or argument list allowed), "=", and an expression with
-#: an arithmetic operator ("zmp_x = x - height * ax / (gravity + az)", "q(t) = a0 + a1*t").
-#: Not an unpacking ("vx, vy, vz = com_vel"), a literal ("masses = [20, 5, 3]") or a call.
+#: an arithmetic operator ("area = width * height / 2", "q(t) = a0 + a1*t").
+#: Not an unpacking ("x, y = point"), a literal ("sizes = [20, 5, 3]") or a call.
 _FORMULA = re.compile(
     r"^\s*(?:\(?\d{1,2}[.)]\s+)?[A-Za-z_]\w*(?:\[[^\]=]*\]|\([\w\s,]*\))?\s*=(?!=)\s*"
     r"(?=[^;{}]*[\w)]\s*(?:[-+*/^]|\*\*)\s*[\w(])[^;{}=]+$")
@@ -313,12 +313,11 @@ def is_formula(sentence: str) -> bool:
 #: :data:`CODE_PENALTY` ranks down already) in the ranking of quotes
 #: (:func:`bookreader.core.quotes.rank_sentences`) for a question that does not ask for
 #: code (:func:`wants_code`): it names what the code does in a few words, a sentence of
-#: prose on the page says it ("\"\"\" Advanced PID controller with additional features
-#: :param kp: Proportional gain ..." for "What do the proportional, integral and
-#: derivative terms of a PID controller do?").  It is still quoted when no prose comes
-#: close.  Not applied to the extractive backend's own choice, where PROSE_LEAD decides
-#: the lead: measured there too (Physical AI, pure extractive), it dropped the comment
-#: that carried the answer's words from 4 answers (correct 49.4 -> 45.6 %).
+#: prose on the page says it ("\"\"\" Moving-average filter with a configurable window
+#: :param n: number of samples ..." for "What does a moving-average filter do?").  It is
+#: still quoted when no prose comes close.  Not applied to the extractive backend's own
+#: choice, where PROSE_LEAD decides the lead: there it dropped the comment that carried
+#: the answer's words, and fewer answers were correct.
 COMMENT_PENALTY = -0.1
 
 
@@ -354,8 +353,8 @@ def without_list_number(sentence: str) -> str:
 
 def unmarked(sentence: str) -> str:
     """A comment or docstring unit as a reader wants it quoted: without its triple quotes
-    or comment marks ("\"\"\"Create AR overlay for robot\"\"\"" -> "Create AR overlay for
-    robot"); any other sentence as it is.  Only marks go, never words, so a citation
+    or comment marks ("\"\"\"Draw the score on screen\"\"\"" -> "Draw the score on
+    screen"); any other sentence as it is.  Only marks go, never words, so a citation
     quoting it still matches the page (citations compare letters and digits)."""
     if not is_comment(sentence):
         return sentence
@@ -386,8 +385,8 @@ def shown_sentence(sentence: str) -> str:
 
 def is_fragment_list(sentence: str) -> bool:
     """Bullet items run together without a lead-in: the text before the first bullet is
-    not a sentence or a lead-in ("GPS and magnetometer sensors • Contact sensors"), or
-    the unit is a short item with no verb ("• Contact sensors")."""
+    not a sentence or a lead-in ("Keyboards and mice • Touch screens"), or the unit is a
+    short item with no verb ("• Touch screens")."""
     s = sentence.strip()
     if _BULLET not in s:
         return False
@@ -412,7 +411,7 @@ def is_title_line(sentence: str) -> bool:
 
 
 #: A figure's description for screen readers printed on the page ("alt=Memory diagram
-#: showing two variables a and b pointing to separate arrays ...": Think Java).
+#: showing two variables a and b pointing to separate arrays ...").
 _ALT_TEXT = re.compile(r"^\s*alt\s*=", re.IGNORECASE)
 
 
@@ -480,9 +479,9 @@ def names_side(sentence: str, side: str, sides: tuple[str, str]) -> bool:
     """True when ``sentence`` names ``side``, one of the comparison's ``sides``: every
     content word of the side; the side itself when it has none (an operator or a symbol:
     "==", "&&"); and the side's words as a phrase when the two sides differ only in
-    words that are no content words.  Think Java, stop 35 window trial: "while loop" and
-    "for loop" are both just "loop" to the content words ("while" and "for" are
-    stopwords), so every sentence about loops named both sides."""
+    words that are no content words: "while loop" and "for loop" are both just "loop" to
+    the content words ("while" and "for" are stopwords), so every sentence about loops
+    would name both sides."""
     terms = content_terms(side)
     if not terms:
         return side in sentence

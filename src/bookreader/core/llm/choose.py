@@ -1,7 +1,7 @@
 """Choose the default local tier for this machine by measuring it.
 
 The best tier is the largest installed one whose *expected* whole-book answer meets the
-targets of issue 11: first token p50 <= 3 s and p95 <= 6 s, complete answer p95 <= 15 s.
+project's speed targets: first token p50 <= 3 s and p95 <= 6 s, complete answer p95 <= 15 s.
 Each installed tier is measured in a couple of seconds: load it, read a ~100-token
 prompt (prompt tokens per second) and write 16 tokens (generated tokens per second).
 The expected times follow from those speeds and what the tier's prompt really costs:
@@ -49,7 +49,7 @@ QUESTION_TOKENS = 60
 #: older estimate is measured again (2: the question's own overhead is included).
 ESTIMATE_VERSION = 2
 #: The dense and BM25 search of a whole-book question besides its query embedding
-#: (30-40 ms on Think Java, two cores: the retrieval stage minus the embedding).
+#: (30-40 ms on a 370-page book, two cores: the retrieval stage minus the embedding).
 SEARCH_S = 0.035
 _PROBE_QUESTIONS = ("What does a recursive method need so that it stops calling itself?",
                     "Can the length of an array change after it is created?")
@@ -136,8 +136,8 @@ def question_overhead_s(embedder: Any = None) -> float:
     sentences = [x.strip() for x in _PROBE_TEXT.split(". ") if x.strip()]
     best = float("inf")
     for round_, question in enumerate(_PROBE_QUESTIONS):  # the better of two
-        # Five passages of ten distinct sentences, about 90 characters each (Think Java's
-        # passages average 8 sentences of 89 characters), and one long unit each (a
+        # Five passages of ten distinct sentences, about 90 characters each (a textbook's
+        # passages average about 8 sentences of 90 characters), and one long unit each (a
         # listing or run-on text: the batch it lands in is padded to its length, which
         # made real passages cost twice the probe's plain sentences).
         passages = [" ".join([f"{sentences[i % len(sentences)].rstrip('.')}, as example "

@@ -2,7 +2,7 @@
 
 llama.cpp splits every step of a model across its threads and waits for the slowest, so
 a thread that shares its core with another program stalls them all.  Measured on the
-2-core development machine (``bench/threads.py``; Qwen2.5-Coder-0.5B, stop 32): idle, two
+2-core development machine (``bench/threads.py``; Qwen2.5-Coder-0.5B): idle, two
 threads read the prompt at 123 tokens a second and write 23, one thread 70 and 13; with a
 build running beside it, two threads fell to 28-30 prompt tokens a second while one kept
 78-84.  A fixed "one fewer than the cores" was the safe choice for a busy machine and

@@ -87,9 +87,9 @@ DEFAULT_NOT_IN_SELECTION = "The selected text does not contain the answer."
 #: sentence under "10.9 List comprehension" answers "What is a list comprehension?").
 #: Measured on the tune halves against 0.15 and 0: 0.3 cited a gold page for 2 more.
 HEADING_WEIGHT = 0.3
-#: Weight of MiniLM similarity against keyword coverage in a sentence's score.  Measured
-#: on the tune halves against 0.5 (the mean): 0.7 answered 2 more Think Java, 1 more Py4E
-#: and 2 more Physical AI questions correctly, gold page cited unchanged.
+#: Weight of MiniLM similarity against keyword coverage in a sentence's score: meaning
+#: counts for more than shared words (0.7 answered more tune questions correctly than an
+#: even 0.5 on every book, gold page cited unchanged).
 SIMILARITY_WEIGHT = 0.7
 #: Most words of the best sentence, its continuation and the sentences added for the
 #: question's other words (the first passage's sentence is added beyond it: it points at
@@ -100,29 +100,28 @@ MAX_ANSWER_WORDS = 60
 #: inches." was followed by "Many people (and textbooks) incorrectly refer to % as the
 #: modulus operator".  0.3 and 0.4 measured alike on the tune halves (no answer lost).
 CONTINUATION_SIMILARITY = 0.3
-#: Best keyword candidates re-ranked by meaning (with an embedder).  12 before: a
-#: sentence saying the answer in other words ("The comparison operators work with
-#: tuples") missed the cut; 30 answered 4 more Py4E and 1 more Think Java tune question.
+#: Best keyword candidates re-ranked by meaning (with an embedder).  A smaller pool (12)
+#: let a sentence saying the answer in other words ("The comparison operators work with
+#: tuples") miss the cut.
 RERANK_POOL = 30
 
 
 #: How far below a leading comment or listing line a sentence of prose of its section may
 #: score and still lead the answer in its place.  0.15 and 0.25 measured alike on the tune
-#: halves, and the same as no such rule (0): it changes which sentence leads ("The A*
-#: algorithm is a popular graph-based path planning algorithm ..." before "\"\"\"Plan path
-#: using A* algorithm\"\"\""), not how many answers hold the gold answer's words.
+#: halves, and the same as no such rule (0): it changes which sentence leads ("Binary
+#: search halves the sorted range at every step ..." before "\"\"\"Find key by binary
+#: search\"\"\""), not how many answers hold the gold answer's words.
 PROSE_LEAD = 0.15
 #: Least score, as a share of the best sentence's, of a sentence of prose added to the
 #: answer for the question's words the others lack (a comment or a listing line needs
-#: :data:`CODE_ADD_SHARE`).  Measured on the tune halves of the three books against 0.75
-#: (the share before): 0.65 answered 3 more correctly (Think Java 2, Py4E 1), 0.5 and
-#: 0.55 the same as 0.65, 0.8 two fewer.
+#: :data:`CODE_ADD_SHARE`).  On the tune halves 0.5-0.65 answered more questions
+#: correctly than 0.75, and 0.8 fewer.
 ADD_SHARE = 0.65
 CODE_ADD_SHARE = 0.75
 
 
 #: A sentence whose subject is a pronoun for something the sentence before names
-#: ("This is accomplished through ...", "In ROS1, this is a central component").
+#: ("This is accomplished through ...", "In Python 2, this is a built-in function").
 _POINTS_BACK = re.compile(
     r"^\s*(?:(?:in|for|with|on)\s+[^,]{1,30},\s+)?(?:it|this|these|they|those|such)\s+"
     r"(?!is\s+(?:\w+\s+)?(?:possible|important|common|often|easy|hard|difficult|tempting|"
@@ -154,10 +153,9 @@ def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
         c.following = out[n + 1:n + 1 + _FOLLOWING]
         c.previous = out[n - 1] if n else None
         if c.previous is not None and _reads_with(c, c.previous):
-            # "This can be achieved through visual indicators, status displays, and
-            # predictive animations.": "this" is the sentence before ("Transparency: Users
-            # should understand the robot's intentions, current state ..."), so the two
-            # are read together to judge what the sentence answers (stop 37).
+            # "This can be achieved with short, clear error messages.": "this" is the
+            # sentence before ("Usability: Users should understand what went wrong ..."),
+            # so the two are read together to judge what the sentence answers.
             c.antecedent = c.previous
     return out
 
@@ -233,7 +231,7 @@ class ExtractiveBackend:
         top_share: When no chosen sentence comes from the first excerpt, its best sentence
             is added if it scores at least this share of the best one: the retriever ranked
             that passage first with the whole book in view, and it holds the page that
-            explains the topic more often than any other (issue 11: gold page cited).
+            explains the topic more often than any other.
     """
 
     name = "extractive"
@@ -370,18 +368,18 @@ class ExtractiveBackend:
         lead = next((c for c in ranked if _added(c) and _prose(c.sentence)), None)
         if best is not ranked[0] and lead is not None and lead.score > best.score:
             # The brief only decides that the context answers; the best-scored sentence of
-            # prose (not a listing's line) says what the student asked ("Services:
-            # Synchronous request/response communication pattern." before "By the end of
-            # this chapter, students will be able to: ... Implement ROS nodes, topics,
-            # services, and actions").
+            # prose (not a listing's line) says what the student asked ("Queues:
+            # First-in, first-out collections of items." before "By the end of this
+            # chapter, students will be able to: ... Implement stacks, queues and
+            # deques").
             best = lead
         chosen = [best]
         covered = set(best.terms)
         before = best.antecedent
         if before is not None and (self.max_words is None or len(
                 before.sentence.split()) + len(best.sentence.split()) <= self.max_words):
-            # "This is accomplished through transformation matrices ...": the sentence
-            # before says what "this" is ("Forward kinematics involves calculating ...").
+            # "This is accomplished through a hash function ...": the sentence before
+            # says what "this" is ("A hash table maps keys to values ...").
             # Measured on the six halves: 2 more held-out answers correct, none lost.
             chosen.insert(0, before)
             covered |= set(before.terms)
@@ -402,9 +400,9 @@ class ExtractiveBackend:
         if is_glossary_entry(best.sentence) and limit > len(chosen):
             # A vocabulary entry defines the term; the running text where the book explains
             # it is the page to read, so it goes with the entry when it is close enough.
-            # (Running text, not an exercise's instruction: "Analyze the uncanny valley
-            # hypothesis and its implications for robot design." joined the book's entry
-            # for "What is the uncanny valley?", Physical AI window trial, stop 36.)
+            # (Running text, not an exercise's instruction such as "Analyze the halting
+            # problem and its implications." beside the entry for "What is the halting
+            # problem?".)
             text = next((c for c in ranked[1:] if not is_glossary_entry(c.sentence)
                          and not TASK.match(c.sentence) and c.antecedent is None
                          and c.score >= 0.6 * best.score), None)
@@ -428,7 +426,7 @@ class ExtractiveBackend:
             if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
                 continue
             if c.antecedent is not None and c.antecedent not in chosen:
-                continue  # "This extends to robots, ..." says nothing without its antecedent
+                continue  # "This extends to arrays, ..." says nothing without its antecedent
             if _PRINTS_MESSAGE.match(c.sentence) and not wants_code(prompt.question):
                 continue  # what a program reports ("print("... completed")"), not the book
             adds_terms = any(t in c.terms and t not in covered for t in query)
@@ -451,10 +449,9 @@ class ExtractiveBackend:
     def _other_side(chosen: list[_Candidate], ranked: list[_Candidate],
                     sides: tuple[str, str] | None, best: _Candidate) -> Optional[_Candidate]:
         """For a comparison answered for one side only, the best sentence of prose naming
-        the other side, when it scores at least :data:`ADD_SHARE` of the best one.  Think
-        Java, stop 35 window trial: "What is the difference between a while loop and a
-        for loop?" got "A while loop is “indefinite” ..." and its example, without the
-        sentence before it, "A for loop is “definite” ..."."""
+        the other side, when it scores at least :data:`ADD_SHARE` of the best one ("What is
+        the difference between a stack and a queue?" answered by "A stack is last in,
+        first out ..." alone needs "A queue is first in, first out ...")."""
         if sides is None or any(names_both(c.sentence, sides) for c in chosen):
             return None
         named = [s for s in sides if any(names_side(c.sentence, s, sides) for c in chosen)]
@@ -554,9 +551,9 @@ def _code_example(ranked: Sequence[_Candidate], best_score: float) -> list[_Cand
     return []
 
 
-#: A line that prints or logs a message: 'print("Basic image processing operations
-#: completed")' joined Physical AI's answer to "What basic image processing operations ...
-#: do robots use?" (stop 34) as if it were a sentence of the book.
+#: A line that prints or logs a message ('print("Data cleaning steps completed")'): it
+#: would join an answer to "What are the data cleaning steps?" as if it were a sentence
+#: of the book.
 _PRINTS_MESSAGE = re.compile(
     r"""^\s*(?:print|printf|puts|echo|console\.log|System\.out\.print(?:ln|f)?|"""
     r"""(?:self\.)?(?:get_)?log(?:ger|ging)?(?:\(\))?\.\w+)\s*\(?\s*[fFrRbB]?["']""")
@@ -570,10 +567,9 @@ def _added(c: _Candidate) -> bool:
 
 def _continues_with(sentence: str) -> bool:
     """A sentence that may continue the best one (:func:`_showable`): not a statement of a
-    listing ("using UnityEngine; using System." after "Visualizing this sensor data in
-    Unity helps users understand ..."); a comment that says in words what the listing
-    does may ("# Install Gazebo Fortress" after "To install Gazebo with ROS2 support,
-    you'll need ...:")."""
+    listing ("using System; using System.IO;" after "Reading the file line by line helps
+    keep memory use low ..."); a comment that says in words what the listing does may
+    ("# Install the test runner" after "To install the test runner, you'll need ...:")."""
     return _showable(sentence) and (is_comment(sentence) or not is_code_line(sentence))
 
 

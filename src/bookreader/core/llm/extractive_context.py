@@ -111,17 +111,17 @@ _UNIT_BREAK = re.compile(
     r"(?<=:)[ \t]*\n|\n(?=[ \t]*[A-Za-z][\w \-]{1,40}:[ \t]+[A-Z(])"
     r"|(?<=[a-z0-9)]{2}[.!?])\s+(?=[a-z][\w\-']*(?:[ \t][\w\-']+){0,3}:[ \t]+[A-Z(])"
     # a glossary without colons run together ("... refer to the same object. delimiter A
-    # character or string ...", Python for Everybody): a term in lower case, then its
+    # character or string ..."): a term in lower case, then its
     # definition with a capital letter, after a full stop
     r"|(?<=[a-z0-9)]{2}\.)\s+(?=[a-z][a-z\-']*(?:[ \t][a-z][a-z\-']*){0,2}[ \t]+[A-Z][a-z]*\s)"
-    # "... noise characteristics: #!/usr/bin/env python3 import rclpy": prose, then a listing.
+    # "... reads the file: #!/usr/bin/env python3 import sys": prose, then a listing.
     r"|(?<=:)\s+(?=#!|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:]|>>>|"
     r"public\s|private\s|static\s)")
 #: "... see if you can figure out what happened: NullPointerException: You tried to access
-#: ...": a lead-in, then the entry of a list of named terms (Think Java, appendix D).  Only
-#: the backend's own candidates split there (:func:`_candidate_units`): in the sentences
-#: the local tiers' focus reads, the entry then outranked the section that explains null
-#: (small-tier replay: a gold page lost on Think Java).
+#: ...": a lead-in, then the entry of a list of named terms (as a book's appendix of error
+#: messages prints them).  Only the backend's own candidates split there
+#: (:func:`_candidate_units`): in the sentences the local tiers' focus reads, the entry
+#: then outranks the section that explains the term, and the gold page is lost.
 _ENTRY_AFTER_LEAD_IN = re.compile(r"(?<=[a-z]:)[ \t]+(?=[A-Z][a-z]+[A-Z]\w*:[ \t]+[A-Z])")
 
 

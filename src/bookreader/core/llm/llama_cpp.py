@@ -100,9 +100,9 @@ def prompt_seed(messages: Sequence[Message], base: Optional[int] = None) -> int:
 
     Without it llama-cpp-python draws each completion's seed from the previous one, so at
     the default temperature (0.1) the same question on the same book got another answer
-    depending on how many prompts the model had read since it was loaded (Physical AI,
-    stop 33: 10 of 13 answers differed between a run of all 99 questions and a run of
-    those 13 alone).  A student asking again, or an instructor checking an audited
+    depending on how many prompts the model had read since it was loaded (most answers
+    differed between a run of a whole question set and a run of a few of its questions
+    alone).  A student asking again, or an instructor checking an audited
     answer, now gets the same answer.  ``base`` (the backend's configured seed) varies
     it.
     """

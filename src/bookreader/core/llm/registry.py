@@ -8,6 +8,9 @@ reports availability.  Names (settings ``llm_backend`` or ``--backend``):
 * ``tiny`` (old name ``bundled``), ``small``, ``better``: the local model tiers;
 * ``extractive``: no model, quotes the context's best sentences;
 * ``claude``: the Anthropic API (network and an API key);
+* ``openai:URL`` (or ``openai``, the address in the settings): a model on an
+  OpenAI-compatible server (Ollama, LM Studio, llama.cpp's server, vLLM...), the model
+  id from the settings' ``openai_model`` (``--model``);
 * ``gguf:PATH``: any GGUF file; a relative PATH is looked up in the models folders;
 * ``NAME.gguf``: a file of that name in a models folder.
 
@@ -27,9 +30,10 @@ from bookreader.config import Settings
 from bookreader.core.llm import models as model_files
 from bookreader.core.llm.base import LLMBackend
 from bookreader.core.llm.specs import (
-    AUTO, GGUF, SPECS, TINY, BackendSpec, budgets, is_gguf_name, lookup, spec_for,
+    AUTO, GGUF, SPECS, TINY, BackendSpec, budgets, family_spec, is_gguf_name, lookup,
+    spec_for,
 )
-from bookreader.errors import ModelError
+from bookreader.errors import BackendError, ModelError
 
 log = logging.getLogger(__name__)
 
@@ -117,10 +121,32 @@ def resolve_name(name: Optional[str], settings: Settings) -> str:
     return TINY.name
 
 
+def openai_url(name: str, settings: Settings) -> str:
+    """The server address of an ``openai`` / ``openai:URL`` backend name, cleaned.
+
+    Raises:
+        BackendError: no address, or not an http(s) one.
+    """
+    from bookreader.core.llm.openai_compat import PREFIX, clean_url
+
+    raw = name.strip()
+    url = raw[len(PREFIX):].strip() if raw.lower().startswith(PREFIX) else ""
+    return clean_url(url or settings.openai_base_url)
+
+
+def spec_of(name: Optional[str], settings: Settings) -> BackendSpec:
+    """The spec that shapes answers with backend ``name``: for a model server, the spec
+    of its model's family (``settings.openai_model``; see ``specs.OPENAI_FAMILIES``)."""
+    return family_spec(spec_for(resolve_name(name, settings)), settings.openai_model)
+
+
 def canonical_name(name: str, settings: Settings) -> str:
-    """The name as backends report it: tiers by tier name, files as ``gguf:ABSOLUTE_PATH``."""
+    """The name as backends report it: tiers by tier name, files as ``gguf:ABSOLUTE_PATH``,
+    model servers as ``openai:URL``."""
     name = resolve_name(name, settings)
     spec = spec_for(name)
+    if spec.kind == "openai":
+        return "openai:" + openai_url(name, settings)
     if spec is not GGUF:
         return spec.name
     return f"gguf:{resolve_gguf_path(name, settings).resolve()}"
@@ -187,6 +213,11 @@ def _config(name: str, settings: Settings, embedder: Any) -> tuple[BackendSpec, 
         return spec, spec.name, ("claude", settings.claude_model, settings.claude_base_url,
                                  float(settings.claude_timeout_s),
                                  int(settings.claude_max_retries))
+    if spec.kind == "openai":
+        url = openai_url(name, settings)
+        return spec, f"openai:{url}", ("openai", url, settings.openai_model,
+                                       float(settings.openai_timeout_s),
+                                       int(settings.openai_max_retries))
     return spec, spec.name, ("extractive", id(embedder))
 
 
@@ -204,6 +235,11 @@ def _build(key: str, config: tuple, embedder: Any) -> LLMBackend:
         _, model, base_url, timeout_s, retries = config
         return ClaudeBackend(None, model, base_url=base_url or None, timeout_s=timeout_s,
                              max_retries=retries)
+    if kind == "openai":
+        from bookreader.core.llm.openai_compat import OpenAICompatibleBackend
+
+        _, url, model, timeout_s, retries = config
+        return OpenAICompatibleBackend(url, model, timeout_s=timeout_s, max_retries=retries)
     from bookreader.core.llm.extractive import ExtractiveBackend
 
     return ExtractiveBackend(embedder)
@@ -262,7 +298,7 @@ def create_backend(
 
 def budget_for(name: str, settings: Settings) -> tuple[Optional[float], Optional[float]]:
     """(first-token seconds, total seconds) for a backend name; None where unlimited."""
-    return budgets(spec_for(resolve_name(name, settings)), settings)
+    return budgets(spec_of(name, settings), settings)
 
 
 # --- what is available -----------------------------------------------------------------
@@ -328,6 +364,8 @@ def describe_backends(settings: Settings) -> list[dict[str, Any]]:
                 check_file(entry, path, spec)
         elif spec.kind == "extractive":
             entry.update(model="extractive", available=True)
+        elif spec.kind == "openai":
+            entry.update(_describe_openai(settings))
         else:
             entry.update(_describe_claude(settings))
         out.append(entry)
@@ -354,7 +392,7 @@ def describe_backends(settings: Settings) -> list[dict[str, Any]]:
 
     try:
         selected_name = canonical_name(selected, settings)
-    except ModelError:
+    except (ModelError, BackendError):
         selected_name = selected
     for entry in out:
         name = entry["name"]
@@ -363,7 +401,8 @@ def describe_backends(settings: Settings) -> list[dict[str, Any]]:
                 name = f"gguf:{Path(name[5:]).resolve()}"
             except OSError:
                 pass
-        entry["selected"] = name == selected_name
+        entry["selected"] = name == selected_name or (
+            entry["kind"] == "openai" and selected_name.startswith("openai"))
     return out
 
 
@@ -385,4 +424,24 @@ def _describe_claude(settings: Settings) -> dict[str, Any]:
         return entry
     entry["available"] = True
     entry["note"] = "Needs an internet connection; questions and excerpts go to Anthropic."
+    return entry
+
+
+def _describe_openai(settings: Settings) -> dict[str, Any]:
+    """The model server from the settings (nothing is contacted)."""
+    from bookreader.core.llm.openai_compat import resolve_api_key
+    from bookreader.core.llm.openai_servers import is_local_url
+
+    entry: dict[str, Any] = dict(model=settings.openai_model, url=settings.openai_base_url,
+                                 key_source=resolve_api_key(None)[1])
+    try:
+        url = openai_url("openai", settings)
+    except BackendError:
+        entry.update(problem="No model server address.",
+                     fix="Enter its address in Settings (Ollama: http://127.0.0.1:11434/v1) "
+                         "or use --backend openai:URL.")
+        return entry
+    entry["available"] = True
+    entry["note"] = ("The server runs on this computer or its local network." if
+                     is_local_url(url) else "Questions and book passages go to that server.")
     return entry

@@ -29,6 +29,8 @@ live in ``Settings.budgets`` (``{"small": {"first_token_s": 12}}``).
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -82,7 +84,8 @@ class BackendSpec:
     """One backend or model tier: everything the rest of BookReader needs to know."""
 
     name: str
-    #: How it is built: "llama" (a local GGUF through llama.cpp), "extractive", "claude".
+    #: How it is built: "llama" (a local GGUF through llama.cpp), "extractive", "claude",
+    #: "openai" (an OpenAI-compatible server).
     kind: str
     label: str
     description: str
@@ -235,6 +238,37 @@ CLAUDE = BackendSpec(
     max_claims=None,
 )
 
+#: A model on an OpenAI-compatible server (``openai`` with the address in the settings, or
+#: ``openai:URL``).  A remote backend: a total budget, like Claude.  This is the spec of a
+#: strong model (the default for a name the family table does not know): whole passages,
+#: a long context, no claim cap.  Smaller families are in :data:`OPENAI_FAMILIES`.
+OPENAI = BackendSpec(
+    name="openai", kind="openai",
+    label="Your model server (OpenAI-compatible)",
+    description="A model on a server you run: Ollama, LM Studio, llama.cpp's server, vLLM "
+                "or LocalAI, on this computer or the school's. Pick its address and model "
+                "below; a server outside this computer receives the book's passages.",
+    first_token_s=None, total_s=120.0, context_chars=12000, selection_chars=None,
+    max_claims=None,
+)
+
+#: Families of served models by name, first match wins: a small model gets the local
+#: tiers' focused context, claim cap and book-sentence rival (what the 0.5B and 1.5B tiers
+#: measured best with), a mid-size one a medium context and the quote beside the answer;
+#: any other name is taken as a strong model (:data:`OPENAI`).
+OPENAI_FAMILIES: tuple[tuple[str, BackendSpec], ...] = (
+    (r"smollm|tinyllama|qwen2?\.?5?-?coder-?(0\.5|1\.5)b|(?<![\d.])(\d{2,3}m|0\.\d+b|1(\.\d)?b|2b)\b",
+     dataclasses.replace(
+         OPENAI, label="Your model server (small model)", context_chars=1500,
+         selection_chars=1500, max_claims=3, max_tokens=300, focus_context=True,
+         quote_words=20, focus_ranking="answer_split", answer_quote=True,
+         book_sentences=True)),
+    (r"(?<![\d.])([3-9]|1[0-4])(\.\d)?b\b",
+     dataclasses.replace(
+         OPENAI, label="Your model server (mid-size model)", context_chars=6000,
+         max_claims=5, quote_words=20, answer_quote=True)),
+)
+
 #: Any other GGUF file (``gguf:PATH`` or ``NAME.gguf`` in a models folder).
 GGUF = BackendSpec(
     name="gguf", kind="llama",
@@ -246,10 +280,28 @@ GGUF = BackendSpec(
 )
 
 #: Every named backend, in the order Settings and doctor list them.
-SPECS: tuple[BackendSpec, ...] = (TINY, SMALL, BETTER, EXTRACTIVE, CLAUDE)
+SPECS: tuple[BackendSpec, ...] = (TINY, SMALL, BETTER, EXTRACTIVE, CLAUDE, OPENAI)
 TIERS: tuple[BackendSpec, ...] = tuple(s for s in SPECS if s.model is not None)
 #: The setting value that lets BookReader pick the tier for this machine.
 AUTO = "auto"
+
+
+def is_openai_name(name: str) -> bool:
+    """``openai`` or ``openai:URL``: a model on an OpenAI-compatible server."""
+    low = (name or "").strip().lower()
+    return low == "openai" or low.startswith("openai:")
+
+
+def family_spec(spec: BackendSpec, model: str) -> BackendSpec:
+    """The spec for ``model`` on an OpenAI-compatible server (:data:`OPENAI_FAMILIES`);
+    any other spec is returned as it is."""
+    if spec.kind != "openai":
+        return spec
+    low = (model or "").strip().lower()
+    for pattern, family in OPENAI_FAMILIES:
+        if low and re.search(pattern, low):
+            return family
+    return spec
 
 
 def is_gguf_name(name: str) -> bool:
@@ -275,11 +327,13 @@ def spec_for(name: str) -> BackendSpec:
     spec = lookup(name)
     if spec is not None:
         return spec
+    if is_openai_name(name):
+        return OPENAI
     if is_gguf_name(name):
         return GGUF
     known = ", ".join(s.name for s in SPECS)
     raise ModelError(
-        f"Unknown answering backend {name!r}. Choose {AUTO}, {known}, gguf:PATH or the "
+        f"Unknown answering backend {name!r}. Choose {AUTO}, {known}, openai:URL, gguf:PATH or the "
         f"name of a .gguf file in the models folder."
     )
 

@@ -52,6 +52,13 @@ from qdrant_edge import (
 if TYPE_CHECKING:
     from qdrant_edge import PointId  # a type alias of the stubs only
 
+from bookreader.core.storage import (
+    WRITE_HEADROOM,
+    back_sparse_files,
+    disk_full_message,
+    free_bytes,
+    release_zero_blocks,
+)
 from bookreader.core.store.locking import BookLock
 from bookreader.core.store.points import (
     INTEGER_FIELDS,
@@ -178,6 +185,7 @@ class EdgeStore:
         for c in chunks:
             self._chunk_cache.pop(point_id(c.chunk_id), None)
         self._points = None
+        self._back_files()
         with self._errors("write"):
             for start in range(0, len(chunks), _UPSERT_BATCH):
                 batch = chunks[start : start + _UPSERT_BATCH]
@@ -193,10 +201,20 @@ class EdgeStore:
             if time.monotonic() - self._last_flush >= self.flush_interval_s:
                 shard.flush()
                 self._last_flush = time.monotonic()
+        self._back_files(headroom=False)  # files the update created, before they fill
+
+    def _back_files(self, *, headroom: bool = True) -> None:
+        """Make every memory-mapped file of the shard own its blocks before a write, so a
+        disk filled meanwhile is an error here, never a SIGBUS (see core/storage.py); with
+        ``headroom``, also refuse to write without room for the files a write may add."""
+        back_sparse_files(self.path, "write the index")
+        if headroom and free_bytes(self.path) < WRITE_HEADROOM:
+            raise StoreError(disk_full_message(self.path, "write the index"))
 
     def flush(self) -> None:
         """Write all pending changes to the segment files now."""
         shard = self._live()
+        self._back_files(headroom=False)
         with self._errors("write"):
             shard.flush()
         self._last_flush = time.monotonic()
@@ -324,6 +342,9 @@ class EdgeStore:
                 with self._errors("close"):
                     shard.flush()
                     shard.close()
+                # Blocks given ahead to its files (_back_files) and never written go back
+                # to the disk; nothing maps the files now and the lock is still ours.
+                release_zero_blocks(self.path)
         except StoreError:
             if raise_errors:
                 raise
@@ -346,6 +367,9 @@ class EdgeStore:
             detail = str(exc) or type(exc).__name__
             log.error("Edge shard %s of book %s failed to %s: %s", self.path, self.book_id,
                       action, detail)
+            if "No space left" in detail or "os error 28" in detail:
+                raise StoreError(disk_full_message(self.path, f"{action} the index"),
+                                 details=repr(exc)) from exc
             if damaged:
                 advice = (
                     f"The index of this book at {self.path} is damaged or unreadable "

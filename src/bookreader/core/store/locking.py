@@ -126,6 +126,25 @@ class BookLock:
         self.release()
 
 
+def lock_holder(path: Path) -> Optional[tuple[str, str]]:
+    """``(pid, who)`` of the process holding the lock at ``path`` now, or None when nobody
+    does (or the file cannot be read).  Takes the lock for an instant when it is free."""
+    try:
+        fh = open(path, "r", encoding="utf-8")
+    except OSError:
+        return None
+    try:
+        if _try_lock(fh):
+            _unlock(fh)
+            return None
+        pid, role = _read_owner(fh)
+    finally:
+        fh.close()
+    if pid and int(pid) == os.getpid():
+        return pid, "this BookReader process"
+    return pid, ROLES.get(role, "another BookReader process")
+
+
 #: Who holds a lock, by the process name written into the lock file.
 ROLES = {
     "library": "an open BookReader window",

@@ -1,0 +1,351 @@
+"""Per-book calibration of the retrieval confidence: "does this book cover the question?"
+
+A question's evidence is the best raw cosine between it and the top passages
+(``top_cos``) and the share of its content terms found in them (``coverage``).  What a
+cosine means depends on the book: discursive prose, formulas, code or short definitions
+give every question, in scope or not, higher or lower cosines.  A fixed midpoint fitted on
+a few books declined questions that named a section of another book word for word.
+
+So each book measures its own scale, from itself:
+
+* **off-topic probes** (:data:`OFF_TOPIC_PROBES`): a fixed set of everyday and other-field
+  questions, searched in the book like any question.  Their cosines are what "not in this
+  book" looks like here.  A median is taken, so the few probes a book does cover move it
+  little.
+* **in-book probes**: the book's own headings of at least two terms (chunks' outline
+  sections and the heading lines inside them; exercises, contents, front matter and
+  reference lists left out), searched likewise.  Their cosines are what "in this book" looks like here.
+
+The midpoint of the confidence is placed between the two baselines,
+``mid = off + MID_SHARE * (inside - off)``, and the slope is scaled by the gap between them,
+so the same evidence means the same on every book relative to that book's own scale:
+
+``confidence = sigmoid(SLOPE * (top_cos - mid) / (inside - off) + COVERAGE_SLOPE * (coverage
+- 0.5) - UNKNOWN_WEIGHT * unknown)``
+
+where ``unknown`` is 1 when the question holds a specialised word the book never uses
+(:func:`unknown_word`: not in the book's BM25 vocabulary, and split into several word
+pieces by the embedding model, so a rare term such as "JDBC", not an everyday word): a
+book that never names the thing asked about is unlikely to cover it, whatever the cosine
+of the question's other words.
+
+The four global constants were fitted on the tune books only (``bench/books.py``: the grid
+of ``bench/calibrate_confidence.py --fit``, both targets met on the tune books first, then
+balanced accuracy).  At the 0.60 threshold, in-scope kept / out-of-scope (unrelated and
+same-field) declined, against the former fixed formula (``sigmoid(10 * (top_cos - 0.42) + 3
+* (coverage - 0.5))``): tune books 267/273 (97.8 %) / 117/121 (96.7 %), fixed 271/273 /
+109/121 (90.1 %); report books, never looked at to choose, 146/150 (97.3 %) / 37/40 (92.5 %),
+fixed 145/150 (96.7 %) / 36/40 (90.0 %).  What no feature here separates are same-field
+questions in the book's own words ("What are decorators in Python?" of a book that
+mentions decorators but never explains them).
+
+Two forms of question are covered whatever the cosine (:func:`covered_by_form`): one that
+names a heading of a top passage (every content term of a heading of at least two terms is
+in the question), and "What is X?" where a top passage defines X.  A question about the
+book itself answered from its front matter is covered too (:func:`about_the_book` in
+:mod:`bookreader.core.retrieval`).
+
+The calibration is computed at the end of ingest and stored in the book's folder
+(:data:`CALIBRATION_FILE`, with :data:`CALIBRATION_VERSION` and the chunk count); a book
+indexed before it existed is calibrated on first use and the file written then.  It costs
+one batch of embeddings and a search per probe: about a second.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import re
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+if TYPE_CHECKING:
+    from bookreader.core.types import Chunk, Passage
+
+log = logging.getLogger(__name__)
+
+CALIBRATION_FILE = "calibration.json"
+#: Bumped whenever the probes, the evidence or the statistics change: older files are
+#: recomputed on first use.
+CALIBRATION_VERSION = 1
+
+#: Global constants of the confidence (see the module docstring), fitted on the tune books
+#: only (``bench/calibrate_confidence.py --fit``).
+MID_SHARE = 0.7
+SLOPE = 8.0
+COVERAGE_SLOPE = 2.0
+UNKNOWN_WEIGHT = 4.0
+#: The smallest gap between the in-book and off-topic baselines the scale may use: a book
+#: whose headings say nothing (a handful, or none) falls back to it.
+MIN_GAP = 0.15
+#: At most this many headings are probed (taken evenly through the book).
+MAX_HEADING_PROBES = 60
+#: Passages whose text makes the evidence (and in whose headings a question is looked for).
+EVIDENCE_DEPTH = 3
+
+#: Questions no textbook is about (or only a few are: the median ignores those), in a
+#: student's wording.  Everyday life, sport, travel, cooking, the arts, other sciences.
+OFF_TOPIC_PROBES: tuple[str, ...] = (
+    "How long should I boil an egg for a runny yolk?",
+    "What is a good substitute for buttermilk in pancakes?",
+    "How do I get red wine out of a carpet?",
+    "Which houseplants survive in a dark bathroom?",
+    "When should I prune my apple tree?",
+    "How often should I feed a goldfish?",
+    "Why does my cat knead blankets?",
+    "How do I teach my dog to stop pulling on the lead?",
+    "What time does the sun set in Lisbon in June?",
+    "Which city has the oldest underground railway?",
+    "Do I need a visa to visit Japan for two weeks?",
+    "What is the tallest mountain in Africa?",
+    "Which river flows through Budapest?",
+    "Who painted the ceiling of the Sistine Chapel?",
+    "When was the Great Wall of China built?",
+    "Why did the Roman Empire split in two?",
+    "Who was the first woman to fly solo across the Atlantic?",
+    "How many players are on a rugby union team?",
+    "What is the offside rule in ice hockey?",
+    "How do I improve my marathon time?",
+    "Who has won the most Wimbledon singles titles?",
+    "How do you score a strike in bowling?",
+    "What chords do I need to play a simple blues on guitar?",
+    "Who composed the Four Seasons?",
+    "How do I tune a violin?",
+    "Which novel begins with the line about a truth universally acknowledged?",
+    "Who directed the film Casablanca?",
+    "How do I knit a scarf for beginners?",
+    "What colours go well with a navy suit?",
+    "How do I remove a rusty bolt from a bicycle?",
+    "Why is my car battery draining overnight?",
+    "How often should I change the oil in my car?",
+    "How do I unblock a kitchen sink without chemicals?",
+    "What paint should I use on a bathroom ceiling?",
+    "How do I write a cover letter for a summer job?",
+    "How much should I tip a taxi driver in New York?",
+    "What is the best way to save for a house deposit?",
+    "How do I dispute a parking fine?",
+    "What should I pack for a week of camping?",
+    "How do I treat a bee sting?",
+    "How much water should I drink on a hot day?",
+    "What are the symptoms of a migraine?",
+    "How do I get a toddler to sleep through the night?",
+    "What is a good gift for a tenth wedding anniversary?",
+    "How do I plan a surprise birthday party?",
+    "Why do leaves change colour in autumn?",
+    "How do volcanoes form?",
+    "What causes the northern lights?",
+    "How do bees make honey?",
+    "Why is the sea salty?",
+    "How do I bake sourdough bread at home?",
+    "What wine goes with grilled salmon?",
+    "How do I make a paper aeroplane fly further?",
+    "Which board games are good for a family of four?",
+    "How do I set up a freshwater aquarium?",
+    "What is the plot of Romeo and Juliet?",
+    "How do I start learning to draw portraits?",
+    "What is the dress code for a black tie wedding?",
+    "How do I clean a cast iron pan?",
+    "Which vegetables can I plant in early spring?",
+)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the confidence is computed from, for one question in one book."""
+
+    top_cos: float
+    coverage: float
+    unknown: float = 0.0  # 1.0: the question holds a specialised term the book never uses
+
+
+@dataclass(frozen=True)
+class BookCalibration:
+    """One book's baselines: the off-topic and in-book probes' best cosines."""
+
+    off_topic: float  # median best cosine of the off-topic probes
+    inside: float  # median best cosine of the book's heading probes (off_topic + MIN_GAP if none)
+    chunk_count: int
+    headings: int  # heading probes used
+    version: int = CALIBRATION_VERSION
+
+    @property
+    def gap(self) -> float:
+        return max(self.inside - self.off_topic, MIN_GAP)
+
+    @property
+    def midpoint(self) -> float:
+        return self.off_topic + MID_SHARE * self.gap
+
+    def confidence(self, evidence: Evidence) -> float:
+        """Confidence in [0, 1] that the book covers the question (module docstring)."""
+        z = (SLOPE * (evidence.top_cos - self.midpoint) / self.gap
+             + COVERAGE_SLOPE * (evidence.coverage - 0.5) - UNKNOWN_WEIGHT * evidence.unknown)
+        return 1.0 / (1.0 + math.exp(-z))
+
+    @classmethod
+    def from_probes(cls, off_topic: Sequence[float], inside: Sequence[float],
+                    chunk_count: int) -> "BookCalibration":
+        off = statistics.median(off_topic) if off_topic else 0.0
+        ins = statistics.median(inside) if inside else off + MIN_GAP
+        return cls(off_topic=round(off, 4), inside=round(ins, 4), chunk_count=chunk_count,
+                   headings=len(inside))
+
+
+def heading_probes(chunks: Sequence["Chunk"], skip: Callable[["Chunk"], bool],
+                   headings: Callable[["Chunk"], Sequence[str]]) -> list[str]:
+    """The book's distinct headings (``headings`` of each chunk: its outline section and
+    the heading lines inside it) of at least two content terms, in reading order, at most
+    :data:`MAX_HEADING_PROBES` of them taken evenly; ``skip`` leaves out chunks that are
+    no topic of the book (exercises, contents, front matter)."""
+    seen: dict[str, None] = {}
+    for chunk in chunks:
+        if skip(chunk):
+            continue
+        for title in headings(chunk):
+            title = " ".join(title.split())
+            if title not in seen and len(_content_terms(title)) >= 2:
+                seen[title] = None
+    titles = list(seen)
+    if len(titles) > MAX_HEADING_PROBES:
+        step = len(titles) / MAX_HEADING_PROBES
+        titles = [titles[int(i * step)] for i in range(MAX_HEADING_PROBES)]
+    return titles
+
+
+@functools.lru_cache(maxsize=8192)
+def _content_terms(text: str) -> frozenset[str]:
+    """The BM25 terms of a heading, numbers left out."""
+    from bookreader.core.lexical import tokenize
+
+    return frozenset(t for t in tokenize(text) if not t[0].isdigit())
+
+
+def calibrate(evidence_of: Callable[[Sequence[str]], list[Evidence]], chunks: Sequence["Chunk"],
+              skip: Callable[["Chunk"], bool],
+              headings_of: Callable[["Chunk"], Sequence[str]]) -> BookCalibration:
+    """A book's calibration: ``evidence_of`` searches a batch of questions in the book;
+    ``skip`` and ``headings_of`` as for :func:`heading_probes`."""
+    headings = heading_probes(chunks, skip, headings_of)
+    found = evidence_of(list(OFF_TOPIC_PROBES) + headings)
+    off = [e.top_cos for e in found[:len(OFF_TOPIC_PROBES)]]
+    ins = [e.top_cos for e in found[len(OFF_TOPIC_PROBES):]]
+    return BookCalibration.from_probes(off, ins, len(chunks))
+
+
+def load(folder: Path, chunk_count: int) -> Optional[BookCalibration]:
+    """The stored calibration, or None when missing, unreadable, of another version or of
+    another indexing of the book (its chunk count differs)."""
+    path = folder / CALIBRATION_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        calibration = BookCalibration(**data)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        log.warning("Ignoring the retrieval calibration %s: %s", path, exc)
+        return None
+    if calibration.version != CALIBRATION_VERSION or calibration.chunk_count != chunk_count:
+        return None
+    return calibration
+
+
+def save(folder: Path, calibration: BookCalibration) -> None:
+    """Write the calibration next to the book's index (atomically); a folder that cannot
+    be written is logged, and the calibration is computed again next time."""
+    path = folder / CALIBRATION_FILE
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps(asdict(calibration), indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        log.warning("Cannot save the retrieval calibration to %s: %s", path, exc)
+
+
+#: Words that frame a question rather than name its subject and seldom occur in the text
+#: that answers it ("How many gulls were counted?" is answered without "many").  They are
+#: left out of ``coverage``.  A longer list (use, get, need, work, difference...) was
+#: measured and made calibration worse: those words do occur in answering passages.
+QUESTION_WORDS = frozenset("many much please exactly really".split())
+
+
+@functools.lru_cache(maxsize=1)
+def _question_terms() -> frozenset[str]:
+    from bookreader.core.lexical import tokenize
+
+    return frozenset(t for word in QUESTION_WORDS for t in tokenize(word))
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's BM25 terms without question words (all of them when nothing is left)."""
+    from bookreader.core.lexical import tokenize
+
+    terms = tokenize(query)
+    content = [t for t in terms if t not in _question_terms()]
+    return content or terms
+
+
+def term_coverage(query: str, texts: Sequence[str]) -> float:
+    """Share of the query's content terms (BM25 terms minus question words) in ``texts``."""
+    terms = set(query_terms(query))
+    if not terms:
+        return 0.0
+    found: set[str] = set()
+    for text in texts:
+        found |= _token_set(text)
+    return len(terms & found) / len(terms)
+
+
+@functools.lru_cache(maxsize=8192)
+def _token_set(text: str) -> frozenset[str]:
+    """A passage's BM25 terms (cached: the same passages come back question after question)."""
+    from bookreader.core.lexical import tokenize
+
+    return frozenset(tokenize(text))
+
+
+def evidence(query: str, top: Sequence["Passage"],
+             unknown: Callable[[str], bool] = lambda word: False) -> Evidence:
+    """The evidence of the top passages (their raw cosines, clipped at 0, are
+    ``Passage.dense_score``); ``unknown`` tells a specialised word the book never uses."""
+    if not top:
+        return Evidence(0.0, 0.0)
+    return Evidence(max(p.dense_score for p in top),
+                    term_coverage(query, [p.chunk.text for p in top]),
+                    float(any(unknown(w) for w in _WORD.findall(query))))
+
+
+#: A word of a question as a student types it (letters, then letters, digits, + # . -).
+_WORD = re.compile(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]")
+
+
+def unknown_word(word: str, knows: Callable[[str], bool], pieces: Callable[[str], int]) -> bool:
+    """True for a word the book never uses (``knows``: its term, or for a compound such as
+    "LinkedList" its whole term) and which the embedding model's vocabulary does not hold
+    whole (``pieces``: two word pieces or more): a specialised term ("JDBC",
+    "methylation"), not an everyday word ("plain") or a number."""
+    from bookreader.core.lexical import tokenize
+
+    terms = tokenize(word)
+    if not terms or any(ch.isdigit() for ch in word):
+        return False
+    return not knows(terms[0]) and pieces(word.lower()) >= 2
+
+
+def names_heading(query: str, top: Sequence["Passage"],
+                  headings: Callable[["Chunk"], Sequence[frozenset[str]]]) -> bool:
+    """True when every content term of a heading (of two terms or more) of one of the top
+    passages is in the question: it names a section of the book."""
+    terms = set(query_terms(query))
+    return any(len(h) >= 2 and h <= terms for p in top for h in headings(p.chunk))
+
+
+def covered_by_form(query: str, top: Sequence["Passage"],
+                    headings: Callable[["Chunk"], Sequence[frozenset[str]]],
+                    defines: Callable[["Chunk"], bool]) -> bool:
+    """A question that names a heading of a top passage, or asks "What is X?" where a top
+    passage defines X (``defines``), is covered whatever its cosine."""
+    return names_heading(query, top, headings) or any(defines(p.chunk) for p in top)

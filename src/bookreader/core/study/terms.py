@@ -1,0 +1,333 @@
+"""Terms and what the book says they are, read from its sentences.
+
+Three forms make a term card, tried in this order on every sentence:
+
+* a **glossary entry**: "base case: A condition that causes a recursive method not to
+  make a recursive call." (in any section), or, inside a section titled glossary,
+  vocabulary or key terms, "bug An error in a program." (a lower-case term of up to four
+  words, then a capitalised definition);
+* a **defining sentence**: "A variable is a named storage location ...", "Recursion is
+  the process of ...", "An algorithm refers to ...", "... is called *polymorphism*." —
+  the term read by one pattern, then confirmed by the answering pipeline's own
+  :func:`~bookreader.core.selection_types.defines` (the same test that decides whether a
+  sentence answers "What is X?");
+* a **key statement** about a named subject, made a question: "X is used to ..." ->
+  "What is X used for?", "X consists of ..." -> "What does X consist of?", "There are
+  three kinds of X: ..." -> "What kinds of X are there?" (:func:`question_for`).
+
+A term must read as a name: one to five words, letters, not a pronoun or a word that
+points back ("This", "It", "The result"), not a bare generic noun.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from bookreader.core.selection_types import defines
+from bookreader.core.sentences import STOPWORDS, words
+
+#: Longest term, in words.
+MAX_TERM_WORDS = 5
+#: Fewest words the definition after the term must have.
+MIN_DEFINITION_WORDS = 3
+
+#: Words that cannot start (or be) a term: pronouns, words that point back, generic heads
+#: that name nothing on their own ("The result is a list" defines nothing).
+_DEICTIC = frozenset("""this that these those it its they them there here which what who
+whose whom he she we you i one ones each every some any all both another other such first
+second third last next following previous former latter same main key many most few
+several various certain since although though while because when if as after before once
+unless whereas however thus hence therefore also then now so consider note recall remember
+see suppose let notice imagine compare two three four five six seven eight nine ten
+initially finally usually typically generally basically essentially actually currently
+recently similarly specifically formally informally intuitively roughly clearly obviously
+better worse simpler easier more less""".split())
+_NUMBER_WORDS = frozenset("two three four five six seven eight nine ten".split())
+#: Nouns that introduce a term rather than name one ("the term homoskedasticity").
+_TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".split())
+#: A predicate that praises or ranks instead of defining ("X is the most important ...",
+#: "X is a major issue", "X is a simple example").
+_EVALUATIVE = re.compile(
+    r"^\s*(?:(?:an?|the|one)\s+)?(?:\w+\s+){0,2}?(?:most|important|major|big|bigger|biggest|"
+    r"great|good|useful|nice|crucial|serious|huge|key|main|best|worst|only|example|"
+    r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject)\b", re.IGNORECASE)
+#: Words that point back to an earlier sentence: a definition holding one is not whole
+#: ("... is the nR2 from this auxiliary regression"); "those with ...", "these that ..."
+#: point forward and do not count.
+_POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
+                          r"(?!\s+(?:with|who|that|which|of|in)\b)", re.IGNORECASE)
+#: A list item that says what a chapter teaches, not what the term is ("Kinematics:
+#: Understanding forward and inverse kinematics ...", "Physics Simulation: Configuring ...").
+_OUTCOME = re.compile(r"^\s*(?:understanding|learning|mastering|exploring|introducing|"
+                      r"introduction\s+to|overview\s+of|configuring|implementing|how\s+to)\b",
+                      re.IGNORECASE)
+#: A predicate that holds only on a condition ("The figure is a triangle if it has three
+#: sides"): a claim about a case, not what the subject is.
+_CONDITIONAL = re.compile(r"\b(?:if|when|unless|provided)\b", re.IGNORECASE)
+#: Share of digits above which a "definition" is a table row or program output.
+MAX_DIGIT_SHARE = 0.12
+
+
+def _digit_heavy(text: str) -> bool:
+    chars = [ch for ch in text if not ch.isspace()]
+    return bool(chars) and sum(ch.isdigit() for ch in chars) > MAX_DIGIT_SHARE * len(chars)
+#: Code, numbers and addresses: a "term: definition" line of program output or a reference.
+_NOT_PROSE = re.compile(r"[\[\]{};=<>]|https?:|www\.|\d+\.\d+\s+\S+\s+-?\d")
+_GENERIC = frozenset("""result results answer answers problem problems example examples reason
+reasons idea ideas goal goals point way ways thing things case cases question questions
+difference differences output input part parts step steps kind kinds type types use purpose
+rest end start chapter section figure table book page text note notes lot number
+approach method methods model models process system value values""".split())
+#: Small words a term may hold inside it ("degrees of freedom", "supply and demand").
+_TERM_JOINERS = frozenset("of and in on a an the".split())
+#: Adverbs left at the end of a subject ("X merely refers to ...").
+_ADVERBS = frozenset("""merely simply just also usually often generally typically basically
+essentially actually really thus therefore then now still always sometimes""".split())
+#: Words that cannot end a term (a clause, not a name, ran into it).
+_BAD_LAST = frozenset("of to for with and or in on at by as from than that which a an the".split())
+
+_DET = r"(?:(?:a|an|the)\s+)?"
+_TERM = r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
+#: "term: definition" (a glossary or summary entry).
+_ENTRY = re.compile(
+    r"^\s*(?:[\u2022*\-]\s*)?(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*"
+    r"(?:[ \-][\w'\u2019\-]+){0,4})\s*(?:\([^)]{1,40}\))?\s*:\s+(?P<definition>\S.+)$")
+#: "term Definition" inside a glossary section: a lower-case term, then a capital.
+_BARE_ENTRY = re.compile(
+    r"^\s*(?P<term>[a-z\u00e0-\u024f][\w'\u2019\-]*(?:\s[a-z][\w'\u2019\-]*){0,3})\s+"
+    r"(?P<definition>[A-Z\u201c\"](?:[a-z]|\s).+)$")
+#: "A TERM is a ...", "TERM is the ...", "TERM refers to ...", "TERM means ...".
+_COPULA = re.compile(
+    rf"^\s*{_DET}{_TERM}\s*(?:\([^)]{{1,60}}\)\s*)?,?\s+"
+    r"(?P<verb>(?:is|are)\s+defined\s+as\s|(?:is|are)\s+(?:an?|the|one|any)\s"
+    r"|refers?\s+to\s|means\s)"
+    r"(?P<definition>.+)$", re.IGNORECASE)
+#: "... is called a TERM." / "... is known as TERM," / "... are called TERMS."
+_CALLED = re.compile(
+    r"\b(?:is|are)\s+(?:called|known\s+as|termed|referred\s+to\s+as)\s+(?:an?\s+|the\s+)?"
+    r"[\"'\u201c\u2018]?(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,3}?)"
+    r"[\"'\u201d\u2019]?\s*(?:[.,;:]|$)")
+#: "We define the absolute fitness of a genotype as the expected number of ...".
+_WE_DEFINE = re.compile(
+    r"\bwe\s+(?:will\s+|shall\s+|can\s+)?define[d]?\s+(?:the\s+|an?\s+)?"
+    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)\s+as\s+(?P<definition>.+)$",
+    re.IGNORECASE)
+#: "We'll call the proportion of the variance that is genetic the heritability, ...".
+_WE_CALL = re.compile(
+    r"\bwe(?:['\u2019]ll|\s+will|\s+shall)?\s+call\s+(?P<described>.{10,}?)\s+(?:the|an?)\s+"
+    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,3}?)\s*(?:[,.;]|$)",
+    re.IGNORECASE)
+#: Verbs a key statement about a subject may use; the question asks with the bare form.
+_ACTION_VERBS = frozenset("""returns produces computes measures describes determines
+represents stores creates converts contains requires includes provides controls
+specifies estimates predicts generates evaluates allows enables causes
+consists""".split())
+_SUBJECT_VERB = re.compile(
+    rf"^\s*(?P<det>(?:a|an|the)\s+)?{_TERM}\s+(?P<verb>is\s+used\s+(?:to|for)|are\s+used\s+(?:to|for)"
+    r"|consists?\s+of|is\s+made\s+up\s+of|are\s+made\s+up\s+of|"
+    + "|".join(sorted(_ACTION_VERBS)) + r")\s+(?P<rest>.+)$",
+    re.IGNORECASE)
+_THERE_ARE = re.compile(
+    r"^\s*there\s+are\s+(?P<count>two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?P<what>kinds|types|ways|steps|parts|forms|categories|classes|stages|phases"
+    r"|components|properties|rules|methods)\s+(?P<prep>of|to)\s+(?P<of>[^:.;,]{2,50}?)\s*[:.,;]",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A term and the text that defines it (the back of its card)."""
+
+    term: str
+    back: str  # the book's words that define the term
+    form: str  # "entry", "defining" or "called"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A question a key statement answers, with that statement as the answer."""
+
+    question: str
+    subject: str
+    back: str
+
+
+def clean_term(term: str) -> Optional[str]:
+    """The term as a card's front, or None when it does not read as a name."""
+    term = " ".join(term.strip(" \t*\u2022-\"'\u201c\u201d\u2018\u2019").split())
+    term = re.sub(r"^(?:a|an|the)\s+", "", term, flags=re.IGNORECASE)
+    ws = term.split()
+    while len(ws) > 1 and ws[-1].lower() in _ADVERBS:  # "Linkage disequilibrium merely"
+        ws.pop()
+    if len(ws) > 1 and ws[0].lower() in _TERM_NOUNS:  # "The term homoskedasticity"
+        ws.pop(0)
+    term = " ".join(ws)
+    if not 1 <= len(ws) <= MAX_TERM_WORDS:
+        return None
+    low = [w.lower() for w in ws]
+    if low[0] in _DEICTIC or low[0] in STOPWORDS or low[-1] in _BAD_LAST:
+        return None
+    if len(ws) == 1 and (low[0] in _GENERIC or len(low[0]) < 3):
+        return None
+    if any(w in ("is", "are", "was", "were", "be", "been", "can", "will", "would", "should",
+                 "we", "you", "i", "if", "when", "because", "not") for w in low):
+        return None
+    if any(w in STOPWORDS and w not in _TERM_JOINERS for w in low[1:]):
+        return None  # a clause ran into it: "process continues until the subtasks"
+    if not all(re.fullmatch(r"[\w'\u2019\-]+", w) for w in ws):
+        return None
+    if not any(w not in STOPWORDS and w not in _GENERIC for w in low):
+        return None
+    if any(w.isdigit() or (len(w) == 1 and w.isalpha() and w.lower() not in STOPWORDS)
+           for w in ws) or (
+            len(ws) == 1 and any(ch.isdigit() for ch in term)):
+        return None  # a numbered or lettered instance: "Sentence 14", "the extension of E"
+    if any(w in _NUMBER_WORDS for w in low[1:]):
+        return None  # a heading ran into a sentence: "Negation Two commonly used symbols"
+    return term
+
+
+def _enough(definition: str) -> bool:
+    return len(words(definition)) >= MIN_DEFINITION_WORDS
+
+
+def _whole(sentence: str) -> bool:
+    """A sentence that stands alone: it opens with a capital (not a fragment cut at a page
+    or a line: "with more than one place are called polyadic."), ends as a sentence ends
+    (not "... that periodically produces a" at a page's foot) and not on a colon (its
+    list, or its formula, is elsewhere)."""
+    s = sentence.strip().rstrip("\"'\u201d\u2019)")
+    return bool(s) and not s[0].islower() and s.endswith((".", "!", "?"))
+
+
+def _heading_run_in(sentence: str) -> str:
+    """``sentence`` without a heading that ran into it: a heading ending on the word the
+    sentence opens with ("Run Jupyter on Binder Binder is a service ..." -> "Binder is a
+    service ...").  Unchanged when no word is repeated there."""
+    ws = sentence.split()
+    for i in range(1, min(len(ws), 9)):
+        if ws[i] == ws[i - 1] and ws[i][:1].isupper():
+            return " ".join(ws[i:])
+    return sentence
+
+
+def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]:
+    """The term ``sentence`` defines and its definition, or None."""
+    m = _ENTRY.match(sentence)
+    if (m and _enough(m.group("definition")) and not _NOT_PROSE.search(m.group("definition"))
+            and not _digit_heavy(m.group("definition"))
+            and not m.group("definition").rstrip().endswith(":")
+            and not _OUTCOME.match(m.group("definition"))):
+        term = clean_term(m.group("term"))
+        # A lead-in ("The steps are as follows: ...") is not an entry: the "term" part of
+        # an entry is a name, short and without a verb.
+        if term and (glossary or m.group("definition")[:1].isupper()):
+            return Definition(term, m.group("definition").strip(), "entry")
+    if glossary:
+        m = _BARE_ENTRY.match(sentence)
+        if m and _enough(m.group("definition")):
+            term = clean_term(m.group("term"))
+            if term:
+                return Definition(term, m.group("definition").strip(), "entry")
+    if not _whole(sentence):
+        return None
+    sentence = _heading_run_in(sentence)
+    m = _COPULA.match(sentence)
+    if m and _enough(m.group("definition")):
+        term = clean_term(m.group("term"))
+        verb = " ".join(m.group("verb").lower().split())
+        if term and verb.startswith("are") and not term.lower().endswith("s"):
+            term = None  # "Java are ..." is not a defining sentence's grammar
+        if verb.startswith("means") and m.group("definition").lower().startswith("that") and (
+                re.match(r"^\s*(?:a|an|the)\s", sentence, re.IGNORECASE)):
+            term = None  # "The positive sign on X means that ...": what it implies
+        if (term and defines(sentence, term) and not _generic_subject(sentence, term)
+                and not _EVALUATIVE.match(m.group("definition"))
+                and not _CONDITIONAL.search(re.split(r"[;,:]", m.group("definition"))[0])
+                and not _POINTS_BACK.search(" ".join(m.group("definition").split()[:8]))):
+            return Definition(term, sentence, "defining")
+    m = _WE_DEFINE.search(sentence)
+    if m and _enough(m.group("definition")) and not _POINTS_BACK.search(sentence):
+        term = clean_term(m.group("term"))
+        if term:
+            return Definition(term, sentence, "defining")
+    m = _CALLED.search(sentence)
+    if m:
+        term = clean_term(m.group("term"))
+        before = sentence[:m.start()]
+        lead = words(before)
+        # "what is called X", "which is called X", "This approach is known as X"
+        pointing = bool(lead) and (lead[-1].lower() in ("what", "which", "it")
+                                   or lead[0].lower() in _DEICTIC
+                                   or lead[0].lower() in ("equation", "figure", "table")
+                                   or bool(re.search(r"\(\d", before)))
+        if (term and len(lead) >= MIN_DEFINITION_WORDS and not pointing
+                and defines(sentence, term)):
+            return Definition(term, sentence, "called")
+    m = _WE_CALL.search(sentence)
+    if m and not _POINTS_BACK.search(sentence):
+        term = clean_term(m.group("term"))
+        described = words(m.group("described"))
+        if term and len(described) >= MIN_DEFINITION_WORDS and described[0].lower() not in (
+                _DEICTIC | {"it", "them"}):
+            return Definition(term, sentence, "called")
+    return None
+
+
+def _generic_subject(sentence: str, term: str) -> bool:
+    """True for "The TERM is the ..." where TERM is one plain word: a reference to
+    something named before ("The function is the one that ..."), not a definition."""
+    return bool(re.match(r"^\s*the\s+\S+\s+(?:is|are)\s+the\b", sentence, re.IGNORECASE)
+                and len(term.split()) == 1 and term.islower())
+
+
+def _bare(verb: str) -> str:
+    """The bare form of a third-person verb ("returns" -> "return")."""
+    v = verb.lower()
+    if v.endswith("ies"):
+        return v[:-3] + "y"
+    if v.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return v[:-2]
+    return v[:-1] if v.endswith("s") else v
+
+
+def question_for(sentence: str) -> Optional[Statement]:
+    """A question ``sentence`` answers as a key statement about a named subject, or None."""
+    if not _whole(sentence):
+        return None
+    sentence = _heading_run_in(sentence)
+    m = _THERE_ARE.match(sentence)
+    if m:
+        of = clean_term(m.group("of"))
+        if of:
+            what, prep = m.group("what").lower(), m.group("prep").lower()
+            return Statement(f"What {what} {prep} {of} are there?", of, sentence)
+    m = _SUBJECT_VERB.match(sentence)
+    if not m or len(words(m.group("rest"))) < MIN_DEFINITION_WORDS:
+        return None
+    subject = clean_term(m.group("term"))
+    if not subject:
+        return None
+    det = (m.group("det") or "").lower()
+    named = det + subject  # "What does a wrong password produce?"
+    verb = " ".join(m.group("verb").lower().split())
+    rest = m.group("rest")
+    if verb in _ACTION_VERBS and (rest.lower().startswith(("to ", "us ", "you ", "them "))
+                                  or subject.split()[-1].lower().endswith("ing")):
+        return None  # "Increasing returns to scale ...", "X allows us to ...": no object
+    if _POINTS_BACK.search(sentence):
+        return None
+    plural = verb.startswith("are") or verb == "consist"
+    aux = "do" if plural else "does"
+    be = "are" if plural else "is"
+    if verb.endswith("used to") or verb.endswith("used for"):
+        q = f"What {be} {named} used for?"
+    elif verb.startswith("consist") or "made up of" in verb:
+        q = f"What {aux} {named} consist of?"
+    elif verb in _ACTION_VERBS:
+        bare = _bare(verb)
+        q = f"What {aux} {named} {bare}?"
+    else:
+        return None
+    return Statement(q, subject, sentence)
