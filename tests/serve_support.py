@@ -52,20 +52,35 @@ def copy_data(prepared: Path, target: Path, settings: Optional[dict] = None) -> 
     return target
 
 
+def _open_files_limit(n: Optional[int]):
+    """A preexec_fn that sets the child's soft and hard open-file limit to ``n``."""
+    if n is None:
+        return None
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+    return limit
+
+
 class ServerProcess:
     """One ``bookreader serve`` child process."""
 
-    def __init__(self, data_dir: Path, *args: str, env: Optional[dict] = None) -> None:
+    def __init__(self, data_dir: Path, *args: str, env: Optional[dict] = None,
+                 open_files: Optional[int] = None) -> None:
         self.data_dir = Path(data_dir)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = self.data_dir / "serve-test.log"
+        # by port: two servers may share one data folder
+        self.log_path = self.data_dir / f"serve-test-{self.port}.log"
         argv = [sys.executable, "-m", "bookreader", "--data-dir", str(self.data_dir), "serve",
                 "--port", str(self.port), *args]
         full_env = {**os.environ, **(env or {})}
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=full_env)
+                                     env=full_env, preexec_fn=_open_files_limit(open_files))
 
     def log_text(self) -> str:
         try:

@@ -30,19 +30,38 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ) from exc
     from bookreader.server.limits import parse_rate
 
+    from bookreader.server import connections
+
     settings = with_store(load_settings(args), args.store)
     if args.audit_url:
         settings = settings.updated(audit_url=args.audit_url.strip())
     parse_rate(args.rate_limit)  # a bad value fails before anything starts
+    parse_rate(args.auth_failure_limit)
     if args.workers is not None and args.workers < 1:
         raise InvalidInput("--workers must be at least 1.")
+    for name in ("max_connections", "max_connections_per_ip"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise InvalidInput(f"--{name.replace('_', '-')} must be at least 1.")
+    if not (args.header_timeout > 0 and args.body_timeout > 0):
+        raise InvalidInput("--header-timeout and --body-timeout must be more than 0 seconds.")
+    open_files = connections.raise_open_files_limit()
     config = ServeConfig(
         host=args.host, port=args.port, backend=args.backend, books=book_refs(args.book),
         rate_limit=args.rate_limit, workers=args.workers, max_queue=args.max_queue,
         timeout_s=args.timeout, queue_wait_s=args.queue_wait,
         cors_origins=tuple(o.strip() for o in (args.cors_origin or ()) if o.strip()),
-        rate_limit_store=args.rate_limit_store,
+        rate_limit_store=args.rate_limit_store, auth_failure_limit=args.auth_failure_limit,
+        header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout,
+        max_connections=connections.connection_budget(open_files, args.max_connections),
+        max_connections_per_ip=args.max_connections_per_ip,
     )
+    guard = connections.ConnectionGuard(
+        max_connections=config.max_connections or connections.MAX_CONNECTIONS,
+        max_per_ip=config.max_connections_per_ip, header_timeout_s=config.header_timeout_s)
+    log.info("Connections: at most %d (%d per address), request head within %g s, open "
+             "files %d", guard.max_connections, guard.max_per_ip, guard.header_timeout_s,
+             open_files)
     remote_model_notice(settings, args.backend)
     app = create_app(settings, config)
     state = app.state.bookreader
@@ -58,7 +77,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                      f"(demo: http://{args.host}:{args.port}/demo, API: /docs)\n")
     sys.stderr.flush()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, http=connections.protocol_class(guard),
+                timeout_keep_alive=5)
     return 0
 
 
@@ -156,8 +176,22 @@ def register(sub) -> None:
                    help="requests per key, COUNT/UNIT (default 100/minute)")
     p.add_argument("--rate-limit-store", choices=("auto", "memory", "shared"), default="auto",
                    help="where the per-key counts live: this process's memory, or a table in "
-                   "the audit database shared by every server process writing it (default "
-                   "auto: shared when settings.json names an audit_url)")
+                   "the audit database shared by every server process writing it, kept over "
+                   "a restart (default auto: shared when settings.json names an audit_url). "
+                   "A server counting in memory must be alone on its data folder")
+    p.add_argument("--auth-failure-limit", default="20/minute", metavar="COUNT/UNIT",
+                   help="requests with an invalid API key per client address; over it the "
+                   "address gets 429 for a while (default 20/minute)")
+    p.add_argument("--header-timeout", type=float, default=10.0, metavar="S",
+                   help="a connection must send its request headers within S seconds "
+                   "(default 10)")
+    p.add_argument("--body-timeout", type=float, default=30.0, metavar="S",
+                   help="a request body must arrive within S seconds (default 30)")
+    p.add_argument("--max-connections", type=int, metavar="N",
+                   help="connections held at once (default 4096, fewer when the open-file "
+                   "limit is lower); over it, idle connections are closed first")
+    p.add_argument("--max-connections-per-ip", type=int, default=128, metavar="N",
+                   help="connections held at once per client address (default 128)")
     p.add_argument("--workers", type=int,
                    help="questions answered at once (default 1 for a local model, 4 for "
                    "claude/extractive)")

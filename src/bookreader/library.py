@@ -140,7 +140,6 @@ class Library(IngestMixin, StudyMixin):
                 # The library owns its model cache: one load per backend per library,
                 # freed with it (no process-wide singleton).
                 backends = BackendRegistry()
-                self._choose_default_tier()
                 embedder = self.embedder
                 self._answerer = Answerer(
                     self.settings,
@@ -150,6 +149,18 @@ class Library(IngestMixin, StudyMixin):
                     ),
                 )
             return self._answerer
+
+    def answerer_for(self, backend: Optional[str] = None):
+        """The answerer, once the default tier is chosen if ``backend`` (or, when None,
+        the settings' ``llm_backend``) is ``auto``.  Only a caller that will use the
+        local tier pays for measuring the installed tiers: a server or a question with
+        the extractive or Claude backend loads no local model."""
+        from bookreader.core.llm.specs import AUTO
+
+        if (backend or self.settings.llm_backend or AUTO).strip().lower() == AUTO:
+            with self._lock:
+                self._choose_default_tier()
+        return self.answerer
 
     def _choose_default_tier(self) -> None:
         """With ``llm_backend`` auto: measure the installed tiers at first start, and again
@@ -436,7 +447,7 @@ class Library(IngestMixin, StudyMixin):
                 pdf = self._pdf_if_possible(info)
             # Loading models is not part of the answer's time budget.
             self.embedder.warm_up()
-            answer = self.answerer.ask(
+            answer = self.answerer_for(backend).ask(
                 question,
                 mode=mode,
                 retriever=retriever,
@@ -492,7 +503,7 @@ class Library(IngestMixin, StudyMixin):
                 self._pdf_if_possible(info)
             except BookReaderError as exc:
                 log.warning("Warm-up: the book %s is not ready: %s", book, exc.user_message)
-        return self.answerer.warm_up(backend)
+        return self.answerer_for(backend).warm_up(backend)
 
     def _record(self, answer: Answer, pending: list, session: str,
                 client_id: Optional[str]) -> None:

@@ -288,7 +288,11 @@ def test_a_stored_choice_is_made_again_when_tiers_or_the_estimate_change(
     chosen.save()
     library = Library(settings.__class__.load(settings.data_dir), embedder=embedder)
     try:
-        assert library.answerer is not None  # built on first use: the choice is made then
+        assert library.answerer is not None  # building it measures nothing ...
+        assert settings.__class__.load(settings.data_dir).auto_reason == "measured"
+        library.answerer_for("extractive")  # ... nor does a caller of another backend
+        assert settings.__class__.load(settings.data_dir).auto_reason == "measured"
+        assert library.answerer_for(None) is not None  # auto: the choice is made now
     finally:
         library.close()
     again = settings.__class__.load(settings.data_dir)

@@ -31,7 +31,13 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from bookreader.core.prompts import TIMEOUT_MESSAGE
 from bookreader.core.types import Mode
 from bookreader.errors import BookReaderError, Cancelled, QueryTimeout
-from bookreader.server.app import ApiError, from_bookreader_error, state_of
+from bookreader.server.app import (
+    ApiError,
+    from_bookreader_error,
+    redact,
+    server_error,
+    state_of,
+)
 from bookreader.server.limits import Busy
 
 log = logging.getLogger(__name__)
@@ -161,8 +167,8 @@ class _Question:
             raise ApiError(503, "loading", "The server is still loading its models and "
                            "books. Try again in a few seconds.", {"Retry-After": "5"})
         if state.load_error:
-            raise ApiError(503, "not_ready", f"The server could not load: {state.load_error}",
-                           {"Retry-After": "60"})
+            raise ApiError(503, "not_ready", state.load_message, {"Retry-After": "60"},
+                           error_id=state.load_error_id)
         started = asyncio.Event()
         loop = self.loop
         job = state.pool.submit(self.work,
@@ -194,26 +200,26 @@ class _Question:
             counters.add("timed_out")
             body = {"error": TIMEOUT_MESSAGE, "code": "timeout", "session_id": self.session_id}
             if kind == "answer" and value.error and value.error != TIMEOUT_MESSAGE:
-                body["detail"] = value.error  # the library's own words on which budget ran out
+                # the library's own words on which budget ran out
+                body["detail"] = redact(value.error, self.state.settings)
             return 504, body, {}
         if value.error:
             counters.add("failed")
-            return 502, {"error": value.error, "code": "answer_failed",
-                         "session_id": self.session_id}, {}
+            log.warning("Answer failed for %s: %s", self.client, value.error)
+            return 502, {"error": redact(value.error, self.state.settings),
+                         "code": "answer_failed", "session_id": self.session_id}, {}
         counters.add("answered")
         return 200, answer_payload(value, self.session_id), {}
 
-    @staticmethod
-    def error_of(exc: BaseException) -> tuple[int, dict, dict]:
+    def error_of(self, exc: BaseException) -> tuple[int, dict, dict]:
         if isinstance(exc, BookReaderError):
-            err = from_bookreader_error(exc)
+            err = from_bookreader_error(exc, self.state.settings)
         elif isinstance(exc, ApiError):
             err = exc
         else:
-            log.error("Unexpected error while answering", exc_info=exc)
-            err = ApiError(500, "internal_error", f"Unexpected error: {type(exc).__name__}. "
-                           "The server log has the details.")
-        return err.status, {"error": err.message, "code": err.code}, err.headers
+            err = server_error(f"Unexpected {type(exc).__name__} while answering: {exc}",
+                               exc=exc)
+        return err.status, err.body(), err.headers
 
 
 async def run_question(request: Request, client: str, session_id: str, ask: dict):
@@ -274,6 +280,10 @@ async def run_question(request: Request, client: str, session_id: str, ask: dict
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
+#: Larger page numbers are not pages of any book (and would not fit a message).
+MAX_PAGE = 10**7
+
+
 def parse_pages(value: Any) -> Optional[tuple[int, int]]:
     """``[a, b]``, ``a`` or ``"a-b"`` (0-based physical pages, inclusive)."""
     if value is None:
@@ -281,13 +291,19 @@ def parse_pages(value: Any) -> Optional[tuple[int, int]]:
     if isinstance(value, str):
         from bookreader.cli import parse_pages as parse_text
 
+        if len(value) > 40:
+            raise ApiError(422, "invalid_input",
+                           "pages must be [first, last] (0-based page numbers).")
         return parse_text(value)
     if isinstance(value, bool):
         value = None
     if isinstance(value, int):
-        return (value, value)
+        value = [value, value]
     if isinstance(value, list) and len(value) == 2 and all(
             isinstance(x, int) and not isinstance(x, bool) for x in value):
+        if not all(0 <= x <= MAX_PAGE for x in value):
+            raise ApiError(422, "invalid_input",
+                           f"pages must be page numbers from 0 to {MAX_PAGE:,}.")
         return (value[0], value[1])
     raise ApiError(422, "invalid_input", "pages must be [first, last] (0-based page numbers).")
 
@@ -300,6 +316,12 @@ def text_field(data: dict, name: str, *, required: bool) -> Optional[str]:
         raise ApiError(422, "invalid_input",
                        f"'{name}' is {'missing' if value is None else 'not text'}. Send it as "
                        "a JSON string.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escape such as "\\ud800"
+        raise ApiError(422, "invalid_input",
+                       f"'{name}' holds an unpaired surrogate (\\uD800-\\uDFFF), which is not "
+                       "text. Send it as UTF-8 text.") from None
     return value
 
 

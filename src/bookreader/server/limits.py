@@ -73,6 +73,49 @@ class RateLimiter:
             return None
 
 
+class FailedAuthLimiter:
+    """At most ``limit`` requests with an invalid API key per ``window`` seconds per
+    client address; over it, every request from that address is refused (valid key or
+    not) until the oldest failure leaves the window.  Remembers at most
+    ``max_addresses`` addresses (the least recent are forgotten), so a flood from many
+    addresses cannot grow it without bound."""
+
+    def __init__(self, limit: int, window: float, clock: Callable[[], float] = time.monotonic,
+                 max_addresses: int = 10_000) -> None:
+        self.limit = limit
+        self.window = window
+        self._clock = clock
+        self._max = max_addresses
+        self._fails: "collections.OrderedDict[str, collections.deque]" = \
+            collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def blocked(self, address: str) -> Optional[int]:
+        """Seconds until ``address`` may try again, or None when it may now."""
+        now = self._clock()
+        with self._lock:
+            fails = self._fails.get(address)
+            if fails is None:
+                return None
+            while fails and fails[0] <= now - self.window:
+                fails.popleft()
+            if not fails:
+                del self._fails[address]
+                return None
+            if len(fails) >= self.limit:
+                return max(1, math.ceil(fails[0] + self.window - now))
+            return None
+
+    def failed(self, address: str) -> None:
+        """Count a request with an invalid key from ``address``."""
+        with self._lock:
+            fails = self._fails.setdefault(address, collections.deque())
+            fails.append(self._clock())
+            self._fails.move_to_end(address)
+            while len(self._fails) > self._max:
+                self._fails.popitem(last=False)
+
+
 class Busy(Exception):
     """The pool cannot start this job in time; answer 503 with ``retry_after``."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 from importlib import resources
 from typing import Any, Optional
 
@@ -19,11 +20,14 @@ from bookreader.server.answers import (
     run_question,
     text_field,
 )
-from bookreader.server.app import ApiError, authenticate, read_json, state_of
+from bookreader.server.app import ApiError, authenticate, echo, read_json, state_of
 
 log = logging.getLogger(__name__)
 
 MAX_ZOOM = 4.0
+MAX_RECTS = 200
+#: PDF pages are at most 14,400 points wide (the PDF 1.7 limit): larger is no place on one.
+MAX_POINT = 1_000_000
 HIGHLIGHT_RGB = (255, 214, 0)
 HIGHLIGHT_ALPHA = 0.38
 
@@ -42,7 +46,8 @@ def register(app: FastAPI) -> None:
         state = state_of(request)
         status = ("failed" if state.load_error else "ready") if state.ready.is_set() \
             else "loading"
-        return {"status": status, "message": state.load_error or "",
+        return {"status": status, "message": state.load_message,
+                "error_id": state.load_error_id or None,
                 "backend": state.backend, "books": len(state.books),
                 "workers": state.pool.workers, "max_queue": state.pool.max_queue,
                 "timeout_s": state.timeout_s, "rate_limit": state.config.rate_limit,
@@ -74,10 +79,10 @@ def register(app: FastAPI) -> None:
         data = await read_json(request)
         question = text_field(data, "question", required=True)
         mode_name = data.get("mode", "book")
-        if mode_name not in MODES:
+        if not isinstance(mode_name, str) or mode_name not in MODES:
             raise ApiError(422, "invalid_input",
-                           f"mode must be 'book' or 'highlight', not {mode_name!r}. Ask about "
-                           "a selection alone with POST /query-selected-text.")
+                           f"mode must be 'book' or 'highlight', not {echo(repr(mode_name))}. Ask "
+                           "about a selection alone with POST /query-selected-text.")
         mode = MODES[mode_name]
         selection = text_field(data, "selection", required=mode is Mode.HIGHLIGHT)
         pages = parse_pages(data.get("pages"))
@@ -105,12 +110,13 @@ def register(app: FastAPI) -> None:
         try:
             index = int(page)
         except ValueError:
-            raise ApiError(422, "invalid_input", f"'{page}' is not a page number.") from None
+            raise ApiError(422, "invalid_input",
+                           f"'{echo(page)}' is not a page number.") from None
         if not 0 <= index < info.page_count:
             raise ApiError(404, "page_not_found",
                            f"'{info.title}' has pages 0-{info.page_count - 1}; there is no "
                            f"page {index}.")
-        if not 0.1 <= zoom <= MAX_ZOOM:
+        if not 0.1 <= zoom <= MAX_ZOOM:  # also NaN
             raise ApiError(422, "invalid_input", f"zoom must be between 0.1 and {MAX_ZOOM}.")
         rects = _parse_rects(highlight)
         pdf = state.library.open_pdf(info.book_id)
@@ -152,15 +158,20 @@ def _static(name: str):
 
 
 def _parse_rects(text: Optional[str]) -> list[tuple[float, float, float, float]]:
+    """``x0,y0,x1,y1;...`` in PDF points, finite; the first :data:`MAX_RECTS` count."""
     if not text:
         return []
     rects = []
-    for part in text.split(";")[:200]:
+    for part in text.split(";")[:MAX_RECTS]:
         try:
             x0, y0, x1, y1 = (float(v) for v in part.split(","))
         except ValueError:
             raise ApiError(422, "invalid_input", "highlight must be x0,y0,x1,y1;... in PDF "
                            "points, as in a citation's rects.") from None
+        if not all(math.isfinite(v) and abs(v) <= MAX_POINT for v in (x0, y0, x1, y1)):
+            raise ApiError(422, "invalid_input",
+                           f"highlight coordinates must be numbers between -{MAX_POINT:,} and "
+                           f"{MAX_POINT:,} PDF points (not NaN or infinity).")
         rects.append((x0, y0, x1, y1))
     return rects
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from bookreader.config import Settings
 from bookreader.errors import BookNotFound, BookReaderError, InvalidInput, StoreError
+from bookreader.server.folder_lock import lock_data_folder
 from bookreader.server.keys import KeyStore
-from bookreader.server.limits import AnswerPool, RateLimiter, parse_rate
+from bookreader.server.limits import AnswerPool, FailedAuthLimiter, RateLimiter, parse_rate
 from bookreader.server.shared_limits import SharedRateLimiter
 
 log = logging.getLogger(__name__)
@@ -43,9 +45,19 @@ class ServeConfig:
         cors_origins: Origins allowed to call from a browser (none by default).
         rate_limit_store: Where the per-key counts live: ``memory`` (this process),
             ``shared`` (a table in the audit database, shared by every server process
-            that writes the same audit log) or ``auto`` (shared when ``audit_url`` names
-            a database of its own, memory otherwise).
+            that writes the same audit log, and kept over a restart) or ``auto``
+            (shared when ``audit_url`` names a database of its own, memory otherwise).
+            A server counting in memory must be alone on its data folder
+            (:mod:`.folder_lock`): a second one would double every key's budget.
         max_body: Largest request body in bytes; larger ones get 413.
+        body_timeout_s: Longest time a request body may take to arrive; over it, 408.
+        auth_failure_limit: Requests with an invalid API key allowed per client address,
+            ``COUNT/UNIT``; over it, every request from that address is 429 for a while.
+        header_timeout_s: Longest time a connection may take to send its request
+            line and headers; over it, 408 and closed (:mod:`.connections`).
+        max_connections: Connections held at once (None: 4,096, or fewer when the
+            open-file limit is lower).
+        max_connections_per_ip: Connections held at once per client address.
     """
 
     host: str = "127.0.0.1"
@@ -60,6 +72,11 @@ class ServeConfig:
     cors_origins: tuple[str, ...] = ()
     rate_limit_store: str = "auto"
     max_body: int = DEFAULT_MAX_BODY
+    body_timeout_s: float = 30.0
+    auth_failure_limit: str = "20/minute"
+    header_timeout_s: float = 10.0
+    max_connections: Optional[int] = None
+    max_connections_per_ip: int = 128
 
 
 @dataclass
@@ -71,6 +88,7 @@ class Counters:
     cancelled: int = 0
     busy: int = 0
     rate_limited: int = 0
+    auth_limited: int = 0
     failed: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -81,7 +99,8 @@ class Counters:
     def as_dict(self) -> dict[str, int]:
         with self.lock:
             return {k: getattr(self, k) for k in
-                    ("answered", "timed_out", "cancelled", "busy", "rate_limited", "failed")}
+                    ("answered", "timed_out", "cancelled", "busy", "rate_limited",
+                     "auth_limited", "failed")}
 
 
 class ServerState:
@@ -104,6 +123,14 @@ class ServerState:
         kind = spec_for(resolve_name(self.backend, settings)).kind
         limit, window = parse_rate(config.rate_limit)
         self.limiter = _limiter(settings, config, limit, window)
+        try:
+            self.folder_lock = lock_data_folder(
+                settings.data_dir, shared=isinstance(self.limiter, SharedRateLimiter))
+        except BookReaderError:
+            if isinstance(self.limiter, SharedRateLimiter):
+                self.limiter.close()
+            raise
+        self.auth_failures = FailedAuthLimiter(*parse_rate(config.auth_failure_limit))
         workers = config.workers or (4 if kind in CONCURRENT_BACKENDS else 1)
         per_worker = 16 if kind in CONCURRENT_BACKENDS else 4
         self.pool = AnswerPool(workers, config.max_queue if config.max_queue is not None
@@ -119,17 +146,20 @@ class ServerState:
         self.books: dict[str, Any] = {}  # book_id -> BookInfo, the books served
         self.sample_book_id: Optional[str] = None
         self.ready = threading.Event()
-        self.load_error: Optional[str] = None
+        self.load_error: Optional[str] = None  # for the log only (may name paths)
+        self.load_error_id = ""
         self.started_at = time.time()
 
     # --- startup ------------------------------------------------------------------------
     def load(self) -> None:
-        """Index or open the books and warm the models (runs on a thread at startup)."""
+        """Index or open the books and warm what the chosen backend needs (runs on a
+        thread at startup).  Only that backend's model is loaded: an extractive or
+        Claude server neither loads nor measures a local tier."""
         try:
             self._load_books()
             lib = self.library
             lib.embedder.warm_up()
-            answerer = lib.answerer
+            answerer = lib.answerer_for(self.backend)
             warm = getattr(answerer.validator.embedder, "warm_up", None)
             if warm is not None:
                 warm()
@@ -140,14 +170,23 @@ class ServerState:
                 lib.retriever(book_id)
             log.info("Server ready: %d books, backend %s, %d workers, budget %.1f s",
                      len(self.books), self.backend, self.pool.workers, self.timeout_s)
-        except BookReaderError as exc:
-            self.load_error = exc.user_message
-            log.error("The server could not load: %s", exc.user_message)
-        except Exception as exc:  # shown by /health; the log has the traceback
-            self.load_error = f"{type(exc).__name__}: {exc}"
-            log.exception("The server could not load")
+        except Exception as exc:  # shown by /health as an error id; the log has it all
+            self.load_error = (exc.user_message if isinstance(exc, BookReaderError)
+                               else f"{type(exc).__name__}: {exc}")
+            self.load_error_id = uuid.uuid4().hex[:12]
+            log.error("The server could not load (error id %s): %s", self.load_error_id,
+                      self.load_error, exc_info=not isinstance(exc, BookReaderError))
         finally:
             self.ready.set()
+
+    @property
+    def load_message(self) -> str:
+        """What a client is told about a failed load (the detail is in the log)."""
+        if not self.load_error:
+            return ""
+        return (f"The server could not load its books or models (error id "
+                f"{self.load_error_id}). Tell the instructor: the server log has the "
+                "details under that id.")
 
     def _load_books(self) -> None:
         from pathlib import Path
@@ -193,7 +232,8 @@ class ServerState:
         if len(matches) == 1:
             return matches[0]
         raise BookNotFound(
-            f"No book served here matches '{ref}'. GET /v1/books lists the books this "
+            f"No book served here matches '{ref if len(ref) <= 60 else ref[:60] + '...'}'. "
+            "GET /v1/books lists the books this "
             "server answers about."
         )
 
@@ -206,6 +246,7 @@ class ServerState:
         if isinstance(self.limiter, SharedRateLimiter):
             self.limiter.close()
         self.library.close()
+        self.folder_lock.release()
 
 
 def _limiter(settings: Settings, config: ServeConfig, limit: int,

@@ -68,7 +68,7 @@ async def _run(request: Request, fn: Any) -> Any:
         raise ApiError(504, "timeout", "Making the study set took longer than the server's "
                        "time budget. Ask for fewer pages.") from exc
     except BookReaderError as exc:
-        raise from_bookreader_error(exc) from exc
+        raise from_bookreader_error(exc, state.settings) from exc
     finally:
         stop.set()
 
@@ -96,7 +96,7 @@ def register(app: FastAPI) -> None:
                 info.book_id, tool, cancel=cancel, client_id=client, **scope))
             return JSONResponse(study_set_to_dict(made))
         fmt = data.get("format", "anki")
-        if fmt not in SUFFIXES:
+        if not isinstance(fmt, str) or fmt not in SUFFIXES:
             raise ApiError(422, "invalid_input", "format must be anki, csv or markdown.")
 
         def export(cancel: Any) -> bytes:
