@@ -215,12 +215,10 @@ _NAVIGATION = re.compile(
 
 def is_navigation(sentence: str) -> bool:
     """True for a sentence that only directs the reader to a part of the book: "Open the
-    Gazebo client-server architecture and physics simulation engine section.", "Click on
-    the "Model Creation" section." (Physical AI, "How do I build a custom world with
-    obstacles in Gazebo?", stop 35's run: the first passed the check on the chapter
-    summary's words and was the answer shown).  It says nothing about the subject (the
-    citation is what points at the page), and a small model invents the steps (there is
-    nothing to click in a book)."""
+    soil sampling and field measurement section.", "Click on the "Pivot Tables"
+    section."  Such a sentence can pass the check on a chapter summary's words, yet it
+    says nothing about the subject (the citation is what points at the page), and a small
+    model invents the steps (there is nothing to click in a book)."""
     return bool(_NAVIGATION.match(sentence.strip()))
 
 
@@ -308,10 +306,9 @@ SWAP_MIN_SHARED = 2
 def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
                         sides: tuple[str, str] | None) -> bool:
     """True when a comparison answer says of one side what the context says only of the
-    other.  Python for Everybody, stop 34, "What is the difference between a list and a
-    tuple?": the small tier wrote "The important difference is that lists are immutable."
-    over the book's "The important difference is that tuples are immutable.", and the
-    check passed it (every other word is the book's, and "list" is in the context).
+    other: "The important difference is that alligators are larger." over the book's "The
+    important difference is that crocodiles are larger." passes the other checks (every
+    other word is the book's, and "alligator" is in the context).
 
     ``sides`` are the question's two sides (:func:`~bookreader.core.llm.answer_type.
     comparison_sides`).  The sentence must name exactly one side; some context sentence
@@ -352,13 +349,10 @@ def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
 
 def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
     """``sentence`` cut where a side is named: each part runs from the first word of one
-    side's name ("forward", "inverse") to the next such word.  Found in the Physical AI
-    window trial (stop 35), "What is the difference between forward and inverse
-    kinematics?": "... that forward kinematics involves determining the joint angles
-    required to achieve a desired end-effector position and orientation, while inverse
-    kinematics involves determining the joint angles required ..." said of both sides what
-    the book says of inverse kinematics only, and a sentence naming both sides was never
-    judged.  The text before the first name ("The difference between") is left out."""
+    side's name ("active", "passive") to the next such word, so that a sentence naming
+    both sides ("active transport moves X, while passive transport moves X") is judged
+    side by side: it can say of both what the book says of one only.  The text before the
+    first name ("The difference between") is left out."""
     anchors = []
     for side in sides:
         first = next(iter(content_terms(side)), None)
@@ -373,7 +367,7 @@ def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
 
 # --- a definition said of another entry's term -----------------------------------------------
 #: A labelled entry of a list or a glossary: "Transfer Learning: The ability to ...",
-#: "\u2022 Imitation Learning: Robots learn by ...", "2. SLAM: ...".
+#: "\u2022 Photosynthesis: Plants turn light into ...", "2. GDP: ...".
 _ENTRY = re.compile(r"^\s*(?:[\u2022\-*]\s*|\d{1,2}[.)]\s*)?(?P<label>[A-Za-z][\w\-/ ()]{1,50}?)"
                     r"\s*:\s+(?P<said>\S.*)$", re.DOTALL)
 #: Where a noun phrase's head ends: a preposition or a relative clause after it
@@ -401,14 +395,11 @@ def labelled_entries(context_sentences: Iterable[str]) -> list[tuple[set[str], s
 def swaps_defined_subject(sentence: str,
                           entries: Sequence[tuple[set[str], set[str]]]) -> bool:
     """True when a defining sentence gives its subject the definition the context gives
-    another entry, while the context defines the subject otherwise.  Physical AI window
-    trial, stop 36: "Imitation learning is the ability to apply knowledge learned in one
-    context to new but related tasks, ..." over the chapter summary's "Transfer Learning:
-    The ability to apply knowledge learned in one context to new but related tasks, ..."
-    and "Imitation Learning: Robots learn by observing and mimicking human
-    demonstrations."  The check passed it on the two entries together (every word is in
-    them, and "learning" is in both labels).  ``entries`` are the context's
-    (:func:`labelled_entries`).
+    another entry, while the context defines the subject otherwise: "Fixed costs are
+    costs that change with output" over a summary's "Variable Costs: Costs that change
+    with output." and "Fixed Costs: Costs that stay the same whatever the output."  The
+    other checks pass it on the two entries together (every word is in them, and "costs"
+    is in both labels).  ``entries`` are the context's (:func:`labelled_entries`).
 
     Only between parallel definitions (entries "Label: what it is" of one list or
     glossary): an entry whose label names something else must hold at least
@@ -440,9 +431,9 @@ def swaps_defined_subject(sentence: str,
     if own and other and max(other) >= DEFINITION_SHARE:
         return True
     # "A boolean expression is a data type with only two possible values, true and false."
-    # over "boolean: A data type with only two possible values, true and false." (Think
-    # Java window trial, stop 36): the entry's term is a modifier of the subject, whose head
-    # noun (its last word: "expression") it does not name.  ("A Java String is a sequence
+    # over "boolean: A data type with only two possible values, true and false.": the
+    # entry's term is a modifier of the subject, whose head noun (its last word:
+    # "expression") it does not name.  ("A Java String is a sequence
     # of characters" over "string: A sequence of characters" keeps its head: no swap.)
     head = claim_terms(_POST_MODIFIER.split(m.group("subject"), maxsplit=1)[0])[-1:]
     return bool(head) and any(
