@@ -504,9 +504,7 @@ class _Run(OutcomeAssembly):
         retrieved passage too).  Checked against the shown passages only, such an answer
         became quotes, and a wrong claim the shown ones did not contradict could pass
         ("you can use the break statement" to skip to the next iteration: the passage
-        about ``continue`` was retrieved, not shown).  Stop 25, replay of the three books:
-        Think Java correct 67.1 -> 68.4 %, gold page 93.7 -> 92.4 %; Py4E and Physical
-        AI figures unchanged (that Py4E answer now names ``continue``)."""
+        about ``continue`` was retrieved, not shown)."""
         if self.mode is not Mode.BOOK or self.retrieval is None:
             return list(shown)
         ids = {id(p) for p in shown}
@@ -744,9 +742,9 @@ class _Run(OutcomeAssembly):
         if self.mode is Mode.BOOK and self.spec.kind != "extractive":
             # A model's lead-in keeps its claim, not the list's "1." left before the
             # citation.  Only as shown: the confidence judged the text as written (it is
-            # fitted on it), and the extractive backend's sentences keep theirs (without
-            # the number, one Physical AI answer 0.002 above book_answer.MIN_CONFIDENCE,
-            # an exercise brief, turned to quotes).
+            # fitted on it, and an answer just above book_answer.MIN_CONFIDENCE can fall
+            # below it without the number), and the extractive backend's sentences keep
+            # theirs.
             text = end_lead_ins(text)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(
