@@ -462,16 +462,16 @@ class _Run(OutcomeAssembly):
         that does not ask for code (:func:`~bookreader.core.llm.answer_type.wants_code`).
 
         Formulas are an answer to a question that asks how something is computed
-        (:func:`~bookreader.core.llm.answer_type.wants_formula`): "zmp_x = x - height * ax
-        / (gravity + az)" for "How do I compute the Zero Moment Point ...?" (the grounding
-        check has found each on its page)."""
+        (:func:`~bookreader.core.llm.answer_type.wants_formula`): "bmi = weight / (height *
+        height)" for "How do I compute the body mass index?" (the grounding check has
+        found each on its page)."""
         if self.spec.kind == "extractive" or wants_code(self.question):
             return False
         sentences = [s for s in self.owner.validator.answer_sentences(text) if s.strip()]
         # Judged line by line: a sentence that introduces a formula runs on into the lines
-        # under it ("... use the following formula:\nzmp_x = x - height * ax / (gravity +
-        # az)\n...\nwhere:\n- x and y are the center of mass position"), and the whole
-        # read as code.  A lead-in (a line ending in ":") says nothing by itself.
+        # under it ("... use the following formula:\nbmi = weight / (height * height)
+        # \n...\nwhere:\n- weight is the body mass in kilograms"), and the whole read as
+        # code.  A lead-in (a line ending in ":") says nothing by itself.
         lines = [ln.strip().lstrip("-*\u2022 ") for s in sentences for ln in s.splitlines()]
         body = [ln for ln in lines if words(ln) and not ln.endswith(":")] or sentences
         if body and wants_formula(self.question) and all(map(is_formula, body)):

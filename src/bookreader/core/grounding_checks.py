@@ -256,8 +256,8 @@ def echoed_terms(claim: str) -> tuple[list[str], set[str]]:
     """The subject's terms (in order) and the terms of what a defining claim says of its
     subject that repeat them, its first one (the head: "is the *point* where") left out.
 
-    "The Zero Moment Point is the point where the center of mass position is *zero*": a
-    window whose only "zero" is the name itself does not say that anything is zero.
+    "Absolute Zero is the point where the thermometer reading is *zero*": a window whose
+    only "zero" is the name itself does not say that anything is zero.
     """
     m = _DEFINING.match(strip_verdict(claim))
     if not m:
@@ -323,9 +323,9 @@ def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
     have = set(content_terms(sentence))
     names = [t <= have for t in side_terms]
     if names[0] and names[1]:
-        # "... forward kinematics involves determining the joint angles required ..., while
-        # inverse kinematics involves determining the joint angles required ...": each
-        # side's part of the sentence is judged on its own (:func:`_side_parts`).
+        # "... active transport moves ions against the gradient, while passive transport
+        # moves ions against the gradient": each side's part of the sentence is judged on
+        # its own (:func:`_side_parts`).
         context_sentences = list(context_sentences)
         parts = _side_parts(sentence, sides)
         return len(parts) > 1 and any(
