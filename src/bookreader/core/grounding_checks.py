@@ -121,8 +121,8 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
 
 
 # --- the question copied as the answer's clause ----------------------------------------------
-#: A question that inverts its auxiliary: "What is ROS2 used for?", "How does a Kalman
-#: filter fuse ...?"; ``rest`` is the clause after the auxiliary, in the question's order.
+#: A question that inverts its auxiliary: "What is Excel used for?", "How does a heat
+#: pump move ...?"; ``rest`` is the clause after the auxiliary, in the question's order.
 _INVERTED = re.compile(
     r"^\s*(?:(?:what|how|why|when|where|which|who)\b[^?]*?\s)?(?P<aux>is|are|was|were|does)"
     r"\s+(?P<rest>[^?]+?)\s*\??\s*$", re.IGNORECASE)
@@ -146,17 +146,17 @@ def _lower_words(text: str) -> list[str]:
 
 def is_question_echo(sentence: str, question: str) -> bool:
     """True when ``sentence`` copies the question's clause without its auxiliary, so the
-    copy no longer reads as a statement: "ROS2 used for many of the limitations of ROS1"
-    for "What is ROS2 used for?" (the book: "ROS2 addresses many of the limitations ..."),
-    "A Kalman filter fuse measurements from several sensors with ..." for "How does a
-    Kalman filter fuse measurements from several sensors?".  The model has stitched the
+    copy no longer reads as a statement: "Excel used for many of the limitations of paper
+    ledgers" for "What is Excel used for?" (the book: "Excel addresses many of the
+    limitations ..."), "A heat pump move heat from the outside air with ..." for "How
+    does a heat pump move heat from the outside air?".  The model has stitched the
     question onto the book's words; what the stitch claims ("used for the limitations")
     is the question's, not the book's, though the words around it pass the check.
 
     Only where the copy cannot be grammatical: after "is/are/was/were", a clause whose
     participle the copy keeps without the auxiliary ("X used for", never "X is used
     for"; "What is a list comprehension?" has no participle), and after "does", the whole
-    clause with its bare verb ("a Kalman filter fuse", never "fuses").
+    clause with its bare verb ("a heat pump move", never "moves").
     """
     m = _INVERTED.match(question)
     if m is None:
@@ -170,7 +170,7 @@ def is_question_echo(sentence: str, question: str) -> bool:
         copy = rest  # the whole clause: its verb is in it, in the bare form
     else:
         # the clause up to a participle that ends it or comes before a preposition
-        # ("ROS2 used for", "an IMU integrated into"); without one nothing is echoed
+        # ("Excel used for", "a valve integrated into"); without one nothing is echoed
         end = next((i for i in range(1, len(rest)) if _PARTICIPLE.match(rest[i])
                     and (i + 1 == len(rest) or rest[i + 1] in _PREPOSITION)), None)
         if end is None:

@@ -78,7 +78,7 @@ def _sentence_facts(sentence: str) -> _Facts:
                   ranks(sentence))
 
 
-#: An opening phrase this many words long at most ("In ROS1, this is ...").
+#: An opening phrase this many words long at most ("In Excel, this is ...").
 OPENING_PHRASE = 4
 
 

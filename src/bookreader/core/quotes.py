@@ -531,7 +531,7 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
                      selection: str = "") -> Any:
     """``validation`` with the answer sentences that only restate the question, copy its
     clause without its auxiliary onto the book's words
-    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "ROS2 used for many of
+    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "Excel used for many of
     the limitations ..."), only send the reader to a part of the book
     (:func:`~bookreader.core.grounding_checks.is_navigation`: "Open the ... section."),
     or are cut off mid-phrase (:func:`is_fragment`), marked
