@@ -693,8 +693,8 @@ class _Run(OutcomeAssembly):
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
         if not replaced and self.mode is Mode.BOOK and self._only_code(text):
-            # "vx, vy, vz = com_vel" three times, all that was left of "How do I calculate
-            # the center of mass ...?" once its claim was dropped: a line of a listing
+            # "total, count = row_sums" three times, all that is left of "How do I
+            # calculate the average ...?" once its claim was dropped: a line of a listing
             # copied from the excerpts says nothing the student asked
             log.info("Only lines of code left for a question that asks for none")
             replaced = True

@@ -177,7 +177,7 @@ def is_question_echo(sentence: str, question: str) -> bool:
             return False
         copy = rest[: end + 2] if end + 1 < len(rest) else rest
     if copy and copy[0] in ("a", "an", "the"):
-        copy = copy[1:]  # "A Kalman filter ..." copies "a Kalman filter ..." either way
+        copy = copy[1:]  # "A heat pump ..." copies "a heat pump ..." either way
     if len(copy) < ECHO_WORDS:
         return False
     n = len(copy)

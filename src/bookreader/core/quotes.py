@@ -220,8 +220,8 @@ def usable_sentence(sentence: str) -> bool:
     if _CALL_START.match(s):  # 'print(f"Simulation completed.' (a listing line)
         return False
     if len(_DICT_ENTRY.findall(s)) >= 2:
-        # "'virtual': virtual_pos, 'physical': physical_pos, ..." is a dict literal from a
-        # listing, which can match a question's word ("virtual") but explains nothing
+        # "'north': north_total, 'south': south_total, ..." is a dict literal from a
+        # listing, which can match a question's word ("north") but explains nothing
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
