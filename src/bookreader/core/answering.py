@@ -462,16 +462,16 @@ class _Run(OutcomeAssembly):
         that does not ask for code (:func:`~bookreader.core.llm.answer_type.wants_code`).
 
         Formulas are an answer to a question that asks how something is computed
-        (:func:`~bookreader.core.llm.answer_type.wants_formula`): "zmp_x = x - height * ax
-        / (gravity + az)" for "How do I compute the Zero Moment Point ...?" (the grounding
-        check has found each on its page)."""
+        (:func:`~bookreader.core.llm.answer_type.wants_formula`): "bmi = weight / (height *
+        height)" for "How do I compute the body mass index?" (the grounding check has
+        found each on its page)."""
         if self.spec.kind == "extractive" or wants_code(self.question):
             return False
         sentences = [s for s in self.owner.validator.answer_sentences(text) if s.strip()]
         # Judged line by line: a sentence that introduces a formula runs on into the lines
-        # under it ("... use the following formula:\nzmp_x = x - height * ax / (gravity +
-        # az)\n...\nwhere:\n- x and y are the center of mass position"), and the whole
-        # read as code.  A lead-in (a line ending in ":") says nothing by itself.
+        # under it ("... use the following formula:\nbmi = weight / (height * height)
+        # \n...\nwhere:\n- weight is the body mass in kilograms"), and the whole read as
+        # code.  A lead-in (a line ending in ":") says nothing by itself.
         lines = [ln.strip().lstrip("-*\u2022 ") for s in sentences for ln in s.splitlines()]
         body = [ln for ln in lines if words(ln) and not ln.endswith(":")] or sentences
         if body and wants_formula(self.question) and all(map(is_formula, body)):
@@ -504,9 +504,7 @@ class _Run(OutcomeAssembly):
         retrieved passage too).  Checked against the shown passages only, such an answer
         became quotes, and a wrong claim the shown ones did not contradict could pass
         ("you can use the break statement" to skip to the next iteration: the passage
-        about ``continue`` was retrieved, not shown).  Stop 25, replay of the three books:
-        Think Java correct 67.1 -> 68.4 %, gold page 93.7 -> 92.4 %; Py4E and Physical
-        AI figures unchanged (that Py4E answer now names ``continue``)."""
+        about ``continue`` was retrieved, not shown)."""
         if self.mode is not Mode.BOOK or self.retrieval is None:
             return list(shown)
         ids = {id(p) for p in shown}
@@ -695,8 +693,8 @@ class _Run(OutcomeAssembly):
                 log.info("Dropped %d unsupported sentence(s)", len(validation.unsupported_sentences))
                 text = kept
         if not replaced and self.mode is Mode.BOOK and self._only_code(text):
-            # "vx, vy, vz = com_vel" three times, all that was left of "How do I calculate
-            # the center of mass ...?" once its claim was dropped: a line of a listing
+            # "total, count = row_sums" three times, all that is left of "How do I
+            # calculate the average ...?" once its claim was dropped: a line of a listing
             # copied from the excerpts says nothing the student asked
             log.info("Only lines of code left for a question that asks for none")
             replaced = True
@@ -744,9 +742,9 @@ class _Run(OutcomeAssembly):
         if self.mode is Mode.BOOK and self.spec.kind != "extractive":
             # A model's lead-in keeps its claim, not the list's "1." left before the
             # citation.  Only as shown: the confidence judged the text as written (it is
-            # fitted on it), and the extractive backend's sentences keep theirs (without
-            # the number, one Physical AI answer 0.002 above book_answer.MIN_CONFIDENCE,
-            # an exercise brief, turned to quotes).
+            # fitted on it, and an answer just above book_answer.MIN_CONFIDENCE can fall
+            # below it without the number), and the extractive backend's sentences keep
+            # theirs.
             text = end_lead_ins(text)
         self.stage_ms["validation"] = (time.perf_counter() - t) * 1000.0
         return self._answer(

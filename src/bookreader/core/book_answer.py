@@ -22,7 +22,7 @@ sentences ... in place of <model>", also in the audit log, which keeps the model
 output).  Whole-book mode only: the selected-text and highlight paths are unchanged.
 
 Measured (``bench/answer_quality.py --backend small``, three books, thresholds chosen on
-the tune half): see the module's figures in ``docs/`` and the closing note of issue 11.
+the tune half): see the module's figures in ``docs/``.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ log = logging.getLogger(__name__)
 #: The book's sentences replace a verified model answer only when their calibrated
 #: confidence is higher by more than this (a tie keeps the model's own words).  Chosen on
 #: the tune half of the three books (margins -0.2 to 0.2 tried): 0 kept the most correct
-#: answers; -0.1 gained one on Physical AI's tune half and lost two on its held-out half.
+#: answers; a negative margin gained on a tune half what it lost on the held-out half.
 MARGIN = 0.0
 #: Least calibrated confidence for the book's sentences to be the answer when the model
 #: wrote none that could be verified (below it, the quotes card).  On the tune half, the
 #: 12 such answers below 0.4 held 1 correct one (0 to 0.5 tried).  That 0.4 was on the
-#: scale before the stop-23 recalibration (``confidence.RECALIBRATION``, +0.48 logit):
+#: scale before the recalibration (``confidence.RECALIBRATION``, +0.48 logit):
 #: restated on today's scale (0.5186), so the same answers are chosen.
 MIN_CONFIDENCE = calibration.recalibrated(0.4)
 #: The backend whose answer competes.

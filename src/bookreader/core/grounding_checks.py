@@ -121,8 +121,8 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
 
 
 # --- the question copied as the answer's clause ----------------------------------------------
-#: A question that inverts its auxiliary: "What is ROS2 used for?", "How does a Kalman
-#: filter fuse ...?"; ``rest`` is the clause after the auxiliary, in the question's order.
+#: A question that inverts its auxiliary: "What is Excel used for?", "How does a heat
+#: pump move ...?"; ``rest`` is the clause after the auxiliary, in the question's order.
 _INVERTED = re.compile(
     r"^\s*(?:(?:what|how|why|when|where|which|who)\b[^?]*?\s)?(?P<aux>is|are|was|were|does)"
     r"\s+(?P<rest>[^?]+?)\s*\??\s*$", re.IGNORECASE)
@@ -146,17 +146,17 @@ def _lower_words(text: str) -> list[str]:
 
 def is_question_echo(sentence: str, question: str) -> bool:
     """True when ``sentence`` copies the question's clause without its auxiliary, so the
-    copy no longer reads as a statement: "ROS2 used for many of the limitations of ROS1"
-    for "What is ROS2 used for?" (the book: "ROS2 addresses many of the limitations ..."),
-    "A Kalman filter fuse measurements from several sensors with ..." for "How does a
-    Kalman filter fuse measurements from several sensors?".  The model has stitched the
+    copy no longer reads as a statement: "Excel used for many of the limitations of paper
+    ledgers" for "What is Excel used for?" (the book: "Excel addresses many of the
+    limitations ..."), "A heat pump move heat from the outside air with ..." for "How
+    does a heat pump move heat from the outside air?".  The model has stitched the
     question onto the book's words; what the stitch claims ("used for the limitations")
     is the question's, not the book's, though the words around it pass the check.
 
     Only where the copy cannot be grammatical: after "is/are/was/were", a clause whose
     participle the copy keeps without the auxiliary ("X used for", never "X is used
     for"; "What is a list comprehension?" has no participle), and after "does", the whole
-    clause with its bare verb ("a Kalman filter fuse", never "fuses").
+    clause with its bare verb ("a heat pump move", never "moves").
     """
     m = _INVERTED.match(question)
     if m is None:
@@ -170,14 +170,14 @@ def is_question_echo(sentence: str, question: str) -> bool:
         copy = rest  # the whole clause: its verb is in it, in the bare form
     else:
         # the clause up to a participle that ends it or comes before a preposition
-        # ("ROS2 used for", "an IMU integrated into"); without one nothing is echoed
+        # ("Excel used for", "a valve integrated into"); without one nothing is echoed
         end = next((i for i in range(1, len(rest)) if _PARTICIPLE.match(rest[i])
                     and (i + 1 == len(rest) or rest[i + 1] in _PREPOSITION)), None)
         if end is None:
             return False
         copy = rest[: end + 2] if end + 1 < len(rest) else rest
     if copy and copy[0] in ("a", "an", "the"):
-        copy = copy[1:]  # "A Kalman filter ..." copies "a Kalman filter ..." either way
+        copy = copy[1:]  # "A heat pump ..." copies "a heat pump ..." either way
     if len(copy) < ECHO_WORDS:
         return False
     n = len(copy)
@@ -215,12 +215,10 @@ _NAVIGATION = re.compile(
 
 def is_navigation(sentence: str) -> bool:
     """True for a sentence that only directs the reader to a part of the book: "Open the
-    Gazebo client-server architecture and physics simulation engine section.", "Click on
-    the "Model Creation" section." (Physical AI, "How do I build a custom world with
-    obstacles in Gazebo?", stop 35's run: the first passed the check on the chapter
-    summary's words and was the answer shown).  It says nothing about the subject (the
-    citation is what points at the page), and a small model invents the steps (there is
-    nothing to click in a book)."""
+    soil sampling and field measurement section.", "Click on the "Pivot Tables"
+    section."  Such a sentence can pass the check on a chapter summary's words, yet it
+    says nothing about the subject (the citation is what points at the page), and a small
+    model invents the steps (there is nothing to click in a book)."""
     return bool(_NAVIGATION.match(sentence.strip()))
 
 
@@ -258,8 +256,8 @@ def echoed_terms(claim: str) -> tuple[list[str], set[str]]:
     """The subject's terms (in order) and the terms of what a defining claim says of its
     subject that repeat them, its first one (the head: "is the *point* where") left out.
 
-    "The Zero Moment Point is the point where the center of mass position is *zero*": a
-    window whose only "zero" is the name itself does not say that anything is zero.
+    "Absolute Zero is the point where the thermometer reading is *zero*": a window whose
+    only "zero" is the name itself does not say that anything is zero.
     """
     m = _DEFINING.match(strip_verdict(claim))
     if not m:
@@ -308,10 +306,9 @@ SWAP_MIN_SHARED = 2
 def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
                         sides: tuple[str, str] | None) -> bool:
     """True when a comparison answer says of one side what the context says only of the
-    other.  Python for Everybody, stop 34, "What is the difference between a list and a
-    tuple?": the small tier wrote "The important difference is that lists are immutable."
-    over the book's "The important difference is that tuples are immutable.", and the
-    check passed it (every other word is the book's, and "list" is in the context).
+    other: "The important difference is that alligators are larger." over the book's "The
+    important difference is that crocodiles are larger." passes the other checks (every
+    other word is the book's, and "alligator" is in the context).
 
     ``sides`` are the question's two sides (:func:`~bookreader.core.llm.answer_type.
     comparison_sides`).  The sentence must name exactly one side; some context sentence
@@ -326,9 +323,9 @@ def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
     have = set(content_terms(sentence))
     names = [t <= have for t in side_terms]
     if names[0] and names[1]:
-        # "... forward kinematics involves determining the joint angles required ..., while
-        # inverse kinematics involves determining the joint angles required ...": each
-        # side's part of the sentence is judged on its own (:func:`_side_parts`).
+        # "... active transport moves ions against the gradient, while passive transport
+        # moves ions against the gradient": each side's part of the sentence is judged on
+        # its own (:func:`_side_parts`).
         context_sentences = list(context_sentences)
         parts = _side_parts(sentence, sides)
         return len(parts) > 1 and any(
@@ -352,13 +349,10 @@ def swaps_compared_side(sentence: str, context_sentences: Iterable[str],
 
 def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
     """``sentence`` cut where a side is named: each part runs from the first word of one
-    side's name ("forward", "inverse") to the next such word.  Found in the Physical AI
-    window trial (stop 35), "What is the difference between forward and inverse
-    kinematics?": "... that forward kinematics involves determining the joint angles
-    required to achieve a desired end-effector position and orientation, while inverse
-    kinematics involves determining the joint angles required ..." said of both sides what
-    the book says of inverse kinematics only, and a sentence naming both sides was never
-    judged.  The text before the first name ("The difference between") is left out."""
+    side's name ("active", "passive") to the next such word, so that a sentence naming
+    both sides ("active transport moves X, while passive transport moves X") is judged
+    side by side: it can say of both what the book says of one only.  The text before the
+    first name ("The difference between") is left out."""
     anchors = []
     for side in sides:
         first = next(iter(content_terms(side)), None)
@@ -373,7 +367,7 @@ def _side_parts(sentence: str, sides: tuple[str, str]) -> list[str]:
 
 # --- a definition said of another entry's term -----------------------------------------------
 #: A labelled entry of a list or a glossary: "Transfer Learning: The ability to ...",
-#: "\u2022 Imitation Learning: Robots learn by ...", "2. SLAM: ...".
+#: "\u2022 Photosynthesis: Plants turn light into ...", "2. GDP: ...".
 _ENTRY = re.compile(r"^\s*(?:[\u2022\-*]\s*|\d{1,2}[.)]\s*)?(?P<label>[A-Za-z][\w\-/ ()]{1,50}?)"
                     r"\s*:\s+(?P<said>\S.*)$", re.DOTALL)
 #: Where a noun phrase's head ends: a preposition or a relative clause after it
@@ -401,14 +395,11 @@ def labelled_entries(context_sentences: Iterable[str]) -> list[tuple[set[str], s
 def swaps_defined_subject(sentence: str,
                           entries: Sequence[tuple[set[str], set[str]]]) -> bool:
     """True when a defining sentence gives its subject the definition the context gives
-    another entry, while the context defines the subject otherwise.  Physical AI window
-    trial, stop 36: "Imitation learning is the ability to apply knowledge learned in one
-    context to new but related tasks, ..." over the chapter summary's "Transfer Learning:
-    The ability to apply knowledge learned in one context to new but related tasks, ..."
-    and "Imitation Learning: Robots learn by observing and mimicking human
-    demonstrations."  The check passed it on the two entries together (every word is in
-    them, and "learning" is in both labels).  ``entries`` are the context's
-    (:func:`labelled_entries`).
+    another entry, while the context defines the subject otherwise: "Fixed costs are
+    costs that change with output" over a summary's "Variable Costs: Costs that change
+    with output." and "Fixed Costs: Costs that stay the same whatever the output."  The
+    other checks pass it on the two entries together (every word is in them, and "costs"
+    is in both labels).  ``entries`` are the context's (:func:`labelled_entries`).
 
     Only between parallel definitions (entries "Label: what it is" of one list or
     glossary): an entry whose label names something else must hold at least
@@ -440,9 +431,9 @@ def swaps_defined_subject(sentence: str,
     if own and other and max(other) >= DEFINITION_SHARE:
         return True
     # "A boolean expression is a data type with only two possible values, true and false."
-    # over "boolean: A data type with only two possible values, true and false." (Think
-    # Java window trial, stop 36): the entry's term is a modifier of the subject, whose head
-    # noun (its last word: "expression") it does not name.  ("A Java String is a sequence
+    # over "boolean: A data type with only two possible values, true and false.": the
+    # entry's term is a modifier of the subject, whose head noun (its last word:
+    # "expression") it does not name.  ("A Java String is a sequence
     # of characters" over "string: A sequence of characters" keeps its head: no swap.)
     head = claim_terms(_POST_MODIFIER.split(m.group("subject"), maxsplit=1)[0])[-1:]
     return bool(head) and any(

@@ -78,15 +78,15 @@ def _sentence_facts(sentence: str) -> _Facts:
                   ranks(sentence))
 
 
-#: An opening phrase this many words long at most ("In ROS1, this is ...").
+#: An opening phrase this many words long at most ("In Excel, this is ...").
 OPENING_PHRASE = 4
 
 
 def opens_with_anaphora(sentence: str) -> bool:
     """True when the sentence's subject points back to the sentence before it.
 
-    "It has no effect ...", or after a short opening phrase and a comma: "In ROS1, *this*
-    is a central component" (the ROS Master of the sentence before).
+    "It has no effect ...", or after a short opening phrase and a comma: "In Excel, *this*
+    is a central feature" (the pivot table of the sentence before).
     """
     ws = words(sentence)
     if ws and ws[0].lower() in ANAPHORA:
@@ -128,8 +128,8 @@ _GLOSSARY_ENTRY = re.compile(r"(?<=[.!?])\s+(?=[a-z][\w-]*(?: [\w-]+){0,3}: [A-Z
 
 
 #: A docstring's or a comment line's words inside a support sentence: the sentence
-#: splitter keeps a listing's lines together ("class HealthcareRoboticsSystem:\n\"\"\"
-#: Comprehensive healthcare robotics system\"\"\"\ndef __init__ ..." is one sentence).
+#: splitter keeps a listing's lines together ("class InventorySystem:\n\"\"\"
+#: Warehouse inventory tracking system\"\"\"\ndef __init__ ..." is one sentence).
 _MARKED_TEXT = re.compile(r'"""\s*(.+?)\s*"""|\'\'\'\s*(.+?)\s*\'\'\'|^[ \t]*(?:#|//)[ \t]*(\S.*?)[ \t]*$',
                           re.S | re.M)
 
@@ -216,9 +216,9 @@ def build_context(context_text: str, header_reach: int, max_windows: int) -> Con
 def _verbatim(support: list[str]) -> dict[str, int]:
     """Each support sentence's index by its :func:`verbatim_key`, the first one first; and
     by the words of each docstring and comment line it holds (:func:`marked_texts`): an
-    answer that quotes "Comprehensive healthcare robotics system" copies that listing's
-    sentence word for word (Physical AI, stop 35: the book's sentences quoting it were
-    scored 0.75 against the whole listing, and showed as quotes)."""
+    answer that quotes "Warehouse inventory tracking system" copies that listing's
+    sentence word for word (scored against the whole listing, it falls short of support
+    and the answer is shown as quotes)."""
     out: dict[str, int] = {}
     for i, x in enumerate(support):
         out.setdefault(verbatim_key(x), i)

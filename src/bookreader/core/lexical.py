@@ -15,7 +15,7 @@ A few words that are stop words in prose but keywords in code (``for``, ``while`
 
 Persistence: the index is saved as the token lists (gzip JSON, ~0.4 MB for 1,500 chunks)
 next to the book's store and reloaded without re-tokenising.  ``bench/store.py`` on 1,500
-chunks of 200 words of Think Java / Python for Everybody, 2 busy cores: build 1.1 s
+chunks of 200 words of a textbook, 2 busy cores: build 1.1 s
 (tokenising and stemming dominate), load 0.1 s plus 0.07 s for the postings on the first
 query.  So the library saves after ingest and loads on open; :meth:`LexicalIndex.load`
 returns None (rebuild) when the file is missing, stale or damaged.

@@ -21,9 +21,8 @@ passage's best quotable sentence stands for it, so its page is still pointed at)
 comment or docstring ranks below prose unless the question asks for code, and a lead-in
 that claims something ("... you'll need to set up a proper development environment:") is
 quoted as a statement.  A comment or docstring is shown without its marks
-("Create AR overlay for robot", not three double quotes around it).  Small-tier replay of
-the stop-18 runs, gold page cited: Think Java 92.4 % (unchanged), Py4E 88.2 -> 90.6 %,
-Physical AI 81.0 -> 86.1 %; no question lost its gold page or its correct answer.
+("Compute the monthly totals", not three double quotes around it).  Quoting prose first
+cites the gold page more often: a listing line seldom explains the question.
 """
 
 from __future__ import annotations
@@ -188,8 +187,8 @@ _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
 _CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
-#: A line that opens with a function call: 'print(f"PID control simulation completed.'
-#: (Physical AI window trial, the first quote for "How does a PID controller work?").
+#: A line that opens with a function call: 'print(f"Simulation completed.' (a listing
+#: line, which can otherwise be chosen as the first quote).
 _CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
 #: An entry of a dict literal ("'virtual': virtual_pos,"): two of them make a listing line.
 _DICT_ENTRY = re.compile(r"""(['"])\w+\1\s*:\s*[^,:]+,""")
@@ -200,7 +199,7 @@ _LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
 def usable_sentence(sentence: str) -> bool:
     """A sentence worth quoting: a claim (not a heading, an intro to code or a listing).
 
-    A lead-in that makes a claim of its own ("To work with Physical AI systems, you'll
+    A lead-in that makes a claim of its own ("To work with spreadsheets, you'll
     need to set up a proper development environment:") is one, quoted as a statement
     (:func:`~bookreader.core.llm.extractive.shown_sentence`); a bare one ("Here is an
     example:") is not, and neither is a question.
@@ -214,15 +213,15 @@ def usable_sentence(sentence: str) -> bool:
     if s.rstrip("\"'\u201d)").endswith("?"):
         # a question asks, it does not answer ("So how and why do you choose one over the
         # others?" quoted beside an answer to "What is the difference between a list and
-        # a tuple?", window trial of stop 24)
+        # a tuple?")
         return False
     if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
-    if _CALL_START.match(s):  # 'print(f"PID control simulation completed.' (a listing line)
+    if _CALL_START.match(s):  # 'print(f"Simulation completed.' (a listing line)
         return False
     if len(_DICT_ENTRY.findall(s)) >= 2:
-        # "'virtual': virtual_pos, 'physical': physical_pos, ..." was the second quote for
-        # "How do I set up a Python virtual environment?" (Physical AI window trial, stop 26)
+        # "'north': north_total, 'south': south_total, ..." is a dict literal from a
+        # listing, which can match a question's word ("north") but explains nothing
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
@@ -335,8 +334,7 @@ def extractive_quotes(
     Its choice (:meth:`~bookreader.core.llm.extractive.ExtractiveBackend.select`: the
     best sentence with the sentences that continue it, the first passage's best when it
     is close, and one that adds the question's words) lies on a page of the question's
-    section more often than the single best-scored sentence: on the Think Java tune half, quoted beside the small
-    tier's answers, it raised the gold page cited from 13 to 16 of 20 questions.  Empty
+    section more often than the single best-scored sentence.  Empty
     when the passages do not answer by its measure (quotes fall back to
     :func:`rank_sentences`).  Only usable sentences (:func:`usable_sentence`) are kept.
     """
@@ -357,8 +355,8 @@ def extractive_quotes(
         if (out and out[-1].source is src and _LIST_ITEM.match(sentence)
                 and opens_list(out[-1].sentence.split(" \u2022 ")[0])
                 and len(out[-1].sentence.split()) + len(sentence.split()) <= LIST_QUOTE_WORDS):
-            # a list item the lead-in quoted before opens ("... can include: • Models and
-            # their initial positions" then "• Physics parameters"): one quote, so the
+            # a list item the lead-in quoted before opens ("... can include: • Names and
+            # their addresses" then "• Phone numbers"): one quote, so the
             # student reads the whole list and the other quotes keep their places
             out[-1] = replace(out[-1], sentence=f"{out[-1].sentence} {sentence}")
             continue
@@ -366,10 +364,10 @@ def extractive_quotes(
             out.append(Quote(sentence, src, round(c.score, 4)))
             continue
         # A line of a listing or its imports is not quoted; the passage's best sentence
-        # that is stands for it, so its page is still pointed at (Physical AI: "import
-        # numpy as np import cv2 ..." was the one quote on a page of the SLAM section).
-        # It must name something the question asks about: Physical AI's "How does LiDAR
-        # work?" quoted "self.kf.x[3] += ay * dt # Update velocity y" for a listing line.
+        # that is stands for it, so its page is still pointed at ("import numpy as np
+        # import csv ..." would otherwise be the one quote on the page).  It must name
+        # something the question asks about, or a listing's comment ("x[3] += ay * dt
+        # # Update velocity y") stands in for the page.
         seen = {q.sentence.lower() for q in out}
         asked = set(content_terms(question))
         other = next((q for q in rank_sentences(question, [src], embedder, limit=10)
@@ -407,8 +405,8 @@ def pick_quotes(
         s in q.sentence.lower() or q.sentence.lower() in s for s in seen)])[:k]
     if not wants_code(question):
         # the same quotes, prose first: a docstring the extractive choice led with
-        # ("Initialize differential drive robot :param wheel_radius: ...") follows the
-        # sentence that says it ("Wheeled locomotion is the most common form ...")
+        # ("Compute the loan payment :param rate: ...") follows the sentence that says
+        # it ("An annuity pays a fixed amount each period ...")
         picked.sort(key=lambda q: reads_as_code(q.sentence))
     return picked
 
@@ -423,8 +421,8 @@ def passage_lines(question: str, sources: Sequence[CitationSource], k: int = 2) 
 
     For passages with no sentence worth quoting (a code listing, a table): retrieval
     found them with confidence, so the student still gets their pages, never "not
-    covered" ("class RobotController: ... # Initialize CAN bus" for a question on the CAN
-    bus).  The line is quoted as printed, so its citation verifies on the page.
+    covered" ("class InvoicePrinter: ... # Open the printer queue" for a question on
+    the printer queue).  The line is quoted as printed, so its citation verifies on the page.
     """
     q_terms = set(content_terms(question))
     out: list[Quote] = []
@@ -533,7 +531,7 @@ def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
                      selection: str = "") -> Any:
     """``validation`` with the answer sentences that only restate the question, copy its
     clause without its auxiliary onto the book's words
-    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "ROS2 used for many of
+    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "Excel used for many of
     the limitations ..."), only send the reader to a part of the book
     (:func:`~bookreader.core.grounding_checks.is_navigation`: "Open the ... section."),
     or are cut off mid-phrase (:func:`is_fragment`), marked

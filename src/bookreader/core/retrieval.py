@@ -11,53 +11,32 @@ Scoring, per query:
   query's best one, so [0, 1] with 0 meaning "no query term occurs".
 * ``score = dense_weight * dense + bm25_weight * bm25`` (0.85 / 0.15 by default).
 
-Why the dense side is not stretched per query (measured with recall@5 on the shared books'
-question files, Think Java / Py4E / Physical AI; dense alone .886 / .976 / .848, BM25 alone
-.886 / .918 / .937): min-max over the dense pool, the first design, gave .886 / .965 /
-.848 and dividing by the best cosine .911 / .976 / .861.  Both stretch the dense
-differences most when the model is unsure (low cosines), which is exactly when the
-keywords should count, and BM25 at 0.15 could no longer move anything.  The fixed scale
-gives .911 / .976 / .937: better than both single retrievers on Think Java and as good as
-the better one on the other two, with a higher MRR@10 than dense alone on all three
-(see ``bench/retrieval.py`` for the current figures).
+Why the dense side is not stretched per query: min-max over the dense pool, or dividing
+by the best cosine, stretches the dense differences most when the model is unsure (low
+cosines), which is exactly when the keywords should count, and BM25 at 0.15 could no
+longer move anything.  The fixed scale does at least as well as the better single
+retriever in recall@5 (see ``bench/retrieval.py`` for the current figures).
 
-Ranking priors (issue 11, gold page cited), added to the blend after the confidence is
-taken from it, so whether the book covers a question does not move:
+Ranking priors (to cite the page that explains an answer), added to the blend after the
+confidence is taken from it, so whether the book covers a question does not move:
 
 * ``APPARATUS_PENALTY`` (0.05) off a chunk of exercises, assessment questions, a quiz, a
   chapter summary, learning objectives or further reading (:func:`is_apparatus`, by
   section name or by the chunk's own text).  Such chunks name every topic of a chapter in
-  a few lines and outranked the pages that explain it (the Physical AI book's "Practical
-  Exercises" and "Chapter Summary" pages were the top passage for a third of its misses).
+  a few lines and outranked the pages that explain it.
 * ``CONTENTS_PENALTY`` (0.3) off a table of contents (:func:`is_contents`: dot leaders).
 * ``REFERENCES_PENALTY`` (0.3) off a reference list (``REFERENCE_SECTION``), unless the
   question asks what to read.
 * ``HEADING_WEIGHT`` (0.15) times :func:`heading_match`: the best match between the
   question's terms and the chunk's outline section or a heading line inside it
-  ("10.9 List comprehension"), (share of the heading's terms in the question) x (share of
+  ("4.2 Cell membranes"), (share of the heading's terms in the question) x (share of
   the question's terms in the heading).
 
-Chosen on the tune half (even in-scope positions) of the three question files among
-penalty 0 / 0.05 / 0.08 and heading weight 0 / 0.05 / 0.1 / 0.15; recall@1 / recall@5 of
-the first gold chunk before -> after,
-tune | held-out: Think Java .725/.850 -> .775/.900 | .821/.949 -> .846/.974; Py4E
-.744/.977 -> .814/.977 | .595/.976 -> .690/.976; Physical AI .625/.950 -> .775/.950 |
-.590/.897 -> .744/.949.  Chunking and indexes are unchanged (no reindex).
-
-Checked again after chunks started at outline sections (chunker 3), with the extractive
-backend (verified citation on a gold page / answer judged correct, tune | held-out): a
-penalty of 0.15 instead of 0.05 lifted Physical AI's citations 30/40 -> 32/40 | 30/39 ->
-30/39 but its correct answers went 12/40 -> 14/40 | 15/39 -> 11/39 (Think Java unchanged):
-with the chapter summary out of the top five, the answer no longer quotes the summary's
-one-line restatement of a section ("Supervised Learning: Implementing classification and
-regression models ...") but a sentence from elsewhere, because the section itself is a code
-listing with no sentence to quote.  It hurt the held-out half, so 0.05 stays.  Also tried
-and not kept: dense weight 0.75 (tune unchanged, Think Java held-out -1), heading weight
-0.25 (tune unchanged).  A penalty for contents pages found by their dot leaders changed
-nothing there when first tried but is kept since stop 18 (``CONTENTS_PENALTY``): the
-first pattern missed the Physical AI book's contents, whose page numbers are extracted
-apart from their entries, and short questions a student types ("What is SLAM?") got the
-contents page as their first passage.
+The weights were chosen on the tune half of the question files and checked on the
+held-out half.  A larger apparatus penalty (0.15) cited the gold page a little more often
+but answered fewer questions correctly: with the chapter summary out of the top five, an
+answer whose section is a code listing or figure has no sentence left to quote but one
+from elsewhere.  A higher dense weight or heading weight gained nothing.
 
 Retrieval confidence: min-max normalised scores say which chunk is best but not whether
 *any* chunk is good, so confidence comes from absolute evidence (the best raw cosine of the
@@ -116,29 +95,21 @@ APPARATUS_TEXT = re.compile(
     r"(?:^|\n)\s*Exercise\s+\d+\s*:", re.IGNORECASE)
 #: Score taken off an apparatus chunk (scores are cosines near 0.4-0.8).
 APPARATUS_PENALTY = 0.05
-#: The dot leaders of a table of contents entry ("SLAM . . . . . . 80"; the page numbers
+#: The dot leaders of a table of contents entry ("Osmosis . . . . . . 80"; the page numbers
 #: are often extracted apart from their lines).
 _CONTENTS_ENTRY = re.compile(r"(?:\.[ \t]?){6,}")
 #: Entries that make a chunk a contents listing.
 CONTENTS_ENTRIES = 3
 #: Score taken off a contents listing.  It never explains anything, but its lines are
-#: headings, so a short question ("What is SLAM?") matched it best: in the Physical AI
-#: book the contents page was the first passage for "What is SLAM?" (window trial, stop
-#: 18).  The question files' longer questions met a contents chunk in the top five for
-#: 20 / 7 / 11 of 79 / 79 / 85 questions (Physical AI / Think Java / Py4E), first once.
+#: headings, so a short question ("What is osmosis?") can match it best and get the
+#: contents page as its first passage.  Dot leaders find it even when the page numbers
+#: are extracted apart from their entries.
 CONTENTS_PENALTY = 0.3
 #: A reference list ("References and Further Reading", "Further Reading": authors, years,
-#: titles) names a topic in a title and explains nothing.  It ranked in the top five for
-#: 11 of the Physical AI book's 79 in-scope questions (never first), and the small tier
-#: answered "How can virtual reality be used to control or teleoperate a robot?" with
-#: three of its lines ("Virtual model control of a Biped Robot.", "Hof, A. L. (2007).").
-#: Taken down as far as a contents page, unless the question asks what to read.  Live
-#: small-tier run of the Physical AI book (stop 20): 11 answers changed; the virtual-reality
-#: answer now quotes the VR pages instead of the list (still under the correct share), and
-#: one correct answer ("How are robots used in healthcare ...?") became quotes, the model's
-#: sentence a tautology over the new passages: correct 58.2 -> 57.0 %, gold page 88.6 ->
-#: 87.3 % against the replay of the run without it.  Kept: a reference list is never the
-#: answer a student asked for.  Think Java and Py4E: no reference list in any top five.
+#: titles) names a topic in a title and explains nothing, yet it reaches the top five
+#: and an answer can end up quoting its entries ("Smith, J. (2007). Soil chemistry.").
+#: Taken down as far as a contents page, unless the question asks what to read: a
+#: reference list is never the answer a student asked for.
 REFERENCES_PENALTY = 0.3
 REFERENCE_SECTION = re.compile(
     r"^\s*(?:[\d.]+\s*)?(?:references?(?:\s+and\s+further\s+reading)?|bibliography|"
@@ -149,10 +120,8 @@ ASKS_FOR_READING = re.compile(
 #: A question about the book itself: "Who is this textbook written for?", "What do I need
 #: to know before starting this book?".  The book answers it in its front matter (a
 #: preface, "Target Audience", "Prerequisites"), in words a student does not use ("designed
-#: for", "you should have"), so its cosine stays low (0.37 / 0.41 on the Physical AI book:
-#: both questions were declined as "not covered in this book", as were Think Java's "What
-#: background do I need before starting this book?" and Py4E's "Who is this book written
-#: for?").
+#: for", "you should have"), so its cosine stays low and such questions were declined
+#: as "not covered in this book".
 ABOUT_THE_BOOK = re.compile(r"\b(?:this|the|your)\s+(?:text\s?book|book)\b", re.IGNORECASE)
 #: ... and asks about the book as a book: its readers, what they need first, its
 #: organisation, author or purpose.  "Does this book explain how to bake a cake?" does not
@@ -171,8 +140,7 @@ FRONT_MATTER_SECTION = re.compile(
 FRONT_MATTER_PAGES = 30
 #: Added, for a question about the book, to a front-matter section titled as one (a
 #: preface, "Target Audience", "Prerequisites"): the book speaks of itself there, not on
-#: its title or copyright page (which the Physical AI book's "Who is this textbook written
-#: for?" was answered from).
+#: its title or copyright page, which otherwise can rank first for such a question.
 FRONT_MATTER_PRIOR = 0.1
 _ROMAN = re.compile(r"^[ivxlc]+$", re.IGNORECASE)
 
@@ -197,10 +165,9 @@ def about_the_book(query: str, passages: Sequence[Passage]) -> bool:
 
 
 #: Added to a chunk that defines the term a "What is X?" question asks about: a glossary
-#: or summary entry ("SLAM: Simultaneous Localization and Mapping techniques that ..."),
-#: a sentence "X is a ..." (:func:`defines_term`).  Physical AI's only definition of SLAM
-#: is an entry of a chapter summary, ranked 7th for "What is SLAM?" among sections whose
-#: listings name SLAM in every line.
+#: or summary entry ("Osmosis: the movement of water across a membrane ..."), a sentence
+#: "X is a ..." (:func:`defines_term`).  A term's only definition can sit in a chapter
+#: summary, ranked below sections that name the term in every line without defining it.
 DEFINITION_PRIOR = 0.1
 #: "What is X?" / "What are Xs?" with a short X (at most DEFINED_WORDS words), also
 #: followed by a comma and a rider ("What is a p-value, in plain words?").

@@ -437,8 +437,8 @@ class ChatPanel(QWidget):
 
         They go above any card asked while they were being read: a question the student
         sent right after opening the book stays the last card, with its answer under it
-        (the window trial's first question on a book with a long history ended up under
-        the history, out of sight)."""
+        (otherwise, on a book with a long history, the first question ends up under the
+        history, out of sight)."""
         earlier = {id(c) for c in self.cards()}
 
         def loaded(answers: list[Answer]) -> None:

@@ -170,8 +170,8 @@ def threads(settings: Settings) -> int:
 def adaptive_threads(settings: Settings) -> bool:
     """True when llama.cpp's threads follow the load (the setting ``n_threads`` is 0):
     every core while nothing else runs, fewer while other programs use the CPU
-    (:mod:`bookreader.core.llm.cpu_load`; stop 32, 2 idle cores: the small tier read
-    prompts at 123 tokens a second with two threads against 70 with one)."""
+    (:mod:`bookreader.core.llm.cpu_load`): on idle cores, two threads read a prompt
+    nearly twice as fast as one."""
     return int(settings.n_threads or 0) <= 0
 
 

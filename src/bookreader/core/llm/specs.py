@@ -123,11 +123,11 @@ class BackendSpec:
     #: confidence is the better bet (core/book_answer.py).
     book_sentences: bool = False
     model: Optional[ModelFile] = None
-    #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s), issue 11.
+    #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s).
     reference_speed: tuple[float, float] = (0.0, 0.0)
     #: Tokens a whole-book question's prompt reads after the cached rules prefix
     #: (p50, p95), counted with the tier's own tokenizer and chat template by
-    #: ``bench/prompt_tokens.py`` on Think Java (load-independent).  (0, 0): estimated
+    #: ``bench/prompt_tokens.py`` on an evaluation book (load-independent).  (0, 0): estimated
     #: from ``context_chars``.  :mod:`bookreader.core.llm.choose` times them.
     prompt_tokens: tuple[int, int] = (0, 0)
     #: Tokens of a whole-book answer (p50, p95) as the tier writes them with its claim
@@ -198,9 +198,9 @@ BETTER = BackendSpec(
                 "second): best with four or more cores.",
     first_token_s=20.0, total_s=None, context_chars=1500, selection_chars=1500,
     max_claims=3, max_tokens=300, focus_context=True, quote_words=20,
-    # The small tier's answer-split focus, quote beside the answer and book-sentence rival
-    # (stop 23, Physical AI, all 99 questions: gold page 72.2 -> 88.6 %, correct 31.6 ->
-    # 55.7 %, quotes 30 -> 13; first token p50 3.9 s, p95 5.9 s on 2 idle cores).
+    # The small tier's answer-split focus, quote beside the answer and book-sentence rival:
+    # together they cite the gold page and answer correctly far more often, and fall back
+    # to quotes less, at a first token of a few seconds on 2 idle cores.
     focus_ranking="answer_split", answer_quote=True, book_sentences=True,
     model=ModelFile(
         file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
@@ -223,8 +223,8 @@ EXTRACTIVE = BackendSpec(
     # No time limit: the whole answer is computed before its first word (keyword scores and
     # MiniLM on at most a dozen sentences, bounded work), so a budget could only throw a
     # finished answer away.  Idle that takes under a second; at a load average of about 16
-    # it took over 10 s, and the old 10 s total turned most answers into quotes (10 % of
-    # Think Java answered correctly against 46 % with a 20 s total).  Stop still ends it.
+    # it took over 10 s, and a 10 s total turned most answers into quotes (far fewer
+    # correct answers than with a 20 s total).  Stop still ends it.
     first_token_s=None, total_s=None, context_chars=20000, selection_chars=None,
     max_claims=None,
 )
