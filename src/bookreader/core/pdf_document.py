@@ -21,6 +21,7 @@ from typing import Any, Collection, Optional, cast
 import fitz
 
 from bookreader.core import pdf_layout as lay
+from bookreader.core.pdf_forms import cap_page_work
 from bookreader.core.types import Rect, Word
 from bookreader.errors import PasswordRequired, PdfError
 
@@ -279,6 +280,7 @@ def printed_title(doc: fitz.Document, blocked: Collection[int] = (),
 def _sized_lines(doc: fitz.Document, index: int) -> list[tuple[float, str]]:
     """(font size, text) of each line of a page with three letters or more."""
     try:
+        cap_page_work(doc, index)  # nested forms: read as far as extraction reads them
         info = cast(dict[str, Any], doc.load_page(index).get_text("dict"))
     except Exception as exc:  # a damaged page: the title is looked for on the others
         log.info("Cannot read page %d of %s for its title: %r", index + 1, doc.name, exc)
