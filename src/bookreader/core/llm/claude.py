@@ -272,6 +272,11 @@ class ClaudeBackend:
 
         details = f"{type(exc).__name__}: status={getattr(exc, 'status_code', None)}"
         log.warning("Claude request failed (%s, answer started: %s)", details, started)
+        if isinstance(exc, anthropic.APITimeoutError) and started:
+            # newer SDKs wrap a read timeout inside the stream too
+            return BackendError(
+                f"The answer from {self._where()} stalled for {self.timeout_s:g} s. "
+                f"Check your connection and ask again, {_OTHER_BACKEND}", details=details)
         if isinstance(exc, anthropic.APITimeoutError):
             return BackendError(
                 f"No answer from {self._where()} within {self.timeout_s:g} s (after "
