@@ -15,73 +15,26 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import threading
 from typing import Any, Iterator, Optional, Sequence
 
+from bookreader.core.llm.stored_keys import StoredKey
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import BackendError
 
 log = logging.getLogger(__name__)
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
-KEYRING_SERVICE = "BookReader"
-KEYRING_USERNAME = "anthropic_api_key"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 _OTHER_BACKEND = "or choose a local backend (bundled or extractive) in Settings."
 
 
-def keyring_api_key() -> Optional[str]:
-    """The key stored in the system keyring, or None (also when there is no keyring)."""
-    try:
-        import keyring
-        from keyring.errors import KeyringError
-    except ImportError:
-        log.debug("keyring is not installed; no stored Claude API key")
-        return None
-    try:
-        value = keyring.get_password(KEYRING_SERVICE, KEYRING_USERNAME)
-    except (KeyringError, RuntimeError, OSError) as exc:
-        # No usable backend (headless Linux without a secret service, locked keychain...).
-        log.info("System keyring unavailable (%s); treating the Claude API key as absent",
-                 type(exc).__name__)
-        return None
-    return value or None
-
-
-def store_api_key(key: str) -> None:
-    """Save the key in the system keyring (the settings dialog calls this).
-
-    Raises:
-        BackendError: there is no usable keyring on this system.
-    """
-    try:
-        import keyring
-        from keyring.errors import KeyringError
-
-        keyring.set_password(KEYRING_SERVICE, KEYRING_USERNAME, key.strip())
-    except (ImportError, KeyringError, RuntimeError, OSError) as exc:
-        raise BackendError(
-            "The Claude API key could not be saved: this system has no usable keyring. "
-            f"Set the {API_KEY_ENV} environment variable instead."
-        ) from exc
-
-
-def resolve_api_key(explicit: Optional[str] = None) -> tuple[Optional[str], str]:
-    """The API key and where it came from: "argument", "environment", "keyring" or "".
-
-    Never log the first element.
-    """
-    if explicit and explicit.strip():
-        return explicit.strip(), "argument"
-    env = os.environ.get(API_KEY_ENV, "").strip()
-    if env:
-        return env, "environment"
-    stored = keyring_api_key()
-    if stored and stored.strip():
-        return stored.strip(), "keyring"
-    return None, ""
+#: The Claude key: in the keyring, overridden by ``ANTHROPIC_API_KEY``.
+_KEY = StoredKey("anthropic_api_key", API_KEY_ENV, "The Claude API key")
+keyring_api_key = _KEY.read
+store_api_key = _KEY.store
+resolve_api_key = _KEY.resolve
 
 
 def _is_transport_error(exc: BaseException) -> bool:

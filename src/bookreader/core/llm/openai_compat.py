@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from typing import Any, Iterator, Optional, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
+from bookreader.core.llm.stored_keys import StoredKey
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import BackendError
 
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 
 PREFIX = "openai:"
 API_KEY_ENV = "OPENAI_API_KEY"
-KEYRING_SERVICE = "BookReader"
-KEYRING_USERNAME = "openai_api_key"
 #: Longest pause honoured from a ``retry-after`` header before a retry.
 MAX_RETRY_WAIT_S = 10.0
 #: Words in an error body that mean the prompt did not fit the model's context window
@@ -74,57 +72,12 @@ def host_of(url: str) -> str:
     return f"{host}:{parts.port}" if parts.port else host
 
 
-def keyring_api_key() -> Optional[str]:
-    """The key stored in the system keyring, or None (also when there is no keyring)."""
-    try:
-        import keyring
-        from keyring.errors import KeyringError
-    except ImportError:
-        return None
-    try:
-        value = keyring.get_password(KEYRING_SERVICE, KEYRING_USERNAME)
-    except (KeyringError, RuntimeError, OSError) as exc:
-        log.info("System keyring unavailable (%s); no stored model-server key",
-                 type(exc).__name__)
-        return None
-    return value or None
-
-
-def store_api_key(key: str) -> None:
-    """Save the model server's key in the system keyring (empty: delete it).
-
-    Raises:
-        BackendError: there is no usable keyring on this system.
-    """
-    try:
-        import keyring
-        from keyring.errors import KeyringError, PasswordDeleteError
-
-        if key.strip():
-            keyring.set_password(KEYRING_SERVICE, KEYRING_USERNAME, key.strip())
-        else:
-            try:
-                keyring.delete_password(KEYRING_SERVICE, KEYRING_USERNAME)
-            except PasswordDeleteError:
-                pass
-    except (ImportError, KeyringError, RuntimeError, OSError) as exc:
-        raise BackendError(
-            "The model server's key could not be saved: this system has no usable keyring. "
-            f"Set the {API_KEY_ENV} environment variable instead.") from exc
-
-
-def resolve_api_key(explicit: Optional[str] = None) -> tuple[Optional[str], str]:
-    """The key and where it came from: "argument", "environment", "keyring" or ""
-    (most local servers need none).  Never log the first element."""
-    if explicit and explicit.strip():
-        return explicit.strip(), "argument"
-    env = os.environ.get(API_KEY_ENV, "").strip()
-    if env:
-        return env, "environment"
-    stored = keyring_api_key()
-    if stored and stored.strip():
-        return stored.strip(), "keyring"
-    return None, ""
+#: The model server's key (most local servers need none): in the keyring, overridden by
+#: ``OPENAI_API_KEY``.
+_KEY = StoredKey("openai_api_key", API_KEY_ENV, "The model server's key")
+keyring_api_key = _KEY.read
+store_api_key = _KEY.store
+resolve_api_key = _KEY.resolve
 
 
 def _error_text(body: bytes) -> str:
