@@ -91,8 +91,8 @@ _DOCSTRING_QUOTES = ('"""', "'''")
 
 def code_units(part: str) -> list[tuple[int, int]]:
     """The units of a code paragraph: its lines, except that a docstring whose quotes
-    stand on lines of their own is one unit ("\"\"\" Calculate Zero Moment Point for
-    bipedal robot com_pos: Center of mass position ... \"\"\""): its words say together
+    stand on lines of their own is one unit ("\"\"\" Compute the monthly payment for
+    a loan rate: Yearly interest rate ... \"\"\""): its words say together
     what the code does, where its lines alone read like headings."""
     lines = [(m.start(), m.end()) for m in _LINE.finditer(part)]
     out: list[tuple[int, int]] = []
@@ -125,11 +125,11 @@ _EXPLAINS = re.compile(r"^(?:#(?!!)|//|/\*|\*|\"\"\"|\'\'\')")
 FIELD_LINE = re.compile(r"\n[ \t]*(?=(?::param[ \t]+)?[a-z_][\w.]*_[\w.]*[ \t]*:[ \t]+\S)")
 #: The quotable units end before such a field too, when it describes in words
 #: ("com_pos: Center of mass position [x, y, z]") after a line that is not code left open
-#: (a signature's next argument, "physical_pos: Tuple[...]", stays with its line), so a quote
-#: is a sentence the check reads whole: "Calculate Zero Moment Point for bipedal robot
-#: com_pos: Center of mass position [x, y, z]" quoted as one failed the check (its names in
+#: (a signature's next argument, "start_pos: Tuple[...]", stays with its line), so a quote
+#: is a sentence the check reads whole: "Compute the monthly payment for a loan
+#: rate: Yearly interest rate [0, 1]" quoted as one failed the check (its names in
 #: no one support sentence).  A ":param" field stays with its docstring's summary, as
-#: quotes show it ("Initialize differential drive robot :param wheel_radius: ...").
+#: quotes show it ("Initialize the loan :param principal: ...").
 DESCRIBED_FIELD_LINE = re.compile(
     r"(?<![,(\[{\\])[ \t]*\n[ \t]*(?=[a-z_][\w.]*_[\w.]*[ \t]*:[ \t]+[A-Z][a-z])")
 

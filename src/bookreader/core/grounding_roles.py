@@ -52,9 +52,9 @@ def _matched(a: list[str], w: list[str]) -> list[tuple[int, int]]:
 def roles_swapped(claim: str, window_sentence: str) -> bool:
     """True when ``claim`` exchanges two terms of ``window_sentence`` around words both say.
 
-    "printTwice calls main" against "main calls printTwice"; "Gazebo uses Bullet as its
-    primary physics engine, though it also supports ODE" against "... uses ODE as its
-    primary physics engine, though it also supports Bullet".  Aligned word by word
+    "printTwice calls main" against "main calls printTwice"; "The shop uses oak as its
+    main timber, though it also stocks pine" against "... uses pine as its main timber,
+    though it also stocks oak".  Aligned word by word
     (content words, stemmed, in order) with the window whose two terms are exchanged,
     the claim lines up both terms and a word between them, more words than with the
     window as it is, and most of its words (the rest of the sentence says the same).  Rewording and moving a

@@ -273,8 +273,8 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
         for j in (i - 1, i + 1):
             if 0 <= j < n_ctx:
                 pairs.add((min(i, j), max(i, j)))
-    # A list as a whole: "Robots use several sensors:" and its items ("1. Vision:
-    # cameras ...") support "Robots perceive with cameras, ... and LIDAR".
+    # A list as a whole: "Plants take in nutrients by several routes:" and its items
+    # ("1. Roots: ...") support "Plants take in nutrients through roots, ... and leaves".
     pairs |= {ctx.lists[i] for i in best[:2] if ctx.lists[i]}
     for p in pairs:
         for i in p:

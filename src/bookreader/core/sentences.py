@@ -33,10 +33,10 @@ _ABBREV = re.compile(
 )
 
 #: The number of the next list item, left at the end of a sentence by the splitter ("...
-#: follow these steps: 1.", "... physical_ai_env\n2.", "... coordination. 2."): not a
+#: follow these steps: 1.", "... my_env\n2.", "... coordination. 2."): not a
 #: number the sentence states (the grounding check's numbers) nor text to show (quotes).
 #: After a closing bracket too: an item whose own number ended the sentence before it
-#: ("... IMU data: 1." / "Model the humanoid's state (position, velocity, orientation) 2.").
+#: ("... sensor data: 1." / "Record the sample's state (mass, volume, temperature) 2.").
 NEXT_ITEM_NUMBER = re.compile(r"(?:(?<=[:.!?)\]])\s|\n)\s*\d{1,2}\.[\"'\u201d\u2019)\]]*\s*$")
 
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)

@@ -1,10 +1,10 @@
 """When the extractive answer's best sentence needs the sentences after it.
 
-A textbook often states a problem in one sentence and resolves it in the next ("The value
-of minute is 59, and 59 divided by 60 should be 0.98333, not 0.  The problem is that Java
-performs integer division when the operands are integers."), opens a list with a lead-in
-("Humanoid robots employ multiple sensory systems to perceive their environment: 1. Vision
-Systems: ..."), or follows a short definition with the sentence that says what it means
+A textbook often states a problem in one sentence and resolves it in the next ("The ratio
+should be 0.98, not 0.  The problem is that the language divides whole numbers without a
+remainder."), opens a list with a lead-in
+("Plants take in nutrients through several routes: 1. Roots:
+..."), or follows a short definition with the sentence that says what it means
 ("It ...", "For example, ...").  The best-scored sentence alone is then true but thin: it
 matches the question's words because it restates the question.
 
@@ -64,8 +64,8 @@ def is_lead_in(sentence: str) -> bool:
     return s.endswith(":") or bool(_TRAILING_ENUMERATOR.search(s))
 
 
-#: A lead-in whose first list item shares its line ("Gazebo worlds are defined in SDF
-#: format and can include: \u2022 Models and their initial positions").
+#: A lead-in whose first list item shares its line ("A recipe card can include:
+#: \u2022 Ingredients and their amounts").
 _LEAD_IN_WITH_ITEM = re.compile(r":\s*\u2022\s*[^\u2022:]+$"
                                 r"|:\s+[A-Z][\w()/\-]*(?:\s+[\w()/\-]+){0,3}:\s+[A-Z][^:]*$")
 

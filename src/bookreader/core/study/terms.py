@@ -54,12 +54,12 @@ _EVALUATIVE = re.compile(
     r"great|good|useful|nice|crucial|serious|huge|key|main|best|worst|only|example|"
     r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject)\b", re.IGNORECASE)
 #: Words that point back to an earlier sentence: a definition holding one is not whole
-#: ("... is the nR2 from this auxiliary regression"); "those with ...", "these that ..."
+#: ("... is the value from this auxiliary step"); "those with ...", "these that ..."
 #: point forward and do not count.
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
                           r"(?!\s+(?:with|who|that|which|of|in)\b)", re.IGNORECASE)
-#: A list item that says what a chapter teaches, not what the term is ("Kinematics:
-#: Understanding forward and inverse kinematics ...", "Physics Simulation: Configuring ...").
+#: A list item that says what a chapter teaches, not what the term is ("Osmosis:
+#: Understanding how water crosses a membrane ...", "Lab work: Configuring ...").
 _OUTCOME = re.compile(r"^\s*(?:understanding|learning|mastering|exploring|introducing|"
                       r"introduction\s+to|overview\s+of|configuring|implementing|how\s+to)\b",
                       re.IGNORECASE)
