@@ -17,6 +17,7 @@ from typing import Any, Optional
 from bookreader.core.sentences import key_only
 from bookreader.core.study.cards import make_cards
 from bookreader.core.study.model import SET_CARDS, SET_QUIZ, SET_SUMMARY, StudySet
+from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.quiz import make_quiz
 from bookreader.core.study.source import Citer, read_sentences
 from bookreader.core.study.summary import key_sentences, summary_size
@@ -108,8 +109,13 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
         summary = key_sentences(sentences, summary_size(scope.last - scope.first + 1), citer,
                                 cancel=cancel)
     else:
-        cards = make_cards(sentences, citer, book_id, progress=progress, cancel=cancel,
-                           limit=limit if kind == SET_CARDS else None)
+        # how the book writes its words: judged on every page read, not only the chosen
+        # sentences, with the whole outline's headings
+        headings = [e.title for e in getattr(pages, "toc", None) or ()]
+        headings += list(dict.fromkeys(h for s in read.sentences for h in (s.chapter, s.section)))
+        names = NameEvidence((s.text for s in read.sentences), headings)
+        cards = make_cards(sentences, citer, book_id, names=names, progress=progress,
+                           cancel=cancel, limit=limit if kind == SET_CARDS else None)
         if kind == SET_QUIZ:
             quiz = make_quiz(cards, limit=limit)
             cards = []
