@@ -58,6 +58,19 @@ def test_a_named_tool_the_outline_names_an_acronym_and_a_named_method_are_terms(
     assert not names.individual("Kalman Filtering")  # its head is written in lower case
 
 
+def test_a_name_written_only_after_a_comma_or_inside_a_name_is_still_a_name():
+    # an author's biography in a mathematics book's front matter
+    names = NameEvidence([
+        "Sheldon Axler received his undergraduate degree from Princeton University.",
+        "As a postdoctoral Moore Instructor at MIT, Axler received a teaching award.",
+        "Axler is a Fellow of the American Mathematical Society.",
+        "A monic polynomial is a polynomial whose highest-degree coefficient equals 1.",
+    ])
+    assert names.individual("Axler")
+    assert names.individual("Princeton University")  # a name run that prose opened
+    assert not names.individual("monic polynomial")
+
+
 def test_words_the_book_never_writes_inside_a_sentence_give_no_evidence():
     names = NameEvidence(["Proprioception: Joint encoders and IMU sensors for "
                           "self-awareness."])

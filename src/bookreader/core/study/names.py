@@ -6,8 +6,9 @@ fact about an individual that an example sentence mentions ("Smith is a surgeon"
 capitalised, so the test asks how the book itself writes the word elsewhere:
 
 * a **name word** is one the book writes capitalised inside its prose (right after a
-  lower-case word, so neither a sentence's start nor a Title Case heading or list label
-  counts) more often than in lower case: "Smith" always, "logic" almost never;
+  lower-case word or a comma, or after such a capitalised word, as "Smith" in "met Jane
+  Smith"; so neither a sentence's start nor a Title Case heading or list label counts) more often
+  than in lower case: "Smith" always, "logic" almost never;
 * a word of two or more capitals ("URDF", "JavaScript") is a coined technical name or
   an abbreviation of a term, and a subject holding one is not an individual's name;
 * a subject is the **name of an individual** when its head (its last content word) is
@@ -53,8 +54,12 @@ class NameEvidence:
         self.lower: Counter[str] = Counter()
         for text in sentences:
             tokens = text.split()
+            run = False  # inside a name run that prose opened ("met Jane Smith today")
             for before, token in zip(tokens, tokens[1:]):
-                if not _PROSE_BEFORE.match(before) or token[:1] in _OPENERS:
+                prose = (bool(_PROSE_BEFORE.match(before)) or before.endswith(",")
+                         or (run and before == _core(before)))
+                run = False
+                if not prose or token[:1] in _OPENERS:
                     continue
                 word = _core(token)
                 if not _WORD.match(word):
@@ -62,6 +67,7 @@ class NameEvidence:
                 key = word.casefold()
                 if word[0].isupper():
                     self.capital[key] += 1
+                    run = True
                 else:
                     self.lower[key] += 1
         self.headings = " ".join(" ".join(h.split()) for h in headings).casefold()
