@@ -52,7 +52,9 @@ BOOKS_DIR = REPO.parent / "shared" / "eval" / "books"
 RESULTS = Path(__file__).resolve().parent / "results" / "study_quality.json"
 sys.path.insert(0, str(REPO / "src"))
 
-DEFAULT_BOOKS = ("thinkjava2", "philosophy_forallx", "physical_ai_textbook")
+#: Four fields: programming, logic, robotics, and linear algebra (a book the rules were
+#: not written on: a check that they hold elsewhere).
+DEFAULT_BOOKS = ("thinkjava2", "philosophy_forallx", "physical_ai_textbook", "math_ladr4e")
 
 
 def _chapters(pdf) -> list[tuple[int, str]]:
