@@ -135,8 +135,9 @@ def register(sub) -> None:
         if name == "cards":
             s.add_argument("--keep", action="store_true", help="keep the cards for review")
             s.add_argument("--phrase-with", metavar="BACKEND",
-                           help="let this model (small, tiny, auto...) phrase the question "
-                                "cards' fronts; the backs stay the book's words")
+                           help="let this model (small, tiny, auto, or default: the one "
+                                "you answer with) phrase the question cards' fronts; the "
+                                "backs stay the book's words")
         s.set_defaults(func=cmd_study)
     e = ssub.add_parser("export", help="write cards as an Anki deck, CSV or Markdown")
     _scope_args(e)

@@ -3,7 +3,8 @@
 The body names what to study: ``{"pages": [first, last]}`` (0-based physical pages, as
 everywhere on this server, or ``"A-B"`` as text), or ``{"chapter": "title"}`` (an outline
 entry), optionally with ``"selection"`` (only the sentences of that passage) and
-``"limit"``.  Cards, quiz and summary answer with the set as JSON, every item with its
+``"limit"``; ``"phrase": true`` lets the server's own model phrase the question cards'
+fronts (their backs stay the book's words).  Cards, quiz and summary answer with the set as JSON, every item with its
 verified citation; export answers with the file (``"format"``: anki, csv or markdown).
 Each generated set is recorded in the audit log with the API key's name, like a question.
 Generation runs on a worker thread and stops at the server's time budget.
