@@ -4,6 +4,7 @@ Usage::
 
     python bench/study_quality.py [--books thinkjava2 biology_popgen_coop ...] [--cards 50]
                                   [--judgments bench/study_judgments.json] [--show] [--json]
+                                  [--backend small]
 
 For each book, flashcards are made chapter by chapter (outline level 1, in reading order)
 until ``--cards`` cards (default 50) are collected; a quiz is made from the same chapters.
@@ -31,7 +32,9 @@ Measured per book:
   that only mentions the term, is an example, or needs its neighbouring sentence to make
   sense fails*.  Cards without a judgment are counted as unjudged;
 * **time**: making the cards for the book's chapter closest to 20 pages, without a model
-  (median of 3 runs).
+  (median of 3 runs); with ``--backend NAME`` (``small``, ``tiny``...) also once with that
+  model phrasing the question cards' fronts (the model loaded beforehand; its load time
+  is reported apart), with how many fronts it phrased.
 
 ``--show`` prints every card (front, back, page) for reading.  Writes
 ``bench/results/study_quality.json`` and prints a markdown table.
@@ -52,7 +55,9 @@ BOOKS_DIR = REPO.parent / "shared" / "eval" / "books"
 RESULTS = Path(__file__).resolve().parent / "results" / "study_quality.json"
 sys.path.insert(0, str(REPO / "src"))
 
-DEFAULT_BOOKS = ("thinkjava2", "philosophy_forallx", "physical_ai_textbook")
+#: Four fields: programming, logic, robotics, and linear algebra (a book the rules were
+#: not written on: a check that they hold elsewhere).
+DEFAULT_BOOKS = ("thinkjava2", "philosophy_forallx", "physical_ai_textbook", "math_ladr4e")
 
 
 def _chapters(pdf) -> list[tuple[int, str]]:
@@ -83,7 +88,19 @@ def _form_ok(card) -> bool:
     return key_only(card.term) in key_only(card.back)
 
 
-def measure_book(path: Path, n_cards: int, judgments: dict, show: bool) -> dict:
+def load_model(name: str):
+    """The backend ``name`` from the installed models, loaded; and its load seconds."""
+    from bookreader.config import Settings
+    from bookreader.core.llm.registry import create_backend
+
+    backend = create_backend(name, Settings())
+    started = time.perf_counter()
+    backend.warm_up()
+    return backend, time.perf_counter() - started
+
+
+def measure_book(path: Path, n_cards: int, judgments: dict, show: bool,
+                 model=None) -> dict:
     from bookreader.core.pdf import PdfBook
     from bookreader.core.sentences import key_only
     from bookreader.core.study import chapter_scope, generate
@@ -142,6 +159,27 @@ def measure_book(path: Path, n_cards: int, judgments: dict, show: bool) -> dict:
                  chapter_scope(list(fresh.toc), t_index, fresh.page_count))
         runs.append(time.perf_counter() - started)
         fresh.close()
+    with_model = {}
+    if model is not None:
+        fresh = PdfBook.open(path)
+        started = time.perf_counter()
+        made = generate(fresh, fresh.book_id, "cards",
+                        chapter_scope(list(fresh.toc), t_index, fresh.page_count),
+                        backend=model.name, model=model)
+        seconds = time.perf_counter() - started
+        fresh.close()
+        questions = [c for c in made.cards if c.kind == "question"]
+        rule_fronts = {c.card_id: c.front for c in generate(
+            pdf, pdf.book_id, "cards", chapter_scope(list(pdf.toc), t_index,
+                                                     pdf.page_count)).cards}
+        phrased = [c for c in questions if rule_fronts.get(c.card_id) != c.front]
+        with_model = {"model": model.name, "timed_seconds_with_model": round(seconds, 2),
+                      "questions_in_timed_chapter": len(questions),
+                      "fronts_phrased": len(phrased)}
+        if show:
+            print(f"\n### {path.stem}, {t_title}: fronts phrased by {model.name}")
+            for c in questions:
+                print(f"- {rule_fronts.get(c.card_id)!r} -> {c.front!r}")
     pdf.close()
     n = len(cards)
     return {
@@ -162,6 +200,7 @@ def measure_book(path: Path, n_cards: int, judgments: dict, show: bool) -> dict:
                                                                    "true_false")},
         "timed_chapter": t_title, "timed_pages": t_pages,
         "timed_seconds": round(statistics.median(runs), 3),
+        **with_model,
     }
 
 
@@ -182,6 +221,13 @@ def table(rows: list[dict]) -> str:
             f"{r['quiz_answerable']}/{r['quiz_items']} | "
             f"{_pct(r['quiz_citations_verified'], r['quiz_items'])} | "
             f"{r['timed_seconds']} ({r['timed_pages']} pp.) |")
+    timed = [r for r in rows if "model" in r]
+    if timed:
+        out += ["", "| book | ~20-page chapter with the model (s) | question fronts phrased | "
+                "model | model load (s, once) |", "|---|---|---|---|---|"]
+        out += [f"| {r['book']} | {r['timed_seconds_with_model']} ({r['timed_pages']} pp.) | "
+                f"{r['fronts_phrased']}/{r['questions_in_timed_chapter']} | {r['model']} | "
+                f"{r['model_load_seconds']} |" for r in timed]
     return "\n".join(out)
 
 
@@ -194,14 +240,20 @@ def main(argv=None) -> int:
                     default=Path(__file__).resolve().parent / "study_judgments.json")
     ap.add_argument("--show", action="store_true", help="print every card for reading")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--backend", help="also time the ~20-page chapter with this model "
+                    "phrasing question fronts (small, tiny, ...)")
     args = ap.parse_args(argv)
     if not BOOKS_DIR.exists():
         print(f"No evaluation books at {BOOKS_DIR}; nothing to measure.", file=sys.stderr)
         return 0
     judgments = (json.loads(args.judgments.read_text(encoding="utf-8"))
                  if args.judgments.exists() else {})
-    rows = [measure_book(BOOKS_DIR / f"{b}.pdf", args.cards, judgments, args.show)
+    model, load_s = load_model(args.backend) if args.backend else (None, 0.0)
+    rows = [measure_book(BOOKS_DIR / f"{b}.pdf", args.cards, judgments, args.show, model)
             for b in args.books]
+    for r in rows:
+        if model is not None:
+            r["model_load_seconds"] = round(load_s, 2)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(rows, indent=2), encoding="utf-8")
     print(json.dumps(rows, indent=2) if args.json else table(rows))

@@ -67,6 +67,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         bar = ProgressBar()
         try:
             made = lib.study(args.book, kind, limit=args.limit, progress=bar, cancel=cancel,
+                             phrase_with=getattr(args, "phrase_with", None),
                              **_scope(lib, args))
         finally:
             bar.finish()
@@ -133,6 +134,10 @@ def register(sub) -> None:
         s.add_argument("--json", action="store_true", help="print the set as JSON")
         if name == "cards":
             s.add_argument("--keep", action="store_true", help="keep the cards for review")
+            s.add_argument("--phrase-with", metavar="BACKEND",
+                           help="let this model (small, tiny, auto, or default: the one "
+                                "you answer with) phrase the question cards' fronts; the "
+                                "backs stay the book's words")
         s.set_defaults(func=cmd_study)
     e = ssub.add_parser("export", help="write cards as an Anki deck, CSV or Markdown")
     _scope_args(e)

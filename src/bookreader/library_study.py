@@ -42,6 +42,8 @@ STUDY_MODE = "study"
 AUDIT_CITATIONS = 100
 #: The backend name of sets made by rules alone, without a language model.
 RULES_BACKEND = "rules"
+#: ``phrase_with`` for the model the settings answer with.
+DEFAULT_MODEL = "default"
 
 
 def render_set(s: StudySet) -> str:
@@ -73,6 +75,8 @@ class StudyMixin:
 
         def _book_dir(self, book_id: str) -> Path: ...
 
+        def answerer_for(self, backend: Optional[str] = None) -> Any: ...
+
     # --- making sets -------------------------------------------------------------------
     def study_outline(self, ref: str | Path) -> list[TocEntry]:
         """The book's outline, for choosing a chapter or section to study."""
@@ -87,6 +91,7 @@ class StudyMixin:
         chapter: Optional[str | int] = None,
         selection: Optional[str] = None,
         limit: Optional[int] = None,
+        phrase_with: Optional[str] = None,
         progress: ProgressFn = no_progress,
         cancel: CancelFn = never_cancel,
         client_id: Optional[str] = None,
@@ -94,6 +99,9 @@ class StudyMixin:
         """Flashcards, a quiz or a summary (``kind``) for pages ``pages`` (0-based,
         inclusive), an outline entry ``chapter`` (its title, or its place in the outline),
         or the sentences of ``selection`` on ``pages``; recorded in the audit log.
+        ``phrase_with``: a backend name ("small", "auto"...; ``"default"``: the settings'
+        answering backend) whose model phrases the question cards' fronts (the backs stay
+        the book's words); None: rules only.
 
         Raises:
             InvalidInput: no pages and no chapter, an unknown outline entry, too many pages.
@@ -111,8 +119,18 @@ class StudyMixin:
         if selection:
             scope = StudyScope(scope.first, scope.last, selection=selection,
                                title="the selected passage")
-        made = generate(pdf, info.book_id, kind, scope, limit=limit, backend=RULES_BACKEND,
-                        progress=progress, cancel=cancel)
+        model, backend = None, RULES_BACKEND
+        if phrase_with and kind == SET_CARDS:
+            from bookreader.core.llm.registry import resolve_name
+            from bookreader.core.llm.specs import spec_for
+
+            wanted = None if phrase_with == DEFAULT_MODEL else phrase_with
+            name = resolve_name(wanted, self.settings)
+            if spec_for(name).kind != "extractive":  # it quotes; it cannot phrase
+                backend = name
+                model = self.answerer_for(wanted).backend(name)
+        made = generate(pdf, info.book_id, kind, scope, limit=limit, backend=backend,
+                        model=model, progress=progress, cancel=cancel)
         self._record_study(info, made, selection or "", client_id)
         return made
 

@@ -90,3 +90,18 @@ def test_missing_pages_and_unknown_chapters_are_explained(capsys, data_root, boo
     assert code == 2 and "--pages A-B" in err
     code, _, err = run(capsys, data_root, "study", "cards", book_id, "--chapter", "Poetry")
     assert code == 2 and "outline" in err
+
+
+def test_phrase_with_a_model_records_it_and_keeps_the_books_backs(capsys, data_root, book_id):
+    code, out, err = run(capsys, data_root, "study", "cards", book_id, "--chapter",
+                         "Markets", "--json")
+    assert code == 0, err
+    rules = json.loads(out)
+    code, out, err = run(capsys, data_root, "study", "cards", book_id, "--chapter",
+                         "Markets", "--phrase-with", "tiny", "--json")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["backend"] == "tiny" and rules["backend"] == "rules"
+    assert [c["back"] for c in made["cards"]] == [c["back"] for c in rules["cards"]]
+    with Library(cli.Settings.load(data_root)) as lib:
+        assert list(lib.audit.iter_rows(mode="study"))[-1]["backend"] == "tiny"

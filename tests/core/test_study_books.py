@@ -59,3 +59,26 @@ def test_sentences_that_define_nothing_make_no_card(sentence):
 def test_defining_forms_of_other_fields(sentence, term):
     found = definition_in(sentence)
     assert (found.term if found else None) == term
+
+
+@pytest.mark.parametrize("sentence,term", [
+    # a list item's bullet is not part of the sentence (linear algebra, robotics)
+    ("\u2022 A complex number is an ordered pair (\U0001d44e, \U0001d44f), where "
+     "\U0001d44e, \U0001d44f\u2208\U0001d411, but we will write this as "
+     "\U0001d44e+ \U0001d44f\U0001d456.", "complex number"),
+    ("\u2022 A humanoid robot is a robot whose body is shaped like a human body.",
+     "humanoid robot"),
+    # a mathematical letter the PDF ran into the next word ("over 𝐑is called")
+    ("A vector space over \U0001d411is called a real vector space.", "real vector space"),
+])
+def test_list_items_and_glued_mathematical_letters(sentence, term):
+    from bookreader.core.study.source import unglued
+
+    found = definition_in(unglued(sentence))
+    assert found is not None and found.term == term
+
+
+def test_a_linear_algebra_chapter_defines_its_terms_with_glued_letters(eval_dir):
+    cards = _cards(eval_dir, "math_ladr4e", "Vector Spaces")
+    assert {"complex number", "scalars", "real vector space"} <= set(cards)
+    assert cards["real vector space"].citation.verified

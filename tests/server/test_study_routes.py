@@ -39,6 +39,10 @@ def test_cards_are_cited_on_their_pages_and_audited_with_the_key(extractive_serv
     assert len({c["front"] for c in made["cards"]}) == len(made["cards"])
     rows = [r for r in _audit_rows(extractive_server.data_dir) if r["client_id"] == "alice"]
     assert rows and rows[-1]["mode"] == "study" and rows[-1]["backend"] == "rules"
+    # the server's extractive backend quotes and cannot phrase: the rules' fronts stay
+    again = _post(extractive_server, "cards", {"pages": pages, "limit": 40, "phrase": True})
+    assert again.status_code == 200, again.text
+    assert again.json()["cards"] == made["cards"] and again.json()["backend"] == "rules"
 
 
 def test_quiz_summary_and_csv_export(extractive_server):
@@ -58,6 +62,8 @@ def test_quiz_summary_and_csv_export(extractive_server):
 def test_bad_requests_are_explained(extractive_server):
     r = _post(extractive_server, "cards", {})
     assert r.status_code == 422 and "pages" in r.json()["error"]
+    r = _post(extractive_server, "cards", {"pages": [0, 1], "phrase": "yes"})
+    assert r.status_code == 422 and "phrase" in r.json()["error"]
     r = _post(extractive_server, "cards", {"pages": [0, 1], "limit": 0})
     assert r.status_code == 422 and "limit" in r.json()["error"]
     r = _post(extractive_server, "poems", {"pages": [0, 1]})

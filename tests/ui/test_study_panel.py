@@ -114,3 +114,17 @@ def test_make_flashcards_from_a_selection(studying, qtbot):
     menu.close()
     fronts = [c.front for c in ready.args[0].cards]
     assert fronts == ["Supply"]
+
+
+def test_the_phrase_checkbox_asks_the_windows_model_and_keeps_the_books_backs(studying,
+                                                                            qtbot):
+    win, panel = studying
+    panel.choose_entry(0)
+    rules = _make(qtbot, panel, panel.cards_button)
+    qtbot.waitUntil(lambda: panel.task is None and panel.cards_button.isEnabled())
+    panel.phrase_check.setChecked(True)
+    phrased = _make(qtbot, panel, panel.cards_button)
+    # the window answers with the extractive backend, which quotes and cannot phrase
+    assert phrased.backend == "rules"
+    assert [(c.front, c.back) for c in phrased.cards] == [(c.front, c.back)
+                                                          for c in rules.cards]

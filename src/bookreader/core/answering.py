@@ -260,6 +260,11 @@ class Answerer:
         if prime is not None and prefix:
             prime(prefix)
 
+    def backend(self, name: str) -> Any:
+        """The backend called ``name`` from this answerer's factory (the library's
+        registry builds each once), for other tools that use the same model."""
+        return self._backend_factory(name)
+
     def warm_up(self, backend: Optional[str] = None) -> str:
         """Do now the one-off work of the next whole-book question (see ``_generate``):
         load both embedders and the backend ``ask(backend=backend)`` would use, and have

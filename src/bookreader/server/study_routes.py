@@ -3,7 +3,8 @@
 The body names what to study: ``{"pages": [first, last]}`` (0-based physical pages, as
 everywhere on this server, or ``"A-B"`` as text), or ``{"chapter": "title"}`` (an outline
 entry), optionally with ``"selection"`` (only the sentences of that passage) and
-``"limit"``.  Cards, quiz and summary answer with the set as JSON, every item with its
+``"limit"``; ``"phrase": true`` lets the server's own model phrase the question cards'
+fronts (their backs stay the book's words).  Cards, quiz and summary answer with the set as JSON, every item with its
 verified citation; export answers with the file (``"format"``: anki, csv or markdown).
 Each generated set is recorded in the audit log with the API key's name, like a question.
 Generation runs on a worker thread and stops at the server's time budget.
@@ -49,8 +50,11 @@ def _scope(data: dict) -> dict[str, Any]:
                               or not 1 <= limit <= MAX_LIMIT):
         raise ApiError(422, "invalid_input", f"limit must be a whole number from 1 to "
                        f"{MAX_LIMIT}.")
+    phrase = data.get("phrase", False)
+    if not isinstance(phrase, bool):
+        raise ApiError(422, "invalid_input", "phrase must be true or false.")
     return {"chapter": chapter, "pages": None if chapter else pages,
-            "selection": selection, "limit": limit}
+            "selection": selection, "limit": limit, "phrase": phrase}
 
 
 async def _run(request: Request, fn: Any) -> Any:
@@ -89,11 +93,14 @@ def register(app: FastAPI) -> None:
         info = state.served_book(book_id)
         data = await read_json(request)
         scope = _scope(data)
+        # "phrase": true lets the server's own model phrase question fronts (cards only)
+        phrase_with = state.backend if scope.pop("phrase") and tool == "cards" else None
         client = request.state.client_id
         lib = state.library
         if tool != "export":
             made = await _run(request, lambda cancel: lib.study(
-                info.book_id, tool, cancel=cancel, client_id=client, **scope))
+                info.book_id, tool, cancel=cancel, client_id=client, phrase_with=phrase_with,
+                **scope))
             return JSONResponse(study_set_to_dict(made))
         fmt = data.get("format", "anki")
         if not isinstance(fmt, str) or fmt not in SUFFIXES:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QFrame, QHBoxLayout,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QFileDialog, QFrame, QHBoxLayout,
                                QLabel, QProgressBar, QPushButton, QSpinBox, QStackedWidget,
                                QVBoxLayout, QWidget)
 
@@ -122,6 +122,11 @@ class StudyPanel(QWidget):
         for b in (self.cards_button, self.quiz_button, self.summary_button):
             buttons.addWidget(b)
         bl.addLayout(buttons)
+        self.phrase_check = QCheckBox("Let the model phrase the questions",
+                                      objectName="studyPhrase")
+        self.phrase_check.setToolTip("The answering model rewrites question cards' fronts "
+                                     "(slower); the backs stay the book's own words.")
+        bl.addWidget(self.phrase_check)
         self.review_button = QPushButton("Review due cards", objectName="smallButton")
         self.review_button.clicked.connect(self.review)
         bl.addWidget(self.review_button)
@@ -235,8 +240,11 @@ class StudyPanel(QWidget):
             return
         what = {"cards": "flashcards", "quiz": "a quiz", "summary": "a summary"}[kind]
         self._busy(True, f"Making {what}…")
+        scope = dict(scope or self.scope())
+        if kind == "cards" and self.phrase_check.isChecked():
+            scope["phrase_with"] = "default"  # the model the window answers with
         self.task = self.client.study(
-            self.book_id, kind, scope or self.scope(), on_progress=self._on_progress,
+            self.book_id, kind, scope, on_progress=self._on_progress,
             on_success=self.show_set, on_failure=self._on_failed,
             on_cancel=lambda: self._busy(False, "Cancelled."), on_end=self._on_end)
 

@@ -2,7 +2,8 @@
 
 Candidates come from :mod:`bookreader.core.study.terms`; each one's back is cited on its
 page by :class:`~bookreader.core.study.source.Citer` and dropped when it is not found
-there.  Fronts are deduplicated over the whole range (a glossary entry wins over a
+there.  A card whose subject names an individual rather than a term ("Smith is a
+surgeon" in an example) is not made (:class:`~bookreader.core.study.names.NameEvidence`).  Fronts are deduplicated over the whole range (a glossary entry wins over a
 defining sentence, which wins over a key statement; then the first in reading order),
 and the cards come out in reading order.
 """
@@ -14,6 +15,7 @@ from typing import Optional, Sequence
 
 from bookreader.core.sentences import stem, words
 from bookreader.core.study.model import CARD_QUESTION, CARD_TERM, StudyCard, stable_id
+from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.source import Citer, StudySentence
 from bookreader.core.study.terms import definition_in, question_for
 from bookreader.core.types import CancelFn, ProgressFn, check_cancel, no_progress
@@ -38,9 +40,16 @@ class _Candidate:
 
 
 def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
+               names: Optional[NameEvidence] = None,
                progress: ProgressFn = no_progress,
                cancel: Optional[CancelFn] = None) -> list[_Candidate]:
-    """Every card the sentences could make, before citing and deduplication."""
+    """Every card the sentences could make, before citing and deduplication.
+
+    ``names``: how the book writes its words; a sentence whose subject it judges the
+    name of an individual makes no card (default: judged from ``sentences`` alone).
+    """
+    if names is None:
+        names = NameEvidence(s.text for s in sentences)
     out: list[_Candidate] = []
     total = len(sentences)
     for n, s in enumerate(sentences):
@@ -48,12 +57,14 @@ def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
             check_cancel(cancel)
             progress(n, total, "Finding terms")
         d = definition_in(s.text, s.glossary)
+        if d is not None and names.individual(d.term):
+            continue
         if d is not None:
             out.append(_Candidate(s, CARD_TERM, d.term, d.back, d.term, _RANK[d.form]))
             continue
         if questions:
             q = question_for(s.text)
-            if q is not None:
+            if q is not None and not names.individual(q.subject):
                 out.append(_Candidate(s, CARD_QUESTION, q.question, q.back, q.subject,
                                       _RANK["question"]))
     progress(total, total, "Finding terms")
@@ -62,10 +73,12 @@ def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
 
 def make_cards(sentences: Sequence[StudySentence], citer: Citer, book_id: str, *,
                questions: bool = True, limit: Optional[int] = None,
+               names: Optional[NameEvidence] = None,
                progress: ProgressFn = no_progress,
                cancel: Optional[CancelFn] = None) -> list[StudyCard]:
     """Cited, deduplicated flashcards in reading order (at most ``limit``)."""
-    found = candidates(sentences, questions=questions, progress=progress, cancel=cancel)
+    found = candidates(sentences, questions=questions, names=names, progress=progress,
+                       cancel=cancel)
     best: dict[str, _Candidate] = {}
     for c in found:
         key = front_key(c.front)

@@ -17,6 +17,8 @@ from typing import Any, Optional
 from bookreader.core.sentences import key_only
 from bookreader.core.study.cards import make_cards
 from bookreader.core.study.model import SET_CARDS, SET_QUIZ, SET_SUMMARY, StudySet
+from bookreader.core.study.names import NameEvidence
+from bookreader.core.study.phrasing import phrase_fronts
 from bookreader.core.study.quiz import make_quiz
 from bookreader.core.study.source import Citer, read_sentences
 from bookreader.core.study.summary import key_sentences, summary_size
@@ -72,7 +74,7 @@ def chapter_scope(toc: list[TocEntry], title: str | int, page_count: int) -> Stu
 
 
 def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
-             limit: Optional[int] = None, backend: str = "rules",
+             limit: Optional[int] = None, backend: str = "rules", model: Any = None,
              progress: ProgressFn = no_progress,
              cancel: Optional[CancelFn] = None) -> StudySet:
     """A study set of ``kind`` (cards, quiz or summary) for ``scope``.
@@ -80,6 +82,9 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
     Args:
         pages: The book's page source (``PdfBook``: ``page(i)``, ``page_count``).
         limit: Most items (cards or quiz items); a summary's size follows its page count.
+        backend: The name recorded as the set's maker.
+        model: A language model backend that phrases the question cards' fronts
+            (:func:`~bookreader.core.study.phrasing.phrase_fronts`); None: the rules' own.
     """
     if kind not in KINDS:
         raise InvalidInput(f"Unknown study tool {kind!r}: use one of {', '.join(KINDS)}.")
@@ -108,11 +113,21 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
         summary = key_sentences(sentences, summary_size(scope.last - scope.first + 1), citer,
                                 cancel=cancel)
     else:
-        cards = make_cards(sentences, citer, book_id, progress=progress, cancel=cancel,
-                           limit=limit if kind == SET_CARDS else None)
+        # how the book writes its words: judged on every page read, not only the chosen
+        # sentences, with the whole outline's headings
+        headings = [e.title for e in getattr(pages, "toc", None) or ()]
+        headings += list(dict.fromkeys(h for s in read.sentences for h in (s.chapter, s.section)))
+        names = NameEvidence((s.text for s in read.sentences), headings)
+        cards = make_cards(sentences, citer, book_id, names=names, progress=progress,
+                           cancel=cancel, limit=limit if kind == SET_CARDS else None)
         if kind == SET_QUIZ:
             quiz = make_quiz(cards, limit=limit)
             cards = []
+        elif model is not None and cards:
+            cards, phrased = phrase_fronts(cards, model, progress=progress, cancel=cancel)
+            notes.append(f"The model phrased {phrased} of "
+                         f"{sum(c.kind == 'question' for c in cards)} question fronts; the "
+                         "backs are the book's words.")
     made = len(cards) + len(quiz) + len(summary)
     if not made:
         notes.append("Nothing to study was found on these pages: no definitions, glossary "

@@ -175,7 +175,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
                 where = section or chapter
                 if SKIPPED_SECTION.search(where or ""):
                     continue
-                flat = " ".join(sent.split())
+                flat = unglued(" ".join(sent.split()))
                 if not studyable(flat):
                     continue
                 out.append(StudySentence(
@@ -184,6 +184,17 @@ def read_sentences(pages: Any, first: int, last: int, *,
                     glossary=bool(GLOSSARY_SECTION.search(where or ""))))
     progress(total, total, "Reading pages")
     return PageRead(out, empty, [c for c in chapters if c])
+
+
+#: A mathematical letter (U+1D400-1D7FF: italic, bold, script ... letters and digits)
+#: that a PDF's text layer runs into the next word ("a list of length 𝑛is").
+_GLUED_MATH = re.compile("([\U0001D400-\U0001D7FF])(?=[A-Za-z\u00c0-\u024f]{2})")
+
+
+def unglued(text: str) -> str:
+    """``text`` with a space between a mathematical letter and the word the PDF ran into
+    it; the letters stay the same, so a citation is still found on the page."""
+    return _GLUED_MATH.sub(r"\1 ", text)
 
 
 def _find(text: str, unit: str, start: int) -> int:

@@ -212,6 +212,15 @@ def _heading_run_in(sentence: str) -> str:
     return sentence
 
 
+#: A list item's marker: a bullet, not part of the sentence ("• A list is ...").
+_BULLET = re.compile(r"^\s*[\u2022\u25aa\u25cf\u25e6\u2023*]\s+(?=[A-Z])")
+
+
+def _unbulleted(sentence: str) -> str:
+    """``sentence`` without the bullet that opens a list item."""
+    return _BULLET.sub("", sentence, count=1)
+
+
 def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]:
     """The term ``sentence`` defines and its definition, or None."""
     m = _ENTRY.match(sentence)
@@ -232,7 +241,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
                 return Definition(term, m.group("definition").strip(), "entry")
     if not _whole(sentence):
         return None
-    sentence = _heading_run_in(sentence)
+    sentence = _heading_run_in(_unbulleted(sentence))
     m = _COPULA.match(sentence)
     if m and _enough(m.group("definition")):
         term = clean_term(m.group("term"))
@@ -296,7 +305,7 @@ def question_for(sentence: str) -> Optional[Statement]:
     """A question ``sentence`` answers as a key statement about a named subject, or None."""
     if not _whole(sentence):
         return None
-    sentence = _heading_run_in(sentence)
+    sentence = _heading_run_in(_unbulleted(sentence))
     m = _THERE_ARE.match(sentence)
     if m:
         of = clean_term(m.group("of"))
