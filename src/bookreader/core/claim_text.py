@@ -544,6 +544,10 @@ _COUNTED_ONE = re.compile(
     r"|\bone\s+or\s+(?:more|two)\b", re.IGNORECASE)
 
 
+#: A number written with one capital letter, a quantity of its own ("4N", "2N", "3D").
+_SYMBOL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Z](?![\w])")
+
+
 def number_terms(text: str) -> set[str]:
     """Numbers written with digits, and number words as digits ("four" -> "4").
 
@@ -552,6 +556,7 @@ def number_terms(text: str) -> set[str]:
     number that ends a sentence after a colon or a line break ("steps: 1.").
     """
     out = set(numbers(NEXT_ITEM_NUMBER.sub("", text)))
+    out.update(_SYMBOL_NUMBER.findall(text))
     if _COUNTED_ONE.search(text):
         out.add("1")
     for w in words(text):

@@ -26,6 +26,13 @@ validator computes
   closely vetoes like a contradiction;
 * quantifiers: "only", "all"/"every"/"each" and "both" need the same in the window.
 
+A number said of what the context counts with other numbers only ("after 250 time steps,
+with about 100 agents" where it says "after 100 time steps, with about 250 agents")
+fails the sentence (:func:`~bookreader.core.grounding_checks.miscounted`); a number
+written with a capital ("4N") is an exact term like any other number.  A learned
+decision over the window signals (:mod:`bookreader.core.grounding_model`) can replace
+the thresholds below; measured, it does not beat them, so it is off by default.
+
 A sentence is supported when one window passes all of these and has ``coverage >=
 local_overlap_threshold``, or ``similarity >= paraphrase_similarity`` and ``coverage >=
 paraphrase_min_overlap`` (the route that lets a paraphrase rename ordinary words).
@@ -131,9 +138,12 @@ from bookreader.core.grounding_checks import (
     carries_out,
     dangling_name,
     is_tautology,
+    miscounted,
     swaps_defined_subject,
 )
 from bookreader.core.grounding_context import Context, build_context, verbatim_key
+from bookreader.core.grounding_model import VerifierWeights
+from bookreader.core.grounding_model import features as model_features
 from bookreader.core.grounding_windows import (
     WindowScore,
     missing_terms,
@@ -225,6 +235,14 @@ class SentenceScore:
     #: ("Imitation learning is the ability to apply knowledge learned in one context
     #: ..." over "Transfer Learning: The ability to apply ...").
     swapped_definition: bool = False
+    #: Numbers said of what the context counts with other numbers ("250 time steps"
+    #: where it says "100 time steps" and "250 agents"): :func:`miscounted`.
+    miscounted: tuple[str, ...] = ()
+    #: The learned decision's inputs (:data:`~bookreader.core.grounding_model.FEATURES`),
+    #: empty when the validator decides by its thresholds alone.
+    features: tuple[float, ...] = ()
+    #: The window rules' own verdict (the thresholds below), before the learned decision.
+    rule_ok: bool = False
 
 
 class GroundingValidator:
@@ -250,6 +268,7 @@ class GroundingValidator:
         local_overlap_threshold: float = LOCAL_OVERLAP_THRESHOLD,
         paraphrase_similarity: float = PARAPHRASE_SIMILARITY,
         paraphrase_min_overlap: float = PARAPHRASE_MIN_OVERLAP,
+        model: Optional[VerifierWeights] = None,
     ) -> None:
         self.embedder = embedder
         self.similarity_threshold = similarity_threshold
@@ -269,6 +288,11 @@ class GroundingValidator:
         self.use_question = USE_QUESTION
         #: Texts per forward pass (None: the embedder's default).
         self.embed_batch_size: Optional[int] = EMBED_BATCH_SIZE
+        #: A learned support decision (:mod:`bookreader.core.grounding_model`; None, the
+        #: default: the window rules decide alone, and no features are computed).
+        self.model: Optional[VerifierWeights] = model
+        #: Compute the learned decision's features even without a model (training).
+        self.want_features = False
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
         self._vectors: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
@@ -343,7 +367,13 @@ class GroundingValidator:
                 relation_unstated=unstated, clauses=parts,
                 obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
                 swapped_definition=swaps_defined_subject(sent, ctx.entries),
+                miscounted=tuple(miscounted(sent, ctx.windows)),
             )
+            rule_ok = self.rule_verdict(partial)
+            partial = dataclasses.replace(
+                partial, rule_ok=rule_ok,
+                features=model_features(self, sent, ctx, partial, rule_ok)
+                if terms and (self.model is not None or self.want_features) else ())
             out.append(dataclasses.replace(partial, supported=self.decide(partial)))
         return out
 
@@ -369,7 +399,20 @@ class GroundingValidator:
             return False
         if s.n_terms == 0:
             return True  # "Yes.": nothing checkable is claimed
-        if s.missing or s.relation_unstated:
+        if s.missing or s.miscounted:
+            return False  # a number, name or code term the context does not hold, or
+            # a number the context says of something else
+        if self.model is not None and s.features:
+            return self.model.probability(s.features) >= self.model.threshold
+        return self.rule_verdict(s)
+
+    def rule_verdict(self, s: SentenceScore) -> bool:
+        """The window rules' verdict on one scored sentence (the thresholds alone)."""
+        if s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition:
+            return False
+        if s.n_terms == 0:
+            return True
+        if s.missing or s.miscounted or s.relation_unstated:
             return False
         if s.similarity < self.similarity_threshold and s.overlap < self.overlap_threshold:
             return False  # the design's rule, kept as a necessary condition

@@ -19,7 +19,7 @@ from bookreader.core.claim_text import (
     strip_verdict,
 )
 from bookreader.core.exact_terms import code_key, code_terms, squash
-from bookreader.core.sentences import content_terms, stem, word_matches, words
+from bookreader.core.sentences import STOPWORDS, content_terms, stem, word_matches, words
 
 
 # --- instructions planted in a context -----------------------------------------------------
@@ -49,6 +49,49 @@ def carries_out(sentence: str, instructions: Iterable[str], support_terms: Set[s
 #: Share of an answer sentence's content words that come from a planted instruction
 #: when the sentence carries it out.
 OBEYED_SHARE = 0.75
+
+
+# --- a number said of another count -------------------------------------------------------
+#: A number standing alone (not part of a word such as "ROS1"), and the words after it
+#: up to the next punctuation.
+_COUNT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?!\w)(?![.,]\d)(?=([^.,;:!?()\[\]\n]*))")
+_COUNT_WORD = re.compile(r"\d+(?:[.,]\d+)*|[A-Za-z][A-Za-z'\-]*")
+#: Words after a number searched for what it counts ("100 *time* steps", "250 *agents*").
+COUNT_REACH = 2
+
+
+def counts(text: str) -> dict[str, set[str]]:
+    """What the numbers of ``text`` count: the stem of the first content word within
+    :data:`COUNT_REACH` words after a number and before any punctuation ("In version 3,
+    dividing ..." counts nothing; another number ends the search: in "2 or 3 neighbours"
+    only the 3 counts neighbours) -> the numbers said of it."""
+    out: dict[str, set[str]] = {}
+    for m in _COUNT.finditer(text):
+        for nxt in _COUNT_WORD.findall(m.group(2))[:COUNT_REACH]:
+            if nxt[0].isdigit():
+                break
+            low = nxt.lower()
+            if low in STOPWORDS:
+                continue
+            out.setdefault(stem(low), set()).add(m.group(1).replace(",", ""))
+            break
+    return out
+
+
+def miscounted(sentence: str, context_sentences: Iterable[str]) -> list[str]:
+    """The numbers of ``sentence`` that count something the context counts with other
+    numbers only: "after 250 time steps, with about 100 agents" where the book says
+    "after 100 time steps, with about 250 agents" (both numbers are in the context, so
+    the exact-term check passes; each is said of the other thing)."""
+    claim = counts(sentence)
+    if not claim:
+        return []
+    book: dict[str, set[str]] = {}
+    for text in context_sentences:
+        for unit, nums in counts(text).items():
+            book.setdefault(unit, set()).update(nums)
+    return [f"{n} {unit}" for unit, nums in claim.items() if unit in book
+            for n in sorted(nums - book[unit])]
 
 
 # --- garbled sentences ----------------------------------------------------------------------
