@@ -12,7 +12,7 @@ as it goes.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core.grounding import GroundingValidator
@@ -92,16 +92,12 @@ class Run:
 
     def learned(self, **fields: Any) -> "Run":
         """This run knowing more (``retrieval``, ``chapter``, ``messages``, ...)."""
-        from dataclasses import replace
-
         return replace(self, **fields)
 
     def with_backend(self, name: str) -> "Run":
         """This question answered again by backend ``name``, with fresh timings, no
         prompt or model yet and nobody told of its start or stages (what was retrieved
         stays)."""
-        from dataclasses import replace
-
         return replace(self, backend_name=name, spec=backend_spec(name, self.settings),
                        stage_ms={}, messages=(), model_name="", on_start=None,
                        on_stage=no_stage)
