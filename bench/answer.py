@@ -331,9 +331,9 @@ def _timed_out(a) -> bool:
 
 
 def _focus_chars(backend: str):
-    from bookreader.core import answering
+    from bookreader.core.answer import run as answer_run
 
-    return answering.spec_for(backend).selection_chars
+    return answer_run.spec_for(backend).selection_chars
 
 
 def run_book(args, settings, embedder) -> dict:
@@ -446,12 +446,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.focus_chars is not None:
         import dataclasses
 
-        from bookreader.core import answering
+        from bookreader.core.answer import run as answer_run
 
-        base = answering.spec_for
+        base = answer_run.spec_for
         changed = dataclasses.replace(base(args.backend),
                                       selection_chars=args.focus_chars or None)
-        answering.spec_for = lambda name: changed if name == args.backend else base(name)
+        answer_run.spec_for = lambda name: changed if name == args.backend else base(name)
     result = run_book(args, settings, embedder) if book_mode else run_selected(args, settings, embedder)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^\w.-]+", "_", args.backend)[-60:]

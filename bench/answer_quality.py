@@ -174,7 +174,7 @@ def summarise(rows: Sequence[dict]) -> dict:
         "answer_correct_model_part": round(
             sum(r.get("correct_model_part", r["correct"]) for r in answered) / n_in, 3),
         # answers that are the book's sentences shown in place of the model's (a tier with
-        # ``book_sentences``: core/book_answer.py), and how many of them are correct
+        # ``book_sentences``: core/answer/choose.py), and how many of them are correct
         "book_sentence_answers": sum(bool(r.get("book_sentences")) for r in answered),
         "book_sentence_correct": round(
             sum(r["correct"] for r in answered if r.get("book_sentences")) / n_in, 3),
@@ -534,9 +534,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="signals the fit uses (comma separated; '' for all)")
     ap.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the fit")
     ap.add_argument("--book-margin", type=float, default=None,
-                    help="core/book_answer.py MARGIN for this run (default: the code's)")
+                    help="core/answer/choose.py MARGIN for this run (default: the code's)")
     ap.add_argument("--book-min", type=float, default=None,
-                    help="core/book_answer.py MIN_CONFIDENCE for this run (default: the code's)")
+                    help="core/answer/choose.py MIN_CONFIDENCE for this run (default: the code's)")
     ap.add_argument("--kind", choices=("extractive", "model", "book"), default=None,
                     help="fit only this kind of backend's answers (default: each kind found)")
     ap.add_argument("--replay", type=Path, default=None,
@@ -549,7 +549,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "by the coefficients in code")
     args = ap.parse_args(argv)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    from bookreader.core import book_answer
+    from bookreader.core.answer import choose as book_answer
 
     if args.book_margin is not None:
         book_answer.MARGIN = args.book_margin

@@ -82,7 +82,8 @@ def main(argv=None) -> int:
     import llama_cpp
     from answer import _link_tier
 
-    import bookreader.core.answering as answering
+    import bookreader.core.answer.context as answer_context
+    import bookreader.core.answer.pipeline as answer_pipeline
     from bookreader.config import Settings, default_data_dir
     from bookreader.core.retrieval import HybridRetriever
     from bookreader.library import Library
@@ -94,22 +95,22 @@ def main(argv=None) -> int:
     _link_tier(args, settings, default_data_dir())
     timer = Timer()
     timer.wrap(HybridRetriever, "explain", "retrieval")
-    timer.wrap(answering, "focus_passages", "focus")
-    timer.wrap(answering.prompts, "messages_for", "prompt")
+    timer.wrap(answer_context, "focus_passages", "focus")
+    timer.wrap(answer_context.prompts, "messages_for", "prompt")
     shown: list[str] = []  # the question's turn as the model reads it
-    real_messages_for = answering.prompts.messages_for
+    real_messages_for = answer_context.prompts.messages_for
 
     def recording_messages_for(*a, **k):
         messages = real_messages_for(*a, **k)
         shown.append(messages[-1].content)
         return messages
 
-    answering.prompts.messages_for = recording_messages_for
+    answer_context.prompts.messages_for = recording_messages_for
     from bookreader.core.llm.llama_cpp import LlamaCppBackend
 
     timer.wrap(LlamaCppBackend, "prime", "prime")
     timer.wrap(llama_cpp.Llama, "eval", "eval")
-    timer.wrap(answering._Run, "_finish", "grounding")
+    timer.wrap(answer_pipeline, "finish", "grounding")
 
     library = Library(settings)
     t = time.perf_counter()

@@ -1,5 +1,5 @@
 """Three short biology passages the whole-book answering tests build their books from
-(tests/core/test_answering.py, test_outcomes.py, test_book_answer.py)."""
+(tests/core/test_answering.py, test_outcomes.py, test_book_answer.py, tests/core/answer/)."""
 
 MITO = ("Mitochondria release the energy stored in food. The energy is stored in a molecule "
         "called ATP. Cells that need much energy, such as muscle cells, hold many mitochondria.")

@@ -14,6 +14,7 @@ import pytest
 
 from bookreader.config import Settings
 from bookreader.core import answering, generation, model_output, prompts
+from bookreader.core.answer import run as answer_run
 from bookreader.core import confidence as calibration
 from bookreader.core.answering import Answerer, clean_selection
 from bookreader.core.llm.specs import spec_for
@@ -229,7 +230,7 @@ def test_a_local_tier_reads_the_best_sentences_of_all_passages(book, answerer, m
     import dataclasses
 
     focused = dataclasses.replace(spec_for("extractive"), focus_context=True, context_chars=300)
-    monkeypatch.setattr(answering, "spec_for", lambda name: focused)
+    monkeypatch.setattr(answer_run, "spec_for", lambda name: focused)
     _, _, _, pdf = book
     a = answerer.ask("Which molecule stores the energy released by mitochondria?",
                      mode=Mode.BOOK, retriever=book[2], pages=pdf, backend="extractive")

@@ -1,5 +1,5 @@
 """The book's sentences in place of a model answer that is less likely right (issue 11:
-core/book_answer.py), for a tier with ``book_sentences`` (the default ``small``).
+core/answer/choose.py), for a tier with ``book_sentences`` (the default ``small``).
 
 The model's answers are written by the fake Claude server (the one remote part, on
 127.0.0.1) playing such a tier; the extractive rival, the PDF, Qdrant Edge, MiniLM, the
@@ -14,7 +14,8 @@ import dataclasses
 import pytest
 
 from bookreader.config import default_data_dir
-from bookreader.core import book_answer, prompts, quotes
+from bookreader.core import prompts, quotes
+from bookreader.core.answer import choose as book_answer
 from bookreader.core.answering import Answerer
 from bookreader.core.llm import models, specs
 from bookreader.core.types import Mode, Outcome
@@ -42,7 +43,7 @@ def book(tmp_path_factory, embedder):
 @pytest.fixture
 def tier(book, embedder, monkeypatch):
     """The fake Claude answering as a tier that compares with the book's sentences."""
-    from bookreader.core import answering as answering_module
+    from bookreader.core.answer import run as answering_module
     from bookreader.core.llm.specs import spec_for
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")

@@ -149,7 +149,7 @@ def zmp_book(zmp_pdf, tmp_path, embedder, claude_server, claude_answerer, monkey
     """``(server, answerer, retriever, pdf)`` over the ZMP listing, the Claude backend
     answering the small tier's way: three claims at most, the book's sentences quoted
     beside."""
-    from bookreader.core import answering as answering_module
+    from bookreader.core.answer import run as answering_module
     from bookreader.core.llm.specs import spec_for
     from bookreader.library import Library
 

@@ -397,7 +397,7 @@ def test_each_kind_of_backend_has_its_own_coefficients_and_ceiling():
 def test_a_whole_book_answer_no_page_supports_is_quotes_not_an_answer(book, claude, monkeypatch):
     """Found trying the reader on Think Java: "== is a method that ..." passed the check
     but no book sentence shared enough words to cite it, and it was shown uncited."""
-    from bookreader.core import answering as answering_module
+    from bookreader.core.answer import cite as answering_module
     from bookreader.core.citations import strip_citations
 
     real = answering_module.verify_answer
@@ -457,7 +457,7 @@ def quoting(claude, monkeypatch):
     """The fake Claude answering as a tier that adds the best quote (as ``small`` does)."""
     import dataclasses
 
-    from bookreader.core import answering as answering_module
+    from bookreader.core.answer import run as answering_module
     from bookreader.core.llm.specs import spec_for
 
     spec = dataclasses.replace(spec_for("claude"), answer_quote=True)
@@ -544,13 +544,13 @@ def test_whole_book_quotes_draw_on_every_retrieved_passage_not_only_those_the_mo
     not shown, the quotes come from every passage retrieval found (Physical AI: "How do I
     build a custom world in Gazebo?" quoted page 33 while its section, pages 31-32, had
     been retrieved but not shown to the model)."""
-    from bookreader.core import answering as answering_module
+    from bookreader.core.answer import context
 
     server, answerer = quoting
     question = "Which molecule stores the energy from food?"
     # The model is shown only the last passage retrieval found (not the one with ATP).
-    monkeypatch.setattr(answering_module._Run, "_select_excerpts",
-                        lambda self, passages: list(passages[-1:]))
+    monkeypatch.setattr(context, "select_excerpts",
+                        lambda run, passages: context.Excerpts(tuple(passages[-1:])))
     server.queue(Behaviour.normal(prompts.NOT_COVERED))
     a = answerer.ask(question, mode=Mode.BOOK, retriever=book[2], pages=book[3],
                      backend="claude")
@@ -694,7 +694,7 @@ def test_a_whole_book_answer_is_checked_against_every_retrieved_passage(book, cl
     about continue, retrieved but not shown, was left out of the check)."""
     from dataclasses import replace as dc_replace
 
-    from bookreader.core import answering
+    from bookreader.core.answer import run as answering
 
     real = answering.spec_for
     monkeypatch.setattr(answering, "spec_for", lambda name: dc_replace(

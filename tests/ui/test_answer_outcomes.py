@@ -65,7 +65,7 @@ def test_code_fences_are_not_shown_as_backticks(qtbot):
 
 
 def test_the_books_sentences_in_place_of_the_model_say_so(qtbot):
-    """core/book_answer.py: the card of the book's sentences shown instead of the model's
+    """core/answer/choose.py: the card of the book's sentences shown instead of the model's
     answer carries a badge that says they are the book's words, and why."""
     import dataclasses
 

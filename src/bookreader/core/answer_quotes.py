@@ -1,6 +1,6 @@
 """A verified answer's citations and the book's sentences quoted beside it.
 
-After a whole-book answer passes the grounding check (``core/answering.py``):
+After a whole-book answer passes the grounding check (``core/answer/cite.py``):
 
 * :func:`repoint_citations` moves a citation that quotes a sentence unrelated to its
   claim to the context sentence that holds the claim, and :func:`trim_excerpts` cuts an

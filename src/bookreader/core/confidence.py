@@ -50,7 +50,7 @@ answers are less often right.  Adding retrieval to the features fitted the tune 
 better and the held-out split worse.  No answer earned "high", so the ceiling stays 0.85.
 
 Book-sentences set (the extractive backend's answer shown in place of a language
-model's, :mod:`bookreader.core.book_answer`): fitted on the questions where the language
+model's, :mod:`bookreader.core.answer.choose`): fitted on the questions where the language
 model gave no verified answer, with every such question given the book's sentences
 (``bench/answer_quality.py --replay RUN --book-min 0 --book-margin -5``), same five
 features.  Those questions are harder than the extractive backend's average, so the
@@ -61,7 +61,7 @@ and its answers became more often right than their estimates said: most answers 
 "low" although most of them were right.  A single logit shift of both sets' intercepts
 (:data:`RECALIBRATION`: the one parameter fitted by log-loss on the tune answers; fitted
 apart the two shifts were nearly equal, and one value keeps the comparison of the two sets
-in :mod:`bookreader.core.book_answer` unchanged) brings the held-out ECE from about 0.10
+in :mod:`bookreader.core.answer.choose` unchanged) brings the held-out ECE from about 0.10
 to 0.02.  A full refit of the coefficients on the same answers did worse held out, and
 gave "high" to answers that were often wrong.  Measured with ``bench/answer_quality.py
 --rescore``.  The selected-text and highlight answers of a language model use the "model"
@@ -154,7 +154,7 @@ class Signals:
     length: float = 0.0
     answer_type: float = 0.0
     #: 1 for the book's sentences shown in place of a language model's answer
-    #: (core/book_answer.py): they are judged on the questions the model did not answer
+    #: (core/answer/choose.py): they are judged on the questions the model did not answer
     #: well, harder than the extractive backend's questions on average.
     in_place: float = 0.0
     #: 1 for a language model's answer from the student's selection alone (selected-text

@@ -120,7 +120,7 @@ class BackendSpec:
     answer_quote: bool = False
     #: A whole-book answer is compared with the extractive backend's answer on the same
     #: passages, and the book's sentences are shown instead when their calibrated
-    #: confidence is the better bet (core/book_answer.py).
+    #: confidence is the better bet (core/answer/choose.py).
     book_sentences: bool = False
     model: Optional[ModelFile] = None
     #: Reference speed on 2 idle cores (prompt tok/s, generation tok/s).
