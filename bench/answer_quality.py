@@ -83,6 +83,7 @@ sys.path.insert(0, str(BENCH_DIR.parent / "src"))
 sys.path.insert(0, str(BENCH_DIR))
 
 import books  # noqa: E402  (bench/books.py: the book-level split)
+import engines  # noqa: E402  (bench/engines.py: the per-engine table)
 
 #: Least share of the gold answer's content words for an answer to count as correct.
 CORRECT_SHARE = 0.5
@@ -271,7 +272,10 @@ def ask_all(args, items: list[dict]) -> list[dict]:
 
     data_dir = Path(args.data_dir)
     settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0,
-                        openai_model=args.model or "")
+                        openai_model=args.model or "",
+                        # a model server on a busy machine can take longer than the
+                        # default wait for its first piece; the budget below still applies
+                        openai_timeout_s=max(30.0, args.first_token_budget or 0.0))
     # an installed tier's file, linked into the bench's own data folder (as bench/answer.py)
     from answer import _link_tier
 
@@ -280,10 +284,10 @@ def ask_all(args, items: list[dict]) -> list[dict]:
     settings.models_dir.mkdir(parents=True, exist_ok=True)
     _link_tier(args, settings, default_data_dir())
     if args.first_token_budget:
-        from bookreader.core.llm.specs import lookup
+        from bookreader.core.llm.registry import spec_of
 
-        spec = lookup(args.backend)
-        name = spec.name if spec is not None else args.backend
+        # the budgets are keyed by the spec's name ("openai" for any model server)
+        name = spec_of(args.backend, settings).name
         settings = settings.updated(budgets={name: {"first_token_s": args.first_token_budget,
                                                     "total_s": 4 * args.first_token_budget}})
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
@@ -317,6 +321,11 @@ def ask_all(args, items: list[dict]) -> list[dict]:
                 "correct_model_part": outcome == "answer" and own_share >= CORRECT_SHARE,
                 "book_sentences": book,
                 "model": a.model,
+                # what the grounding check did with the model's answer (engines.answer_fate)
+                "validation_passed": a.validation.passed if a.validation else None,
+                "unsupported": list(a.validation.unsupported_sentences) if a.validation else [],
+                "replaced_by_validator": a.replaced_by_validator,
+                "error": a.error,
                 "confidence": a.confidence,
                 "level": a.confidence_level,
                 "signals": a.confidence_signals,
@@ -507,6 +516,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--model", default="", help="with --backend openai:URL: the model id")
     ap.add_argument("--limit", type=int, default=0,
                     help="ask only the first N questions of each kind (in and out of scope)")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="ask N in-scope questions spread evenly over each book's file and "
+                         "--sample-oos out-of-scope ones (deterministic; in place of --limit)")
+    ap.add_argument("--sample-oos", type=int, default=None,
+                    help="out-of-scope questions of --sample (default: N/2, at least 1)")
+    ap.add_argument("--engines-table", nargs="+", type=Path, default=None,
+                    help="print one Markdown table comparing engines from these split result "
+                         "files (answer_quality_split_*.json), per book and pooled")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
     ap.add_argument("--models-dir", type=Path, default=None,
                     help="where an installed tier's model file is (default: the user's data "
@@ -560,6 +577,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                          args.l2, args.kind)
         print(json.dumps(result, indent=2))
         return 0
+    if args.engines_table:
+        print(engines.engines_table(args.engines_table))
+        return 0
     if args.rescore:
         for path in args.rescore:
             rows = rescore(load_rows(path))
@@ -587,7 +607,9 @@ def run_book(args) -> tuple[list[dict], dict]:
     """Ask the questions of ``args.questions`` (after ``--limit`` and ``--half``) on
     ``args.book``; write the result and answers files; return the rows and figures."""
     items = load(args.questions, args.gold)
-    if args.limit:
+    if getattr(args, "sample", 0):
+        items = engines.sample(items, args.sample, args.sample_oos)
+    elif args.limit:
         ins = [i for i in items if i["gold_pages"]][: args.limit]
         outs = [i for i in items if not i["gold_pages"]][: max(1, args.limit // 4)]
         items = ins + outs
@@ -598,6 +620,8 @@ def run_book(args) -> tuple[list[dict], dict]:
     name = f"answer_quality_{args.questions.stem}_{books.backend_tag(args.backend, args.model)}"
     if args.first_token_budget:
         name += f"_ft{args.first_token_budget:g}"
+    if getattr(args, "sample", 0):
+        name += f"_s{args.sample}"
     if args.half:
         name += f"_{args.half}"
     if args.replay:
@@ -612,7 +636,8 @@ def run_book(args) -> tuple[list[dict], dict]:
             fh.write(json.dumps({k: r.get(k) for k in (
                 "question", "outcome", "answer", "gold", "gold_share", "correct", "confidence",
                 "level", "gold_pages", "citations", "split", "model", "book_sentences",
-                "signals", "raw_output", "prompt")},
+                "validation_passed", "unsupported", "replaced_by_validator", "error",
+                "first_token_ms", "total_ms", "signals", "raw_output", "prompt")},
                                 ensure_ascii=False) + "\n")
     return rows, summary
 
