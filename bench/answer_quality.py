@@ -521,9 +521,15 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "--sample-oos out-of-scope ones (deterministic; in place of --limit)")
     ap.add_argument("--sample-oos", type=int, default=None,
                     help="out-of-scope questions of --sample (default: N/2, at least 1)")
-    ap.add_argument("--engines-table", nargs="+", type=Path, default=None,
+    ap.add_argument("--sample-stride", type=int, default=1,
+                    help="keep every K-th question of --sample (first included): a slow "
+                         "engine asked a subset of the others' questions")
+    ap.add_argument("--engines-table", nargs="+", default=None,
                     help="print one Markdown table comparing engines from these split result "
-                         "files (answer_quality_split_*.json), per book and pooled")
+                         "files (answer_quality_split_*.json), per book and pooled; "
+                         "NAME=GLOB reads an unfinished split run's --progress files")
+    ap.add_argument("--common", action="store_true",
+                    help="with --engines-table: only the questions every engine answered")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
     ap.add_argument("--models-dir", type=Path, default=None,
                     help="where an installed tier's model file is (default: the user's data "
@@ -578,7 +584,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(json.dumps(result, indent=2))
         return 0
     if args.engines_table:
-        print(engines.engines_table(args.engines_table))
+        stems = [stem for split in books.SPLITS.values() for stem in split]
+        print(engines.engines_table(args.engines_table, common=args.common, stems=stems))
         return 0
     if args.rescore:
         for path in args.rescore:
@@ -608,7 +615,8 @@ def run_book(args) -> tuple[list[dict], dict]:
     ``args.book``; write the result and answers files; return the rows and figures."""
     items = load(args.questions, args.gold)
     if getattr(args, "sample", 0):
-        items = engines.sample(items, args.sample, args.sample_oos)
+        items = engines.sample(items, args.sample, args.sample_oos,
+                               getattr(args, "sample_stride", 1))
     elif args.limit:
         ins = [i for i in items if i["gold_pages"]][: args.limit]
         outs = [i for i in items if not i["gold_pages"]][: max(1, args.limit // 4)]
@@ -622,6 +630,7 @@ def run_book(args) -> tuple[list[dict], dict]:
         name += f"_ft{args.first_token_budget:g}"
     if getattr(args, "sample", 0):
         name += f"_s{args.sample}"
+        name += f"by{args.sample_stride}" if getattr(args, "sample_stride", 1) > 1 else ""
     if args.half:
         name += f"_{args.half}"
     if args.replay:

@@ -142,7 +142,9 @@ def run_split(args: argparse.Namespace,
     tag = backend_tag(args.backend, getattr(args, "model", None))
     name = f"answer_quality_split_{args.split}_{tag}"
     name += f"_ft{args.first_token_budget:g}" if args.first_token_budget else ""
-    name += f"_s{args.sample}" if getattr(args, "sample", 0) else ""
+    if getattr(args, "sample", 0):
+        name += f"_s{args.sample}"
+        name += f"by{args.sample_stride}" if getattr(args, "sample_stride", 1) > 1 else ""
     name += f"_{args.tag}" if args.tag else ""
     results = BENCH_DIR / "results"
     results.mkdir(parents=True, exist_ok=True)

@@ -47,14 +47,19 @@ def spread(n_items: int, k: int) -> list[int]:
     return [math.floor((i + 0.5) * n_items / k) for i in range(k)]
 
 
-def sample(items: Sequence[dict], n_in: int, n_out: Optional[int] = None) -> list[dict]:
+def sample(items: Sequence[dict], n_in: int, n_out: Optional[int] = None,
+           stride: int = 1) -> list[dict]:
     """``n_in`` in-scope and ``n_out`` out-of-scope questions (default ``max(1, n_in // 2)``),
     each spread evenly over its kind's questions in file order; deterministic, so every
-    engine is asked the same questions."""
+    engine is asked the same questions.  ``stride`` keeps every stride-th of them (first
+    included): a slow engine asked a subset of what the others were asked, so that the
+    engines can be compared on the questions they share."""
     ins = [i for i in items if i["gold_pages"]]
     outs = [i for i in items if not i["gold_pages"]]
     n_out = max(1, n_in // 2) if n_out is None else n_out
-    return [ins[j] for j in spread(len(ins), n_in)] + [outs[j] for j in spread(len(outs), n_out)]
+    step = max(1, stride)
+    return ([ins[j] for j in spread(len(ins), n_in)][::step]
+            + [outs[j] for j in spread(len(outs), n_out)][::step])
 
 
 def answer_fate(row: dict) -> tuple[str, str]:
@@ -178,14 +183,54 @@ def tables(results: Sequence[tuple[str, Sequence[dict]]]) -> tuple[list[dict], l
     return pooled, per_book
 
 
-def engines_table(paths: Sequence[Path]) -> str:
-    """The Markdown tables (pooled, then per book) of the split result files ``paths``."""
+def common_rows(results: Sequence[tuple[str, Sequence[dict]]]
+                ) -> list[tuple[str, list[dict]]]:
+    """Each engine's rows cut to the (book, question) pairs every engine answered: the
+    engines compared on the same questions when some were asked fewer."""
+    keys = [{(r.get("book", ""), r["question"]) for r in rows} for _, rows in results]
+    shared = set.intersection(*keys) if keys else set()
+    return [(engine, [r for r in rows if (r.get("book", ""), r["question"]) in shared])
+            for engine, rows in results]
+
+
+def _book_of(path: Path, stems: Sequence[str]) -> str:
+    """The book a ``--progress`` file of a split run is about (its name ends ``_<book>``)."""
+    found = [s for s in stems if path.stem.endswith("_" + s)]
+    return max(found, key=len) if found else path.stem
+
+
+def read_results(specs: Sequence[str], stems: Sequence[str] = ()) -> list[tuple[str, list[dict]]]:
+    """(engine, rows) for each of ``specs``: a split result file, or ``NAME=PATTERN`` with
+    PATTERN a glob of a (possibly unfinished) split run's ``--progress`` files, one per
+    book, named ``<stem>_<book>.jsonl``."""
     results = []
-    for path in paths:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    for spec in specs:
+        if "=" in spec:
+            name, pattern = spec.split("=", 1)
+            files = sorted(Path().glob(pattern)) if not Path(pattern).is_absolute() else \
+                sorted(Path(pattern).parent.glob(Path(pattern).name))
+            rows = []
+            for f in files:
+                book = _book_of(f, stems)
+                rows.extend({**json.loads(x), "book": book}
+                            for x in f.read_text(encoding="utf-8").splitlines() if x.strip())
+            results.append((name, rows))
+            continue
+        path = Path(spec)
+        data = json.loads(path.read_text(encoding="utf-8"))
         if "rows" not in data:
             raise SystemExit(f"{path} has no per-question rows: run it again with this "
                              "version of bench/answer_quality.py --split")
-        results.append((engine_name(data, Path(path)), data["rows"]))
+        results.append((engine_name(data, path), data["rows"]))
+    return results
+
+
+def engines_table(specs: Sequence[str | Path], *, common: bool = False,
+                  stems: Sequence[str] = ()) -> str:
+    """The Markdown tables (pooled, then per book) of the result files ``specs``
+    (:func:`read_results`); with ``common``, on the questions every engine answered."""
+    results = read_results([str(s) for s in specs], stems)
+    if common:
+        results = common_rows(results)
     pooled, per_book = tables(results)
     return (format_rows(pooled) + "\n\nPer book:\n\n" + format_rows(per_book))

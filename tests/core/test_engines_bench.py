@@ -149,3 +149,38 @@ def test_engines_table_names_a_result_file_without_rows(engines, tmp_path):
     path.write_text(json.dumps({"backend": "small", "table": []}), encoding="utf-8")
     with pytest.raises(SystemExit, match="no per-question rows"):
         engines.engines_table([path])
+
+
+def test_sample_stride_keeps_a_subset_of_the_full_sample(engines):
+    items = _items(30, 8)
+    full = engines.sample(items, 4, 2)
+    half = engines.sample(items, 4, 2, stride=2)
+    assert [p["question"] for p in half] == ["in 3", "in 18", "out 2"]
+    assert all(p in full for p in half)
+
+
+def test_common_rows_compare_engines_on_the_questions_all_answered(engines, tmp_path):
+    def rows(book, questions):
+        return [{**_row("answer", validation_passed=True), "question": q, "book": book}
+                for q in questions]
+
+    everything = rows("a", ["q1", "q2", "q3"]) + rows("b", ["q1"])
+    fewer = rows("a", ["q1", "q3"]) + rows("b", ["q9"])
+    cut = dict(engines.common_rows([("all", everything), ("some", fewer)]))
+    assert [(r["book"], r["question"]) for r in cut["all"]] == [("a", "q1"), ("a", "q3")]
+    assert [(r["book"], r["question"]) for r in cut["some"]] == [("a", "q1"), ("a", "q3")]
+    paths = [_file(tmp_path, "all.json", "small", everything),
+             _file(tmp_path, "some.json", "better", fewer)]
+    assert "| small | POOLED | 4/0 |" in engines.engines_table(paths)
+    assert "| small | POOLED | 2/0 |" in engines.engines_table(paths, common=True)
+
+
+def test_an_unfinished_run_is_read_from_its_progress_files(engines, tmp_path):
+    for book, n in (("math_ladr4e", 2), ("biology_popgen_coop", 1)):
+        (tmp_path / f"progress_better_{book}.jsonl").write_text("".join(
+            json.dumps(_row("answer", validation_passed=True)) + "\n" for _ in range(n)),
+            encoding="utf-8")
+    spec = f"better={tmp_path}/progress_better_*.jsonl"
+    [(name, rows)] = engines.read_results([spec], ["math_ladr4e", "biology_popgen_coop"])
+    assert name == "better" and sorted(r["book"] for r in rows) == [
+        "biology_popgen_coop", "math_ladr4e", "math_ladr4e"]
