@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 FATES = ("kept", "trimmed", "replaced", "quoted", "declined", "not_asked", "timeout", "error")
+#: Why an answer was replaced, quoted or declined (:func:`answer_fate`), as the table says it.
+WHY = {"rejected": "check", "declined": "model declined", "late": "late",
+       "less likely right": "book likelier"}
 #: Prefix of the model name of an answer made of the book's sentences (core/book_answer.py).
 BOOK_SENTENCES = "book sentences"
 #: Opening of a quotes answer given because the model ran out of time (core/quotes.py).
@@ -77,7 +80,8 @@ def answer_fate(row: dict) -> tuple[str, str]:
                 return "replaced", "less likely right"
             if "in time" in reason:
                 return "replaced", "late"
-            return "replaced", "rejected"
+            # "could not be verified": the check rejected it, or the model declined
+            return "replaced", "declined" if _declines(raw) else "rejected"
         if row.get("validation_passed") is False or row.get("unsupported"):
             return "trimmed", "rejected"
         return "kept", ""
@@ -116,8 +120,12 @@ def engine_row(engine: str, book: str, rows: Sequence[dict]) -> dict:
     ins = [r for r in rows if r["gold_pages"]]
     outs = [r for r in rows if not r["gold_pages"]]
     fates = {f: 0 for f in FATES}
+    why = {w: 0 for w in WHY}
     for r in rows:
-        fates[answer_fate(r)[0]] += 1
+        fate, reason = answer_fate(r)
+        fates[fate] += 1
+        if fate in ("replaced", "quoted", "declined") and reason in why:
+            why[reason] += 1
     return {
         "engine": engine, "book": book, "in_scope": len(ins), "out_of_scope": len(outs),
         "cited_gold": sum(bool(r.get("cited_gold")) for r in ins),
@@ -126,7 +134,7 @@ def engine_row(engine: str, book: str, rows: Sequence[dict]) -> dict:
                                   for r in ins),
         "false_not_covered": sum(r["outcome"] == "not_covered" for r in ins),
         "declined": sum(r["outcome"] == "not_covered" for r in outs),
-        "fates": fates,
+        "fates": fates, "why": why,
         "first_token_ms_p50": _percentile([r.get("first_token_ms") for r in rows], 0.5),
         "total_ms_p95": _percentile([r.get("total_ms") for r in rows], 0.95),
     }
@@ -142,7 +150,7 @@ def _seconds(ms: Optional[float]) -> str:
 
 COLUMNS = ("engine", "book", "in/out", "gold page cited", "correct", "correct, model's words",
            "false 'not covered'", "OOS declined", "kept/trimmed/replaced/quoted/declined",
-           "first token p50", "total p95")
+           "not kept because", "first token p50", "total p95")
 
 
 def format_rows(table: Sequence[dict]) -> str:
@@ -160,7 +168,9 @@ def format_rows(table: Sequence[dict]) -> str:
             _pct(t["cited_gold"], t["in_scope"]), _pct(t["correct"], t["in_scope"]),
             _pct(t["correct_model_part"], t["in_scope"]),
             _pct(t["false_not_covered"], t["in_scope"]), _pct(t["declined"], t["out_of_scope"]),
-            fates, _seconds(t["first_token_ms_p50"]), _seconds(t["total_ms_p95"]))) + " |")
+            fates, ", ".join(f"{label} {t['why'][k]}" for k, label in WHY.items()
+                             if t["why"][k]) or "-",
+            _seconds(t["first_token_ms_p50"]), _seconds(t["total_ms_p95"]))) + " |")
     return "\n".join(lines)
 
 

@@ -93,6 +93,9 @@ def test_answer_fate_says_what_the_check_did_with_the_model_answer(engines):
                      model=book + "its answer could not be verified")) == ("replaced", "rejected")
     assert fate(_row("answer", book_sentences=True, model=book + "no answer in time")) == (
         "replaced", "late")
+    assert fate(_row("answer", book_sentences=True, model=book + "its answer could not be "
+                     "verified", raw_output="This question is not covered in the book.")) == (
+        "replaced", "declined")
     assert fate(_row("quotes", replaced_by_validator=True)) == ("quoted", "rejected")
     assert fate(_row("quotes", answer="No answer in time: the Better model ...")) == (
         "quoted", "late")
@@ -135,9 +138,9 @@ def test_engines_table_pools_books_and_counts_fates(engines, tmp_path):
     lines = pooled.splitlines()
     assert len(lines) == 4
     assert lines[2] == ("| small | POOLED | 4/1 | 75% (3/4) | 50% (2/4) | 25% (1/4) | 25% (1/4) "
-                        "| 100% (1/1) | 1/0/1/1/1 | 4.0 s | 12.0 s |")
+                        "| 100% (1/1) | 1/0/1/1/1 | check 2, model declined 1 | 4.0 s | 12.0 s |")
     assert lines[3].startswith("| server: qwen2.5-coder-1.5b-instruct | POOLED | 4/1 |")
-    assert "| 5/0/0/0/0 |" in lines[3]
+    assert "| 5/0/0/0/0 | - |" in lines[3]
     book_lines = per_book.splitlines()[2:]
     assert [ln.split(" | ")[:2] for ln in book_lines] == [
         ["| small", "a"], ["| server: qwen2.5-coder-1.5b-instruct", "a"],
