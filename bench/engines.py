@@ -204,27 +204,36 @@ def common_rows(results: Sequence[tuple[str, Sequence[dict]]]
 
 
 def _book_of(path: Path, stems: Sequence[str]) -> str:
-    """The book a ``--progress`` file of a split run is about (its name ends ``_<book>``)."""
-    found = [s for s in stems if path.stem.endswith("_" + s)]
+    """The book a per-book file is about: the longest book stem in its name (a split
+    run's ``--progress`` files end ``_<book>``, result files hold ``_<book>_``)."""
+    found = [s for s in stems if f"_{s}_" in f"{path.stem}_"]
     return max(found, key=len) if found else path.stem
+
+
+def _rows_of(path: Path, stems: Sequence[str]) -> list[dict]:
+    """The rows of a progress (``.jsonl``), per-book or split result file (``.json``),
+    each with its book."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        rows = [json.loads(x) for x in text.splitlines() if x.strip()]
+    else:
+        rows = json.loads(text).get("rows", [])
+    book = _book_of(path, stems)
+    return [r if r.get("book") else {**r, "book": book} for r in rows]
 
 
 def read_results(specs: Sequence[str], stems: Sequence[str] = ()) -> list[tuple[str, list[dict]]]:
     """(engine, rows) for each of ``specs``: a split result file, or ``NAME=PATTERN`` with
-    PATTERN a glob of a (possibly unfinished) split run's ``--progress`` files, one per
-    book, named ``<stem>_<book>.jsonl``."""
+    PATTERN a glob of files whose rows make up one engine's run: a (possibly unfinished)
+    split run's ``--progress`` files (``<stem>_<book>.jsonl``), per-book result files
+    (``answer_quality_<book>_...json``) or split result files."""
     results = []
     for spec in specs:
         if "=" in spec:
             name, pattern = spec.split("=", 1)
             files = sorted(Path().glob(pattern)) if not Path(pattern).is_absolute() else \
                 sorted(Path(pattern).parent.glob(Path(pattern).name))
-            rows = []
-            for f in files:
-                book = _book_of(f, stems)
-                rows.extend({**json.loads(x), "book": book}
-                            for x in f.read_text(encoding="utf-8").splitlines() if x.strip())
-            results.append((name, rows))
+            results.append((name, [r for f in files for r in _rows_of(f, stems)]))
             continue
         path = Path(spec)
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -187,3 +187,14 @@ def test_an_unfinished_run_is_read_from_its_progress_files(engines, tmp_path):
     [(name, rows)] = engines.read_results([spec], ["math_ladr4e", "biology_popgen_coop"])
     assert name == "better" and sorted(r["book"] for r in rows) == [
         "biology_popgen_coop", "math_ladr4e", "math_ladr4e"]
+
+
+def test_an_engine_is_read_from_a_split_file_and_per_book_result_files(engines, tmp_path):
+    split = [{**_row("answer", validation_passed=True), "book": "math_ladr4e"}]
+    _file(tmp_path, "answer_quality_split_report_srv_s4by4.json", "openai:x", split)
+    _file(tmp_path, "answer_quality_biology_popgen_coop_srv_q18.json", "openai:x",
+          [_row("answer", validation_passed=True)])
+    [(name, rows)] = engines.read_results(
+        [f"srv={tmp_path}/answer_quality_*srv*.json"], ["math_ladr4e", "biology_popgen_coop"])
+    assert name == "srv" and sorted(r["book"] for r in rows) == [
+        "biology_popgen_coop", "math_ladr4e"]
