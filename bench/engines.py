@@ -233,7 +233,10 @@ def read_results(specs: Sequence[str], stems: Sequence[str] = ()) -> list[tuple[
             name, pattern = spec.split("=", 1)
             files = sorted(Path().glob(pattern)) if not Path(pattern).is_absolute() else \
                 sorted(Path(pattern).parent.glob(Path(pattern).name))
-            results.append((name, [r for f in files for r in _rows_of(f, stems)]))
+            # a split run writes its rows both per book and pooled: each question once
+            rows = {(r["book"], r["question"]): r for f in reversed(files)
+                    for r in _rows_of(f, stems)}
+            results.append((name, sorted(rows.values(), key=lambda r: r["book"])))
             continue
         path = Path(spec)
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -181,7 +181,8 @@ def test_common_rows_compare_engines_on_the_questions_all_answered(engines, tmp_
 def test_an_unfinished_run_is_read_from_its_progress_files(engines, tmp_path):
     for book, n in (("math_ladr4e", 2), ("biology_popgen_coop", 1)):
         (tmp_path / f"progress_better_{book}.jsonl").write_text("".join(
-            json.dumps(_row("answer", validation_passed=True)) + "\n" for _ in range(n)),
+            json.dumps({**_row("answer", validation_passed=True), "question": f"q{i}"}) + "\n"
+            for i in range(n)),
             encoding="utf-8")
     spec = f"better={tmp_path}/progress_better_*.jsonl"
     [(name, rows)] = engines.read_results([spec], ["math_ladr4e", "biology_popgen_coop"])
@@ -193,6 +194,9 @@ def test_an_engine_is_read_from_a_split_file_and_per_book_result_files(engines, 
     split = [{**_row("answer", validation_passed=True), "book": "math_ladr4e"}]
     _file(tmp_path, "answer_quality_split_report_srv_s4by4.json", "openai:x", split)
     _file(tmp_path, "answer_quality_biology_popgen_coop_srv_q18.json", "openai:x",
+          [_row("answer", validation_passed=True)])
+    # the split run's own per-book file repeats its rows: each question counts once
+    _file(tmp_path, "answer_quality_math_ladr4e_srv_s4by4.json", "openai:x",
           [_row("answer", validation_passed=True)])
     [(name, rows)] = engines.read_results(
         [f"srv={tmp_path}/answer_quality_*srv*.json"], ["math_ladr4e", "biology_popgen_coop"])
