@@ -5,6 +5,9 @@ Usage::
     python bench/answer_quality.py --book ../shared/eval/books/thinkjava2.pdf \\
         --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
     python bench/answer_quality.py --split report [--backend NAME] [--limit N]  # pooled
+    python bench/answer_quality.py --split report --backend NAME --sample 4 --sample-oos 2
+    python bench/answer_quality.py --engines-table bench/results/answer_quality_split_*.json \
+        [NAME=GLOB ...] [--common]     # one table over engines (bench/engines.py)
     python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
     python bench/answer_quality.py --rescore bench/results/answer_quality_*.json
     python bench/answer_quality.py --book ... --questions ... --backend small \\
@@ -14,6 +17,13 @@ Every question of the file is asked in whole-book mode through :class:`Library` 
 audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
 (``{"question", "gold"}``), one short answer written by hand for this project for every
 in-scope question; ``--gold FILE`` names another file.
+
+``--sample N`` asks N in-scope questions spread evenly over each book's file and
+``--sample-oos`` out-of-scope ones (``--sample-stride K`` every K-th of them), the same for
+every engine (``--limit N`` takes the first N in-scope and N/4 out-of-scope questions).
+Every row records what the grounding check did with the answer (``validation_passed``,
+``unsupported``, ``replaced_by_validator``); ``--engines-table`` counts per engine how
+many answers were kept, trimmed, replaced by the book's sentences, quoted or declined.
 
 ``--split report|tune`` runs every book of that book-level split (``bench/books.py``: tune
 on the tune books, judge on the report books) whose question file exists, each as
