@@ -5,6 +5,9 @@ Usage::
     python bench/answer_quality.py --book ../shared/eval/books/thinkjava2.pdf \\
         --questions bench/questions/thinkjava2.jsonl [--backend NAME] [--limit N] [--json]
     python bench/answer_quality.py --split report [--backend NAME] [--limit N]  # pooled
+    python bench/answer_quality.py --split report --backend NAME --sample 4 --sample-oos 2
+    python bench/answer_quality.py --engines-table bench/results/answer_quality_split_*.json \
+        [NAME=GLOB ...] [--common]     # one table over engines (bench/engines.py)
     python bench/answer_quality.py --fit bench/results/answer_quality_*.json   # calibration
     python bench/answer_quality.py --rescore bench/results/answer_quality_*.json
     python bench/answer_quality.py --book ... --questions ... --backend small \\
@@ -14,6 +17,13 @@ Every question of the file is asked in whole-book mode through :class:`Library` 
 audited like a student's).  Gold answers live in ``bench/questions/gold/<book>.jsonl``
 (``{"question", "gold"}``), one short answer written by hand for this project for every
 in-scope question; ``--gold FILE`` names another file.
+
+``--sample N`` asks N in-scope questions spread evenly over each book's file and
+``--sample-oos`` out-of-scope ones (``--sample-stride K`` every K-th of them), the same for
+every engine (``--limit N`` takes the first N in-scope and N/4 out-of-scope questions).
+Every row records what the grounding check did with the answer (``validation_passed``,
+``unsupported``, ``replaced_by_validator``); ``--engines-table`` counts per engine how
+many answers were kept, trimmed, replaced by the book's sentences, quoted or declined.
 
 ``--split report|tune`` runs every book of that book-level split (``bench/books.py``: tune
 on the tune books, judge on the report books) whose question file exists, each as
@@ -83,6 +93,7 @@ sys.path.insert(0, str(BENCH_DIR.parent / "src"))
 sys.path.insert(0, str(BENCH_DIR))
 
 import books  # noqa: E402  (bench/books.py: the book-level split)
+import engines  # noqa: E402  (bench/engines.py: the per-engine table)
 
 #: Least share of the gold answer's content words for an answer to count as correct.
 CORRECT_SHARE = 0.5
@@ -271,7 +282,10 @@ def ask_all(args, items: list[dict]) -> list[dict]:
 
     data_dir = Path(args.data_dir)
     settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0,
-                        openai_model=args.model or "")
+                        openai_model=args.model or "",
+                        # a model server on a busy machine can take longer than the
+                        # default wait for its first piece; the budget below still applies
+                        openai_timeout_s=max(30.0, args.first_token_budget or 0.0))
     # an installed tier's file, linked into the bench's own data folder (as bench/answer.py)
     from answer import _link_tier
 
@@ -280,10 +294,10 @@ def ask_all(args, items: list[dict]) -> list[dict]:
     settings.models_dir.mkdir(parents=True, exist_ok=True)
     _link_tier(args, settings, default_data_dir())
     if args.first_token_budget:
-        from bookreader.core.llm.specs import lookup
+        from bookreader.core.llm.registry import spec_of
 
-        spec = lookup(args.backend)
-        name = spec.name if spec is not None else args.backend
+        # the budgets are keyed by the spec's name ("openai" for any model server)
+        name = spec_of(args.backend, settings).name
         settings = settings.updated(budgets={name: {"first_token_s": args.first_token_budget,
                                                     "total_s": 4 * args.first_token_budget}})
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
@@ -317,6 +331,11 @@ def ask_all(args, items: list[dict]) -> list[dict]:
                 "correct_model_part": outcome == "answer" and own_share >= CORRECT_SHARE,
                 "book_sentences": book,
                 "model": a.model,
+                # what the grounding check did with the model's answer (engines.answer_fate)
+                "validation_passed": a.validation.passed if a.validation else None,
+                "unsupported": list(a.validation.unsupported_sentences) if a.validation else [],
+                "replaced_by_validator": a.replaced_by_validator,
+                "error": a.error,
                 "confidence": a.confidence,
                 "level": a.confidence_level,
                 "signals": a.confidence_signals,
@@ -507,6 +526,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--model", default="", help="with --backend openai:URL: the model id")
     ap.add_argument("--limit", type=int, default=0,
                     help="ask only the first N questions of each kind (in and out of scope)")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="ask N in-scope questions spread evenly over each book's file and "
+                         "--sample-oos out-of-scope ones (deterministic; in place of --limit)")
+    ap.add_argument("--sample-oos", type=int, default=None,
+                    help="out-of-scope questions of --sample (default: N/2, at least 1)")
+    ap.add_argument("--sample-stride", type=int, default=1,
+                    help="keep every K-th question of --sample (first included): a slow "
+                         "engine asked a subset of the others' questions")
+    ap.add_argument("--engines-table", nargs="+", default=None,
+                    help="print one Markdown table comparing engines from these split result "
+                         "files (answer_quality_split_*.json), per book and pooled; "
+                         "NAME=GLOB reads an unfinished split run's --progress files")
+    ap.add_argument("--common", action="store_true",
+                    help="with --engines-table: only the questions every engine answered")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
     ap.add_argument("--models-dir", type=Path, default=None,
                     help="where an installed tier's model file is (default: the user's data "
@@ -560,6 +593,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                          args.l2, args.kind)
         print(json.dumps(result, indent=2))
         return 0
+    if args.engines_table:
+        stems = [stem for split in books.SPLITS.values() for stem in split]
+        print(engines.engines_table(args.engines_table, common=args.common, stems=stems))
+        return 0
     if args.rescore:
         for path in args.rescore:
             rows = rescore(load_rows(path))
@@ -587,7 +624,10 @@ def run_book(args) -> tuple[list[dict], dict]:
     """Ask the questions of ``args.questions`` (after ``--limit`` and ``--half``) on
     ``args.book``; write the result and answers files; return the rows and figures."""
     items = load(args.questions, args.gold)
-    if args.limit:
+    if getattr(args, "sample", 0):
+        items = engines.sample(items, args.sample, args.sample_oos,
+                               getattr(args, "sample_stride", 1))
+    elif args.limit:
         ins = [i for i in items if i["gold_pages"]][: args.limit]
         outs = [i for i in items if not i["gold_pages"]][: max(1, args.limit // 4)]
         items = ins + outs
@@ -598,6 +638,9 @@ def run_book(args) -> tuple[list[dict], dict]:
     name = f"answer_quality_{args.questions.stem}_{books.backend_tag(args.backend, args.model)}"
     if args.first_token_budget:
         name += f"_ft{args.first_token_budget:g}"
+    if getattr(args, "sample", 0):
+        name += f"_s{args.sample}"
+        name += f"by{args.sample_stride}" if getattr(args, "sample_stride", 1) > 1 else ""
     if args.half:
         name += f"_{args.half}"
     if args.replay:
@@ -612,7 +655,8 @@ def run_book(args) -> tuple[list[dict], dict]:
             fh.write(json.dumps({k: r.get(k) for k in (
                 "question", "outcome", "answer", "gold", "gold_share", "correct", "confidence",
                 "level", "gold_pages", "citations", "split", "model", "book_sentences",
-                "signals", "raw_output", "prompt")},
+                "validation_passed", "unsupported", "replaced_by_validator", "error",
+                "first_token_ms", "total_ms", "signals", "raw_output", "prompt")},
                                 ensure_ascii=False) + "\n")
     return rows, summary
 

@@ -136,18 +136,25 @@ def run_split(args: argparse.Namespace,
             **{**vars(args), "book": pdf, "questions": questions, "progress": progress}))
         summaries[stem] = summary
         table.append(table_row(stem, rows, summary))
-        pooled.extend(rows)
+        pooled.extend({**r, "book": stem} for r in rows)
     pooled_summary = summarise(pooled)
     table.append(table_row("POOLED", pooled, pooled_summary))
     tag = backend_tag(args.backend, getattr(args, "model", None))
     name = f"answer_quality_split_{args.split}_{tag}"
     name += f"_ft{args.first_token_budget:g}" if args.first_token_budget else ""
+    if getattr(args, "sample", 0):
+        name += f"_s{args.sample}"
+        name += f"by{args.sample_stride}" if getattr(args, "sample_stride", 1) > 1 else ""
     name += f"_{args.tag}" if args.tag else ""
     results = BENCH_DIR / "results"
     results.mkdir(parents=True, exist_ok=True)
     (results / f"{name}.json").write_text(json.dumps(
-        {"split": args.split, "backend": args.backend, "limit": args.limit,
+        {"split": args.split, "backend": args.backend, "model": getattr(args, "model", ""),
+         "limit": args.limit, "sample": getattr(args, "sample", 0),
          "skipped": skipped, "table": table, "summaries": summaries,
-         "pooled": pooled_summary}, indent=1), encoding="utf-8")
+         "pooled": pooled_summary,
+         # every question's row (its book named; the prompt left out), for --engines-table
+         "rows": [{k: v for k, v in r.items() if k != "prompt"} for r in pooled]},
+        indent=1, ensure_ascii=False), encoding="utf-8")
     print(json.dumps(table, indent=2) if args.json else format_table(table))
     return 0
