@@ -103,7 +103,7 @@ def answer_fate(row: dict) -> tuple[str, str]:
 
 
 def _declines(raw: str) -> bool:
-    from bookreader.core.outcomes import declines
+    from bookreader.core.answer.draft import declines
 
     return bool(raw) and declines(raw)
 
