@@ -84,7 +84,10 @@ def _form_ok(card) -> bool:
         t = r"\s+".join(re.escape(w) for w in card.front.split())
         named = re.search(rf"\bdefined?\s+(?:an?\s+|the\s+)?{t}\s+as\b|\bcall\b.*\b{t}\b",
                           card.back, re.IGNORECASE)
-        return entry or defines(card.back, card.front) or bool(named)
+        # "A linear functional on V is ...": the term said of a symbol it is taken over
+        over = re.search(rf"^\s*(?:an?\s+|the\s+)?{t}\s+(?:of|on|in|over)\s+\S+\s+(?:is|are)\s",
+                         card.back, re.IGNORECASE)
+        return entry or defines(card.back, card.front) or bool(named) or bool(over)
     return key_only(card.term) in key_only(card.back)
 
 

@@ -20,8 +20,9 @@ log = logging.getLogger(__name__)
 
 #: Times a line-initial head must recur in a book to be a label rather than a term.
 MIN_REPEATS = 3
-#: A capitalised head of up to five words that opens a line and ends on a colon.
-_HEAD = re.compile(r"(?m)^[ \t]*([A-Z][\w'\u2019\-]*(?:[ ][\w'\u2019\-]+){0,4}):[ \t]")
+#: A capitalised head of up to five words that opens a line and ends on a colon (its text
+#: after it or on the next line).
+_HEAD = re.compile(r"(?m)^[ \t]*([A-Z][\w'\u2019\-]*(?:[ ][\w'\u2019\-]+){0,4}):(?:[ \t]|$)")
 
 _CACHE: "weakref.WeakKeyDictionary[Any, frozenset[str]]" = weakref.WeakKeyDictionary()
 

@@ -116,7 +116,7 @@ _CALLED = re.compile(
     # taken over is a placeholder; "is called X if ...": a definition by its condition
     r"(?:\s+or\s+[A-Za-z][\w'\u2019\-]*)?"
     "(?:\\s+(?:of|in|on|over)\\s+(?:[\U0001D400-\U0001D7FF\u2100-\u214F][^\\s,.;:]*"
-    "|(?:the|an?)\\s+[A-Za-z]+))?"
+    "|(?P<of>(?:the|an?)\\s+[A-Za-z]+)))?"
     r"\s*(?:[.,;:]|\s+if\b|\s+and\s+(?:is|are)\s+denoted\b|$)")
 #: "We define the absolute fitness of a genotype as the expected number of ...".
 _WE_DEFINE = re.compile(
@@ -175,6 +175,11 @@ _POINTER = re.compile(r"\b(?:below|above|next|following|preceding|previous|corre
 _ITEM_REFERENCE = re.compile(r"\(\s*(?:[a-z]|[ivx]{1,4}|\d+(?:\.\d+)*)\s*\)|\b\d+\.\d+\b")
 
 
+#: A claim justified by a result elsewhere ("... (by 5.31)", "as shown by 5.41", "see
+#: 2.38"): a consequence proved there, not what the subject is.
+_JUSTIFIED = re.compile(r"\b(?:by|see|from)\s+\(?\d+\.\d+", re.IGNORECASE)
+
+
 def points_elsewhere(text: str) -> bool:
     """True when ``text`` (the words that name a sentence's subject) identifies it by
     pointing at a neighbouring formula, result or item rather than saying what it is.
@@ -218,6 +223,8 @@ def _labels_a_remark(definition: str) -> bool:
 def clean_term(term: str) -> Optional[str]:
     """The term as a card's front, or None when it does not read as a name."""
     term = " ".join(term.strip(" \t*\u2022-\"'\u201c\u201d\u2018\u2019").split())
+    # "linear functional on V": the symbol it is taken over is a placeholder
+    term = re.sub(r"\s+(?:of|on|in|over)\s+\S*" + _MATH_LETTER.pattern + r"\S*$", "", term)
     term = re.sub(r"^(?:a|an|the)\s+", "", term, flags=re.IGNORECASE)
     ws = term.split()
     while len(ws) > 1 and ws[-1].lower() in _ADVERBS:  # "Linkage disequilibrium merely"
@@ -316,7 +323,12 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
         if verb.startswith("means") and m.group("definition").lower().startswith("that") and (
                 re.match(r"^\s*(?:a|an|the)\s", sentence, re.IGNORECASE)):
             term = None  # "The positive sign on X means that ...": what it implies
-        if (term and defines(sentence, term) and not _generic_subject(sentence, term)
+        # "A linear functional on V is ...": said of the term taken over a symbol
+        said = term and (defines(sentence, term) or (
+            bool(_MATH_LETTER.search(m.group("term")))
+            and defines(sentence, " ".join(m.group("term").split()))))
+        if (term and said and not _generic_subject(sentence, term)
+                and not _JUSTIFIED.search(m.group("definition"))
                 and not _EVALUATIVE.match(m.group("definition"))
                 and not _CONDITIONAL.search(re.split(r"[;,:]", m.group("definition"))[0])
                 and not _POINTS_BACK.search(" ".join(m.group("definition").split()[:8]))):
@@ -328,7 +340,11 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
             return Definition(term, sentence, "defining")
     m = _CALLED.search(sentence)
     if m:
-        term = clean_term(m.group("term"))
+        # "called the scope of the quantifier": the whole name while it is a short one;
+        # "called a linear combination of the list": the name without what it is taken of
+        whole = sentence[m.start("term"):m.end("of")] if m.group("of") else ""
+        term = ((clean_term(whole) if len(whole.split()) <= MAX_TERM_WORDS - 1 else None)
+                or clean_term(m.group("term")))
         before = sentence[:m.start()]
         lead = words(before)
         # "what is called X", "which is called X", "This approach is known as X"
