@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bookreader.core.pdf import PdfBook
-from bookreader.core.study import chapter_scope, generate
+from bookreader.core.study import StudyScope, chapter_scope, generate
 from bookreader.core.study.labels import repeated_labels
 from bookreader.core.study.terms import definition_in
 
@@ -101,3 +101,20 @@ def test_labels_remarks_and_pointers_define_nothing(sentence):
 def test_definitions_kept_or_newly_read(sentence, term):
     found = definition_in(sentence)
     assert found is not None and found.term == term
+
+
+def test_a_label_repeated_in_a_made_book_makes_no_card_and_a_term_entry_does(tmp_path):
+    from pdf_factory import make_pdf
+
+    pages = [
+        f"Buffers hold data between two stages of a pipeline. Readers fill them first.\n\n"
+        f"Reminder: Every stage must drain its buffer before the next batch starts number "
+        f"{i}.\n\nThe stages run one after another in this chapter." for i in range(3)]
+    pages.append("Throughput: The number of items a pipeline finishes in one second.\n\n"
+                 "Reminder: Latency and throughput trade against each other in practice.")
+    with PdfBook.open(make_pdf(tmp_path / "labels.pdf", pages)) as pdf:
+        assert "reminder" in repeated_labels(pdf) and "throughput" not in repeated_labels(pdf)
+        assert pdf.plain_text(3).startswith("Throughput:")
+        cards = generate(pdf, pdf.book_id, "cards", StudyScope(0, 3)).cards
+    fronts = {c.front for c in cards}
+    assert "Throughput" in fronts and "Reminder" not in fronts
