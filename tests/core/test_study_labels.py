@@ -62,6 +62,8 @@ def test_a_callout_label_makes_no_card_in_a_chapter(eval_dir):
     f"{T}|{U}(by 5.31).",
     # an instance named by its symbols
     f"The composition {S}{T} is a linear map from {U} to {V}.",
+    f"The standard basis of {R}2 is an orthonormal basis consisting of eigenvectors of {S}.",
+    f"A typical element of {R}2 is a point (a, b).",
     "The symbol means \u201cend of proof\u201d.",
 ])
 def test_labels_remarks_and_pointers_define_nothing(sentence):

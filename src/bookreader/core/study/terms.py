@@ -223,8 +223,9 @@ def _labels_a_remark(definition: str) -> bool:
 def clean_term(term: str) -> Optional[str]:
     """The term as a card's front, or None when it does not read as a name."""
     term = " ".join(term.strip(" \t*\u2022-\"'\u201c\u201d\u2018\u2019").split())
-    # "linear functional on V": the symbol it is taken over is a placeholder
-    term = re.sub(r"\s+(?:of|on|in|over)\s+\S*" + _MATH_LETTER.pattern + r"\S*$", "", term)
+    # "linear functional on V": the one letter it is taken over is a placeholder; "the
+    # standard basis of R2" names one instance (the symbol check below drops it)
+    term = re.sub(r"\s+(?:of|on|in|over)\s+" + _MATH_LETTER.pattern + r"$", "", term)
     term = re.sub(r"^(?:a|an|the)\s+", "", term, flags=re.IGNORECASE)
     ws = term.split()
     while len(ws) > 1 and ws[-1].lower() in _ADVERBS:  # "Linkage disequilibrium merely"
