@@ -440,6 +440,21 @@ class PdfBook:
             progress(i + 1, total, f"Read page {page.label} of {self.path.name}")
             yield page
 
+    def plain_text(self, index: int) -> str:
+        """MuPDF's own text of a page, uncleaned and uncached (a quick pass over a whole
+        book); "" for a page the sandbox blocked or that cannot be read."""
+        self._check_index(index)
+        if index in self.blocked:
+            return ""
+        with self._lock:
+            try:
+                return str(self._doc.load_page(index).get_text())
+            except Exception as exc:  # a damaged page reads as empty here
+                log.info("Cannot read page %d of %s: %s", index + 1, self.path, exc)
+                return ""
+            finally:
+                _flush_mupdf_messages(self.path.name)
+
     def pages_without_text(self) -> list[int]:
         """0-based pages with no extractable text (scanned, blank or unreadable)."""
         for i in range(self.page_count):

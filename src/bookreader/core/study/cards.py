@@ -11,7 +11,7 @@ and the cards come out in reading order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from bookreader.core.sentences import stem, words
 from bookreader.core.study.model import CARD_QUESTION, CARD_TERM, StudyCard, stable_id
@@ -41,13 +41,18 @@ class _Candidate:
 
 def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
                names: Optional[NameEvidence] = None,
+               labels: Optional[Callable[[], frozenset[str]]] = None,
                progress: ProgressFn = no_progress,
                cancel: Optional[CancelFn] = None) -> list[_Candidate]:
     """Every card the sentences could make, before citing and deduplication.
 
     ``names``: how the book writes its words; a sentence whose subject it judges the
     name of an individual makes no card (default: judged from ``sentences`` alone).
+    ``labels``: called (once, and only when a "term: text" line outside a glossary
+    section is met) for the heads the book repeats as labels
+    (:func:`~bookreader.core.study.labels.repeated_labels`); such a line makes no card.
     """
+    repeated: Optional[frozenset[str]] = None
     if names is None:
         names = NameEvidence(s.text for s in sentences)
     out: list[_Candidate] = []
@@ -59,6 +64,10 @@ def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
         d = definition_in(s.text, s.glossary)
         if d is not None and names.individual(d.term):
             continue
+        if d is not None and d.form == "entry" and not s.glossary and labels is not None:
+            repeated = labels() if repeated is None else repeated
+            if d.term.casefold() in repeated:
+                continue  # "Caution: ...": a label the book heads its remarks with
         if d is not None:
             out.append(_Candidate(s, CARD_TERM, d.term, d.back, d.term, _RANK[d.form]))
             continue
@@ -74,11 +83,12 @@ def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
 def make_cards(sentences: Sequence[StudySentence], citer: Citer, book_id: str, *,
                questions: bool = True, limit: Optional[int] = None,
                names: Optional[NameEvidence] = None,
+               labels: Optional[Callable[[], frozenset[str]]] = None,
                progress: ProgressFn = no_progress,
                cancel: Optional[CancelFn] = None) -> list[StudyCard]:
     """Cited, deduplicated flashcards in reading order (at most ``limit``)."""
-    found = candidates(sentences, questions=questions, names=names, progress=progress,
-                       cancel=cancel)
+    found = candidates(sentences, questions=questions, names=names, labels=labels,
+                       progress=progress, cancel=cancel)
     best: dict[str, _Candidate] = {}
     for c in found:
         key = front_key(c.front)

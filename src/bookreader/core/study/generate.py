@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from bookreader.core.sentences import key_only
 from bookreader.core.study.cards import make_cards
+from bookreader.core.study.labels import repeated_labels
 from bookreader.core.study.model import SET_CARDS, SET_QUIZ, SET_SUMMARY, StudySet
 from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.phrasing import phrase_fronts
@@ -118,7 +119,8 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
         headings = [e.title for e in getattr(pages, "toc", None) or ()]
         headings += list(dict.fromkeys(h for s in read.sentences for h in (s.chapter, s.section)))
         names = NameEvidence((s.text for s in read.sentences), headings)
-        cards = make_cards(sentences, citer, book_id, names=names, progress=progress,
+        cards = make_cards(sentences, citer, book_id, names=names,
+                           labels=lambda: repeated_labels(pages), progress=progress,
                            cancel=cancel, limit=limit if kind == SET_CARDS else None)
         if kind == SET_QUIZ:
             quiz = make_quiz(cards, limit=limit)

@@ -79,7 +79,8 @@ _GENERIC = frozenset("""result results answer answers problem problems example e
 reasons idea ideas goal goals point way ways thing things case cases question questions
 difference differences output input part parts step steps kind kinds type types use purpose
 rest end start chapter section figure table book page text note notes lot number
-approach method methods model models process system value values""".split())
+approach method methods model models process system value values symbol symbols notation
+formula formulas equation equations""".split())
 #: Small words a term may hold inside it ("degrees of freedom", "supply and demand").
 _TERM_JOINERS = frozenset("of and in on a an the".split())
 #: Adverbs left at the end of a subject ("X merely refers to ...").
@@ -104,11 +105,19 @@ _COPULA = re.compile(
     r"(?P<verb>(?:is|are)\s+defined\s+as\s|(?:is|are)\s+(?:an?|the|one|any)\s"
     r"|refers?\s+to\s|means\s)"
     r"(?P<definition>.+)$", re.IGNORECASE)
-#: "... is called a TERM." / "... is known as TERM," / "... are called TERMS."
+#: "... is called a TERM." / "... is known as TERM," / "... are called TERMS." / "... is
+#: called a TERM of the list."
 _CALLED = re.compile(
-    r"\b(?:is|are)\s+(?:called|known\s+as|termed|referred\s+to\s+as)\s+(?:an?\s+|the\s+)?"
+    r"\b(?:is|are)\s+(?:called|known\s+as|termed|referred\s+to\s+as)\s+"
+    r"(?:an?\s+|the\s+)?"
     r"[\"'\u201c\u2018]?(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,3}?)"
-    r"[\"'\u201d\u2019]?\s*(?:[.,;:]|$)")
+    r"[\"'\u201d\u2019]?"
+    # "... called vectors or points": the first name; "a subspace of V": the symbol it is
+    # taken over is a placeholder; "is called X if ...": a definition by its condition
+    r"(?:\s+or\s+[A-Za-z][\w'\u2019\-]*)?"
+    "(?:\\s+(?:of|in|on|over)\\s+(?:[\U0001D400-\U0001D7FF\u2100-\u214F][^\\s,.;:]*"
+    "|(?P<of>(?:the|an?)\\s+[A-Za-z]+)))?"
+    r"\s*(?:[.,;:]|\s+if\b|\s+and\s+(?:is|are)\s+denoted\b|$)")
 #: "We define the absolute fitness of a genotype as the expected number of ...".
 _WE_DEFINE = re.compile(
     r"\bwe\s+(?:will\s+|shall\s+|can\s+)?define[d]?\s+(?:the\s+|an?\s+)?"
@@ -153,9 +162,70 @@ class Statement:
     back: str
 
 
+#: A mathematical letter or symbol letter (italic, bold, double-struck ... U+1D400-1D7FF,
+#: letterlike symbols U+2100-214F): a word holding one names an instance ("the
+#: composition ST", "the standard basis of R2"), not a term.
+_MATH_LETTER = re.compile("[\U0001D400-\U0001D7FF\u2100-\u214F]")
+#: Words that point to another sentence, formula or result for what the subject is
+#: ("The formula below", "The matrix in the next result", "The corresponding result").
+_POINTER = re.compile(r"\b(?:below|above|next|following|preceding|previous|corresponding|"
+                      r"foregoing|aforementioned|this|these|those|latter|former)\b",
+                      re.IGNORECASE)
+#: A numbered or lettered item elsewhere: "(d)", "(iii)", "(3)", "5.41", "(2.7)".
+_ITEM_REFERENCE = re.compile(r"\(\s*(?:[a-z]|[ivx]{1,4}|\d+(?:\.\d+)*)\s*\)|\b\d+\.\d+\b")
+
+
+#: A claim justified by a result elsewhere ("... (by 5.31)", "as shown by 5.41", "see
+#: 2.38"): a consequence proved there, not what the subject is.
+_JUSTIFIED = re.compile(r"\b(?:by|see|from)\s+\(?\d+\.\d+", re.IGNORECASE)
+
+
+def points_elsewhere(text: str) -> bool:
+    """True when ``text`` (the words that name a sentence's subject) identifies it by
+    pointing at a neighbouring formula, result or item rather than saying what it is.
+
+    A pointer inside brackets ("the sentence on the left (R in this example)") is an
+    aside, and one after an earlier sentence of the same text ("... T is true if S is.
+    This is called ...") has its antecedent along: neither counts."""
+    if re.search(r"[.!?;]\s+[A-Z]", text):
+        return False
+    return bool(_POINTER.search(re.sub(r"\([^)]*\)", " ", text))
+                or _ITEM_REFERENCE.search(text))
+
+
+#: Words that open a clause, not a description: a "label: ..." line whose text opens
+#: with one ("Warning: There may ...", "Hint: You can ...") says something about the
+#: matter at hand; it does not say what the label is.
+_CLAUSE_OPENERS = frozenset("""there it this these those they we you i he she suppose let
+note consider recall""".split())
+#: Subordinators: a label's text that opens with one and goes on to a main clause after a
+#: comma ("Caution: If T has ..., then ...") is a remark; one that is only the subordinate
+#: clause ("Impact phase: When the swing foot contacts the ground") describes its label.
+_SUBORDINATORS = frozenset("if when unless whereas while because since although though".split())
+
+
+def _labels_a_remark(definition: str) -> bool:
+    """True when an entry's text is a remark or a heading, not a definition: it opens a
+    clause (:data:`_CLAUSE_OPENERS`, or :data:`_SUBORDINATORS` with a main clause after a
+    comma), or it is a short title with every long word capitalised and no full stop
+    ("Notes on Typesetting")."""
+    ws = definition.split()
+    if not ws:
+        return True
+    first = ws[0].lower().strip(",")
+    if first in _CLAUSE_OPENERS or (first in _SUBORDINATORS and "," in definition):
+        return True
+    long = [w for w in ws if len(w) > 3]
+    return (len(ws) <= 6 and not definition.rstrip().endswith((".", "!", "?")) and bool(long)
+            and all(w[:1].isupper() for w in long))
+
+
 def clean_term(term: str) -> Optional[str]:
     """The term as a card's front, or None when it does not read as a name."""
     term = " ".join(term.strip(" \t*\u2022-\"'\u201c\u201d\u2018\u2019").split())
+    # "linear functional on V": the one letter it is taken over is a placeholder; "the
+    # standard basis of R2" names one instance (the symbol check below drops it)
+    term = re.sub(r"\s+(?:of|on|in|over)\s+" + _MATH_LETTER.pattern + r"$", "", term)
     term = re.sub(r"^(?:a|an|the)\s+", "", term, flags=re.IGNORECASE)
     ws = term.split()
     while len(ws) > 1 and ws[-1].lower() in _ADVERBS:  # "Linkage disequilibrium merely"
@@ -185,6 +255,8 @@ def clean_term(term: str) -> Optional[str]:
         return None  # a numbered or lettered instance: "Sentence 14", "the extension of E"
     if any(w in _NUMBER_WORDS for w in low[1:]):
         return None  # a heading ran into a sentence: "Negation Two commonly used symbols"
+    if _MATH_LETTER.search(term):
+        return None  # an instance named by its symbols: "the composition ST"
     return term
 
 
@@ -227,7 +299,8 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
     if (m and _enough(m.group("definition")) and not _NOT_PROSE.search(m.group("definition"))
             and not _digit_heavy(m.group("definition"))
             and not m.group("definition").rstrip().endswith(":")
-            and not _OUTCOME.match(m.group("definition"))):
+            and not _OUTCOME.match(m.group("definition"))
+            and not _labels_a_remark(m.group("definition"))):
         term = clean_term(m.group("term"))
         # A lead-in ("The steps are as follows: ...") is not an entry: the "term" part of
         # an entry is a name, short and without a verb.
@@ -235,7 +308,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
             return Definition(term, m.group("definition").strip(), "entry")
     if glossary:
         m = _BARE_ENTRY.match(sentence)
-        if m and _enough(m.group("definition")):
+        if m and _enough(m.group("definition")) and not _labels_a_remark(m.group("definition")):
             term = clean_term(m.group("term"))
             if term:
                 return Definition(term, m.group("definition").strip(), "entry")
@@ -243,7 +316,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
         return None
     sentence = _heading_run_in(_unbulleted(sentence))
     m = _COPULA.match(sentence)
-    if m and _enough(m.group("definition")):
+    if m and _enough(m.group("definition")) and not points_elsewhere(sentence[:m.start("verb")]):
         term = clean_term(m.group("term"))
         verb = " ".join(m.group("verb").lower().split())
         if term and verb.startswith("are") and not term.lower().endswith("s"):
@@ -251,7 +324,12 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
         if verb.startswith("means") and m.group("definition").lower().startswith("that") and (
                 re.match(r"^\s*(?:a|an|the)\s", sentence, re.IGNORECASE)):
             term = None  # "The positive sign on X means that ...": what it implies
-        if (term and defines(sentence, term) and not _generic_subject(sentence, term)
+        # "A linear functional on V is ...": said of the term taken over a symbol
+        said = term and (defines(sentence, term) or (
+            bool(_MATH_LETTER.search(m.group("term")))
+            and defines(sentence, " ".join(m.group("term").split()))))
+        if (term and said and not _generic_subject(sentence, term)
+                and not _JUSTIFIED.search(m.group("definition"))
                 and not _EVALUATIVE.match(m.group("definition"))
                 and not _CONDITIONAL.search(re.split(r"[;,:]", m.group("definition"))[0])
                 and not _POINTS_BACK.search(" ".join(m.group("definition").split()[:8]))):
@@ -263,14 +341,18 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
             return Definition(term, sentence, "defining")
     m = _CALLED.search(sentence)
     if m:
-        term = clean_term(m.group("term"))
+        # "called the scope of the quantifier": the whole name while it is a short one;
+        # "called a linear combination of the list": the name without what it is taken of
+        whole = sentence[m.start("term"):m.end("of")] if m.group("of") else ""
+        term = ((clean_term(whole) if len(whole.split()) <= MAX_TERM_WORDS - 1 else None)
+                or clean_term(m.group("term")))
         before = sentence[:m.start()]
         lead = words(before)
         # "what is called X", "which is called X", "This approach is known as X"
         pointing = bool(lead) and (lead[-1].lower() in ("what", "which", "it")
                                    or lead[0].lower() in _DEICTIC
                                    or lead[0].lower() in ("equation", "figure", "table")
-                                   or bool(re.search(r"\(\d", before)))
+                                   or points_elsewhere(before))
         if (term and len(lead) >= MIN_DEFINITION_WORDS and not pointing
                 and defines(sentence, term)):
             return Definition(term, sentence, "called")
