@@ -52,7 +52,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from bookreader.core import answer_quotes, book_answer, prompts, quotes
 from bookreader.core import confidence as calibration
-from bookreader.core.citations import CitationSource, verify_answer
+from bookreader.core.citations import CitationSource, strip_citations, verify_answer
 from bookreader.core.focus import focus, focus_passages, unique_sentences
 from bookreader.core.generation import budget_pair, generate
 from bookreader.core.grounding import GroundingValidator, supported_part
@@ -101,6 +101,7 @@ from bookreader.core.selection_answer import (
     turns_on_absent_word,
 )
 from bookreader.core.selection_relevance import names_absent_number, off_target
+from bookreader.core.selection_types import names_nobody
 from bookreader.core.sentences import key_only, split_sentences, words
 from bookreader.core.types import (
     Answer,
@@ -701,8 +702,9 @@ class _Run(OutcomeAssembly):
         if replaced:
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
-        if self._selection_rescue() and off_target(self.question, text, self.selection,
-                                                   self.owner.validator.embedder):
+        if (self._selection_rescue() and off_target(self.question, text, self.selection,
+                                                    self.owner.validator.embedder)) or (
+                self.mode is Mode.SELECTED and names_nobody(self.question, strip_citations(text))):
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "off target", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)

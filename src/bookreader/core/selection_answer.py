@@ -76,6 +76,7 @@ from bookreader.core.grounding_roles import roles_swapped
 from bookreader.core.selection_contrasts import OPPOSING_PREFIX, states_near_miss
 from bookreader.core.selection_relevance import answer_span, answered_from, opposite_in_place
 from bookreader.core.selection_types import (
+    CALL_Q,
     defines,
     gives_name,
     has_wanted_type,
@@ -254,8 +255,11 @@ def _holds_exact(exact: set[str], sentence: str) -> bool:
 
 
 #: A sentence opening with one of these goes on about the one before it ("Polonia Warsaw
-#: ... in 2000. *They* also won the cup twice.").
-_POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b", re.I)
+#: ... in 2000. *They* also won the cup twice."), and so does one whose opening words name
+#: what came before by a demonstrative ("However, *this procedure* is more prone to ...",
+#: "We call *this quantity* the ...").
+_POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b|"
+                          r"^\W*(?:[\w']+,?\s+){1,2}(?:this|these|such)\s+[a-z]{3,}", re.I)
 
 
 def _sentences_before(selection: CitationSource) -> dict[str, list[str]]:
@@ -299,19 +303,26 @@ def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms:
     replaced by Abercrombie") speaks of what the sentence before it names.  When the
     question's name, or the name a who-question asks for, is only in that sentence, the
     two sentences are the answer: judged together, quoted together (copied text of the
-    selection), so the student reads whom the pronoun stands for.  The relevance score's
+    selection), so the student reads whom the pronoun stands for.  So they are when the
+    sentence alone holds too few of the question's words and the one before adds some
+    ("... the probability that two alleles ... are identical by descent. We call this
+    quantity the coefficient of kinship" for "What do you call the chance that ...?").
+    The relevance score's
     keyword half is counted again over both sentences; its MiniLM half stays the
     sentence's own."""
     sentence = quote.sentence
     if not previous or not _POINTS_BACK.match(sentence):
         return quote
-    if _holds_exact(exact, sentence) and has_wanted_type(question, sentence):
+    alone = len(q_terms & set(content_terms(sentence))) / len(q_terms)
+    self_sufficient = _holds_exact(exact, sentence) and has_wanted_type(question, sentence)
+    if self_sufficient and alone >= MIN_COVERAGE:
         return quote  # the sentence alone holds what it needs
     pair = f"{previous} {sentence}"
     if not (_holds_exact(exact, pair) and has_wanted_type(question, pair)):
         return quote
-    alone = len(q_terms & set(content_terms(sentence))) / len(q_terms)
     both = len(q_terms & set(content_terms(pair))) / len(q_terms)
+    if self_sufficient and both <= alone:
+        return quote  # the sentence before adds none of the question's words
     return quotes.Quote(pair, quote.source, round(quote.score + (both - alone) / 2, 4))
 
 
@@ -359,7 +370,8 @@ def answering_sentence(question: str, selection: CitationSource,
     turning = _turning_words(question)
     define = _DEFINE_Q.match(" ".join(question.split()))
     name_of = bool(define and NAME_OF_Q.match(define.group(1)))
-    naming = bool(define and NAMING_Q.search(define.group(1))) or name_of
+    naming = (bool(define and NAMING_Q.search(define.group(1))) or name_of
+              or bool(CALL_Q.match(question)))
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
     who = WHO_NAMED_Q.match(" ".join(question.split()))
