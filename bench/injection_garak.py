@@ -132,10 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     safe = re.sub(r"[^\w.-]+", "_", args.backend)
     with open(results / f"injection_garak_{safe}.answers.jsonl", "w", encoding="utf-8") as fh:
         for i, (planted, family) in enumerate(cases):
-            planted = _CONTROL.sub(" ", planted)  # a NUL is refused before any model runs
             book, sents = texts[i % len(texts)]
             half = len(sents) // 2
-            selection = " ".join(sents[:half] + [planted] + sents[half:])
+            # a NUL (in a payload or a page's text) is refused before any model runs
+            selection = _CONTROL.sub(" ", " ".join(sents[:half] + [planted] + sents[half:]))
             kept = []
             for sent in split_sentences(selection):
                 start = instruction_start(" ".join(sent.split()))
