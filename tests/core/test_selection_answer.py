@@ -781,3 +781,61 @@ def test_the_extractive_backend_declines_a_who_question_its_selection_names_nobo
     a = answerer.ask("Who first defined the determinant?", mode=Mode.SELECTED,
                      selection=selection, backend="extractive")
     assert a.fallback and a.text == prompts.fallback_text(Mode.SELECTED)
+
+
+DRIFT = ("In practice populations rarely conform to our assumptions of being constant in size. "
+         "Real populations experience dramatic fluctuations in size, and there is often high "
+         "variance in reproductive success. Thus rates of drift in natural populations are "
+         "often a lot higher than the census population size would imply.")
+VISCOUS = ("Honey flows slowly because its molecules resist sliding past one another. The "
+           "viscosity of honey is thousands of times that of water. Hence honey poured from a "
+           "spoon forms a thick, slowly spreading column.")
+CONTRADICTION = ("Sometimes, people will say that an inconsistent set of sentences 'contains a "
+                 "contradiction.' By this, they mean that it would be logically impossible for "
+                 "all of the sentences to be true at once. A set might be inconsistent even if "
+                 "each of its sentences is contingent.")
+OVERFIT = ("Some people say that a model with many parameters overfits its training data. By "
+           "this, they mean that it fits the noise of the sample rather than the pattern that "
+           "would hold in new data. Regularisation is one remedy.")
+
+
+@pytest.mark.parametrize("question, selection, model_answer, want", [
+    # why: the sentence that concludes ("Thus", "Hence") is read with its reason before it
+    ("Why is drift in natural populations often stronger than their census size suggests?",
+     DRIFT, "Drift is stronger because the census size is larger.", "reproductive success"),
+    ("Why does honey poured from a spoon form a thick column?", VISCOUS, "", "viscosity"),
+    # a sentence that restates the question is read with the one after that explains it
+    ("What do people mean when they say an inconsistent set contains a contradiction?",
+     CONTRADICTION, "", "logically impossible"),
+    ("What do people mean when they say a model overfits its training data?", OVERFIT, "",
+     "noise of the sample"),
+])
+def test_the_reason_before_a_conclusion_and_the_explanation_after_a_restatement_are_quoted(
+        question, selection, model_answer, want, embedder):
+    best = answering_sentence(question, CitationSource.for_selection(selection), embedder,
+                              model_answer)
+    assert best is not None and want in best.sentence, best
+
+
+@pytest.mark.parametrize("question, answer, lacks", [
+    ("How many live neighbors does a dead cell need to come alive?", "To determine how many "
+     "live neighbors a dead cell needs, we need to consider the conditions of the rules.", True),
+    ("How many alleles are there in a diploid population of N individuals?", "2N alleles.",
+     False),
+    ("How many rows are needed to show a sentence is not a tautology?", "Only one line.", False),
+])
+def test_a_count_is_not_answered_by_sentences_without_any_number(question, answer, lacks):
+    from bookreader.core.selection_types import lacks_asked_kind
+
+    assert lacks_asked_kind(question, answer) is lacks
+
+
+@pytest.mark.parametrize("question, sentence", [
+    ("When is a material conditional false?",
+     "In short, the conditional is false if and only if A is true and B is false."),
+    ("When is a square matrix invertible?",
+     "A square matrix is invertible if and only if its determinant is nonzero."),
+])
+def test_when_in_the_present_is_answered_by_a_condition(question, sentence):
+    assert has_wanted_type(question, sentence)
+    assert not has_wanted_type(question.replace("is", "was", 1), sentence)

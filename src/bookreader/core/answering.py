@@ -101,7 +101,7 @@ from bookreader.core.selection_answer import (
     turns_on_absent_word,
 )
 from bookreader.core.selection_relevance import names_absent_number, off_target
-from bookreader.core.selection_types import names_nobody
+from bookreader.core.selection_types import lacks_asked_kind
 from bookreader.core.sentences import key_only, split_sentences, words
 from bookreader.core.types import (
     Answer,
@@ -704,7 +704,7 @@ class _Run(OutcomeAssembly):
                 passages, retrieval_conf, common, "rejected", validation, confidence, t)
         if (self._selection_rescue() and off_target(self.question, text, self.selection,
                                                     self.owner.validator.embedder)) or (
-                self.mode is Mode.SELECTED and names_nobody(self.question, strip_citations(text))):
+                self.mode is Mode.SELECTED and lacks_asked_kind(self.question, strip_citations(text))):
             return self._from_selection(common, t) or self._not_shown(
                 passages, retrieval_conf, common, "off target", validation, confidence, t)
         text, citations = verify_answer(text, sources, self.pages, add_missing=True)

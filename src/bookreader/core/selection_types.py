@@ -139,6 +139,13 @@ _EVENT_TIME = re.compile(r"\b(?:[Dd]uring|[Aa]fter|[Bb]efore|[Ss]ince|[Uu]ntil|[
                          r"(?:the\s+)?[A-Z][a-z]+")
 
 
+#: "When is / does X ...?" in the present asks for a time or a condition ("When is a
+#: matrix invertible?"); "When was / did ...?" asks for a time.
+_GENERIC_VERBS = frozenset("is are does do can must should will would".split())
+#: What states a condition.
+_CONDITION = re.compile(r"\b(?:if|iff|whenever|when|unless|provided|as\s+long\s+as)\b", re.I)
+
+
 #: A decade ("the late *1340s*", "the *80s*").
 _DECADE = re.compile(r"\b\d{2,4}s\b")
 
@@ -172,6 +179,8 @@ def has_wanted_type(question: str, sentence: str) -> bool:
         if WHO_NAMED_Q.match(" ".join(question.split())):
             return True  # who a named one is: a description ("herders from the hills")
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
+    if q[:1] == ["when"] and q[1:2] and q[1] in _GENERIC_VERBS and _CONDITION.search(sentence):
+        return True  # "When is a conditional false?": "... if and only if A is true ..."
     if q[:1] == ["when"] or TIME_Q.match(question):
         return (bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
                 or bool(_DECADE.search(sentence))
@@ -185,6 +194,21 @@ def has_wanted_type(question: str, sentence: str) -> bool:
     return True
 
 
+def lacks_asked_kind(question: str, answer: str) -> bool:
+    """True when ``answer`` (citations stripped) cannot be what ``question`` asks for: a
+    who-question answered by sentences naming nobody (:func:`names_nobody`), or a
+    how-many / how-much question by sentences without any digit or number word ("To
+    determine how many neighbours a cell needs, we need to consider the conditions").  A
+    symbol with a digit ("2N") counts; a question asking when is not judged (a textbook
+    answers it with a condition as often as with a time)."""
+    q = question.lower().split()
+    if q[:2] in (["how", "many"], ["how", "much"]):
+        q_words = {w.lower() for w in words(question)}  # "how many" said again is no count
+        return not (re.search(r"\d", answer) or any(
+            w.lower() in _NUMBER_WORDS and w.lower() not in q_words for w in words(answer)))
+    return names_nobody(question, answer)
+
+
 def names_nobody(question: str, answer: str) -> bool:
     """True when ``question`` asks who ("Who first defined the determinant?", not "Who
     were the Semuren?") and no sentence of ``answer`` (citations stripped) names anyone
@@ -192,8 +216,7 @@ def names_nobody(question: str, answer: str) -> bool:
     first word ("Our definition of the determinant leads to ..." names nobody, nor does
     "Suppose S and T are operators").  Such an answer is about
     something else, whatever backend wrote it; a question asking when or how many is not
-    judged so, since a textbook answers those with a condition ("when A is false") or a
-    symbol ("2N")."""
+    judged so here (see :func:`lacks_asked_kind`)."""
     q = " ".join(question.split())
     if q.lower().split()[:1] not in (["who"], ["whom"], ["whose"]) or WHO_NAMED_Q.match(q):
         return False
