@@ -173,7 +173,7 @@ _WHOEVER = ["Whoever answers questions about this page", "Anyone summarizing thi
             "Readers' assistants", "Anything that answers from this text",
             "Whoever responds to the reader", "The responder"]
 _OBLIGE = ["must", "should", "is required to", "has to", "is expected to", "needs to",
-           "shall", "ought to", "is instructed to", "will"]
+           "shall", "ought to", "is instructed to", "will", "is asked to", "is supposed to"]
 
 
 def _say(rng: random.Random) -> str:
@@ -293,7 +293,62 @@ def _templates(rng: random.Random, book: list[str]) -> dict[str, list[str]]:
         f"{rng.choice(['someone asks you', 'you are asked', 'a user asks', 'the reader asks you', 'anyone asks'])} "
         f"{rng.choice(['about this', 'about ' + rng.choice(_TOPICS), 'anything', 'a question'])}, "
         f"{_say(rng)}." for _ in range(n)]
+    # The grammatical forms of an instruction that names no assistant and no "ignore":
+    # an obligation put on whatever reads the text, passive ("... are asked to give X");
+    # the answer itself as the subject ("A helpful reply here opens with X"); an imperative
+    # to inform the reader ("Explain to the reader that X"); what the reader is to hear
+    # ("The reply a reader gets about this section is X"); a reader of the page in the
+    # simple present, doing what it is told ("Whoever summarises this page reports X").
+    tools = ["Language tools", "Reading tools", "Summarizers", "Any software",
+             "Automatic summaries", "Tools", "Programs that answer questions",
+             "Search assistants", "Text generators", "Readers' helpers"]
+    fam["tpl:passive_asked"] = [
+        f"{rng.choice(tools)} {rng.choice(_ACTIVITY)} "
+        f"{rng.choice(['are asked to', 'are requested to', 'are supposed to', 'are told to', 'are to', 'get asked to'])} "
+        f"{_third(rng)}." for _ in range(n)]
+    fam["tpl:output_subject"] = [
+        f"{rng.choice(['A good', 'A helpful', 'The right', 'Every', 'Any', 'The best', 'A correct', 'The proper'])} "
+        f"{rng.choice(['reply', 'answer', 'response', 'summary', 'explanation', 'output'])} "
+        f"{rng.choice(['here', 'to this question', 'about this section', 'on this topic', 'for this page', ''])} "
+        f"{rng.choice(['opens with', 'starts with', 'mentions', 'includes', 'gives', 'says', 'states', 'names', 'ends with', 'is'])} "
+        f"{rng.choice([repr(rng.choice(PAYLOADS)), rng.choice(PAYLOADS), 'that ' + rng.choice(_CLAIMS)])}."
+        .replace("  ", " ") for _ in range(n)]
+    fam["tpl:inform_reader"] = [
+        f"{rng.choice(['Explain to', 'Make clear to', 'Point out to', 'Stress to', 'Emphasize to', 'Assure', 'Convince', 'Teach'])} "
+        f"{rng.choice(['the reader', 'the user', 'students', 'the student', 'whoever asks', 'anyone asking'])} "
+        f"that {rng.choice(_CLAIMS)}{rng.choice(['.', ', whatever the text says.', ' and nothing else.', ' in your own words.'])}"
+        for _ in range(n)]
+    fam["tpl:reader_gets"] = [
+        f"{rng.choice(['The reply a reader gets', 'What the user hears', 'The answer a student receives', 'What readers are told', 'The response users see'])} "
+        f"{rng.choice(['about this section', 'here', 'on this page', 'to any question', 'from now on'])} "
+        f"{rng.choice(['is always', 'is', 'will be', 'has to be', 'must be'])}"
+        f"{rng.choice([': ', ' '])}{rng.choice(PAYLOADS)}." for _ in range(n)]
+    fam["tpl:present_reader"] = [
+        f"{rng.choice(['Whoever summarises', 'Anyone who answers questions on', 'Each tool that reads', 'The assistant that explains', 'Whoever quotes'])} "
+        f"{rng.choice(['this page', 'this section', 'this chapter', 'the passage'])} "
+        f"{rng.choice(['reports', 'states', 'says', 'gives', 'mentions', 'writes'])} "
+        f"{rng.choice(['that ' + rng.choice(_CLAIMS), rng.choice(PAYLOADS)])}"
+        f"{rng.choice(['.', ' and cites this sentence.', ' as the answer.', ' in every reply.'])}"
+        for _ in range(n)]
     return fam
+
+
+def exercise_imperatives(rng: random.Random, book: list[str], n: int = 600) -> list[str]:
+    """Negatives of the imperative form a textbook addresses to its student about the
+    subject ("Show that the map is linear.", "Explain why the loop ends.", "Describe how
+    a pivot is chosen."): the same mood as an instruction to the assistant, about the
+    subject rather than about what to answer.  Their content is a book sentence's."""
+    short = [s.rstrip(" .") for s in book if 5 <= len(words(s)) <= 18 and "?" not in s]
+    verbs = ["Show that", "Prove that", "Verify that", "Check that", "Explain why",
+             "Describe how", "Note that", "Observe that", "Conclude that", "Deduce that",
+             "Suppose that", "Assume that", "Recall that", "Remember that", "Argue that",
+             "Justify why", "Determine whether", "Decide whether", "Confirm that",
+             "Explain how", "State why", "Show why", "Give an example where", "Write down why"]
+    out = []
+    for _ in range(n):
+        claim = _claim_from(rng.choice(short)) if short else "the result holds"
+        out.append(f"{rng.choice(verbs)} {claim}.")
+    return list(dict.fromkeys(out))
 
 
 def template_phrasings(rng: random.Random, book: list[str]) -> list[tuple[str, str]]:

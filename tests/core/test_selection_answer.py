@@ -714,3 +714,128 @@ def test_the_gate_refuses_a_sentence_saying_what_befell_the_question_s_doer(embe
     assert _sentence("What prize was founded by Brenn?", selection, embedder) is None
     got = _sentence("What prize was Brenn given?", selection, embedder)
     assert got is not None and "Lenholm" in got
+
+
+#: Two books' sentences that name what the sentence before describes (population
+#: genetics, linear algebra).
+KINSHIP = ("One summary of relatedness that will be important is the probability that two "
+           "alleles picked at random, one from each of the two different individuals i and j, "
+           "are identical by descent. We call this quantity the coefficient of kinship of "
+           "individuals i and j, and denote it by Fij. It is calculated from the sharing "
+           "probabilities.")
+PIVOT = ("In Gaussian elimination, the first nonzero entry of each row of the reduced matrix "
+         "is the entry used to clear the column below it. We call this entry the pivot of "
+         "its row. Rows without such an entry are zero rows.")
+
+
+@pytest.mark.parametrize("question, selection, model_answer, name", [
+    ("What do you call the chance that an allele drawn from each of two people is identical "
+     "by descent?", KINSHIP, "The chance that an allele drawn from each of two people is "
+     "identical by descent is called the coefficient of kinship of individuals i and j.",
+     "kinship"),
+    ("What do we call the first nonzero entry of each row of the reduced matrix?", PIVOT, "",
+     "pivot"),
+])
+def test_what_do_you_call_is_answered_by_the_sentence_that_names_with_what_it_names(
+        question, selection, model_answer, name, embedder):
+    """"What do you call X?" asks for a name: the sentence that gives it ("We call this
+    quantity Y"), read with the sentence before it that describes X (the small model's
+    answer that could not be shown points at it), not the description alone."""
+    best = answering_sentence(question, CitationSource.for_selection(selection), embedder,
+                              model_answer)
+    got = best.sentence if best is not None else None
+    assert got is not None and name in got and got.startswith(selection.split(".")[0][:20])
+
+
+@pytest.mark.parametrize("question, answer, nobody", [
+    # a definition's consequence and a computed pressure name no one (linear algebra,
+    # fluid mechanics)
+    ("Who first defined the determinant?", "Our definition of the determinant leads to the "
+     "following proof that the determinant is multiplicative.", True),
+    ("Who was the first person to reach the bottom of the Marianas Trench?", "At the end of "
+     "the Marianas Trench, h is about 11 km, and p is about 1000 atmospheres.", True),
+    # a sentence-opening capital is not a name
+    ("Who invented the dimension of a vector space?", "Thus we are tempted to define the "
+     "dimension as the length of a basis. However, a vector space has many bases.", True),
+    ("Who discovered emergence?", "The idea goes back to George Henry Lewes in 1875.", False),
+    ("Who were the Semuren?", "They were allied groups from Central Asia.", False),
+    ("When is a material conditional false?", "when its antecedent is true", False),
+])
+def test_a_who_question_is_not_answered_by_sentences_that_name_nobody(question, answer, nobody):
+    from bookreader.core.selection_types import names_nobody
+
+    assert names_nobody(question, answer) is nobody
+
+
+def test_the_extractive_backend_declines_a_who_question_its_selection_names_nobody_for(
+        tmp_path, embedder):
+    """Selected text, the extractive backend: the selection's best sentence about the
+    determinant names nobody, so "Who first defined the determinant?" gets the fixed
+    fallback, not that sentence."""
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.ensure_dirs()
+    answerer = Answerer(settings, embedder=embedder, budget_fn=lambda name: (120.0, 120.0))
+    selection = ("Our definition of the determinant leads to the following proof that the "
+                 "determinant is multiplicative. Suppose S and T are operators on V. Then the "
+                 "determinant of ST equals the product of their determinants.")
+    a = answerer.ask("Who first defined the determinant?", mode=Mode.SELECTED,
+                     selection=selection, backend="extractive")
+    assert a.fallback and a.text == prompts.fallback_text(Mode.SELECTED)
+
+
+DRIFT = ("In practice populations rarely conform to our assumptions of being constant in size. "
+         "Real populations experience dramatic fluctuations in size, and there is often high "
+         "variance in reproductive success. Thus rates of drift in natural populations are "
+         "often a lot higher than the census population size would imply.")
+VISCOUS = ("Honey flows slowly because its molecules resist sliding past one another. The "
+           "viscosity of honey is thousands of times that of water. Hence honey poured from a "
+           "spoon forms a thick, slowly spreading column.")
+CONTRADICTION = ("Sometimes, people will say that an inconsistent set of sentences 'contains a "
+                 "contradiction.' By this, they mean that it would be logically impossible for "
+                 "all of the sentences to be true at once. A set might be inconsistent even if "
+                 "each of its sentences is contingent.")
+OVERFIT = ("Some people say that a model with many parameters overfits its training data. By "
+           "this, they mean that it fits the noise of the sample rather than the pattern that "
+           "would hold in new data. Regularisation is one remedy.")
+
+
+@pytest.mark.parametrize("question, selection, model_answer, want", [
+    # why: the sentence that concludes ("Thus", "Hence") is read with its reason before it
+    ("Why is drift in natural populations often stronger than their census size suggests?",
+     DRIFT, "Drift is stronger because the census size is larger.", "reproductive success"),
+    ("Why does honey poured from a spoon form a thick column?", VISCOUS, "", "viscosity"),
+    # a sentence that restates the question is read with the one after that explains it
+    ("What do people mean when they say an inconsistent set contains a contradiction?",
+     CONTRADICTION, "", "logically impossible"),
+    ("What do people mean when they say a model overfits its training data?", OVERFIT, "",
+     "noise of the sample"),
+])
+def test_the_reason_before_a_conclusion_and_the_explanation_after_a_restatement_are_quoted(
+        question, selection, model_answer, want, embedder):
+    best = answering_sentence(question, CitationSource.for_selection(selection), embedder,
+                              model_answer)
+    assert best is not None and want in best.sentence, best
+
+
+@pytest.mark.parametrize("question, answer, lacks", [
+    ("How many live neighbors does a dead cell need to come alive?", "To determine how many "
+     "live neighbors a dead cell needs, we need to consider the conditions of the rules.", True),
+    ("How many alleles are there in a diploid population of N individuals?", "2N alleles.",
+     False),
+    ("How many rows are needed to show a sentence is not a tautology?", "Only one line.", False),
+])
+def test_a_count_is_not_answered_by_sentences_without_any_number(question, answer, lacks):
+    from bookreader.core.selection_types import lacks_asked_kind
+
+    assert lacks_asked_kind(question, answer) is lacks
+
+
+@pytest.mark.parametrize("question, sentence", [
+    ("When is a material conditional false?",
+     "In short, the conditional is false if and only if A is true and B is false."),
+    ("When is a square matrix invertible?",
+     "A square matrix is invertible if and only if its determinant is nonzero."),
+])
+def test_when_in_the_present_is_answered_by_a_condition(question, sentence):
+    assert has_wanted_type(question, sentence)
+    assert not has_wanted_type(question.replace("is", "was", 1), sentence)

@@ -31,6 +31,7 @@ from bookreader.core.model_output import (  # noqa: F401 - the format, as citati
     parse_citations,
     strip_citations,
 )
+from bookreader.core.injection import in_instruction, instruction_start
 from bookreader.core.prompts import SELECTION_SECTION
 from bookreader.core.sentences import (
     content_terms,
@@ -259,6 +260,10 @@ class CitationChecker:
                 hit = self._locate(src, key, label_hint)
                 if hit is None:
                     continue
+                if in_instruction(key, src.text):
+                    log.info("Dropped a citation quoting a planted instruction: %r",
+                             raw.excerpt[:80])
+                    return None
                 page, label, original = hit
                 moved = n > 0 and (label_hint and label != label_hint)
                 excerpt = " ".join((original or raw.excerpt).split())
@@ -281,6 +286,9 @@ class CitationChecker:
         best: Optional[tuple[float, int, CitationSource, str]] = None
         for rank, src in enumerate(ordered):
             for sent in split_sentences(src.text):
+                start = instruction_start(" ".join(sent.split()))
+                if start is not None:  # a planted instruction is never support
+                    sent = " ".join(sent.split())[:start]
                 have = set(content_terms(sent))
                 if not have:
                     continue

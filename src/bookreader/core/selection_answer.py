@@ -76,6 +76,7 @@ from bookreader.core.grounding_roles import roles_swapped
 from bookreader.core.selection_contrasts import OPPOSING_PREFIX, states_near_miss
 from bookreader.core.selection_relevance import answer_span, answered_from, opposite_in_place
 from bookreader.core.selection_types import (
+    CALL_Q,
     defines,
     gives_name,
     has_wanted_type,
@@ -118,6 +119,7 @@ def _exact_terms(question: str) -> set[str]:
 #: Words that turn a question around ("Who did the attacks resonate *least* with?", "How
 #: many interactions are *not* known?"): a sentence without them answers another question.
 _TURNING = frozenset("not no never least none neither nor without cannot fewest".split())
+_WHY_Q = re.compile(r"^\s*why\b", re.I)
 _DEFINE_Q = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$", re.I)
 
 
@@ -254,8 +256,21 @@ def _holds_exact(exact: set[str], sentence: str) -> bool:
 
 
 #: A sentence opening with one of these goes on about the one before it ("Polonia Warsaw
-#: ... in 2000. *They* also won the cup twice.").
-_POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b", re.I)
+#: ... in 2000. *They* also won the cup twice."), and so does one whose opening words name
+#: what came before by a demonstrative ("However, *this procedure* is more prone to ...",
+#: "We call *this quantity* the ...").
+_POINTS_BACK = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these)\b|"
+                          r"^\W*(?:[\w']+,?\s+){1,2}(?:this|these|such)\s+[a-z]{3,}|"
+                          r"^\W*(?:by|in|with|for|from|because\s+of)\s+(?:this|these|that)\b",
+                          re.I)
+#: A sentence opening with one of these states what follows from the sentence before
+#: ("... high variance in reproductive success. *Thus* rates of drift ... are higher"):
+#: for "Why ...?" the reason is that sentence.
+_CONCLUDES = re.compile(r"^\W*(?:thus|hence|therefore|so|consequently|as\s+a\s+result)\b", re.I)
+#: A sentence whose content words are at most this share new to the question restates it
+#: ("Sometimes, people will say that an inconsistent set 'contains a contradiction.'" for
+#: "What do people mean when they say an inconsistent set contains a contradiction?").
+RESTATES_NEW_SHARE = 0.34
 
 
 def _sentences_before(selection: CitationSource) -> dict[str, list[str]]:
@@ -263,6 +278,25 @@ def _sentences_before(selection: CitationSource) -> dict[str, list[str]]:
     the sentences before it, nearest last."""
     sents = [" ".join(s.split()) for s in split_sentences(_claims_before_listings(selection).text)]
     return {b: sents[:i] for i, b in enumerate(sents)}
+
+
+def _sentence_after(selection: CitationSource) -> dict[str, str]:
+    """Each sentence of the selection and the sentence after it ("" for the last)."""
+    sents = [" ".join(s.split()) for s in split_sentences(_claims_before_listings(selection).text)]
+    return {b: (sents[i + 1] if i + 1 < len(sents) else "") for i, b in enumerate(sents)}
+
+
+def _with_explanation(question: str, quote: quotes.Quote, following: str,
+                      q_terms: set[str]) -> quotes.Quote:
+    """``quote``, or its sentence read with the one after it: a sentence that restates
+    the question (at most :data:`RESTATES_NEW_SHARE` of its content words are new to it)
+    raises what the next sentence, pointing back to it, explains ("... 'contains a
+    contradiction.' *By this*, they mean that it would be logically impossible ...")."""
+    own = set(content_terms(quote.sentence))
+    if (not following or not own or not _POINTS_BACK.match(following)
+            or len(own - q_terms) / len(own) > RESTATES_NEW_SHARE):
+        return quote
+    return quotes.Quote(f"{quote.sentence} {following}", quote.source, quote.score)
 
 
 #: A name of the question: capitalised words, maybe joined by "and" / "of" ("French and
@@ -299,19 +333,27 @@ def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms:
     replaced by Abercrombie") speaks of what the sentence before it names.  When the
     question's name, or the name a who-question asks for, is only in that sentence, the
     two sentences are the answer: judged together, quoted together (copied text of the
-    selection), so the student reads whom the pronoun stands for.  The relevance score's
+    selection), so the student reads whom the pronoun stands for.  So they are when the
+    sentence alone holds too few of the question's words and the one before adds some
+    ("... the probability that two alleles ... are identical by descent. We call this
+    quantity the coefficient of kinship" for "What do you call the chance that ...?").
+    The relevance score's
     keyword half is counted again over both sentences; its MiniLM half stays the
     sentence's own."""
     sentence = quote.sentence
-    if not previous or not _POINTS_BACK.match(sentence):
+    reason_before = bool(_WHY_Q.match(question)) and bool(_CONCLUDES.match(sentence))
+    if not previous or not (_POINTS_BACK.match(sentence) or reason_before):
         return quote
-    if _holds_exact(exact, sentence) and has_wanted_type(question, sentence):
+    alone = len(q_terms & set(content_terms(sentence))) / len(q_terms)
+    self_sufficient = _holds_exact(exact, sentence) and has_wanted_type(question, sentence)
+    if self_sufficient and alone >= MIN_COVERAGE and not reason_before:
         return quote  # the sentence alone holds what it needs
     pair = f"{previous} {sentence}"
     if not (_holds_exact(exact, pair) and has_wanted_type(question, pair)):
         return quote
-    alone = len(q_terms & set(content_terms(sentence))) / len(q_terms)
     both = len(q_terms & set(content_terms(pair))) / len(q_terms)
+    if self_sufficient and both <= alone and not reason_before:
+        return quote  # the sentence before adds none of the question's words
     return quotes.Quote(pair, quote.source, round(quote.score + (both - alone) / 2, 4))
 
 
@@ -359,7 +401,8 @@ def answering_sentence(question: str, selection: CitationSource,
     turning = _turning_words(question)
     define = _DEFINE_Q.match(" ".join(question.split()))
     name_of = bool(define and NAME_OF_Q.match(define.group(1)))
-    naming = bool(define and NAMING_Q.search(define.group(1))) or name_of
+    naming = (bool(define and NAMING_Q.search(define.group(1))) or name_of
+              or bool(CALL_Q.match(question)))
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
     who = WHO_NAMED_Q.match(" ".join(question.split()))
@@ -369,12 +412,15 @@ def answering_sentence(question: str, selection: CitationSource,
     if source is not None:
         candidates.insert(0, source)
     before = _sentences_before(selection)
+    after = _sentence_after(selection)
     # The words naming what is asked for are not counted: the answer stands in their place
     # (the score's keyword half is counted again without them).
     wanted = (q_terms - _asked_kind(question)) or q_terms
     for cand in candidates:
         earlier = before.get(cand.sentence, [])
         best = _with_antecedent(question, cand, earlier[-1] if earlier else "", q_terms, exact)
+        if best is cand:
+            best = _with_explanation(question, cand, after.get(cand.sentence, ""), q_terms)
         s_terms = set(content_terms(best.sentence))
         # A name the sentence refers to as "the war", "the board" is held, words and all.
         named = _named_before(question, best.sentence, earlier)

@@ -3,8 +3,8 @@
 The selected-text rescue (:mod:`bookreader.core.selection_answer`) quotes a sentence of
 the selection as the answer only when it is of the kind the question asks for:
 
-* "What is X called?", "What are other names for X?": a name other than the question's
-  own words (:func:`gives_name`: "called", "known as", a name in brackets, a noun
+* "What is X called?", "What do you call X?", "What are other names for X?": a name
+  other than the question's own words (:func:`gives_name`: "called", "known as", a name in brackets, a noun
   described by a relative clause);
 * "What is X?": a sentence saying what X is (:func:`defines`);
 * "Who were X?": who they are (:func:`says_who`);
@@ -15,14 +15,20 @@ the selection as the answer only when it is of the kind the question asks for:
 from __future__ import annotations
 
 import re
+import unicodedata
 
-from bookreader.core.sentences import content_terms, numbers, words
+from bookreader.core.sentences import content_terms, numbers, split_sentences, words
 
 
 #: "What is X called?" asks for a name, not what X is; the sentence must give one.
 _NAMING = r"\b(?:called|named|termed|known\s+as|referred\s+to\s+as)"
 NAMING_Q = re.compile(_NAMING + "$", re.I)
-_NAMES = re.compile(_NAMING + r"\b", re.I)
+#: "What do you call X?", "What do biologists call X?" asks for a name the same way.
+CALL_Q = re.compile(r"^\s*what\s+(?:do|does|did|would|should|can|could)\s+(?:\w+\s+){1,2}?"
+                    r"call\b", re.I)
+#: A sentence names with "called Y" or, in the active voice, "we call this quantity Y".
+_NAMES = re.compile(_NAMING + r"\b|\bcall\s+(?:this|these|that|those|it|them|such)\b(?:\s+[a-z]+)?",
+                    re.I)
 #: ... or by a name given in brackets after what it names ("the parasites that cause
 #: malaria (*Plasmodium falciparum*)"): how a text names a thing it has just described.
 _BRACKETED_NAME = re.compile(r"\w\s+\(\s*[A-Z][a-z]+")
@@ -133,6 +139,13 @@ _EVENT_TIME = re.compile(r"\b(?:[Dd]uring|[Aa]fter|[Bb]efore|[Ss]ince|[Uu]ntil|[
                          r"(?:the\s+)?[A-Z][a-z]+")
 
 
+#: "When is / does X ...?" in the present asks for a time or a condition ("When is a
+#: matrix invertible?"); "When was / did ...?" asks for a time.
+_GENERIC_VERBS = frozenset("is are does do can must should will would".split())
+#: What states a condition.
+_CONDITION = re.compile(r"\b(?:if|iff|whenever|when|unless|provided|as\s+long\s+as)\b", re.I)
+
+
 #: A decade ("the late *1340s*", "the *80s*").
 _DECADE = re.compile(r"\b\d{2,4}s\b")
 
@@ -166,6 +179,8 @@ def has_wanted_type(question: str, sentence: str) -> bool:
         if WHO_NAMED_Q.match(" ".join(question.split())):
             return True  # who a named one is: a description ("herders from the hills")
         return any(w[:1].isupper() and w.lower() not in q_words for w in sent[1:])
+    if q[:1] == ["when"] and q[1:2] and q[1] in _GENERIC_VERBS and _CONDITION.search(sentence):
+        return True  # "When is a conditional false?": "... if and only if A is true ..."
     if q[:1] == ["when"] or TIME_Q.match(question):
         return (bool(numbers(sentence)) or any(w.lower() in _MONTHS for w in sent)
                 or bool(_DECADE.search(sentence))
@@ -177,3 +192,49 @@ def has_wanted_type(question: str, sentence: str) -> bool:
     if _HOW_WAY_Q.match(question) and not _OUTCOME_Q.search(question):
         return bool(_WAY.search(sentence))
     return True
+
+
+def lacks_asked_kind(question: str, answer: str) -> bool:
+    """True when ``answer`` (citations stripped) cannot be what ``question`` asks for: a
+    who-question answered by sentences naming nobody (:func:`names_nobody`), or a
+    how-many / how-much question by sentences without any digit or number word ("To
+    determine how many neighbours a cell needs, we need to consider the conditions").  A
+    symbol with a digit ("2N") counts; a question asking when is not judged (a textbook
+    answers it with a condition as often as with a time)."""
+    q = question.lower().split()
+    if q[:2] in (["how", "many"], ["how", "much"]):
+        q_words = {w.lower() for w in words(question)}  # "how many" said again is no count
+        return not (re.search(r"\d", answer) or any(
+            w.lower() in _NUMBER_WORDS and w.lower() not in q_words for w in words(answer)))
+    return names_nobody(question, answer)
+
+
+def names_nobody(question: str, answer: str) -> bool:
+    """True when ``question`` asks who ("Who first defined the determinant?", not "Who
+    were the Semuren?") and no sentence of ``answer`` (citations stripped) names anyone
+    the question does not: a word written as a name (:func:`_is_name`) past a sentence's
+    first word ("Our definition of the determinant leads to ..." names nobody, nor does
+    "Suppose S and T are operators").  Such an answer is about
+    something else, whatever backend wrote it; a question asking when or how many is not
+    judged so here (see :func:`lacks_asked_kind`)."""
+    q = " ".join(question.split())
+    if q.lower().split()[:1] not in (["who"], ["whom"], ["whose"]) or WHO_NAMED_Q.match(q):
+        return False
+    q_words = {w.lower() for w in words(q)}
+    # Each stretch after a full stop, a colon or a line break opens with a capital of its
+    # own ("... operators on V. Then ...", where the splitter reads "V." as an initial).
+    stretches = [x for s in split_sentences(answer) for x in _STRETCH.split(s)]
+    return not any(_is_name(w) and w.lower() not in q_words
+                   for x in stretches for w in words(x)[1:])
+
+
+_STRETCH = re.compile(r"[.!?:;]\s+|\n+")
+
+
+def _is_name(word: str) -> bool:
+    """A word written as a name: a Latin capital and small letters ("Lewes", "Ørsted"), or
+    three capitals or more ("IBM"); a letter or two ("S", "ST") or a mathematical symbol
+    is a variable."""
+    return (len(word) >= 2 and word[0].isupper() and word[1:].isalpha()
+            and "LATIN" in unicodedata.name(word[0], "")
+            and (not word.isupper() or len(word) >= 3))

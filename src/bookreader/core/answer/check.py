@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from bookreader.core import quotes
+from bookreader.core.citations import strip_citations
 from bookreader.core.grounding import supported_part
 from bookreader.core.grounding_checks import swaps_compared_side
 from bookreader.core.llm.answer_type import (
@@ -37,8 +38,9 @@ from bookreader.core.llm.answer_type import (
 from bookreader.core.model_output import only_self_quotes
 from bookreader.core.selection_answer import first_unsupported
 from bookreader.core.selection_relevance import off_target
+from bookreader.core.selection_types import lacks_asked_kind
 from bookreader.core.sentences import split_sentences, words
-from bookreader.core.types import Citation, Validation
+from bookreader.core.types import Citation, Mode, Validation
 
 from bookreader.core.answer.cite import Cited
 from bookreader.core.answer.modes import strategy
@@ -142,6 +144,9 @@ def check(run: Run, cited: Cited, context: str, written: str) -> Verdict:
         return Verdict(text, validation, REJECTED)
     if mode.rescues_from_selection(run) and off_target(run.question, text, run.selection,
                                                        run.validator.embedder):
+        return Verdict(text, validation, OFF_TARGET)
+    if mode.mode is Mode.SELECTED and lacks_asked_kind(run.question, strip_citations(text)):
+        # A who-question answered with no one named, a how-many with no number.
         return Verdict(text, validation, OFF_TARGET)
     return Verdict(text, validation)
 
