@@ -297,6 +297,22 @@ class HybridRetriever:
         self.settings = settings
         self._calibration = calibration
 
+    @functools.cached_property
+    def _terms(self) -> frozenset[tuple[str, ...]]:
+        """The book's heading and index terms (see ``book_terms``), found on first use."""
+        chunks = self.lexical.chunks if self.lexical is not None else list(self.store.chunks())
+        return calibration.book_terms(chunks, _not_a_topic, chunk_headings)
+
+    @functools.cached_property
+    def _folded_vocabulary(self) -> frozenset[str]:
+        """The book's BM25 terms, and those of its text and titles with accents folded."""
+        vocabulary = set(self.lexical.vocabulary()) if self.lexical is not None else set()
+        chunks = self.lexical.chunks if self.lexical is not None else []
+        for text in {t for c in chunks for t in (c.text, c.section, c.chapter)}:
+            if not text.isascii():
+                vocabulary.update(calibration.term_sequence(text))
+        return frozenset(vocabulary)
+
     @property
     def book_id(self) -> str:
         return self.store.book_id
@@ -327,7 +343,8 @@ class HybridRetriever:
         """A specialised word the book never uses (see ``unknown_word``)."""
         if self.lexical is None:
             return False
-        return calibration.unknown_word(word, self.lexical.knows, self.embedder.count_tokens)
+        return calibration.unknown_word(word, self._folded_vocabulary.__contains__,
+                                        self.embedder.count_tokens)
 
     def search(
         self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
@@ -396,9 +413,15 @@ class HybridRetriever:
         scored.sort(key=lambda p: (-p.score, p.chunk.position))
         passages = tuple(scored[:top_k])
         # A question naming a top passage's heading, or asking what a term is that a top
-        # passage defines, or about the book itself, is covered whatever its cosine.
-        form = book_question or calibration.covered_by_form(
-            query, scored[:COVERAGE_DEPTH], _chunk_heading_terms, lambda c: defines_term(term, c))
+        # passage defines, or about the book itself, is covered whatever its cosine; so is
+        # one naming a heading or index term of the book, or a numbered name ("Rule 30"),
+        # that a top passage uses, unless it also holds a specialised word the book never
+        # uses (it asks about that too).
+        top = scored[:COVERAGE_DEPTH]
+        form = (book_question
+                or calibration.covered_by_form(query, top, _chunk_heading_terms,
+                                               lambda c: defines_term(term, c))
+                or (not found.unknown and calibration.names_book_term(query, top, self._terms)))
         if form:
             confidence = max(confidence, self.settings.confidence_threshold)
         check("scoring")

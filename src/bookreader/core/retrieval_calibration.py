@@ -59,6 +59,7 @@ import logging
 import math
 import re
 import statistics
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
@@ -323,13 +324,13 @@ _WORD = re.compile(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]")
 
 
 def unknown_word(word: str, knows: Callable[[str], bool], pieces: Callable[[str], int]) -> bool:
-    """True for a word the book never uses (``knows``: its term, or for a compound such as
-    "LinkedList" its whole term) and which the embedding model's vocabulary does not hold
+    """True for a word the book never uses (``knows``: its term, accents folded, or for a
+    compound such as "LinkedList" its whole term) and which the embedding model's vocabulary does not hold
     whole (``pieces``: two word pieces or more): a specialised term ("JDBC",
     "methylation"), not an everyday word ("plain") or a number."""
     from bookreader.core.lexical import tokenize
 
-    terms = tokenize(word)
+    terms = tokenize(fold_accents(word))
     if not terms or any(ch.isdigit() for ch in word):
         return False
     return not knows(terms[0]) and pieces(word.lower()) >= 2
@@ -349,3 +350,81 @@ def covered_by_form(query: str, top: Sequence["Passage"],
     """A question that names a heading of a top passage, or asks "What is X?" where a top
     passage defines X (``defines``), is covered whatever its cosine."""
     return names_heading(query, top, headings) or any(defines(p.chunk) for p in top)
+
+
+#: An accent a PDF extracted as a character of its own, before or after its letter
+#: ("Barab\u00b4asi", "Erd\u02ddos").
+_SPACING_ACCENT = re.compile(r"(?<=[^\W\d_])[\u00b4\u00a8\u00b8\u02c6\u02c7\u02d8-\u02dd\u02dc](?=[^\W\d_])")
+
+
+#: Dashes typeset in a name ("Cauchy\u2013Schwarz") read as the hyphen a student types.
+_DASHES = {c: "-" for c in range(0x2010, 0x2015)}
+
+
+def fold_accents(text: str) -> str:
+    """``text`` without its accents ("Barabási" -> "Barabasi"), also those extracted apart
+    from their letter: a student types a name without the accents the book prints."""
+    if text.isascii():
+        return text
+    text = _SPACING_ACCENT.sub("", text).translate(_DASHES)
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text)
+                   if not unicodedata.combining(ch))
+
+
+@functools.lru_cache(maxsize=8192)
+def term_sequence(text: str) -> tuple[str, ...]:
+    """``text``'s BM25 terms in order, accents folded (cached: passages come back)."""
+    from bookreader.core.lexical import tokenize
+
+    return tuple(tokenize(fold_accents(text)))
+
+
+#: An index section of the book ("Index", "Subject Index", "Index of Terms").
+INDEX_SECTION = re.compile(r"^\s*(?:subject\s+|general\s+)?index(?:\s+of\s+terms)?\s*$",
+                           re.IGNORECASE)
+#: An entry of an index: a term followed by its first page number ("linear map, 52").
+_INDEX_ENTRY = re.compile(r"([A-Za-z][^,\d\n]{2,60}?),\s*\d")
+
+
+def book_terms(chunks: Sequence["Chunk"], skip: Callable[["Chunk"], bool],
+               headings_of: Callable[["Chunk"], Sequence[str]]) -> frozenset[tuple[str, ...]]:
+    """The book's named terms of two BM25 terms or more, as term sequences: its headings
+    (``headings_of``, numbers left out; ``skip`` leaves out chunks that are no topic of
+    the book) and the entries of its index."""
+    terms: set[tuple[str, ...]] = set()
+    for chunk in chunks:
+        if INDEX_SECTION.match(chunk.section or "") or INDEX_SECTION.match(chunk.chapter or ""):
+            found = [m.group(1) for m in _INDEX_ENTRY.finditer(chunk.text)]
+        elif skip(chunk):
+            continue
+        else:
+            found = list(headings_of(chunk))
+        for title in found:
+            seq = tuple(t for t in term_sequence(" ".join(title.split())) if not t[0].isdigit())
+            if len(seq) >= 2:
+                terms.add(seq)
+    return frozenset(terms)
+
+
+def _holds(seq: Sequence[str], part: Sequence[str]) -> bool:
+    n = len(part)
+    return any(tuple(seq[i:i + n]) == tuple(part) for i in range(len(seq) - n + 1))
+
+
+def named_terms(query: str, terms: frozenset[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The distinctive phrases of the question: a heading or index term of the book
+    (``terms``, see :func:`book_terms`) it holds word for word, and a name made of a word and
+    a number ("Rule 30", "Python 3")."""
+    seq = term_sequence(query)
+    found = [t for t in terms if len(t) <= len(seq) and _holds(seq, t)]
+    found += [(a, b) for a, b in zip(seq, seq[1:]) if a.isalpha() and b.isdigit()]
+    return found
+
+
+def names_book_term(query: str, top: Sequence["Passage"],
+                    terms: frozenset[tuple[str, ...]]) -> bool:
+    """True when the question names a term of the book (:func:`named_terms`) that one of the
+    top passages uses word for word: the book speaks of what it asks about."""
+    named = named_terms(query, terms)
+    return bool(named) and any(_holds(term_sequence(p.chunk.text), t)
+                               for p in top for t in named)
