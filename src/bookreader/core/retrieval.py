@@ -298,7 +298,7 @@ class HybridRetriever:
         self._calibration = calibration
 
     @functools.cached_property
-    def _terms(self) -> frozenset[tuple[str, ...]]:
+    def book_terms(self) -> frozenset[tuple[str, ...]]:
         """The book's heading and index terms (see ``book_terms``), found on first use."""
         chunks = self.lexical.chunks if self.lexical is not None else list(self.store.chunks())
         return calibration.book_terms(chunks, _not_a_topic, chunk_headings)
@@ -421,7 +421,7 @@ class HybridRetriever:
         form = (book_question
                 or calibration.covered_by_form(query, top, _chunk_heading_terms,
                                                lambda c: defines_term(term, c))
-                or (not found.unknown and calibration.names_book_term(query, top, self._terms)))
+                or (not found.unknown and calibration.names_book_term(query, top, self.book_terms)))
         if form:
             confidence = max(confidence, self.settings.confidence_threshold)
         check("scoring")
