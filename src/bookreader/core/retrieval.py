@@ -306,12 +306,11 @@ class HybridRetriever:
     @functools.cached_property
     def _folded_vocabulary(self) -> frozenset[str]:
         """The book's BM25 terms, and those of its text and titles with accents folded."""
-        vocabulary = set(self.lexical.vocabulary()) if self.lexical is not None else set()
-        chunks = self.lexical.chunks if self.lexical is not None else []
-        for text in {t for c in chunks for t in (c.text, c.section, c.chapter)}:
-            if not text.isascii():
-                vocabulary.update(calibration.term_sequence(text))
-        return frozenset(vocabulary)
+        if self.lexical is None:
+            return frozenset()
+        chunks = self.lexical.chunks
+        texts = {t for c in chunks for t in (c.text, c.section, c.chapter)}
+        return self.lexical.vocabulary() | calibration.accented_terms(texts)
 
     @property
     def book_id(self) -> str:
@@ -370,6 +369,7 @@ class HybridRetriever:
         top_k = max(1, int(top_k))
         self.embedder.warm_up()  # loading the model is not part of the search budget
         book = self.calibration  # measured once per book, not part of the budget either
+        _ = self.book_terms, self._folded_vocabulary  # found once per book, likewise
         budget = self.settings.retrieval_timeout_s
         t0 = time.perf_counter()
 

@@ -62,7 +62,7 @@ import statistics
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 if TYPE_CHECKING:
     from bookreader.core.types import Chunk, Passage
@@ -369,6 +369,24 @@ def fold_accents(text: str) -> str:
     text = _SPACING_ACCENT.sub("", text).translate(_DASHES)
     return "".join(ch for ch in unicodedata.normalize("NFKD", text)
                    if not unicodedata.combining(ch))
+
+
+#: A word holding a letter with an accent, or an accent extracted apart ("Barab\u00b4asi").
+_ACCENTED_WORD = re.compile(
+    r"[\w\u00b4\u00a8\u00b8\u02c6-\u02dd-]*(?:[\u00c0-\u024f]|[\u00b4\u00a8\u00b8\u02c6-\u02dd])"
+    r"[\w\u00b4\u00a8\u00b8\u02c6-\u02dd-]*")
+
+
+def accented_terms(texts: Iterable[str]) -> set[str]:
+    """The BM25 terms, accents folded, of the words of ``texts`` that carry accents."""
+    from bookreader.core.lexical import tokenize
+
+    found: set[str] = set()
+    for text in texts:
+        if not text.isascii():
+            for word in set(_ACCENTED_WORD.findall(text)):
+                found.update(tokenize(fold_accents(word)))
+    return found
 
 
 @functools.lru_cache(maxsize=8192)
