@@ -141,3 +141,18 @@ def test_think_java_index_terms(eval_dir, embedder):
     assert top and rc.names_book_term(question, top, terms)
     # an out-of-scope question of the same field names no term of the book
     assert rc.named_terms("What are sealed classes in Java?", terms) == []
+
+
+@pytest.mark.parametrize("question,unknown", [
+    # a quoted example sentence is the student's own words (logic book)
+    ("Why can't sentential logic show that 'All dogs bark; Rex is a dog; so Rex barks' is "
+     "valid?", 0.0),
+    ("When I say \u201cthe barks of Rex are loud\u201d, is that a sentence?", 0.0),
+    # a quoted term is still looked up (programming book)
+    ("What is a 'barks' class in Java?", 1.0),
+    ("What does Rex barks do?", 1.0),
+])
+def test_no_unknown_word_is_looked_for_in_a_quoted_example(question, unknown):
+    top = [_passage("All dogs are mammals.")]
+    found = rc.evidence(question, top, lambda word: word.lower() in {"barks", "rex"})
+    assert found.unknown == unknown

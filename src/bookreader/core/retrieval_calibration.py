@@ -311,16 +311,24 @@ def _token_set(text: str) -> frozenset[str]:
 def evidence(query: str, top: Sequence["Passage"],
              unknown: Callable[[str], bool] = lambda word: False) -> Evidence:
     """The evidence of the top passages (their raw cosines, clipped at 0, are
-    ``Passage.dense_score``); ``unknown`` tells a specialised word the book never uses."""
+    ``Passage.dense_score``); ``unknown`` tells a specialised word the book never uses
+    (looked for outside the question's quoted examples)."""
     if not top:
         return Evidence(0.0, 0.0)
+    words = _WORD.findall(_QUOTED.sub(
+        lambda m: " " if len(m.group().split()) >= QUOTED_WORDS else m.group(), query))
     return Evidence(max(p.dense_score for p in top),
                     term_coverage(query, [p.chunk.text for p in top]),
-                    float(any(unknown(w) for w in _WORD.findall(query))))
+                    float(any(unknown(w) for w in words)))
 
 
 #: A word of a question as a student types it (letters, then letters, digits, + # . -).
 _WORD = re.compile(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]")
+#: A quoted example in a question ("Why is 'All dogs bark; Rex is a dog' valid?"): the
+#: student's own words, not a term to look up, so no unknown word is looked for in it.  A
+#: quote of fewer than QUOTED_WORDS words names a term ("What is a 'sealed class'?").
+QUOTED_WORDS = 3
+_QUOTED = re.compile("(?<!\\w)(?:'[^'\n]+'|\"[^\"\n]+\"|\u2018[^\u2019\n]+\u2019|\u201c[^\u201d\n]+\u201d)(?!\\w)")
 
 
 def unknown_word(word: str, knows: Callable[[str], bool], pieces: Callable[[str], int]) -> bool:
