@@ -156,3 +156,27 @@ def test_no_unknown_word_is_looked_for_in_a_quoted_example(question, unknown):
     top = [_passage("All dogs are mammals.")]
     found = rc.evidence(question, top, lambda word: word.lower() in {"barks", "rex"})
     assert found.unknown == unknown
+
+
+def test_a_subject_the_book_never_names_is_unknown(library):
+    lib, book_id = library
+    retriever = lib.retriever(book_id)
+    _, parts = retriever.explain("What are sealed automata?")
+    assert parts["unknown"] == 1.0  # "sealed": one word piece, so not specialised
+    _, parts = retriever.explain("How do elementary automata work?")
+    assert parts["unknown"] == 0.0
+
+
+def test_absent_subject_on_think_java(eval_dir, embedder):
+    from bookreader.core.retrieval import asked_subject
+
+    chunks = _chunks(eval_dir, embedder, "thinkjava2")
+    knows = rc.accented_terms(c.text for c in chunks) | {
+        t for c in chunks for t in rc.term_sequence(c.text)}
+    absent = {q: rc.absent_subject(asked_subject(q), knows.__contains__) for q in (
+        "How do lambda expressions work in Java?", "What are sealed classes in Java?",
+        "What is a magic number?", "How does a switch statement work, and why do I need break?")}
+    assert absent == {"How do lambda expressions work in Java?": True,
+                      "What are sealed classes in Java?": True,
+                      "What is a magic number?": False,
+                      "How does a switch statement work, and why do I need break?": False}

@@ -189,6 +189,16 @@ def defined_term(query: str) -> str:
     return term
 
 
+#: "How does X work?": X is what the question asks about.
+_HOW_WORKS = re.compile(r"^\s*how\s+(?:do|does)\s+(?P<term>[^?,;]+?)\s+work\b", re.IGNORECASE)
+
+
+def asked_subject(query: str) -> str:
+    """What a "What is X?" or "How does X work?" question asks about, or ""."""
+    m = _HOW_WORKS.match(query)
+    return defined_term(query) or (m.group("term") if m else "")
+
+
 @functools.lru_cache(maxsize=4096)
 def _definition_pattern(term: str) -> re.Pattern[str]:
     if len(term) > 3 and term.lower().endswith("s") and not term.lower().endswith("ss"):
@@ -387,6 +397,9 @@ class HybridRetriever:
         # priors (a question about the book itself answered from its front matter is
         # covered, and its titled front matter ranks higher below).
         found = calibration.evidence(query, blended[:COVERAGE_DEPTH], self._unknown)
+        if not found.unknown and calibration.absent_subject(
+                asked_subject(query), self._folded_vocabulary.__contains__):
+            found = replace(found, unknown=1.0)
         book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
         confidence = book.confidence(found) if blended else 0.0
 
