@@ -12,7 +12,8 @@ gold = out of scope; ``bench/questions/near/<stem>.jsonl`` adds out-of-scope que
 from the book's own field), every question is searched and its evidence recorded: the
 best raw cosine of the top passages, the share of its terms found in them, whether its
 form makes it covered (it names a heading, or asks what a term is that a top passage
-defines, or asks about the book), and the book's own calibration
+defines, or names a heading or index term of the book or a numbered name that a top passage
+uses, or asks about the book), and the book's own calibration
 (:mod:`bookreader.core.retrieval_calibration`: off-topic and in-book probe baselines).
 
 It prints, per book and pooled over the REPORT and the TUNE books separately, the share of

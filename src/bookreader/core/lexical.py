@@ -243,6 +243,10 @@ class LexicalIndex:
         """True when ``term`` (a :func:`tokenize` term) occurs in some chunk of the book."""
         return self._bm25 is not None and term in self._bm25.idf
 
+    def vocabulary(self) -> frozenset[str]:
+        """Every :func:`tokenize` term of the book."""
+        return frozenset(self._bm25.idf) if self._bm25 is not None else frozenset()
+
     def scores(
         self, query: str, flt: Optional[SearchFilter] = None, top_k: Optional[int] = None
     ) -> list[tuple[Chunk, float]]:

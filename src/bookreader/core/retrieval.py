@@ -189,6 +189,16 @@ def defined_term(query: str) -> str:
     return term
 
 
+#: "How does X work?": X is what the question asks about.
+_HOW_WORKS = re.compile(r"^\s*how\s+(?:do|does)\s+(?P<term>[^?,;]+?)\s+work\b", re.IGNORECASE)
+
+
+def asked_subject(query: str) -> str:
+    """What a "What is X?" or "How does X work?" question asks about, or ""."""
+    m = _HOW_WORKS.match(query)
+    return defined_term(query) or (m.group("term") if m else "")
+
+
 @functools.lru_cache(maxsize=4096)
 def _definition_pattern(term: str) -> re.Pattern[str]:
     if len(term) > 3 and term.lower().endswith("s") and not term.lower().endswith("ss"):
@@ -297,6 +307,21 @@ class HybridRetriever:
         self.settings = settings
         self._calibration = calibration
 
+    @functools.cached_property
+    def book_terms(self) -> frozenset[tuple[str, ...]]:
+        """The book's heading and index terms (see ``book_terms``), found on first use."""
+        chunks = self.lexical.chunks if self.lexical is not None else list(self.store.chunks())
+        return calibration.book_terms(chunks, _not_a_topic, chunk_headings)
+
+    @functools.cached_property
+    def _folded_vocabulary(self) -> frozenset[str]:
+        """The book's BM25 terms, and those of its text and titles with accents folded."""
+        if self.lexical is None:
+            return frozenset()
+        chunks = self.lexical.chunks
+        texts = {t for c in chunks for t in (c.text, c.section, c.chapter)}
+        return self.lexical.vocabulary() | calibration.accented_terms(texts)
+
     @property
     def book_id(self) -> str:
         return self.store.book_id
@@ -327,7 +352,8 @@ class HybridRetriever:
         """A specialised word the book never uses (see ``unknown_word``)."""
         if self.lexical is None:
             return False
-        return calibration.unknown_word(word, self.lexical.knows, self.embedder.count_tokens)
+        return calibration.unknown_word(word, self._folded_vocabulary.__contains__,
+                                        self.embedder.count_tokens)
 
     def search(
         self, query: str, top_k: int = 5, flt: Optional[SearchFilter] = None
@@ -353,6 +379,7 @@ class HybridRetriever:
         top_k = max(1, int(top_k))
         self.embedder.warm_up()  # loading the model is not part of the search budget
         book = self.calibration  # measured once per book, not part of the budget either
+        _ = self.book_terms, self._folded_vocabulary  # found once per book, likewise
         budget = self.settings.retrieval_timeout_s
         t0 = time.perf_counter()
 
@@ -370,6 +397,9 @@ class HybridRetriever:
         # priors (a question about the book itself answered from its front matter is
         # covered, and its titled front matter ranks higher below).
         found = calibration.evidence(query, blended[:COVERAGE_DEPTH], self._unknown)
+        if not found.unknown and calibration.absent_subject(
+                asked_subject(query), self._folded_vocabulary.__contains__):
+            found = replace(found, unknown=1.0)
         book_question = about_the_book(query, blended[:COVERAGE_DEPTH])
         confidence = book.confidence(found) if blended else 0.0
 
@@ -396,9 +426,15 @@ class HybridRetriever:
         scored.sort(key=lambda p: (-p.score, p.chunk.position))
         passages = tuple(scored[:top_k])
         # A question naming a top passage's heading, or asking what a term is that a top
-        # passage defines, or about the book itself, is covered whatever its cosine.
-        form = book_question or calibration.covered_by_form(
-            query, scored[:COVERAGE_DEPTH], _chunk_heading_terms, lambda c: defines_term(term, c))
+        # passage defines, or about the book itself, is covered whatever its cosine; so is
+        # one naming a heading or index term of the book, or a numbered name ("Rule 30"),
+        # that a top passage uses, unless it also holds a specialised word the book never
+        # uses (it asks about that too).
+        top = scored[:COVERAGE_DEPTH]
+        form = (book_question
+                or calibration.covered_by_form(query, top, _chunk_heading_terms,
+                                               lambda c: defines_term(term, c))
+                or (not found.unknown and calibration.names_book_term(query, top, self.book_terms)))
         if form:
             confidence = max(confidence, self.settings.confidence_threshold)
         check("scoring")
