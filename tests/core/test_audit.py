@@ -406,3 +406,16 @@ def test_unreachable_server_is_a_store_error():
     pytest.importorskip("psycopg")
     with pytest.raises(StoreError, match="Cannot open the audit log"):
         AuditLog(f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/nothing")
+
+
+def test_a_file_in_the_way_of_the_log_folder_is_a_clear_error(tmp_path):
+    """A regular file where the log's folder should be: a StoreError that names the folder
+    and what to do, not a bare FileExistsError; the file in the way is left as it was."""
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("keep me", encoding="utf-8")
+    with pytest.raises(StoreError) as err:
+        AuditLog(f"sqlite:///{blocker / 'audit' / 'audit.sqlite3'}")
+    message = str(err.value)
+    assert str(blocker / "audit") in message
+    assert "audit log" in message and "Choose another audit log location" in message
+    assert blocker.read_text(encoding="utf-8") == "keep me"

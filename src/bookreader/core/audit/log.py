@@ -249,7 +249,16 @@ class AuditLog:
         database = u.database
         in_memory = not database or database == ":memory:"
         if database and not in_memory:
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(database).expanduser().parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                # A file where a folder of the path should be, no permission, a full disk.
+                raise StoreError(
+                    f"Cannot create the folder {folder} for the audit log ({exc.strerror or exc}). "
+                    "Choose another audit log location (audit_url in settings.json, or "
+                    "--data-dir), or move the file that is in the way."
+                ) from exc
         engine = sa.create_engine(u, poolclass=StaticPool) if in_memory else sa.create_engine(u)
 
         @event.listens_for(engine, "connect")
