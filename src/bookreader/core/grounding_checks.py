@@ -32,7 +32,7 @@ def carries_out(sentence: str, instructions: Iterable[str], support_terms: Set[s
 
     Its content words are (nearly) all words of the instruction, and at least one of
     them is said only there, not by the book around it (``support_terms``): "PINEAPPLE."
-    or "Rule 30 repeats after 4096 steps" after a sentence telling the assistant to say
+    or "Model 7 repeats after 4096 steps" after a sentence telling the assistant to say
     so, while an answer that shares a word or two with the instruction is judged on
     its own support.
     """

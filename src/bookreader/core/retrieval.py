@@ -427,7 +427,7 @@ class HybridRetriever:
         passages = tuple(scored[:top_k])
         # A question naming a top passage's heading, or asking what a term is that a top
         # passage defines, or about the book itself, is covered whatever its cosine; so is
-        # one naming a heading or index term of the book, or a numbered name ("Rule 30"),
+        # one naming a heading or index term of the book, or a numbered name ("Model 7"),
         # that a top passage uses, unless it also holds a specialised word the book never
         # uses (it asks about that too).
         top = scored[:COVERAGE_DEPTH]

@@ -48,7 +48,7 @@ passage (every content term of a heading of at least two terms is in the questio
 "What is X?" where a top passage defines X (:func:`covered_by_form`); and one that names a
 term of the book word for word that a top passage uses (:func:`names_book_term`: a heading
 or an index entry of two terms or more anywhere in the book, or a name made of a word and a
-number such as "Rule 30"), unless it also holds an unknown word (it asks about that too:
+number such as "Model 7"), unless it also holds an unknown word (it asks about that too:
 "ArrayList" is indexed, "LinkedList" never used).  The last rule, with the accent folding
 and the quoted examples, took the report books' in-scope questions kept from 146/150 to
 148/150 with the same 37/40 out-of-scope declined, and the tune books' figures unchanged.  A question about the
@@ -466,7 +466,7 @@ def _holds(seq: Sequence[str], part: Sequence[str]) -> bool:
 def named_terms(query: str, terms: frozenset[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """The distinctive phrases of the question: a heading or index term of the book
     (``terms``, see :func:`book_terms`) it holds word for word, and a name made of a word and
-    a number ("Rule 30", "Python 3")."""
+    a number ("Model 7", "Phase 2")."""
     seq = term_sequence(query)
     found = [t for t in terms if len(t) <= len(seq) and _holds(seq, t)]
     found += [(a, b) for a, b in zip(seq, seq[1:]) if a.isalpha() and b.isdigit()]

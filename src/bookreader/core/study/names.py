@@ -13,7 +13,7 @@ capitalised, so the test asks how the book itself writes the word elsewhere:
   an abbreviation of a term, and a subject holding one is not an individual's name;
 * a subject is the **name of an individual** when its head (its last content word) is
   a name word and none of its words is written mostly in lower case ("Smith Jones" is
-  a name; "Kalman filtering", whose head is "filtering", is a term), unless the book's
+  a name; "Hartley smoothing", whose head is "smoothing", is a term), unless the book's
   outline names it: a name that heads a chapter or a
   section ("Introducing the Xyz simulator") is a topic the book teaches, not an example.
 
