@@ -22,13 +22,14 @@ hand verdicts of cards (``bench/study_judgments.json``) and written to
 ``build/card_model.npz``; :func:`load_weights` reads them (a missing, altered or unreadable
 file is a :class:`~bookreader.errors.ModelError`).  Inference is a dot product (numpy only).
 
-Status: an experiment, off by default.  Measured leave-one-book-out on 388 judged
-candidates of seven books (the trainer's ``--lobo``), the model ranks cards worse than the
-rules' own choice, which is one of its features: at the rules' 274 cards it keeps 219-226
-judged ok against the rules' 241, and inside the rules' choice it separates good from bad
-cards no better than chance (AUC 0.5-0.6; MiniLM vectors of the card did not help
-either).  So :func:`~bookreader.core.study.generate.generate` makes cards by the rules;
-:func:`~bookreader.core.study.cards.candidates` takes a model only when given one.
+Status: an experiment, off by default.  Measured leave-one-book-out (the trainer's
+``--lobo``) on 378 judged candidates of seven books, the model ranks cards worse than the
+rules' own choice, which is one of its features: the rules keep 286 with 263 judged ok
+(92 %); the model at about the same count (290) keeps 241 ok (83 %), at its chosen
+threshold 222 with 197 ok (89 %); inside the rules' choice it tells good cards from bad
+no better than chance (AUC 0.52; MiniLM vectors of the card, tried as features, did not
+help either).  So :func:`~bookreader.core.study.generate.generate` makes cards by the
+rules; :func:`~bookreader.core.study.cards.candidates` uses a model only when given one.
 """
 
 from __future__ import annotations

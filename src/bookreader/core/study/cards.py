@@ -1,19 +1,27 @@
 """Flashcards from a range of pages: term -> definition, question -> answer.
 
-Candidates come from :mod:`bookreader.core.study.terms`; each one's back is cited on its
-page by :class:`~bookreader.core.study.source.Citer` and dropped when it is not found
-there.  A card whose subject names an individual rather than a term ("Smith is a
-surgeon" in an example) is not made (:class:`~bookreader.core.study.names.NameEvidence`).  Fronts are deduplicated over the whole range (a glossary entry wins over a
-defining sentence, which wins over a key statement; then the first in reading order),
-and the cards come out in reading order.
+Candidates come from :mod:`bookreader.core.study.terms`: each sentence's readings as a
+definition, each with the rules it breaks, and its key statement's question
+(:func:`readings_of`).  The rules choose at most one a sentence (:func:`rule_choice`);
+a learned model (:mod:`~bookreader.core.study.card_model`, an experiment) may choose
+instead when one is given.  A reading whose subject names an individual rather than a
+term ("Smith is a surgeon" in an example) is barred
+(:class:`~bookreader.core.study.names.NameEvidence`), and a "label: text" line outside
+a glossary whose text opens with a verb of the book as a command ("Collision avoidance:
+Avoid obstacles") breaks the rule ``imperative``.
+Each card's back is cited on its page by :class:`~bookreader.core.study.source.Citer` and
+dropped when it is not found there.  Fronts are deduplicated over the whole range (a
+glossary entry wins over a defining sentence, which wins over a key statement; then the
+first in reading order), and the cards come out in reading order.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
-from bookreader.core.sentences import stem, words
+from bookreader.core.sentences import STOPWORDS, stem, words
 from bookreader.core.study.model import CARD_QUESTION, CARD_TERM, StudyCard, stable_id
 from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.source import Citer, StudySentence
@@ -45,6 +53,24 @@ class _Candidate:
     barred: bool = False
 
 
+def _verbs_after_to(sentences: Sequence[StudySentence]) -> frozenset[str]:
+    """Words the pages use as verbs: lower-case words after "to" ("to perform", "to
+    check"), small words left out."""
+    found = (m.group(1) for s in sentences for m in _TO_VERB.finditer(s.text))
+    return frozenset(w for w in found if w not in STOPWORDS)
+
+
+_TO_VERB = re.compile(r"\bto\s+([a-z]{3,})\b")
+
+
+def _imperative(text: str, verbs: frozenset[str]) -> bool:
+    """True for an entry's text that opens with a verb the book uses after "to", written
+    as a command ("Perform an action repeatedly", "Avoid obstacles"): an item of a list
+    of what something does, not what the label is."""
+    first = text.split(" ", 1)[0]
+    return first[:1].isupper() and first.lower() in verbs
+
+
 def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
                 names: Optional[NameEvidence] = None,
                 labels: Optional[Callable[[], frozenset[str]]] = None,
@@ -64,6 +90,7 @@ def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
     repeated: Optional[frozenset[str]] = None
     if names is None:
         names = NameEvidence(s.text for s in sentences)
+    verbs = _verbs_after_to(sentences)
     out: list[list[_Candidate]] = []
     total = len(sentences)
     for n, s in enumerate(sentences):
@@ -72,6 +99,8 @@ def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
             progress(n, total, "Finding terms")
         found: list[_Candidate] = []
         for d, flags in readings(s.text, s.glossary):
+            if d.form == "entry" and not s.glossary and _imperative(d.back, verbs):
+                flags = (*flags, "imperative")
             barred = names.individual(d.term)
             if not barred and d.form == "entry" and not s.glossary and labels is not None:
                 repeated = labels() if repeated is None else repeated

@@ -139,6 +139,19 @@ def skipped_page(text: str) -> bool:
     return False
 
 
+#: A footnote mark after a sentence's full stop, before the next sentence: "... of a
+#: population.1 Our population is ...".
+_FOOTNOTE_MARK = re.compile(r"(?<=[a-z]\.)\d{1,2}\s+(?=[A-Z][a-z])")
+
+
+def footnote_split(unit: str) -> list[str]:
+    """``unit`` cut where a footnote mark follows a full stop, the mark left out: the
+    footnote's text is printed elsewhere on the page, so a sentence read across the mark
+    is not one the page holds in that order."""
+    parts = _FOOTNOTE_MARK.split(unit)
+    return [p for p in (q.strip() for q in parts) if p]
+
+
 def _skip_paragraph(block: str) -> bool:
     lines = [ln for ln in block.split("\n") if ln.strip()]
     if not lines:
@@ -203,7 +216,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
             cursor = start
             in_glossary = bool(GLOSSARY_SECTION.search(" ".join(page.section_at(start))))
             units = glossary_entries(block) if in_glossary else split_sentences(block)
-            for sent in units:
+            for sent in (part for unit in units for part in footnote_split(unit)):
                 at = _find(text, sent, cursor)
                 if at < 0:
                     continue

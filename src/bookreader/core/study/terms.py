@@ -49,6 +49,10 @@ _NUMBER_WORDS = frozenset("two three four five six seven eight nine ten".split()
 #: ("This approach is known as X", "Thus our subject is called X", "Equation 3 is called").
 _POINTING_OPENERS = frozenset("""this that these those it its they them there here which what
 such thus hence therefore so then equation figure table""".split())
+#: Modifiers that pick one thing of the passage at hand, not a kind: a subject opening with
+#: one ("the new velocity", "the final sentence of the sequence") is no term.
+_CONTEXT_MODIFIERS = frozenset("""fourth fifth sixth seventh eighth ninth tenth new old
+entire whole final given current resulting original remaining""".split())
 #: Nouns that introduce a term rather than name one ("the term homoskedasticity").
 _TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".split())
 #: A predicate that praises or ranks instead of defining ("X is the most important ...",
@@ -253,6 +257,8 @@ def clean_term(term: str) -> Optional[str]:
     low = [w.lower() for w in ws]
     if low[0] in _DEICTIC or low[0] in STOPWORDS or low[-1] in _BAD_LAST:
         return None
+    if len(ws) > 1 and low[0] in _CONTEXT_MODIFIERS:
+        return None  # one thing of the passage: "the seventh line", "the entire sentence"
     if len(ws) == 1 and (low[0] in _GENERIC or len(low[0]) < 3):
         return None
     if any(w in ("is", "are", "was", "were", "be", "been", "can", "will", "would", "should",
@@ -321,7 +327,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
 #: one is no definition by the rules; the card model weighs them with other evidence.
 FLAGS = ("not_prose", "digit_heavy", "outcome", "remark_label", "points_elsewhere",
          "generic_subject", "justified", "evaluative", "conditional", "points_back",
-         "pointing_lead", "deictic_described")
+         "pointing_lead", "deictic_described", "imperative")
 
 
 def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition, tuple[str, ...]]]:
