@@ -91,3 +91,10 @@ train-verifier: $(STAMP)
 .PHONY: eval-injection
 eval-injection: $(STAMP)
 	PYTHONPATH=src:tools $(PY) tools/eval_injection_detector.py --books $(EVAL_BOOKS)
+
+# The flashcard model (an experiment, off by default; see core/study/card_model.py): trained
+# on the hand verdicts of bench/study_judgments.json (never the held-out books), written to
+# build/card_model.npz with its leave-one-book-out figures.
+.PHONY: train-card-model
+train-card-model: $(STAMP)
+	PYTHONPATH=src $(PY) tools/train_card_model.py --lobo --out build/card_model.npz

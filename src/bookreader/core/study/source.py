@@ -103,11 +103,60 @@ def glossary_entries(block: str) -> list[str]:
     return [e for e in out if e]
 
 
+#: What a reference-list entry holds: a year in brackets or after a comma, pages, "et al.",
+#: a volume and issue ("30(7):073110"), a DOI, an ISBN, a URL, a publisher's word.
+_CITATION_MARK = re.compile(
+    r"\((?:19|20)\d\d[a-z]?\)|,\s*(?:19|20)\d\d[a-z]?\b|\bpp?\.\s*\d|\bet\s+al\b|"
+    r"\bvol\.\s*\d|\d+\s*\(\d+\)\s*:\s*\d+|\bdoi\b|\bisbn\b|\bissn\b|https?:|"
+    r"\b(?:publisher|press|edition|proceedings|journal)\b", re.IGNORECASE)
+#: A numbered reference-list entry's opening: "[4] ", "4. Smith, J." .
+_REFERENCE_OPENING = re.compile(r"^\s*(?:\[\d{1,3}\]\s|\d{1,3}\.\s+[A-Z][\w\-']*,\s+[A-Z])")
+
+
+def reference_entry(block: str) -> bool:
+    """True for a paragraph of a reference list: a numbered entry ("[4] Chatterjee ...")
+    or text with two or more citation marks (:data:`_CITATION_MARK`), few words between
+    them and no "is"/"are" (prose that cites a work, "Dobzhansky (1951) defined ... (p. 16)",
+    has more words or a verb of its own).  Such a paragraph names works, it says nothing
+    a card can teach; its "Publisher: ..." and "Chaos: An Interdisciplinary Journal ..."
+    read like entries."""
+    if _REFERENCE_OPENING.match(block):
+        return True
+    marks = len(_CITATION_MARK.findall(block))
+    return (marks >= 2 and len(words(block)) <= 8 * marks
+            and not re.search(r"\b(?:is|are)\b", block))
+
+
+def skipped_page(text: str) -> bool:
+    """True for a page that opens with a heading of a section nobody revises from
+    (:data:`SKIPPED_SECTION`, "Bibliography", "Index"), when the outline does not have it."""
+    for line in text.split("\n"):
+        if line.strip():
+            return len(line.split()) <= 3 and bool(SKIPPED_SECTION.fullmatch(
+                line.strip().rstrip(":").strip()) or re.fullmatch(
+                r"(?:\d+(?:\.\d+)*\s+)?(?:references|bibliography|index|further\s+reading)",
+                line.strip(), re.IGNORECASE))
+    return False
+
+
+#: A footnote mark after a sentence's full stop, before the next sentence: "... of a
+#: population.1 Our population is ...".
+_FOOTNOTE_MARK = re.compile(r"(?<=[a-z]\.)\d{1,2}\s+(?=[A-Z][a-z])")
+
+
+def footnote_split(unit: str) -> list[str]:
+    """``unit`` cut where a footnote mark follows a full stop, the mark left out: the
+    footnote's text is printed elsewhere on the page, so a sentence read across the mark
+    is not one the page holds in that order."""
+    parts = _FOOTNOTE_MARK.split(unit)
+    return [p for p in (q.strip() for q in parts) if p]
+
+
 def _skip_paragraph(block: str) -> bool:
     lines = [ln for ln in block.split("\n") if ln.strip()]
     if not lines:
         return True
-    if is_code_paragraph(lines):
+    if is_code_paragraph(lines) or reference_entry(block):
         return True
     first = lines[0]
     return bool(CAPTION.match(first) or EXERCISE.match(first) or is_alt_text(first))
@@ -153,6 +202,8 @@ def read_sentences(pages: Any, first: int, last: int, *,
             empty.append(index)
             continue
         text = page.text or ""
+        if skipped_page(text):
+            continue
         if not page.has_text_layer or len(words(text)) < MIN_WORDS:
             empty.append(index)
             continue
@@ -165,7 +216,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
             cursor = start
             in_glossary = bool(GLOSSARY_SECTION.search(" ".join(page.section_at(start))))
             units = glossary_entries(block) if in_glossary else split_sentences(block)
-            for sent in units:
+            for sent in (part for unit in units for part in footnote_split(unit)):
                 at = _find(text, sent, cursor)
                 if at < 0:
                     continue

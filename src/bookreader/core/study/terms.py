@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 from bookreader.core.selection_types import defines
-from bookreader.core.sentences import STOPWORDS, words
+from bookreader.core.sentences import STOPWORDS, stem, words
 
 #: Longest term, in words.
 MAX_TERM_WORDS = 5
@@ -45,6 +45,14 @@ initially finally usually typically generally basically essentially actually cur
 recently similarly specifically formally informally intuitively roughly clearly obviously
 better worse simpler easier more less""".split())
 _NUMBER_WORDS = frozenset("two three four five six seven eight nine ten".split())
+#: First words of a lead before "is called X" that refer to something said elsewhere
+#: ("This approach is known as X", "Thus our subject is called X", "Equation 3 is called").
+_POINTING_OPENERS = frozenset("""this that these those it its they them there here which what
+such thus hence therefore so then equation figure table""".split())
+#: Modifiers that pick one thing of the passage at hand, not a kind: a subject opening with
+#: one ("the new velocity", "the final sentence of the sequence") is no term.
+_CONTEXT_MODIFIERS = frozenset("""fourth fifth sixth seventh eighth ninth tenth new old
+entire whole final given current resulting original remaining""".split())
 #: Nouns that introduce a term rather than name one ("the term homoskedasticity").
 _TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".split())
 #: A predicate that praises or ranks instead of defining ("X is the most important ...",
@@ -74,7 +82,9 @@ def _digit_heavy(text: str) -> bool:
     chars = [ch for ch in text if not ch.isspace()]
     return bool(chars) and sum(ch.isdigit() for ch in chars) > MAX_DIGIT_SHARE * len(chars)
 #: Code, numbers and addresses: a "term: definition" line of program output or a reference.
-_NOT_PROSE = re.compile(r"[\[\]{};=<>]|https?:|www\.|\d+\.\d+\s+\S+\s+-?\d")
+#: A semicolon counts only where code has one (at a line's end or before a non-space): a
+#: glossary entry's "A sequence of characters; the primary data type for text." is prose.
+_NOT_PROSE = re.compile(r"[\[\]{}=<>]|;\s*$|;\S|https?:|www\.|\d+\.\d+\s+\S+\s+-?\d")
 _GENERIC = frozenset("""result results answer answers problem problems example examples reason
 reasons idea ideas goal goals point way ways thing things case cases question questions
 difference differences output input part parts step steps kind kinds type types use purpose
@@ -108,7 +118,8 @@ _COPULA = re.compile(
 #: "... is called a TERM." / "... is known as TERM," / "... are called TERMS." / "... is
 #: called a TERM of the list."
 _CALLED = re.compile(
-    r"\b(?:is|are)\s+(?:called|known\s+as|termed|referred\s+to\s+as)\s+"
+    r"\b(?:is|are)\s+(?:(?:also|often|sometimes|usually|typically|commonly|generally"
+    r"|simply)\s+){0,2}(?:called|known\s+as|termed|referred\s+to\s+as)\s+"
     r"(?:an?\s+|the\s+)?"
     r"[\"'\u201c\u2018]?(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,3}?)"
     r"[\"'\u201d\u2019]?"
@@ -118,10 +129,12 @@ _CALLED = re.compile(
     "(?:\\s+(?:of|in|on|over)\\s+(?:[\U0001D400-\U0001D7FF\u2100-\u214F][^\\s,.;:]*"
     "|(?P<of>(?:the|an?)\\s+[A-Za-z]+)))?"
     r"\s*(?:[.,;:]|\s+if\b|\s+and\s+(?:is|are)\s+denoted\b|$)")
-#: "We define the absolute fitness of a genotype as the expected number of ...".
+#: "We define the absolute fitness of a genotype as the expected number of ...", "We'll
+#: define the recombination fraction (r) to be the probability ...".
 _WE_DEFINE = re.compile(
-    r"\bwe\s+(?:will\s+|shall\s+|can\s+)?define[d]?\s+(?:the\s+|an?\s+)?"
-    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)\s+as\s+(?P<definition>.+)$",
+    r"\bwe(?:['\u2019]ll)?\s+(?:will\s+|shall\s+|can\s+)?define[d]?\s+(?:the\s+|an?\s+)?"
+    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)(?:\s*\([^)]{1,20}\))?"
+    r"\s+(?:as|to\s+be)\s+(?P<definition>.+)$",
     re.IGNORECASE)
 #: "We'll call the proportion of the variance that is genetic the heritability, ...".
 _WE_CALL = re.compile(
@@ -204,15 +217,21 @@ note consider recall""".split())
 _SUBORDINATORS = frozenset("if when unless whereas while because since although though".split())
 
 
-def _labels_a_remark(definition: str) -> bool:
+def _labels_a_remark(definition: str, term: str = "") -> bool:
     """True when an entry's text is a remark or a heading, not a definition: it opens a
     clause (:data:`_CLAUSE_OPENERS`, or :data:`_SUBORDINATORS` with a main clause after a
     comma), or it is a short title with every long word capitalised and no full stop
-    ("Notes on Typesetting")."""
+    ("Notes on Typesetting").  A text that opens with "This"/"These" and the label's own
+    head noun ("Media Equation Theory: This theory posits ...", "Wheeled Robots: These
+    robots use ...") describes its label: it is no remark."""
     ws = definition.split()
     if not ws:
         return True
     first = ws[0].lower().strip(",")
+    head = term.split()[-1].lower() if term.split() else ""
+    if (first in ("this", "these") and len(ws) > 1 and head
+            and stem(ws[1].lower().strip(",")) == stem(head)):
+        return False
     if first in _CLAUSE_OPENERS or (first in _SUBORDINATORS and "," in definition):
         return True
     long = [w for w in ws if len(w) > 3]
@@ -238,6 +257,8 @@ def clean_term(term: str) -> Optional[str]:
     low = [w.lower() for w in ws]
     if low[0] in _DEICTIC or low[0] in STOPWORDS or low[-1] in _BAD_LAST:
         return None
+    if len(ws) > 1 and low[0] in _CONTEXT_MODIFIERS:
+        return None  # one thing of the passage: "the seventh line", "the entire sentence"
     if len(ws) == 1 and (low[0] in _GENERIC or len(low[0]) < 3):
         return None
     if any(w in ("is", "are", "was", "were", "be", "been", "can", "will", "would", "should",
@@ -294,29 +315,51 @@ def _unbulleted(sentence: str) -> str:
 
 
 def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]:
-    """The term ``sentence`` defines and its definition, or None."""
+    """The term ``sentence`` defines and its definition, or None: the first reading of
+    :func:`readings` that no rule objects to."""
+    for d, flags in readings(sentence, glossary):
+        if not flags:
+            return d
+    return None
+
+
+#: The rules a reading may break, as names (:func:`readings`): a reading that breaks
+#: one is no definition by the rules; the card model weighs them with other evidence.
+FLAGS = ("not_prose", "digit_heavy", "outcome", "remark_label", "points_elsewhere",
+         "generic_subject", "justified", "evaluative", "conditional", "points_back",
+         "pointing_lead", "deictic_described", "imperative")
+
+
+def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition, tuple[str, ...]]]:
+    """Every way ``sentence`` reads as a definition, in the order the forms are tried,
+    each with the rules (:data:`FLAGS`) it breaks.  A form whose shape does not match,
+    whose term does not read as a name or whose definition is too short gives none
+    (a generator: a caller that takes the first acceptable reading reads no further)."""
     m = _ENTRY.match(sentence)
-    if (m and _enough(m.group("definition")) and not _NOT_PROSE.search(m.group("definition"))
-            and not _digit_heavy(m.group("definition"))
-            and not m.group("definition").rstrip().endswith(":")
-            and not _OUTCOME.match(m.group("definition"))
-            and not _labels_a_remark(m.group("definition"))):
+    if m and _enough(m.group("definition")) and not m.group("definition").rstrip().endswith(":"):
+        text = m.group("definition")
         term = clean_term(m.group("term"))
         # A lead-in ("The steps are as follows: ...") is not an entry: the "term" part of
         # an entry is a name, short and without a verb.
-        if term and (glossary or m.group("definition")[:1].isupper()):
-            return Definition(term, m.group("definition").strip(), "entry")
+        if term and (glossary or text[:1].isupper()):
+            flags = [f for f, hit in (("not_prose", _NOT_PROSE.search(text)),
+                                      ("digit_heavy", _digit_heavy(text)),
+                                      ("outcome", _OUTCOME.match(text)),
+                                      ("remark_label", _labels_a_remark(text, term))) if hit]
+            yield (Definition(term, text.strip(), "entry"), tuple(flags))
     if glossary:
         m = _BARE_ENTRY.match(sentence)
-        if m and _enough(m.group("definition")) and not _labels_a_remark(m.group("definition")):
+        if m and _enough(m.group("definition")):
             term = clean_term(m.group("term"))
             if term:
-                return Definition(term, m.group("definition").strip(), "entry")
+                flags = (("remark_label",) if _labels_a_remark(m.group("definition"), term)
+                         else ())
+                yield (Definition(term, m.group("definition").strip(), "entry"), flags)
     if not _whole(sentence):
-        return None
+        return
     sentence = _heading_run_in(_unbulleted(sentence))
     m = _COPULA.match(sentence)
-    if m and _enough(m.group("definition")) and not points_elsewhere(sentence[:m.start("verb")]):
+    if m and _enough(m.group("definition")):
         term = clean_term(m.group("term"))
         verb = " ".join(m.group("verb").lower().split())
         if term and verb.startswith("are") and not term.lower().endswith("s"):
@@ -328,17 +371,22 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
         said = term and (defines(sentence, term) or (
             bool(_MATH_LETTER.search(m.group("term")))
             and defines(sentence, " ".join(m.group("term").split()))))
-        if (term and said and not _generic_subject(sentence, term)
-                and not _JUSTIFIED.search(m.group("definition"))
-                and not _EVALUATIVE.match(m.group("definition"))
-                and not _CONDITIONAL.search(re.split(r"[;,:]", m.group("definition"))[0])
-                and not _POINTS_BACK.search(" ".join(m.group("definition").split()[:8]))):
-            return Definition(term, sentence, "defining")
+        if term and said:
+            definition = m.group("definition")
+            flags = [f for f, hit in (
+                ("points_elsewhere", points_elsewhere(sentence[:m.start("verb")])),
+                ("generic_subject", _generic_subject(sentence, term)),
+                ("justified", _JUSTIFIED.search(definition)),
+                ("evaluative", _EVALUATIVE.match(definition)),
+                ("conditional", _CONDITIONAL.search(re.split(r"[;,:]", definition)[0])),
+                ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8])))) if hit]
+            yield (Definition(term, sentence, "defining"), tuple(flags))
     m = _WE_DEFINE.search(sentence)
-    if m and _enough(m.group("definition")) and not _POINTS_BACK.search(sentence):
+    if m and _enough(m.group("definition")):
         term = clean_term(m.group("term"))
         if term:
-            return Definition(term, sentence, "defining")
+            flags = ("points_back",) if _POINTS_BACK.search(sentence) else ()
+            yield (Definition(term, sentence, "defining"), flags)
     m = _CALLED.search(sentence)
     if m:
         # "called the scope of the quantifier": the whole name while it is a short one;
@@ -348,22 +396,25 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
                 or clean_term(m.group("term")))
         before = sentence[:m.start()]
         lead = words(before)
-        # "what is called X", "which is called X", "This approach is known as X"
-        pointing = bool(lead) and (lead[-1].lower() in ("what", "which", "it")
-                                   or lead[0].lower() in _DEICTIC
-                                   or lead[0].lower() in ("equation", "figure", "table")
-                                   or points_elsewhere(before))
-        if (term and len(lead) >= MIN_DEFINITION_WORDS and not pointing
-                and defines(sentence, term)):
-            return Definition(term, sentence, "called")
+        if term and len(lead) >= MIN_DEFINITION_WORDS and defines(sentence, term):
+            # "what is called X", "which is called X", "This approach is known as X"
+            # (a lead that opens with a number word, "recall", "because", "when" or "most"
+            # is a description: "Two vector spaces are called isomorphic if ...")
+            pointing = (lead[-1].lower() in ("what", "which", "it", "this", "these", "that")
+                        or lead[0].lower() in _POINTING_OPENERS
+                        or points_elsewhere(before))
+            yield (Definition(term, sentence, "called"),
+                        ("pointing_lead",) if pointing else ())
     m = _WE_CALL.search(sentence)
-    if m and not _POINTS_BACK.search(sentence):
+    if m:
         term = clean_term(m.group("term"))
         described = words(m.group("described"))
-        if term and len(described) >= MIN_DEFINITION_WORDS and described[0].lower() not in (
-                _DEICTIC | {"it", "them"}):
-            return Definition(term, sentence, "called")
-    return None
+        if term and len(described) >= MIN_DEFINITION_WORDS:
+            flags = [f for f, hit in (
+                ("points_back", _POINTS_BACK.search(sentence)),
+                ("deictic_described", described[0].lower() in (_DEICTIC | {"it", "them"})))
+                if hit]
+            yield (Definition(term, sentence, "called"), tuple(flags))
 
 
 def _generic_subject(sentence: str, term: str) -> bool:
@@ -381,6 +432,16 @@ def _bare(verb: str) -> str:
     if v.endswith(("sses", "shes", "ches", "xes", "zes")):
         return v[:-2]
     return v[:-1] if v.endswith("s") else v
+
+
+def _page_thing(subject: str) -> bool:
+    """True for a subject that, after "the", names a thing of the page rather than a term:
+    one or two plain lower-case words with no name, symbol or "of" to tell which ("the
+    expression", "the right-hand side", "the linear model"); "the JVM", "the type of a
+    variable" and "the generalized eigenspace decomposition" say what they are."""
+    ws = subject.split()
+    return len(ws) <= 2 and "of" not in ws and all(
+        re.fullmatch(r"[a-z][a-z\-]*", w) for w in ws)
 
 
 def question_for(sentence: str) -> Optional[Statement]:
@@ -401,6 +462,8 @@ def question_for(sentence: str) -> Optional[Statement]:
     if not subject:
         return None
     det = (m.group("det") or "").lower()
+    if det.strip() == "the" and _page_thing(subject):
+        return None
     named = det + subject  # "What does a wrong password produce?"
     verb = " ".join(m.group("verb").lower().split())
     rest = m.group("rest")
