@@ -6,15 +6,30 @@ book) and the card; the probability of "Yes" is read from its first answer step
 sampled and the same card always gets the same figure.  The instruction and examples come
 first and stay the same, so llama.cpp reads them once and each further card costs only
 its own tokens.
+
+Only models whose judgement was measured to separate good cards from bad ones
+(:data:`JUDGING_MODELS`, ``bench/study_judge.py``) drop cards: a model that cannot tell
+them apart would only throw good cards away.  A card is kept when P(Yes) is at least
+:data:`KEEP_AT`, the threshold chosen on the books the rules were tuned on.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from typing import Any
+from typing import Any, Mapping, Optional, Sequence
 
-from bookreader.core.types import Message
-from bookreader.errors import ModelError
+from bookreader.core.study.model import StudyCard
+from bookreader.core.types import CancelFn, Message, ProgressFn, check_cancel, no_progress
+from bookreader.errors import BookReaderError, ModelError
+
+log = logging.getLogger(__name__)
+
+#: Model tiers whose P(Yes) separates good cards from bad (ROC AUC 0.81 over 495 judged
+#: cards; the small tier's 0.70 drops too many good cards to be worth it).
+JUDGING_MODELS = frozenset({"better"})
+#: Least P(Yes) of a kept card.
+KEEP_AT = 0.5
 
 SYSTEM = ("You check flashcards made from a textbook. Answer Yes when the back, read "
           "alone, tells a student what the front term is (its kind and what sets it "
@@ -62,3 +77,41 @@ def yes_probability(backend: Any, front: str, back: str) -> float:
     top = max(lp["Yes"], lp["No"])
     yes, no = math.exp(lp["Yes"] - top), math.exp(lp["No"] - top)
     return yes / (yes + no)
+
+
+def judges_cards(backend: Any) -> bool:
+    """True when ``backend`` is a model whose card judgement was measured useful."""
+    return (backend is not None and getattr(backend, "name", "") in JUDGING_MODELS
+            and callable(getattr(backend, "choice_logprobs", None)))
+
+
+def keep_judged(cards: Sequence[StudyCard], p_yes: Mapping[str, float],
+                keep_at: float = KEEP_AT) -> list[StudyCard]:
+    """The cards whose P(Yes) (by card id) is at least ``keep_at``; an unjudged card
+    stays."""
+    return [c for c in cards if p_yes.get(c.card_id, 1.0) >= keep_at]
+
+
+def drop_undefined(cards: Sequence[StudyCard], backend: Any, *,
+                   keep_at: float = KEEP_AT, progress: ProgressFn = no_progress,
+                   cancel: Optional[CancelFn] = None) -> tuple[list[StudyCard], int]:
+    """``cards`` without those ``backend`` judges not defined or answered by their back.
+
+    Returns:
+        The kept cards (same order) and how many were dropped.  A model that fails
+        keeps every card not judged yet.
+    """
+    p_yes: dict[str, float] = {}
+    for n, card in enumerate(cards):
+        check_cancel(cancel)
+        progress(n, len(cards), "Checking cards")
+        try:
+            p_yes[card.card_id] = yes_probability(backend, card.front, card.back)
+        except BookReaderError as exc:
+            log.warning("Study: the model could not judge cards (%s); the rest stay", exc)
+            break
+    progress(len(cards), len(cards), "Checking cards")
+    kept = keep_judged(cards, p_yes, keep_at)
+    log.info("Study: the model judged %d cards and dropped %d", len(p_yes),
+             len(cards) - len(kept))
+    return kept, len(cards) - len(kept)
