@@ -481,6 +481,57 @@ class LlamaCppBackend:
             self._cancel = None
             self._generate_lock.release()
 
+    def choice_logprobs(self, messages: Sequence[Message],
+                        choices: Sequence[str]) -> dict[str, float]:
+        """Log-probability of each of ``choices`` being the answer's first word.
+
+        Nothing is sampled: the answer's first step is computed once and each choice's
+        probability is summed over its spellings' first tokens ("Yes", " yes", ...).  The
+        prompt's common prefix with the previous one is reused by llama.cpp, so a fixed
+        instruction and examples followed by a varying item cost only the item's tokens.
+        """
+        import llama_cpp
+        import numpy as np
+
+        llm = self._ensure_loaded()
+        seen: list[Any] = []
+
+        def keep(_ids: Any, logits: Any) -> Any:
+            if not seen:
+                seen.append(np.array(logits, dtype=np.float64))
+            return logits
+
+        with self._generate_lock:
+            self._primed = None
+            self._fit_threads(llm)
+            try:
+                llm.create_chat_completion(
+                    messages=[{"role": m.role, "content": m.content} for m in messages],
+                    max_tokens=1, temperature=0.0,
+                    logits_processor=llama_cpp.LogitsProcessorList([keep]))
+            except (RuntimeError, ValueError) as exc:
+                raise ModelError(
+                    f"The model {self.model_name} failed while reading a prompt. Try again, "
+                    f"or pick another model in Settings.",
+                    details=f"{type(exc).__name__}: {exc}") from exc
+        if not seen:
+            raise ModelError(f"The model {self.model_name} gave no answer step to read.")
+        logits = seen[0]
+        top = float(np.max(logits))
+        logz = top + float(np.log(np.sum(np.exp(logits - top))))
+        out: dict[str, float] = {}
+        for choice in choices:
+            ids = set()
+            for spelling in (choice, " " + choice, choice.lower(), " " + choice.lower(),
+                             choice.upper()):
+                tokens = llm.tokenize(spelling.encode("utf-8"), add_bos=False, special=False)
+                if tokens:
+                    ids.add(int(tokens[0]))
+            values = np.array([logits[i] for i in sorted(ids)])
+            vtop = float(np.max(values))
+            out[choice] = vtop + float(np.log(np.sum(np.exp(values - vtop)))) - logz
+        return out
+
     def _reuse_only_primed(self, llm: Any) -> None:
         """Let llama.cpp reuse of its context only what the primed prefix holds.
 

@@ -19,6 +19,7 @@ from bookreader.core.study.cards import make_cards
 from bookreader.core.study.labels import repeated_labels
 from bookreader.core.study.model import SET_CARDS, SET_QUIZ, SET_SUMMARY, StudySet
 from bookreader.core.study.names import NameEvidence
+from bookreader.core.study.judge import drop_undefined, judges_cards
 from bookreader.core.study.phrasing import phrase_fronts
 from bookreader.core.study.quiz import make_quiz
 from bookreader.core.study.source import Citer, read_sentences
@@ -86,6 +87,9 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
         backend: The name recorded as the set's maker.
         model: A language model backend that phrases the question cards' fronts
             (:func:`~bookreader.core.study.phrasing.phrase_fronts`); None: the rules' own.
+            A model measured to judge cards well also leaves out the cards whose back it
+            judges not to define or answer their front
+            (:func:`~bookreader.core.study.judge.drop_undefined`).
     """
     if kind not in KINDS:
         raise InvalidInput(f"Unknown study tool {kind!r}: use one of {', '.join(KINDS)}.")
@@ -126,6 +130,11 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
             quiz = make_quiz(cards, limit=limit)
             cards = []
         elif model is not None and cards:
+            if judges_cards(model):  # judged on the rule-made fronts, as measured
+                cards, dropped = drop_undefined(cards, model, progress=progress,
+                                                cancel=cancel)
+                notes.append(f"The model left out {dropped} cards whose back it judged "
+                             "not to define or answer their front.")
             cards, phrased = phrase_fronts(cards, model, progress=progress, cancel=cancel)
             notes.append(f"The model phrased {phrased} of "
                          f"{sum(c.kind == 'question' for c in cards)} question fronts; the "
