@@ -125,7 +125,9 @@ class StudyPanel(QWidget):
         self.phrase_check = QCheckBox("Let the model phrase the questions",
                                       objectName="studyPhrase")
         self.phrase_check.setToolTip("The answering model rewrites question cards' fronts "
-                                     "(slower); the backs stay the book's own words.")
+                                     "(slower); the backs stay the book's own words. The "
+                                     "Better model also leaves out cards whose back it "
+                                     "judges not to answer the front.")
         bl.addWidget(self.phrase_check)
         self.review_button = QPushButton("Review due cards", objectName="smallButton")
         self.review_button.clicked.connect(self.review)
