@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--book-passages", type=int, default=450, help="passages per tune book (at most)")
     ap.add_argument("--squad-paragraphs", type=int, default=300)
-    ap.add_argument("--epochs", type=float, default=1.0)
+    ap.add_argument("--epochs", type=float, default=1.5)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many (timing)")
@@ -187,7 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     enc_train = encode(tok, train, MAX_TOKENS)
     enc_dev = encode(tok, dev, MAX_TOKENS)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    head = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("head")]
+    rest = [p for n, p in model.named_parameters()
+            if p.requires_grad and not n.startswith("head")]
+    opt = torch.optim.AdamW([{"params": head, "lr": 3 * args.lr}, {"params": rest}],
+                            lr=args.lr, weight_decay=0.01)
     steps = int(len(train) / args.batch * args.epochs + 0.999)
     if args.max_steps:
         steps = min(steps, args.max_steps)

@@ -44,7 +44,7 @@ RESOURCE = "cross_verifier.safetensors"
 #: SHA-256 of the shipped trained parameters (``make train-cross-verifier`` prints it).
 DELTA_SHA256 = ""
 #: Word pieces of one input (passage, claim and special tokens).
-MAX_TOKENS = 256
+MAX_TOKENS = 192
 #: Rank of the adapters added to every linear layer of the encoder.
 RANK = 16
 #: Encoder layers below this one stay as bundled (no adapters: cheaper to train and run).
@@ -95,16 +95,31 @@ class CrossEncoder(nn.Module):
                 if "LayerNorm" in name or "lora_" in name:
                     p.requires_grad = True
         hidden = self.bert.config.hidden_size
-        self.head = nn.Linear(2 * hidden, 1)
+        self.head = nn.Linear(4 * hidden + 2, 1)
         nn.init.normal_(self.head.weight, std=0.02)
         nn.init.zeros_(self.head.bias)
 
     def forward(self, input_ids, attention_mask, token_type_ids) -> torch.Tensor:
+        """The support logit from the first token's state, the claim's and the passage's
+        mean states compared (product, difference) and how well each claim token is
+        matched by its closest passage token (mean and minimum cosine)."""
         states = self.bert(input_ids=input_ids, attention_mask=attention_mask,
                            token_type_ids=token_type_ids).last_hidden_state
-        mask = attention_mask.unsqueeze(-1).to(states.dtype)
-        mean = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return self.head(torch.cat([states[:, 0], mean], dim=-1)).squeeze(-1)
+        mask = attention_mask.to(states.dtype)
+        claim = (mask * token_type_ids.to(states.dtype)).unsqueeze(-1)
+        passage = mask.unsqueeze(-1) - claim
+        mean_c = (states * claim).sum(1) / claim.sum(1).clamp(min=1.0)
+        mean_p = (states * passage).sum(1) / passage.sum(1).clamp(min=1.0)
+        unit = nn.functional.normalize(states, dim=-1)
+        sims = unit @ unit.transpose(1, 2)  # token by token cosine
+        sims = sims.masked_fill(passage.transpose(1, 2) == 0, -1.0)
+        best = sims.max(-1).values  # each token's closest passage token
+        c = claim.squeeze(-1)
+        match_mean = (best * c).sum(1) / c.sum(1).clamp(min=1.0)
+        match_min = best.masked_fill(c == 0, 1.0).min(1).values
+        feats = torch.cat([states[:, 0], mean_c, mean_c * mean_p, (mean_c - mean_p).abs(),
+                           match_mean.unsqueeze(-1), match_min.unsqueeze(-1)], dim=-1)
+        return self.head(feats).squeeze(-1)
 
     def trained_state(self) -> dict[str, torch.Tensor]:
         """The parameters that training changes (what the shipped file holds)."""
