@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=float, default=1.5)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--init", type=Path, default=None,
+                    help="continue from these trained parameters (a second stage)")
     ap.add_argument("--max-steps", type=int, default=0, help="stop after this many (timing)")
     ap.add_argument("--dry-run", action="store_true", help="print the data, train nothing")
     args = ap.parse_args(argv)
@@ -184,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = find_model_dir()
     tok = AutoTokenizer.from_pretrained(str(model_dir))
     model = CrossEncoder(model_dir, RANK)
+    if args.init:
+        from safetensors.torch import load_file
+
+        model.load_state_dict({k: v.float() for k, v in load_file(str(args.init)).items()},
+                              strict=False)
+        rng = random.Random(SEED + 1)  # another order of the same pairs
     enc_train = encode(tok, train, MAX_TOKENS)
     enc_dev = encode(tok, dev, MAX_TOKENS)
     params = [p for p in model.parameters() if p.requires_grad]
