@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 RESOURCE = "cross_verifier.safetensors"
 #: SHA-256 of the shipped trained parameters (``make train-cross-verifier`` prints it).
-DELTA_SHA256 = ""
+DELTA_SHA256 = "6ea7a28b69412922e2a0ff679c3f36e298b07c239d833beaad92877056feafb7"
 #: Word pieces of one input (passage, claim and special tokens).
 MAX_TOKENS = 192
 #: Rank of the adapters added to every linear layer of the encoder.

@@ -31,7 +31,12 @@ with about 100 agents" where it says "after 100 time steps, with about 250 agent
 fails the sentence (:func:`~bookreader.core.grounding_checks.miscounted`); a number
 written with a capital ("4N") is an exact term like any other number.  A learned
 decision over the window signals (:mod:`bookreader.core.grounding_model`) can replace
-the thresholds below; measured, it does not beat them, so it is off by default.
+the thresholds below; measured, it does not beat them, so it is off by default.  A
+cross-encoder that reads the passage and the sentence together
+(:mod:`bookreader.core.cross_verifier`, ``cross=``) can instead decide every sentence
+that passes the hard checks (:meth:`GroundingValidator.hard_reject`: planted
+instructions, restated questions, numbers, names and code terms the context lacks or
+says of something else); :data:`CROSS_BY_DEFAULT` says whether the app uses it.
 
 A sentence is supported when one window passes all of these and has ``coverage >=
 local_overlap_threshold``, or ``similarity >= paraphrase_similarity`` and ``coverage >=
@@ -205,6 +210,12 @@ HEADER_REACH = 8
 #: cross-encoder's (:mod:`bookreader.core.cross_verifier`) unless a validator is given
 #: ``cross=None`` (the window rules decide, as before).
 CROSS_BY_DEFAULT = False
+#: The cross-encoder's decision threshold in the validator (None: the one stored with its
+#: weights, chosen by the training script on held-out tune pairs for the model alone).
+CROSS_THRESHOLD: Optional[float] = 0.5
+#: The window rules' acceptance stands beside the cross-encoder's (a sentence passes when
+#: either accepts it) instead of being replaced by it.
+CROSS_WITH_RULES = False
 #: The default of ``GroundingValidator(cross=...)``: the shipped model when
 #: :data:`CROSS_BY_DEFAULT`, else none.
 SHIPPED = "shipped"
@@ -315,6 +326,11 @@ class GroundingValidator:
             cross = cross_verifier.shipped() if CROSS_BY_DEFAULT else None
         #: The learned support decision of :meth:`decide` (None: the window rules').
         self.cross: Optional["CrossVerifier"] = cross if not isinstance(cross, str) else None
+        #: P(supported) at which the cross-encoder accepts a sentence.
+        self.cross_threshold = (CROSS_THRESHOLD if CROSS_THRESHOLD is not None
+                                else self.cross.threshold if self.cross is not None else 0.5)
+        #: A sentence the window rules accept passes whatever the cross-encoder says.
+        self.cross_with_rules = CROSS_WITH_RULES
         #: Compute the learned decision's features even without a model (training).
         self.want_features = False
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
@@ -440,7 +456,9 @@ class GroundingValidator:
         if s.n_terms == 0:
             return True  # "Yes.": nothing checkable is claimed
         if self.cross is not None and s.support_probability is not None:
-            return s.support_probability >= self.cross.threshold
+            if self.cross_with_rules and s.rule_ok:
+                return True
+            return s.support_probability >= self.cross_threshold
         if self.model is not None and s.features:
             return self.model.probability(s.features) >= self.model.threshold
         return self.rule_verdict(s)
