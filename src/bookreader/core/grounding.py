@@ -207,11 +207,14 @@ PAIR_MIN_OWN_TERMS = 2
 #: Sentences after a line ending in ":" that inherit its names (the items of a list).
 HEADER_REACH = 8
 #: The support decision for sentences that pass the hard checks is the shipped
-#: cross-encoder's (:mod:`bookreader.core.cross_verifier`) unless a validator is given
-#: ``cross=None`` (the window rules decide, as before).
+#: cross-encoder's (:mod:`bookreader.core.cross_verifier`) when True, unless a validator
+#: is given ``cross=None``.  False: measured on the report books it lowered false rejects
+#: and raised balanced accuracy but accepted more unsupported claims than the window
+#: rules (see ``bench/verifier.py --cross``), so the window rules decide.
 CROSS_BY_DEFAULT = False
 #: The cross-encoder's decision threshold in the validator (None: the one stored with its
-#: weights, chosen by the training script on held-out tune pairs for the model alone).
+#: weights, chosen by the training script for the model alone).  0.5: the best balanced
+#: accuracy of the validator on the tune books' pairs and the HaluEval tune half.
 CROSS_THRESHOLD: Optional[float] = 0.5
 #: The window rules' acceptance stands beside the cross-encoder's (a sentence passes when
 #: either accepts it) instead of being replaced by it.
