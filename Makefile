@@ -86,6 +86,17 @@ train-injection: $(STAMP)
 train-verifier: $(STAMP)
 	PYTHONPATH=src $(PY) tools/train_verifier.py --out build/verifier_model.npz
 
+# The cross-encoder support check (core/cross_verifier.py): adapters over the bundled
+# MiniLM trained on tune-book and public tune-half pairs (tools/cross_verifier_data.py);
+# writes src/bookreader/resources/cross_verifier.safetensors and prints its SHA-256 to pin
+# as DELTA_SHA256.  Two stages (1.5 epochs, then one more at half the learning rate in
+# another order), about 40 minutes on two cores.  bench/verifier.py --cross measures it.
+.PHONY: train-cross-verifier
+train-cross-verifier: $(STAMP)
+	PYTHONPATH=src:tools $(PY) tools/train_cross_verifier.py --out build/cross_verifier_stage1.safetensors
+	PYTHONPATH=src:tools $(PY) tools/train_cross_verifier.py --init build/cross_verifier_stage1.safetensors \
+		--epochs 1 --lr 5e-4
+
 # The shipped detector's figures: false positives on the nine books' sentences, held-out
 # phrasings planted in book passages, the selected-text bench's planted sentences.
 .PHONY: eval-injection

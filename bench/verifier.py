@@ -3,6 +3,7 @@
 Usage::
 
     python bench/verifier.py [--split test|tune|all] [--errors] [--json] [--no-halueval]
+        [--rules | --cross FILE | --model FILE]
 
 ``bench/verifier_pairs.jsonl`` holds hand-written (passage, answer, label, kind) pairs
 over seven of the evaluation books, written before the verifier was tuned on them.  A
@@ -22,9 +23,12 @@ sentence asks the assistant to give).
 Prints, per kind, the accept rate; overall the balanced accuracy, the false accept rate
 and the false reject rates of paraphrases and of syntheses; then the same figures for
 the HaluEval test half (the second half of ``../shared/eval/grounding/halueval_qa.jsonl``;
-the first half is the tune half).  Writes ``bench/results/verifier_<split>[_model].json``.  ``--model FILE`` decides with a
-learned model (``make train-verifier``; see ``core/grounding_model.py``) instead of the
-window rules alone.
+the first half is the tune half), with the time per answer and per claim (answer
+sentence).  Writes ``bench/results/verifier_<split>[_model|_rules|_cross].json``.  The
+validator decides as the app does by default; ``--rules`` makes the window rules decide
+(no cross-encoder), ``--cross FILE`` uses that cross-encoder file (``make
+train-cross-verifier``; see ``core/cross_verifier.py``), ``--model FILE`` the learned
+window model (``make train-verifier``; see ``core/grounding_model.py``).
 """
 
 from __future__ import annotations
@@ -100,8 +104,11 @@ def run(pairs: list[gb.Pair], validator) -> tuple[dict, list[bool]]:
     verdicts, t0 = [], time.perf_counter()
     for p in pairs:
         verdicts.append(validator.validate(p.answer, p.context, question=p.question).passed)
+    elapsed = (time.perf_counter() - t0) * 1000
+    claims = sum(len(validator.answer_sentences(p.answer)) for p in pairs)
     out = figures(pairs, verdicts)
-    out["ms_per_answer"] = round((time.perf_counter() - t0) * 1000 / max(1, len(pairs)), 1)
+    out["ms_per_answer"] = round(elapsed / max(1, len(pairs)), 1)
+    out["ms_per_claim"] = round(elapsed / max(1, claims), 1)
     return out, verdicts
 
 
@@ -112,7 +119,7 @@ def print_table(name: str, m: dict) -> None:
              if "paraphrase_false_reject_rate" in m else "")
           + (f"  synthesis FR {m['synthesis_false_reject_rate']:.3f}"
              if "synthesis_false_reject_rate" in m else "")
-          + f"  ({m['ms_per_answer']} ms/answer)")
+          + f"  ({m['ms_per_answer']} ms/answer, {m.get('ms_per_claim', '-')} ms/claim)")
     rates = m.get("accept_rate", {})
     if rates:
         print("| kind | label | accepted | n |\n|---|---|---|---|")
@@ -130,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--model", type=Path, default=None,
                     help="decide with these learned weights (make train-verifier)")
+    ap.add_argument("--cross", type=Path, default=None,
+                    help="decide support with this cross-encoder file (make "
+                         "train-cross-verifier) instead of the shipped default")
+    ap.add_argument("--rules", action="store_true",
+                    help="the window rules decide (no cross-encoder), as before")
     args = ap.parse_args(argv)
     if not gb.BOOKS_DIR.is_dir():
         print(f"No books at {gb.BOOKS_DIR} (../shared/eval is absent): nothing to measure.",
@@ -141,7 +153,16 @@ def main(argv: list[str] | None = None) -> int:
     from bookreader.core.grounding_model import load_weights
 
     model = load_weights(args.model) if args.model else None
-    validator = GroundingValidator(MiniLMEmbedder().quantized_copy(), model=model)
+    cross = "shipped"
+    if args.rules or model is not None:
+        cross = None
+    elif args.cross:
+        from bookreader.core.cross_verifier import CrossVerifier
+
+        cross = CrossVerifier(args.cross)
+    validator = GroundingValidator(MiniLMEmbedder().quantized_copy(), model=model, cross=cross)
+    tag = ("_model" if model else "_rules" if validator.cross is None
+           else "_cross" if args.cross else "")
     pairs = load_pairs(PAIRS, args.split)
     result, verdicts = run(pairs, validator)
     results = {"pairs": result}
@@ -151,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         halu = gb.load_pairs(gb.DEFAULT_PAIRS, "tune" if args.split == "tune" else "test")
         results["halueval"], _ = run(halu, validator)
     gb.RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (gb.RESULTS_DIR / f"verifier_{args.split}{'_model' if model else ''}.json").write_text(json.dumps(results, indent=1))
+    (gb.RESULTS_DIR / f"verifier_{args.split}{tag}.json").write_text(json.dumps(results, indent=1))
     if args.json:
         print(json.dumps(results))
         return 0

@@ -31,7 +31,12 @@ with about 100 agents" where it says "after 100 time steps, with about 250 agent
 fails the sentence (:func:`~bookreader.core.grounding_checks.miscounted`); a number
 written with a capital ("4N") is an exact term like any other number.  A learned
 decision over the window signals (:mod:`bookreader.core.grounding_model`) can replace
-the thresholds below; measured, it does not beat them, so it is off by default.
+the thresholds below; measured, it does not beat them, so it is off by default.  A
+cross-encoder that reads the passage and the sentence together
+(:mod:`bookreader.core.cross_verifier`, ``cross=``) can instead decide every sentence
+that passes the hard checks (:meth:`GroundingValidator.hard_reject`: planted
+instructions, restated questions, numbers, names and code terms the context lacks or
+says of something else); :data:`CROSS_BY_DEFAULT` says whether the app uses it.
 
 A sentence is supported when one window passes all of these and has ``coverage >=
 local_overlap_threshold``, or ``similarity >= paraphrase_similarity`` and ``coverage >=
@@ -155,6 +160,7 @@ from bookreader.core.sentences import words
 from bookreader.core.types import Validation
 
 if TYPE_CHECKING:
+    from bookreader.core.cross_verifier import CrossVerifier
     from bookreader.core.embedding import Embedder
 
 log = logging.getLogger(__name__)
@@ -200,6 +206,22 @@ PAIR_MIN_SIMILARITY = 0.5
 PAIR_MIN_OWN_TERMS = 2
 #: Sentences after a line ending in ":" that inherit its names (the items of a list).
 HEADER_REACH = 8
+#: The support decision for sentences that pass the hard checks is the shipped
+#: cross-encoder's (:mod:`bookreader.core.cross_verifier`) when True, unless a validator
+#: is given ``cross=None``.  False: measured on the report books it lowered false rejects
+#: and raised balanced accuracy but accepted more unsupported claims than the window
+#: rules (see ``bench/verifier.py --cross``), so the window rules decide.
+CROSS_BY_DEFAULT = False
+#: The cross-encoder's decision threshold in the validator (None: the one stored with its
+#: weights, chosen by the training script for the model alone).  0.5: the best balanced
+#: accuracy of the validator on the tune books' pairs and the HaluEval tune half.
+CROSS_THRESHOLD: Optional[float] = 0.5
+#: The window rules' acceptance stands beside the cross-encoder's (a sentence passes when
+#: either accepts it) instead of being replaced by it.
+CROSS_WITH_RULES = False
+#: The default of ``GroundingValidator(cross=...)``: the shipped model when
+#: :data:`CROSS_BY_DEFAULT`, else none.
+SHIPPED = "shipped"
 #: Sentence vectors kept between calls.
 VECTOR_CACHE = 4096
 #: Contexts whose word sets are kept (the same context is checked several times: the
@@ -243,6 +265,9 @@ class SentenceScore:
     features: tuple[float, ...] = ()
     #: The window rules' own verdict (the thresholds below), before the learned decision.
     rule_ok: bool = False
+    #: The cross-encoder's P(supported) (None: not asked; the hard checks decided, or the
+    #: validator has no cross-encoder).
+    support_probability: Optional[float] = None
 
 
 class GroundingValidator:
@@ -257,6 +282,12 @@ class GroundingValidator:
             must hold.
         paraphrase_similarity: Cosine that lets a paraphrase pass with less coverage.
         paraphrase_min_overlap: Coverage still required on the paraphrase route.
+        cross: The cross-encoder that decides support once the hard checks pass (see
+            :meth:`decide`); ``"shipped"`` (the default): the shipped one when
+            :data:`CROSS_BY_DEFAULT`; ``None``: the window rules decide.
+
+    Raises:
+        ModelError: the shipped cross-encoder is wanted and cannot be loaded.
     """
 
     def __init__(
@@ -269,6 +300,7 @@ class GroundingValidator:
         paraphrase_similarity: float = PARAPHRASE_SIMILARITY,
         paraphrase_min_overlap: float = PARAPHRASE_MIN_OVERLAP,
         model: Optional[VerifierWeights] = None,
+        cross: "CrossVerifier | str | None" = SHIPPED,
     ) -> None:
         self.embedder = embedder
         self.similarity_threshold = similarity_threshold
@@ -291,6 +323,17 @@ class GroundingValidator:
         #: A learned support decision (:mod:`bookreader.core.grounding_model`; None, the
         #: default: the window rules decide alone, and no features are computed).
         self.model: Optional[VerifierWeights] = model
+        if cross == SHIPPED:
+            from bookreader.core import cross_verifier
+
+            cross = cross_verifier.shipped() if CROSS_BY_DEFAULT else None
+        #: The learned support decision of :meth:`decide` (None: the window rules').
+        self.cross: Optional["CrossVerifier"] = cross if not isinstance(cross, str) else None
+        #: P(supported) at which the cross-encoder accepts a sentence.
+        self.cross_threshold = (CROSS_THRESHOLD if CROSS_THRESHOLD is not None
+                                else self.cross.threshold if self.cross is not None else 0.5)
+        #: A sentence the window rules accept passes whatever the cross-encoder says.
+        self.cross_with_rules = CROSS_WITH_RULES
         #: Compute the learned decision's features even without a model (training).
         self.want_features = False
         self._cache: "OrderedDict[str, Context]" = OrderedDict()
@@ -374,6 +417,10 @@ class GroundingValidator:
                 partial, rule_ok=rule_ok,
                 features=model_features(self, sent, ctx, partial, rule_ok)
                 if terms and (self.model is not None or self.want_features) else ())
+            if self.cross is not None and not self.hard_reject(partial):
+                partial = dataclasses.replace(partial, support_probability=1.0 if copied
+                                              is not None else self.cross.probability(
+                                                  ctx.windows, sent, question))
             out.append(dataclasses.replace(partial, supported=self.decide(partial)))
         return out
 
@@ -393,15 +440,28 @@ class GroundingValidator:
         return (w.similarity >= self.paraphrase_similarity
                 and w.coverage >= self.paraphrase_min_overlap)
 
+    @staticmethod
+    def hard_reject(s: SentenceScore) -> bool:
+        """The checks no learned decision overrides: the sentence says what a planted
+        instruction asks for, restates the question, is garbled, gives its subject
+        another entry's definition, names a number, name or code term the context does
+        not hold, or a number the context says of something else.  (A sentence without
+        checkable terms, "Yes.", is not judged at all.)"""
+        return bool(s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition
+                    or (s.n_terms and (s.missing or s.miscounted)))
+
     def decide(self, s: SentenceScore) -> bool:
-        """The verdict for one scored sentence (see the module docstring)."""
-        if s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition:
+        """The verdict for one scored sentence (see the module docstring): the hard
+        checks, then the cross-encoder's probability when the validator has one, else the
+        learned window model's or the window rules'."""
+        if self.hard_reject(s):
             return False
         if s.n_terms == 0:
             return True  # "Yes.": nothing checkable is claimed
-        if s.missing or s.miscounted:
-            return False  # a number, name or code term the context does not hold, or
-            # a number the context says of something else
+        if self.cross is not None and s.support_probability is not None:
+            if self.cross_with_rules and s.rule_ok:
+                return True
+            return s.support_probability >= self.cross_threshold
         if self.model is not None and s.features:
             return self.model.probability(s.features) >= self.model.threshold
         return self.rule_verdict(s)
