@@ -28,8 +28,10 @@ do does did can cannot may might should would could will shall need necessarily
 """.split())
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f][A-Za-z\u00c0-\u024f'\u2019\-]*[A-Za-z\u00c0-\u024f]")
 _ABBREV = r"(?:\s*\([^()]{1,24}\))?"
-_DEFINING_VERB = (r"(?:is|are)(?!\s+(?:not|also|often|used|given|shown|plotted|"
-                  r"drawn|computed|calculated|found|obtained|written)\b)|"
+#: "is"/"are" that says what the subject is, not what it does or what is done to it
+#: ("are accounting", "is related to", "are usually situated").
+_DEFINING_VERB = (r"(?:is|are)(?!\s+(?:not|also|often|usually|sometimes|then|now|still|"
+                  r"\w+ing|\w+ed|given|shown|drawn|found|written|known|seen|made)\b)|"
                   r"refers?\s+to|means|denotes|describes|is\s+defined\s+as|"
                   r"are\s+defined\s+as|is\s+the\s+name")
 #: After the term: "(Ne) is ...", ", or X, is ...", ", which is ...".
@@ -62,12 +64,44 @@ def emphasised_term(run: str) -> Optional[str]:
     return clean_term(run)
 
 
+#: What may follow a term the sentence names: the clause's end, or a word that opens
+#: the next one ("called a loop because ...").  "the standard error of b1" names one
+#: instance, "the independent variable" a longer term than the emphasis.
+_NAMED_END = re.compile(r"^(?:\s*$|\s*[.,;:()\-\u2013\u2014\"\u201d'\u2019!?]|\s+(?:that|which|who|"
+                        r"because|by|and|or|in|to|since|when|where|whose|as|from|with)\b)")
+#: A word pointing at what an earlier sentence described ("We call this quantity ...",
+#: "These structures are called ...", "It is called ...").
+_POINTS_BACK = re.compile(r"\b(?:this|these|those|it|such|above|former|latter)\b",
+                          re.IGNORECASE)
+#: Fewest words before a pointer for the sentence itself to hold what it points at
+#: ("... have coalesced, and refer to this event as a coalescent event").
+MIN_WORDS_BEFORE_POINTER = 6
+
+
+def _points_back(before: str) -> bool:
+    clause = before.rsplit("(", 1)[-1]
+    m = _POINTS_BACK.search(clause)
+    return m is not None and len(clause[:m.start()].split()) < MIN_WORDS_BEFORE_POINTER
+
+
+def _whole(sentence: str) -> bool:
+    """A sentence as the book wrote it: a capital (or a numbered heading run into it)
+    first, a full stop last, not a list."""
+    s = sentence.strip().rstrip("\"'\u201d\u2019)")
+    return (bool(s) and (s[0].isupper() or s[0].isdigit()) and s.endswith((".", "!"))
+            and "\u2022" not in s)
+
+
 def defines_emphasised(sentence: str, run: str) -> bool:
     """True when ``sentence`` says what the emphasised ``run`` is (see the module)."""
+    if not _whole(sentence):
+        return False
     for m in re.finditer(r"(?<![\w\-])" + re.escape(run) + r"(?![\w\-])", sentence):
         before, after = sentence[:m.start()], sentence[m.end():]
         if _NAMES_IT.search(before):
-            return True
+            if _NAMED_END.match(after) and not _points_back(before):
+                return True
+            continue
         if (_OPENS.match(before) or _heading_then(before, run)) and _AFTER.match(after):
             return True
     return False
