@@ -31,7 +31,7 @@ _ABBREV = r"(?:\s*\([^()]{1,24}\))?"
 #: "is"/"are" that says what the subject is, not what it does or what is done to it
 #: ("are accounting", "is related to", "are usually situated").
 _DEFINING_VERB = (r"(?:is|are)(?!\s+(?:not|also|often|usually|sometimes|then|now|still|"
-                  r"\w+ing|\w+ed|given|shown|drawn|found|written|known|seen|made)\b)|"
+                  r"\w+ing|\w+ed|given|shown|drawn|found|written|known|seen|made|true|false)\b)|"
                   r"refers?\s+to|means|denotes|describes|is\s+defined\s+as|"
                   r"are\s+defined\s+as|is\s+the\s+name")
 #: After the term: "(Ne) is ...", ", or X, is ...", ", which is ...".
@@ -78,7 +78,27 @@ _POINTS_BACK = re.compile(r"\b(?:this|these|those|it|such|above|former|latter)\b
 MIN_WORDS_BEFORE_POINTER = 6
 
 
+#: A sentence that leans on a formula or item elsewhere: "the equation above", "the
+#: inequality in (d)", "the denominator of 5.10".
+_ELSEWHERE = re.compile(r"\b(?:above|aforementioned)\b|"
+                        r"\(\s*(?:[a-z]|[ivx]{1,4}|\d+(?:\.\d+)*)\s*\)|\b\d+\.\d+\b")
+
+
+#: "the equation above", "the example below": what the sentence says is elsewhere.
+_POINTS_AT = re.compile(r"\b(?:equation|formula|figure|table|example|expression|definition|"
+                        r"result|theorem|code|program|listing)s?\s+(?:above|below)\b",
+                        re.IGNORECASE)
+
+
+#: "A dummy variable is also called ...": the sentence gives another name for a term it
+#: does not define ("The mean, also called the expected value, of ... is ..." goes on).
+_SYNONYM = re.compile(r"\b(?:is|are)\s+also\s+(?:\w+\s+)?(?:called|known\s+as|termed|"
+                      r"referred\s+to\s+as)\s+(?:(?:a|an|the)\s+)?$", re.IGNORECASE)
+
+
 def _points_back(before: str) -> bool:
+    if _ELSEWHERE.search(re.sub(r"^\d+(?:\.\d+)+\s+", "", before)):  # not its heading's number
+        return True
     clause = before.rsplit("(", 1)[-1]
     m = _POINTS_BACK.search(clause)
     return m is not None and len(clause[:m.start()].split()) < MIN_WORDS_BEFORE_POINTER
@@ -94,12 +114,13 @@ def _whole(sentence: str) -> bool:
 
 def defines_emphasised(sentence: str, run: str) -> bool:
     """True when ``sentence`` says what the emphasised ``run`` is (see the module)."""
-    if not _whole(sentence):
+    if not _whole(sentence) or _POINTS_AT.search(sentence):
         return False
     for m in re.finditer(r"(?<![\w\-])" + re.escape(run) + r"(?![\w\-])", sentence):
         before, after = sentence[:m.start()], sentence[m.end():]
         if _NAMES_IT.search(before):
-            if _NAMED_END.match(after) and not _points_back(before):
+            if (_NAMED_END.match(after) and not _points_back(before)
+                    and not _SYNONYM.search(before)):
                 return True
             continue
         if (_OPENS.match(before) or _heading_then(before, run)) and _AFTER.match(after):
