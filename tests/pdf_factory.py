@@ -107,6 +107,17 @@ def lines_for(paragraphs: str | Sequence[str], *, top: float = 100.0, x: float =
     return out
 
 
+def styled_line(parts: Sequence[tuple[str, str]], y: float, *, x: float = MARGIN,
+                size: float = BODY_SIZE) -> list[Line]:
+    """One line set in several fonts: ``parts`` are (text, font) in order ("heit" is
+    Helvetica-Oblique, "hebo" Helvetica-Bold), each :class:`Line` placed after the last."""
+    out: list[Line] = []
+    for text, font in parts:
+        out.append(Line(text, x, y, size, font))
+        x += _font(font).text_length(text, fontsize=size)
+    return out
+
+
 def _draw(page: fitz.Page, lines: Sequence[Line]) -> None:
     tw = fitz.TextWriter(page.rect)
     for ln in lines:

@@ -28,12 +28,13 @@ import logging
 import threading
 from collections import Counter, OrderedDict
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional, cast
 
 import fitz
 
 from bookreader.core import pdf_layout as lay
 from bookreader.core import pdf_outline as outline
+from bookreader.core.emphasis import emphasised_runs
 from bookreader.core.hyphenation import english_words
 from bookreader.core.pdf_forms import cap_page_work
 from bookreader.core.pdf_document import (  # noqa: F401 - part of this module's API
@@ -421,6 +422,23 @@ class PdfBook:
             except Exception as exc:
                 log.info("Cannot read the size of page %d of %s: %s", index + 1, self.path, exc)
                 return 612.0, 792.0
+            finally:
+                _flush_mupdf_messages(self.path.name)
+
+    def emphasis(self, index: int) -> list[str]:
+        """The page's italic or bold runs inside running text
+        (:func:`~bookreader.core.emphasis.emphasised_runs`); [] for a page that cannot be read."""
+        self._check_index(index)
+        if index in self.blocked:
+            return []
+        with self._lock:
+            try:
+                self._cap_work(index)
+                info = self._doc.load_page(index).get_text("dict", flags=TEXT_FLAGS)
+                return emphasised_runs(cast(dict[str, Any], info))
+            except Exception as exc:  # a damaged page has no emphasis to offer
+                log.info("Cannot read the type of page %d of %s: %r", index + 1, self.path, exc)
+                return []
             finally:
                 _flush_mupdf_messages(self.path.name)
 

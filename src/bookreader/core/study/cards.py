@@ -26,11 +26,12 @@ from bookreader.core.study.model import CARD_QUESTION, CARD_TERM, StudyCard, sta
 from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.source import Citer, StudySentence
 from bookreader.core.study.card_model import BookUse, CardWeights, features
+from bookreader.core.study.emphasis_terms import emphasis_terms
 from bookreader.core.study.terms import question_for, readings
 from bookreader.core.types import CancelFn, ProgressFn, check_cancel, no_progress
 
 #: Preference when two candidates share a front (lower wins).
-_RANK = {"entry": 0, "defining": 1, "called": 2, "question": 3}
+_RANK = {"entry": 0, "defining": 1, "called": 2, "emphasis": 3, "question": 4}
 
 
 def front_key(front: str) -> str:
@@ -173,14 +174,34 @@ def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
     per_sentence = readings_of(sentences, questions=questions, names=names, labels=labels,
                                progress=progress, cancel=cancel)
     if model is None:
-        return [c for c in map(rule_choice, per_sentence) if c is not None]
+        return with_emphasis([c for c in map(rule_choice, per_sentence) if c is not None],
+                             sentences)
     out: list[_Candidate] = []
     for row in with_features(per_sentence, sentences, names):
         scored = [replace(c, score=model.probability(x)) for c, x in row]
         best = max(scored, key=lambda c: c.score, default=None)
         if best is not None and best.score >= model.threshold:
             out.append(best)
-    return out
+    return with_emphasis(out, sentences)
+
+
+def with_emphasis(found: Sequence[_Candidate], sentences: Sequence[StudySentence]
+                  ) -> list[_Candidate]:
+    """``found`` with a term card for each sentence that defines a term the book sets in
+    italics or bold (:func:`~bookreader.core.study.emphasis_terms.emphasis_terms`), where
+    that sentence made no term card: it takes the place of the sentence's question."""
+    terms = emphasis_terms(sentences)
+    if not terms:
+        return list(found)
+    by_position = {c.sentence.position: c for c in found}
+    for s in sentences:
+        hit = terms.get(s.position)
+        made = by_position.get(s.position)
+        if hit is None or (made is not None and made.kind == CARD_TERM):
+            continue
+        by_position[s.position] = _Candidate(s, CARD_TERM, hit[0], s.text, hit[0],
+                                             _RANK["emphasis"], "emphasis")
+    return [by_position[p] for p in sorted(by_position)]
 
 
 def make_cards(sentences: Sequence[StudySentence], citer: Citer, book_id: str, *,

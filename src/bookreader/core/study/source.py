@@ -67,6 +67,8 @@ class StudySentence:
     position: int  # reading order within the range
     glossary: bool = False  # inside a glossary or vocabulary section
     paragraph: int = 0  # which paragraph of the page (entries of a list share none)
+    #: Italic or bold runs of the page set inside this sentence (a term where it is defined).
+    emphasis: tuple[str, ...] = ()
 
 
 @dataclass
@@ -207,6 +209,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
         if not page.has_text_layer or len(words(text)) < MIN_WORDS:
             empty.append(index)
             continue
+        runs = _page_emphasis(pages, index)
         pos = 0
         for p_no, block in enumerate(re.split(r"\n\s*\n", text)):
             start = text.find(block, pos)
@@ -232,7 +235,8 @@ def read_sentences(pages: Any, first: int, last: int, *,
                 out.append(StudySentence(
                     text=flat, page=index, label=page.label, chapter=chapter, section=where,
                     offset=at, position=len(out), paragraph=p_no,
-                    glossary=bool(GLOSSARY_SECTION.search(where or ""))))
+                    glossary=bool(GLOSSARY_SECTION.search(where or "")),
+                    emphasis=emphasis_in(flat, runs)))
     progress(total, total, "Reading pages")
     return PageRead(out, empty, [c for c in chapters if c])
 
@@ -246,6 +250,35 @@ def unglued(text: str) -> str:
     """``text`` with a space between a mathematical letter and the word the PDF ran into
     it; the letters stay the same, so a citation is still found on the page."""
     return _GLUED_MATH.sub(r"\1 ", text)
+
+
+#: An emphasised run worth matching: two letters running, at most six words.
+_RUN_WORTH = re.compile(r"[^\W\d_]{2}")
+
+
+def _page_emphasis(pages: Any, index: int) -> list[str]:
+    """The page's italic or bold runs inside running text (``pages.emphasis``, when the
+    page source reads type; [] otherwise)."""
+    read = getattr(pages, "emphasis", None)
+    if read is None:
+        return []
+    try:
+        found = read(index)
+    except (IndexError, ValueError, KeyError, BookReaderError) as exc:
+        log.info("Study: cannot read the type of page %d: %s", index, exc)
+        return []
+    return [r for r in dict.fromkeys(found) if _RUN_WORTH.search(r) and len(r.split()) <= 6]
+
+
+def emphasis_in(sentence: str, runs: list[str]) -> tuple[str, ...]:
+    """The runs set inside ``sentence`` as whole words, but not the whole sentence."""
+    out = []
+    for run in runs:
+        if len(run) >= len(sentence) - 2:
+            continue
+        if re.search(r"(?<![\w\-])" + re.escape(run) + r"(?![\w\-])", sentence):
+            out.append(run)
+    return tuple(out)
 
 
 def _find(text: str, unit: str, start: int) -> int:
