@@ -4,7 +4,7 @@ Textbooks set a term in italics or bold where they define it.  :func:`emphasised
 reads a page's ``get_text("dict")`` spans (flag 2: italic, 16: bold; or a font name that
 says so) and returns each maximal run of emphasised spans inside a block that also holds
 plain text: a heading (a block wholly in bold or italics) gives none.  A run broken over
-two lines is joined ("coales-" + "cent" reads "coalescent").
+two lines is joined ("equi-" + "librium" reads "equilibrium").
 """
 
 from __future__ import annotations

@@ -335,8 +335,8 @@ def _with_antecedent(question: str, quote: quotes.Quote, previous: str, q_terms:
     two sentences are the answer: judged together, quoted together (copied text of the
     selection), so the student reads whom the pronoun stands for.  So they are when the
     sentence alone holds too few of the question's words and the one before adds some
-    ("... the probability that two alleles ... are identical by descent. We call this
-    quantity the coefficient of kinship" for "What do you call the chance that ...?").
+    ("... the chance that two parts ... fail in the same hour. We call this
+    quantity the joint failure rate" for "What do you call the chance that ...?").
     The relevance score's
     keyword half is counted again over both sentences; its MiniLM half stays the
     sentence's own."""

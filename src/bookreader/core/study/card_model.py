@@ -4,7 +4,7 @@ The patterns of :mod:`bookreader.core.study.terms` find the sentences that have 
 of a definition ("X is a ...", "... is called X", "term: text") or of a key statement;
 many of them still are not what a student can learn from: a reference-list entry
 ("Publisher: American Institute of Physics."), a sentence about one example's variable,
-praise ("X is a very versatile model"), a remark that points at a formula.  Fixed rules
+praise ("X is a very handy tool"), a remark that points at a formula.  Fixed rules
 catch the cases they were written on; this module weighs the signals together with a
 logistic regression, so a decision made on books of several fields carries to the next.
 

@@ -74,7 +74,7 @@ _NAMED_END = re.compile(r"^(?:\s*$|\s*[.,;:()\-\u2013\u2014\"\u201d'\u2019!?]|\s
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|it|such|above|former|latter)\b",
                           re.IGNORECASE)
 #: Fewest words before a pointer for the sentence itself to hold what it points at
-#: ("... have coalesced, and refer to this event as a coalescent event").
+#: ("... have touched, and refer to this moment as a contact event").
 MIN_WORDS_BEFORE_POINTER = 6
 
 
@@ -130,7 +130,7 @@ def defines_emphasised(sentence: str, run: str) -> bool:
 
 def _heading_then(before: str, run: str) -> bool:
     """True when ``before`` is a heading naming the term that ran into the sentence:
-    "3.2 The effective population size the effective population size (Ne) is ..."."""
+    "3.2 The mean free path the mean free path (l) is ..."."""
     return bool(re.fullmatch(r"(?:[\d.]+\s+)?(?:(?:a|an|the)\s+)?" + re.escape(run)
                              + r"\s+(?:(?:a|an|the)\s+)?", before, re.IGNORECASE))
 

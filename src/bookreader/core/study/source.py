@@ -141,8 +141,8 @@ def skipped_page(text: str) -> bool:
     return False
 
 
-#: A footnote mark after a sentence's full stop, before the next sentence: "... of a
-#: population.1 Our population is ...".
+#: A footnote mark after a sentence's full stop, before the next sentence: "... of the
+#: sample.1 Our sample is ...".
 _FOOTNOTE_MARK = re.compile(r"(?<=[a-z]\.)\d{1,2}\s+(?=[A-Z][a-z])")
 
 

@@ -399,7 +399,7 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
         if term and len(lead) >= MIN_DEFINITION_WORDS and defines(sentence, term):
             # "what is called X", "which is called X", "This approach is known as X"
             # (a lead that opens with a number word, "recall", "because", "when" or "most"
-            # is a description: "Two vector spaces are called isomorphic if ...")
+            # is a description: "Two shapes are called congruent if ...")
             pointing = (lead[-1].lower() in ("what", "which", "it", "this", "these", "that")
                         or lead[0].lower() in _POINTING_OPENERS
                         or points_elsewhere(before))
