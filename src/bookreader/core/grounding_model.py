@@ -25,16 +25,12 @@ few joined windows a sentence, cached like every other vector of the validator.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-
-from bookreader.core import injection
-from bookreader.errors import ModelError
+from bookreader.core import injection, logistic
+from bookreader.core.logistic import LogisticWeights
 
 if TYPE_CHECKING:
     from bookreader.core.grounding import GroundingValidator, SentenceScore
@@ -52,17 +48,8 @@ FEATURES = (
 )
 
 
-class VerifierWeights(NamedTuple):
-    mean: np.ndarray
-    scale: np.ndarray
-    weights: np.ndarray
-    bias: float
-    threshold: float
-
-    def probability(self, features: Sequence[float]) -> float:
-        x = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
-        z = float(x @ self.weights) + self.bias
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+#: The learned decision's weights (:class:`~bookreader.core.logistic.LogisticWeights`).
+VerifierWeights = LogisticWeights
 
 
 def load_weights(path: Path, expected_sha256: str = "") -> VerifierWeights:
@@ -73,29 +60,9 @@ def load_weights(path: Path, expected_sha256: str = "") -> VerifierWeights:
         ModelError: the file is missing, unreadable, not the expected one, or made for
             other features.
     """
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"The grounding verifier's weights ({path}) cannot be read "
-                         f"({exc}). Run make train-verifier.") from exc
-    digest = hashlib.sha256(blob).hexdigest()
-    if expected_sha256 and digest != expected_sha256:
-        raise ModelError(f"The grounding verifier's weights ({path}) have SHA-256 "
-                         f"{digest[:16]}..., not {expected_sha256[:16]}....")
-    try:
-        with np.load(io.BytesIO(blob)) as data:
-            names = tuple(str(n) for n in data["features"])
-            out = VerifierWeights(np.asarray(data["mean"], dtype=np.float64),
-                                  np.asarray(data["scale"], dtype=np.float64),
-                                  np.asarray(data["weights"], dtype=np.float64),
-                                  float(data["bias"]), float(data["threshold"]))
-    except (OSError, KeyError, ValueError) as exc:
-        raise ModelError(f"The grounding verifier's weights ({path}) cannot be read "
-                         f"({exc}). Run make train-verifier.") from exc
-    if names != FEATURES or out.weights.shape != (len(FEATURES),):
-        raise ModelError(f"The grounding verifier's weights ({path}) were trained on "
-                         "other features than this version computes. Run make train-verifier.")
-    return out
+    return logistic.load_weights(path, FEATURES, what="The grounding verifier",
+                                 remedy="make train-verifier",
+                                 expected_sha256=expected_sha256)
 
 
 def _best(ws: Sequence["WindowScore"], key) -> float:

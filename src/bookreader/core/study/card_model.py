@@ -34,20 +34,16 @@ rules; :func:`~bookreader.core.study.cards.candidates` uses a model only when gi
 
 from __future__ import annotations
 
-import hashlib
-import io
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-import numpy as np
-
+from bookreader.core import logistic
+from bookreader.core.logistic import LogisticWeights
 from bookreader.core.sentences import key_only, words
 from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.terms import FLAGS
-from bookreader.errors import ModelError
 
 FORMS = ("entry", "defining", "called", "question")
 FEATURES = (
@@ -91,20 +87,8 @@ _EVALUATIVE = re.compile(r"\b(?:important|major|common|useful|good|great|nice|si
                          re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class CardWeights:
-    """A logistic regression over :data:`FEATURES` (standardised) and its threshold."""
-
-    mean: np.ndarray
-    scale: np.ndarray
-    weights: np.ndarray
-    bias: float
-    threshold: float
-
-    def probability(self, features: Sequence[float]) -> float:
-        x = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
-        z = float(x @ self.weights) + self.bias
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+#: The flashcard model's weights (:class:`~bookreader.core.logistic.LogisticWeights`).
+CardWeights = LogisticWeights
 
 
 class BookUse:
@@ -179,35 +163,6 @@ def features(form: str, flags: Sequence[str], front: str, back: str, term: str,
     return out
 
 
-def parse_weights(blob: bytes, expected_sha256: str, where: str) -> CardWeights:
-    """The weights in an ``.npz`` ``blob``, checked against ``expected_sha256`` (when
-    not empty) and against this version's features.
-
-    Raises:
-        ModelError: the blob is not the expected one, unreadable, or made for other
-            features.
-    """
-    digest = hashlib.sha256(blob).hexdigest()
-    if expected_sha256 and digest != expected_sha256:
-        raise ModelError(f"The flashcard model's weights ({where}) have SHA-256 "
-                         f"{digest[:16]}..., not the expected {expected_sha256[:16]}...: "
-                         "the file was altered. Run make train-card-model.")
-    try:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
-            names = tuple(str(n) for n in data["features"])
-            out = CardWeights(np.asarray(data["mean"], dtype=np.float64),
-                              np.asarray(data["scale"], dtype=np.float64),
-                              np.asarray(data["weights"], dtype=np.float64),
-                              float(data["bias"]), float(data["threshold"]))
-    except (OSError, KeyError, ValueError, EOFError) as exc:
-        raise ModelError(f"The flashcard model's weights ({where}) cannot be read "
-                         f"({exc}). Run make train-card-model.") from exc
-    if names != FEATURES or out.weights.shape != (len(FEATURES),):
-        raise ModelError(f"The flashcard model's weights ({where}) were trained on other "
-                         "features than this version computes. Run make train-card-model.")
-    return out
-
-
 def load_weights(path: Path, expected_sha256: str = "") -> CardWeights:
     """The weights in the ``.npz`` at ``path`` (checked against ``expected_sha256`` when
     given).
@@ -215,9 +170,6 @@ def load_weights(path: Path, expected_sha256: str = "") -> CardWeights:
     Raises:
         ModelError: the file is missing, altered, unreadable or made for other features.
     """
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"The flashcard model's weights ({path}) cannot be read "
-                         f"({exc}). Run make train-card-model.") from exc
-    return parse_weights(blob, expected_sha256, str(path))
+    return logistic.load_weights(path, FEATURES, what="The flashcard model",
+                                 remedy="make train-card-model",
+                                 expected_sha256=expected_sha256)
