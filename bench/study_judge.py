@@ -64,7 +64,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(BENCH))
 
 from books import TUNE  # noqa: E402
-from study_quality import BOOKS_DIR, DEFAULT_BOOKS, _chapters, load_model  # noqa: E402
+from study_quality import BOOKS_DIR, DEFAULT_BOOKS, chapter_decks, load_model  # noqa: E402
 
 RESULTS = BENCH / "results"
 CARDS_CACHE = RESULTS / "study_judge_cards.json"
@@ -79,25 +79,21 @@ def book_cards(path: Path, n_cards: int = 400) -> list[dict]:
     """The book's cards (id, kind, front, back) as ``study_quality.measure_book`` keeps
     them: chapters in order, chapters over 120 pages skipped, later repeats left out."""
     from bookreader.core.pdf import PdfBook
-    from bookreader.core.study import chapter_scope, generate
     from bookreader.core.study.cards import front_key
 
     pdf = PdfBook.open(path)
     cards: list[dict] = []
     seen: set[str] = set()
     try:
-        for index, _title in _chapters(pdf):
-            if len(cards) >= n_cards:
-                break
-            scope = chapter_scope(list(pdf.toc), index, pdf.page_count)
-            if scope.last - scope.first + 1 > 120:
-                continue
-            for c in generate(pdf, pdf.book_id, "cards", scope).cards:
+        for _title, _scope, made in chapter_decks(pdf):
+            for c in made.cards:
                 if front_key(c.front) in seen:
                     continue
                 seen.add(front_key(c.front))
                 cards.append({"id": c.card_id, "kind": c.kind, "front": c.front,
                               "back": c.back})
+            if len(cards) >= n_cards:
+                break
     finally:
         pdf.close()
     return cards[:n_cards]

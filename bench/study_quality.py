@@ -68,6 +68,22 @@ def _chapters(pdf) -> list[tuple[int, str]]:
     return [(i, e.title) for i, e in enumerate(pdf.toc) if e.level == 1]
 
 
+#: Chapters longer than this (a whole book under one heading) are not studied as one.
+MAX_CHAPTER_PAGES = 120
+
+
+def chapter_decks(pdf):
+    """(title, scope, generated cards) of each top-level chapter of at most
+    :data:`MAX_CHAPTER_PAGES` pages, in reading order; each deck is made when asked for."""
+    from bookreader.core.study import chapter_scope, generate
+
+    for index, title in _chapters(pdf):
+        scope = chapter_scope(list(pdf.toc), index, pdf.page_count)
+        if scope.last - scope.first + 1 > MAX_CHAPTER_PAGES:
+            continue
+        yield title, scope, generate(pdf, pdf.book_id, "cards", scope)
+
+
 def _page_keys(path: Path) -> dict[int, str]:
     import fitz
 
@@ -119,13 +135,7 @@ def measure_book(path: Path, n_cards: int, judgments: dict, show: bool,
     cards, quiz, chapters_used = [], [], []
     seen: set[str] = set()
     within = repeats = 0  # duplicate fronts inside one chapter's set; across chapters
-    for index, title in _chapters(pdf):
-        if len(cards) >= n_cards:
-            break
-        scope = chapter_scope(list(pdf.toc), index, pdf.page_count)
-        if scope.last - scope.first + 1 > 120:
-            continue
-        made = generate(pdf, pdf.book_id, "cards", scope)
+    for title, scope, made in chapter_decks(pdf):
         within += len(made.cards) - len({front_key(c.front) for c in made.cards})
         for c in made.cards:  # a term a later chapter defines again is a student's repeat
             if front_key(c.front) in seen:
@@ -135,6 +145,8 @@ def measure_book(path: Path, n_cards: int, judgments: dict, show: bool,
             cards.append(c)
         quiz += generate(pdf, pdf.book_id, "quiz", scope).quiz
         chapters_used.append(title)
+        if len(cards) >= n_cards:
+            break
     cards = cards[:n_cards]
 
     def on_page(c) -> bool:
