@@ -324,9 +324,11 @@ class GroundingValidator:
         #: default: the window rules decide alone, and no features are computed).
         self.model: Optional[VerifierWeights] = model
         if cross == SHIPPED:
-            from bookreader.core import cross_verifier
+            cross = None
+            if CROSS_BY_DEFAULT:  # (the module imports torch: not when it is off)
+                from bookreader.core import cross_verifier
 
-            cross = cross_verifier.shipped() if CROSS_BY_DEFAULT else None
+                cross = cross_verifier.shipped()
         #: The learned support decision of :meth:`decide` (None: the window rules').
         self.cross: Optional["CrossVerifier"] = cross if not isinstance(cross, str) else None
         #: P(supported) at which the cross-encoder accepts a sentence.
