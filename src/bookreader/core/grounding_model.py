@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Sequence, TypeAlias
 
 from bookreader.core import injection, logistic
 from bookreader.core.logistic import LogisticWeights
@@ -49,7 +49,7 @@ FEATURES = (
 
 
 #: The learned decision's weights (:class:`~bookreader.core.logistic.LogisticWeights`).
-VerifierWeights = LogisticWeights
+VerifierWeights: TypeAlias = LogisticWeights
 
 
 def load_weights(path: Path, expected_sha256: str = "") -> VerifierWeights:

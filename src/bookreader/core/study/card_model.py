@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, TypeAlias
 
 from bookreader.core import logistic
 from bookreader.core.logistic import LogisticWeights
@@ -88,7 +88,7 @@ _EVALUATIVE = re.compile(r"\b(?:important|major|common|useful|good|great|nice|si
 
 
 #: The flashcard model's weights (:class:`~bookreader.core.logistic.LogisticWeights`).
-CardWeights = LogisticWeights
+CardWeights: TypeAlias = LogisticWeights
 
 
 class BookUse:
