@@ -82,8 +82,25 @@ def test_a_chapter_without_definitions_and_a_scanned_page(book):
     made = _chapter(book, 2)
     assert made.cards == ()
     assert book.page_count - 1 in made.pages_without_text
-    assert any("without a text layer" in n for n in made.notes)
+    assert any("without a text layer (scanned images)" in n and "OCR" in n for n in made.notes)
     assert any("Nothing to study" in n for n in made.notes)
+
+
+def test_a_blank_page_is_skipped_without_calling_it_scanned(tmp_path):
+    import fitz
+
+    path = tmp_path / "blank.pdf"
+    with fitz.open() as doc:
+        page = doc.new_page()
+        page.insert_textbox(fitz.Rect(72, 72, 520, 400), " ".join(RUNNING_DEFINITIONS_1),
+                            fontsize=11)
+        doc.new_page()  # nothing on it: not a scan
+        doc.save(path)
+    with PdfBook.open(path) as pdf:
+        made = generate(pdf, pdf.book_id, "cards", StudyScope(0, 1))
+    assert made.cards
+    assert made.pages_without_text == (1,)
+    assert not any("scanned" in n or "text layer" in n for n in made.notes)
 
 
 def test_a_back_not_found_on_its_page_is_not_cited(book):

@@ -480,6 +480,14 @@ class PdfBook:
                 self.page(i)
         return [i for i in range(self.page_count) if not self._has_text[i]]
 
+    def looks_scanned(self, index: int) -> bool:
+        """Whether page ``index`` shows an image but has no text layer (a scan, not a blank
+        page); reads the page if it was not read yet."""
+        self._check_index(index)
+        if index not in self._has_text:
+            self.page(index)
+        return index in self._image_pages
+
     def page_notes(self) -> dict[int, str]:
         """Pages read so far whose text was cut at ``max_page_chars``, with a note."""
         return dict(self._notes)

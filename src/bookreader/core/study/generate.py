@@ -75,6 +75,19 @@ def chapter_scope(toc: list[TocEntry], title: str | int, page_count: int) -> Stu
     return StudyScope(entry.page, last, chapter=chapter, title=entry.title)
 
 
+def _skipped_pages_note(pages: Any, missing: list[int]) -> list[str]:
+    """The note on pages that were skipped for want of text: a scan (an image without a
+    text layer) is named as one, with what to do; a blank page needs no note."""
+    looks_scanned = getattr(pages, "looks_scanned", None)
+    scanned = [i for i in missing if looks_scanned is None or looks_scanned(i)]
+    if not scanned:
+        return []
+    shown = ", ".join(pages.page(i).label for i in scanned[:10])
+    more = f" and {len(scanned) - 10} more" if len(scanned) > 10 else ""
+    return [f"Pages without a text layer (scanned images) were skipped: {shown}{more}. "
+            "They can be studied once the PDF has been run through OCR."]
+
+
 def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
              limit: Optional[int] = None, backend: str = "rules", model: Any = None,
              progress: ProgressFn = no_progress,
@@ -110,9 +123,7 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
         sentences = [s for s in sentences if key_only(s.text) in chosen]
     citer = Citer(pages)
     notes: list[str] = []
-    if read.pages_without_text:
-        shown = ", ".join(pages.page(i).label for i in read.pages_without_text[:10])
-        notes.append(f"Pages without a text layer were skipped (scanned?): {shown}.")
+    notes.extend(_skipped_pages_note(pages, read.pages_without_text))
     cards, quiz, summary = [], [], []
     if kind == SET_SUMMARY:
         summary = key_sentences(sentences, summary_size(scope.last - scope.first + 1), citer,

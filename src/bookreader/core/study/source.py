@@ -206,8 +206,10 @@ def read_sentences(pages: Any, first: int, last: int, *,
         text = page.text or ""
         if skipped_page(text):
             continue
-        if not page.has_text_layer or len(words(text)) < MIN_WORDS:
+        if not page.has_text_layer:
             empty.append(index)
+            continue
+        if len(words(text)) < MIN_WORDS:  # a part title or an almost empty page
             continue
         runs = _page_emphasis(pages, index)
         pos = 0
