@@ -72,6 +72,38 @@ def _imperative(text: str, verbs: frozenset[str]) -> bool:
     return first[:1].isupper() and first.lower() in verbs
 
 
+_CODE_WORD = re.compile(r"\w+")
+#: "we call the sort method", "We call the tags() method": a program's call, not a name.
+_CALLS = re.compile(r"\bcall\s+(?:the\s+)?(\w+)", re.IGNORECASE)
+
+
+def _code_flags(s: StudySentence, form: str, term: str, back: str) -> tuple[str, ...]:
+    """The rules a reading breaks by the program text set in the sentence (its
+    monospaced runs, :attr:`~bookreader.core.study.source.StudySentence.code`):
+
+    * ``code_instance``: the sentence says what one name of a program is, its subject
+      "the" or nothing before a term holding an identifier ("The parameter vals is ...",
+      "PartyAnimal is the super class", "The artist_id column is ..."); "A Pmf of degrees
+      is ..." says what a kind is, and a glossary's or a naming sentence's code term
+      ("import statement: ...", "... a method called neighbors") is the book's own term;
+    * ``code_call``: "we call" is a program's call of the code after it ("we call the
+      sort method with ..."), not the naming of a term.
+    """
+    if not s.code:
+        return ()
+    code = {w.casefold() for run in s.code for w in _CODE_WORD.findall(run)}
+    out: list[str] = []
+    if form == "defining" and any(w.casefold() in code for w in _CODE_WORD.findall(term)):
+        first = re.escape(term.split()[0])
+        if re.match(rf"^\W*(?:the\s+)?{first}\b", back, re.IGNORECASE):
+            out.append("code_instance")
+    if form == "called":
+        m = _CALLS.search(back)
+        if m and m.group(1).casefold() in code:
+            out.append("code_call")
+    return tuple(out)
+
+
 def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
                 names: Optional[NameEvidence] = None,
                 labels: Optional[Callable[[], frozenset[str]]] = None,
@@ -102,6 +134,7 @@ def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
         for d, flags in readings(s.text, s.glossary):
             if d.form == "entry" and not s.glossary and _imperative(d.back, verbs):
                 flags = (*flags, "imperative")
+            flags = (*flags, *_code_flags(s, d.form, d.term, d.back))
             barred = names.individual(d.term)
             if not barred and d.form == "entry" and not s.glossary and labels is not None:
                 repeated = labels() if repeated is None else repeated

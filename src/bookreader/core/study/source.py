@@ -69,6 +69,8 @@ class StudySentence:
     paragraph: int = 0  # which paragraph of the page (entries of a list share none)
     #: Italic or bold runs of the page set inside this sentence (a term where it is defined).
     emphasis: tuple[str, ...] = ()
+    #: Program text set in a monospaced font inside this sentence (identifiers, calls).
+    code: tuple[str, ...] = ()
 
 
 @dataclass
@@ -210,6 +212,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
             empty.append(index)
             continue
         runs = _page_emphasis(pages, index)
+        code = _page_runs(pages, "code", index)
         pos = 0
         for p_no, block in enumerate(re.split(r"\n\s*\n", text)):
             start = text.find(block, pos)
@@ -236,7 +239,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
                     text=flat, page=index, label=page.label, chapter=chapter, section=where,
                     offset=at, position=len(out), paragraph=p_no,
                     glossary=bool(GLOSSARY_SECTION.search(where or "")),
-                    emphasis=emphasis_in(flat, runs)))
+                    emphasis=emphasis_in(flat, runs), code=emphasis_in(flat, code)))
     progress(total, total, "Reading pages")
     return PageRead(out, empty, [c for c in chapters if c])
 
@@ -259,7 +262,14 @@ _RUN_WORTH = re.compile(r"[^\W\d_]{2}")
 def _page_emphasis(pages: Any, index: int) -> list[str]:
     """The page's italic or bold runs inside running text (``pages.emphasis``, when the
     page source reads type; [] otherwise)."""
-    read = getattr(pages, "emphasis", None)
+    found = _page_runs(pages, "emphasis", index)
+    return [r for r in found if _RUN_WORTH.search(r) and len(r.split()) <= 6]
+
+
+def _page_runs(pages: Any, kind: str, index: int) -> list[str]:
+    """The page's runs of one kind of type, ``pages.emphasis`` or ``pages.code``, once
+    each ([] when the page source does not read type)."""
+    read = getattr(pages, kind, None)
     if read is None:
         return []
     try:
@@ -267,7 +277,7 @@ def _page_emphasis(pages: Any, index: int) -> list[str]:
     except (IndexError, ValueError, KeyError, BookReaderError) as exc:
         log.info("Study: cannot read the type of page %d: %s", index, exc)
         return []
-    return [r for r in dict.fromkeys(found) if _RUN_WORTH.search(r) and len(r.split()) <= 6]
+    return [r for r in dict.fromkeys(found) if any(ch.isalpha() for ch in r)]
 
 
 def emphasis_in(sentence: str, runs: list[str]) -> tuple[str, ...]:

@@ -60,7 +60,22 @@ _TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".
 _EVALUATIVE = re.compile(
     r"^\s*(?:(?:an?|the|one)\s+)?(?:\w+\s+){0,2}?(?:most|important|major|big|bigger|biggest|"
     r"great|good|useful|nice|crucial|serious|huge|key|main|best|worst|only|example|"
-    r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject)\b", re.IGNORECASE)
+    r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject|"
+    # a degree adverb grades what it says ("a very creative activity", "a relatively
+    # sophisticated skill", "a very reasonable one"): an evaluation, not a class
+    r"very|relatively|quite|rather|extremely|fairly|remarkably|surprisingly|incredibly|"
+    r"truly)\b", re.IGNORECASE)
+#: A predicate naming a work ("... is the title of the first book where ..."): the
+#: subject is a book, paper or film, not a term of the field.
+_NAMES_A_WORK = re.compile(r"^\s*(?:(?:an?|the)\s+)?(?:\w+\s+)?(?:title|book|novel|paper|"
+                           r"article|film|journal)s?\b", re.IGNORECASE)
+#: A personal pronoun: a definition that says "he" or "his" of its subject is about a
+#: person ("X is a mathematician, so his enthusiasm ..."), not a term.
+_PERSONAL = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
+#: A list item's text that is a sentence of its own about a quantified subject or opens
+#: with "Instead" ("Sugar: Each agent starts with ...", "Growth: Instead of starting
+#: ..."): it says what happens, not what the label is.
+_OWN_CLAUSE = re.compile(r"^\s*(?:each|every|any|instead)\b", re.IGNORECASE)
 #: Words that point back to an earlier sentence: a definition holding one is not whole
 #: ("... is the value from this auxiliary step"); "those with ...", "these that ..."
 #: point forward and do not count.
@@ -291,7 +306,9 @@ def _whole(sentence: str) -> bool:
     (not "... that periodically produces a" at a page's foot) and not on a colon (its
     list, or its formula, is elsewhere)."""
     s = sentence.strip().rstrip("\"'\u201d\u2019)")
-    return bool(s) and not s[0].islower() and s.endswith((".", "!", "?"))
+    # a bullet inside it: list items (a slide's) run together, not one sentence
+    return (bool(s) and not s[0].islower() and s.endswith((".", "!", "?"))
+            and "\u2022" not in s[1:])
 
 
 def _heading_run_in(sentence: str) -> str:
@@ -327,7 +344,8 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
 #: one is no definition by the rules; the card model weighs them with other evidence.
 FLAGS = ("not_prose", "digit_heavy", "outcome", "remark_label", "points_elsewhere",
          "generic_subject", "justified", "evaluative", "conditional", "points_back",
-         "pointing_lead", "deictic_described", "imperative")
+         "pointing_lead", "deictic_described", "imperative", "names_a_work", "personal",
+         "code_instance", "code_call")
 
 
 def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition, tuple[str, ...]]]:
@@ -345,7 +363,8 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
             flags = [f for f, hit in (("not_prose", _NOT_PROSE.search(text)),
                                       ("digit_heavy", _digit_heavy(text)),
                                       ("outcome", _OUTCOME.match(text)),
-                                      ("remark_label", _labels_a_remark(text, term))) if hit]
+                                      ("remark_label", _labels_a_remark(text, term) or (
+                                          not glossary and _OWN_CLAUSE.match(text)))) if hit]
             yield (Definition(term, text.strip(), "entry"), tuple(flags))
     if glossary:
         m = _BARE_ENTRY.match(sentence)
@@ -378,6 +397,8 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
                 ("generic_subject", _generic_subject(sentence, term)),
                 ("justified", _JUSTIFIED.search(definition)),
                 ("evaluative", _EVALUATIVE.match(definition)),
+                ("names_a_work", _NAMES_A_WORK.match(definition)),
+                ("personal", _PERSONAL.search(definition)),
                 ("conditional", _CONDITIONAL.search(re.split(r"[;,:]", definition)[0])),
                 ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8])))) if hit]
             yield (Definition(term, sentence, "defining"), tuple(flags))
@@ -409,7 +430,10 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
     if m:
         term = clean_term(m.group("term"))
         described = words(m.group("described"))
-        if term and len(described) >= MIN_DEFINITION_WORDS:
+        # "We call the while statement an indefinite loop because ... the set.": a clause
+        # ran into what is described, and the name read at its end is none
+        if term and len(described) >= MIN_DEFINITION_WORDS and not (
+                {w.lower() for w in described} & {"because", "whereas", "although", "though"}):
             flags = [f for f, hit in (
                 ("points_back", _POINTS_BACK.search(sentence)),
                 ("deictic_described", described[0].lower() in (_DEICTIC | {"it", "them"})))
