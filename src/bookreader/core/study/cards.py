@@ -230,11 +230,25 @@ def with_emphasis(found: Sequence[_Candidate], sentences: Sequence[StudySentence
     for s in sentences:
         hit = terms.get(s.position)
         made = by_position.get(s.position)
-        if hit is None or (made is not None and made.kind == CARD_TERM):
+        if hit is None or (made is not None and made.kind == CARD_TERM) or _judged(s, hit[0]):
             continue
         by_position[s.position] = _Candidate(s, CARD_TERM, hit[0], s.text, hit[0],
                                              _RANK["emphasis"], "emphasis")
     return [by_position[p] for p in sorted(by_position)]
+
+
+#: Rules about what a predicate says of its subject (praise, a work, a person): they hold
+#: for an emphasised term as for any other.
+_PREDICATE_FLAGS = frozenset({"evaluative", "names_a_work", "personal"})
+
+
+def _judged(s: StudySentence, term: str) -> bool:
+    """True when the sentence, read as a definition of ``term``, breaks a rule about what
+    its predicate says (:data:`_PREDICATE_FLAGS`): "*Sugarscape* is a very versatile
+    model" praises, "*Evolution of Cooperation* is the title of ..." names a book."""
+    key = front_key(term)
+    return any(front_key(d.term) == key and _PREDICATE_FLAGS.intersection(flags)
+               for d, flags in readings(s.text, s.glossary))
 
 
 def make_cards(sentences: Sequence[StudySentence], citer: Citer, book_id: str, *,

@@ -82,10 +82,13 @@ class PageRead:
     chapters: list[str]
 
 
-#: The first line of a glossary entry: a lower-case term of up to four words, then a
-#: capitalised definition ("bug An error in a program."), or "term: definition".
+#: The first line of a glossary entry: a lower-case term of up to four words (with what
+#: it is of, in brackets: "shape (of a data structure)") or an abbreviation in capitals
+#: ("DSU"), then a capitalised definition ("bug An error in a program."), or "term:
+#: definition".
 _ENTRY_START = re.compile(
-    r"^\s*(?:[a-z\u00e0-\u024f][\w'\u2019\-]*(?:\s[a-z][\w'\u2019\-]*){0,3}\s+"
+    r"^\s*(?:(?:[a-z\u00e0-\u024f][\w'\u2019\-]*(?:\s[a-z][\w'\u2019\-]*){0,3}"
+    r"(?:\s\([^)\n]{1,40}\))?|[A-Z][A-Z0-9]+)\s+"
     r"[A-Z\u201c\"](?:[a-z]|\s)|[^:\n]{1,50}:\s+\S)")
 
 

@@ -81,6 +81,11 @@ _OWN_CLAUSE = re.compile(r"^\s*(?:each|every|any|instead)\b", re.IGNORECASE)
 #: point forward and do not count.
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
                           r"(?!\s+(?:with|who|that|which|of|in)\b)", re.IGNORECASE)
+#: A predicate left out and taken from the sentence before ("... the fraction of CAs that
+#: do."): the definition is not whole.
+_ELLIPSIS = re.compile(r"\b(?:that|which|who)\s+(?:do|does|did)\s*[.!?]?\s*$", re.IGNORECASE)
+#: "the same thing", "the same way" with no "as" after: the same as what was said before.
+_SAME_UNNAMED = re.compile(r"\bthe\s+same\s+(?:thing|way)\b(?!\s+as\b)", re.IGNORECASE)
 #: A list item that says what a chapter teaches, not what the term is ("Osmosis:
 #: Understanding how water crosses a membrane ...", "Lab work: Configuring ...").
 _OUTCOME = re.compile(r"^\s*(?:understanding|learning|mastering|exploring|introducing|"
@@ -112,7 +117,8 @@ _TERM_JOINERS = frozenset("of and in on a an the".split())
 _ADVERBS = frozenset("""merely simply just also usually often generally typically basically
 essentially actually really thus therefore then now still always sometimes""".split())
 #: Words that cannot end a term (a clause, not a name, ran into it).
-_BAD_LAST = frozenset("of to for with and or in on at by as from than that which a an the".split())
+_BAD_LAST = frozenset("""of to for with and or in on at by as from than that which a an the
+today tomorrow yesterday""".split())  # "the temperature tomorrow": one day's instance
 
 _DET = r"(?:(?:a|an|the)\s+)?"
 _TERM = r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
@@ -281,7 +287,8 @@ def clean_term(term: str) -> Optional[str]:
         return None
     if any(w in STOPWORDS and w not in _TERM_JOINERS for w in low[1:]):
         return None  # a clause ran into it: "process continues until the subtasks"
-    if not all(re.fullmatch(r"[\w'\u2019\-]+", w) for w in ws):
+    if not all(re.fullmatch(r"[\w'\u2019\-]+", w) and re.search(r"\w", w) for w in ws):
+        # (a dash standing alone joins two names, a title line: "Portuguese - Python ...")
         return None
     if not any(w not in STOPWORDS and w not in _GENERIC for w in low):
         return None
@@ -400,7 +407,8 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
                 ("names_a_work", _NAMES_A_WORK.match(definition)),
                 ("personal", _PERSONAL.search(definition)),
                 ("conditional", _CONDITIONAL.search(re.split(r"[;,:]", definition)[0])),
-                ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8])))) if hit]
+                ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8]))
+                 or _ELLIPSIS.search(definition))) if hit]
             yield (Definition(term, sentence, "defining"), tuple(flags))
     m = _WE_DEFINE.search(sentence)
     if m and _enough(m.group("definition")):
@@ -494,7 +502,7 @@ def question_for(sentence: str) -> Optional[Statement]:
     if verb in _ACTION_VERBS and (rest.lower().startswith(("to ", "us ", "you ", "them "))
                                   or subject.split()[-1].lower().endswith("ing")):
         return None  # "Increasing returns to scale ...", "X allows us to ...": no object
-    if _POINTS_BACK.search(sentence):
+    if _POINTS_BACK.search(sentence) or _SAME_UNNAMED.search(sentence):
         return None
     plural = verb.startswith("are") or verb == "consist"
     aux = "do" if plural else "does"
