@@ -73,7 +73,7 @@ def _imperative(text: str, verbs: frozenset[str]) -> bool:
 
 
 _CODE_WORD = re.compile(r"\w+")
-#: "we call the sort method", "We call the tags() method": a program's call, not a name.
+#: "we call the sort method", "We call the load() method": a program's call, not a name.
 _CALLS = re.compile(r"\bcall\s+(?:the\s+)?(\w+)", re.IGNORECASE)
 
 
@@ -82,10 +82,10 @@ def _code_flags(s: StudySentence, form: str, term: str, back: str) -> tuple[str,
     monospaced runs, :attr:`~bookreader.core.study.source.StudySentence.code`):
 
     * ``code_instance``: the sentence says what one name of a program is, its subject
-      "the" or nothing before a term holding an identifier ("The parameter vals is ...",
-      "PartyAnimal is the super class", "The artist_id column is ..."); "A Pmf of degrees
+      "the" or nothing before a term holding an identifier ("The parameter rows is ...",
+      "ShopCart is the parent class", "The user_id column is ..."); "A Counter of words
       is ..." says what a kind is, and a glossary's or a naming sentence's code term
-      ("import statement: ...", "... a method called neighbors") is the book's own term;
+      ("import statement: ...", "... a method called keys") is the book's own term;
     * ``code_call``: "we call" is a program's call of the code after it ("we call the
       sort method with ..."), not the naming of a term.
     """
@@ -244,8 +244,8 @@ _PREDICATE_FLAGS = frozenset({"evaluative", "names_a_work", "personal"})
 
 def _judged(s: StudySentence, term: str) -> bool:
     """True when the sentence, read as a definition of ``term``, breaks a rule about what
-    its predicate says (:data:`_PREDICATE_FLAGS`): "*Sugarscape* is a very versatile
-    model" praises, "*Evolution of Cooperation* is the title of ..." names a book."""
+    its predicate says (:data:`_PREDICATE_FLAGS`): "*Foo* is a very versatile model"
+    praises, "*The Art of Foo* is the title of ..." names a book."""
     key = front_key(term)
     return any(front_key(d.term) == key and _PREDICATE_FLAGS.intersection(flags)
                for d, flags in readings(s.text, s.glossary))

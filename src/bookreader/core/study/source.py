@@ -83,8 +83,8 @@ class PageRead:
 
 
 #: The first line of a glossary entry: a lower-case term of up to four words (with what
-#: it is of, in brackets: "shape (of a data structure)") or an abbreviation in capitals
-#: ("DSU"), then a capitalised definition ("bug An error in a program."), or "term:
+#: it is of, in brackets: "depth (of a tree)") or an abbreviation in capitals ("FIFO"),
+#: then a capitalised definition ("bug An error in a program."), or "term:
 #: definition".
 _ENTRY_START = re.compile(
     r"^\s*(?:(?:[a-z\u00e0-\u024f][\w'\u2019\-]*(?:\s[a-z][\w'\u2019\-]*){0,3}"

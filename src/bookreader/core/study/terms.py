@@ -73,7 +73,7 @@ _NAMES_A_WORK = re.compile(r"^\s*(?:(?:an?|the)\s+)?(?:\w+\s+)?(?:title|book|nov
 #: person ("X is a mathematician, so his enthusiasm ..."), not a term.
 _PERSONAL = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
 #: A list item's text that is a sentence of its own about a quantified subject or opens
-#: with "Instead" ("Sugar: Each agent starts with ...", "Growth: Instead of starting
+#: with "Instead" ("Speed: Each player starts with ...", "Scoring: Instead of counting
 #: ..."): it says what happens, not what the label is.
 _OWN_CLAUSE = re.compile(r"^\s*(?:each|every|any|instead)\b", re.IGNORECASE)
 #: Words that point back to an earlier sentence: a definition holding one is not whole
@@ -81,7 +81,7 @@ _OWN_CLAUSE = re.compile(r"^\s*(?:each|every|any|instead)\b", re.IGNORECASE)
 #: point forward and do not count.
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
                           r"(?!\s+(?:with|who|that|which|of|in)\b)", re.IGNORECASE)
-#: A predicate left out and taken from the sentence before ("... the fraction of CAs that
+#: A predicate left out and taken from the sentence before ("... the share of runs that
 #: do."): the definition is not whole.
 _ELLIPSIS = re.compile(r"\b(?:that|which|who)\s+(?:do|does|did)\s*[.!?]?\s*$", re.IGNORECASE)
 #: "the same thing", "the same way" with no "as" after: the same as what was said before.
@@ -288,7 +288,7 @@ def clean_term(term: str) -> Optional[str]:
     if any(w in STOPWORDS and w not in _TERM_JOINERS for w in low[1:]):
         return None  # a clause ran into it: "process continues until the subtasks"
     if not all(re.fullmatch(r"[\w'\u2019\-]+", w) and re.search(r"\w", w) for w in ws):
-        # (a dash standing alone joins two names, a title line: "Portuguese - Python ...")
+        # (a dash standing alone joins two names, a title line: "French - A Guide to ...")
         return None
     if not any(w not in STOPWORDS and w not in _GENERIC for w in low):
         return None
@@ -438,8 +438,8 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
     if m:
         term = clean_term(m.group("term"))
         described = words(m.group("described"))
-        # "We call the while statement an indefinite loop because ... the set.": a clause
-        # ran into what is described, and the name read at its end is none
+        # "We call the tree a heap because ... in the set.": a clause ran into what is
+        # described, and the name read at its end is none
         if term and len(described) >= MIN_DEFINITION_WORDS and not (
                 {w.lower() for w in described} & {"because", "whereas", "although", "though"}):
             flags = [f for f, hit in (
