@@ -147,3 +147,41 @@ def test_a_glossary_entry_ends_where_an_abbreviation_or_a_bracketed_term_begins(
                           "in lists, tuples, etc.")
     assert entries[2] == "scatter The operation of treating a sequence as a list of arguments."
     assert entries[3].startswith("shape (of a data structure) A summary")
+
+
+_PARALLEL_PAGE = """Cells in a row
+
+To say that an automaton has dimensions is to say that its cells are arranged in a
+space. In one dimension, there are three natural configurations:
+
+Finite line: A finite number of cells arranged in a row. All cells but the ends have two
+neighbors.
+
+Circle: A finite number of cells arranged in a ring. All cells have two neighbors.
+
+Endless line: An infinite number of cells arranged in a row.
+
+Birds flocking in the sky keep moving together. Each bird follows three rules:
+
+Separation: Avoid crowding the neighbors that come too near.
+
+Cohesion: Move toward the average position of the neighbors.
+
+Alignment: Steer toward the average heading of the neighbors.
+
+A filter estimates a state from noisy readings. Two filters are common:
+
+Kalman filtering: Optimal estimation for linear systems with Gaussian noise.
+
+Particle filtering: A sampling method for systems that are neither linear nor Gaussian.
+"""
+
+
+def test_items_of_one_frame_and_lists_of_commands_make_no_cards(tmp_path):
+    fronts = _fronts(make_pdf(tmp_path / "lists.pdf", [_PARALLEL_PAGE]))
+    # "A finite number of cells arranged in a row / a ring": each says what it is only
+    # against the others, in the frame of the lead-in
+    assert not {"Finite line", "Circle", "Endless line"} & fronts
+    # "Move" is a verb of the page ("moving"); its list's other items are commands too
+    assert not {"Separation", "Cohesion", "Alignment"} & fronts
+    assert {"Kalman filtering", "Particle filtering"} <= fronts

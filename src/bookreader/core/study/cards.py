@@ -56,12 +56,20 @@ class _Candidate:
 
 def _verbs_after_to(sentences: Sequence[StudySentence]) -> frozenset[str]:
     """Words the pages use as verbs: lower-case words after "to" ("to perform", "to
-    check"), small words left out."""
-    found = (m.group(1) for s in sentences for m in _TO_VERB.finditer(s.text))
+    check") and the bare forms of their "-ing" words ("moving" -> "move", "running" ->
+    "run"), small words left out."""
+    found = {m.group(1) for s in sentences for m in _TO_VERB.finditer(s.text)}
+    for s in sentences:
+        for m in _ING.finditer(s.text):
+            stem_ = m.group(1)
+            found.update((stem_, stem_ + "e"))
+            if len(stem_) > 3 and stem_[-1] == stem_[-2]:
+                found.add(stem_[:-1])  # "running" -> "run"
     return frozenset(w for w in found if w not in STOPWORDS)
 
 
 _TO_VERB = re.compile(r"\bto\s+([a-z]{3,})\b")
+_ING = re.compile(r"\b([a-z]{3,})ing\b")
 
 
 def _imperative(text: str, verbs: frozenset[str]) -> bool:
@@ -150,6 +158,80 @@ def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
         if found:
             out.append(found)
     progress(total, total, "Finding terms")
+    return _list_flags(out)
+
+
+#: Fewest share of content words two neighbouring list items must have in common to be
+#: one frame with a word changed ("A finite number of cells arranged in a row" / "... in a
+#: ring").
+PARALLEL_SHARE = 0.5
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(stem(w.lower()) for w in words(text) if w.lower() not in STOPWORDS)
+
+
+def _bare_word(text: str) -> bool:
+    """True for a text that opens with a capitalised bare word, as a command does
+    ("Align velocity ..."), not an article, a plural or an "-ing" or "-ed" form."""
+    first = text.split(" ", 1)[0]
+    low = first.lower()
+    return (first[:1].isupper() and first.isalpha() and low not in STOPWORDS
+            and low not in _DETERMINERS and not low.endswith(("s", "ing", "ed", "ly")))
+
+
+_DETERMINERS = frozenset("a an the each every any all some no both one two".split())
+
+
+def _list_flags(per_sentence: list[list[_Candidate]]) -> list[list[_Candidate]]:
+    """The rules a "label: text" item breaks by its neighbours in a list (entries outside
+    a glossary on neighbouring sentences), added to its flags:
+
+    * ``imperative``, for an item that opens with a bare word in a list where another
+      item is a command (:func:`_imperative`): a list's items share one form;
+    * ``parallel_item``, for an item whose text shares :data:`PARALLEL_SHARE` of its
+      content words with another item's of its list: the items say what they are only against each
+      other, in the frame of the list's lead-in ("Ring: A finite number of cells arranged
+      in a ring").
+    """
+    entries = {c.sentence.position: c for found in per_sentence for c in found
+               if c.form == "entry" and not c.sentence.glossary}
+    if len(entries) < 2:
+        return per_sentence
+    order = sorted(entries)
+    # neighbours: the entries before and after, on the same page and in the same or the
+    # next paragraph (an item's second sentence may stand between two items)
+    before = {b: a for a, b in zip(order, order[1:])
+              if entries[a].sentence.page == entries[b].sentence.page
+              and entries[b].sentence.paragraph - entries[a].sentence.paragraph <= 1}
+    runs: dict[int, int] = {}  # position -> first position of its list
+    lists: dict[int, list[_Candidate]] = {}
+    for at in order:
+        runs[at] = runs[before[at]] if at in before else at
+        lists.setdefault(runs[at], []).append(entries[at])
+    commands = {runs[at] for at, c in entries.items() if "imperative" in c.flags}
+    out = []
+    for found in per_sentence:
+        row = []
+        for c in found:
+            at = c.sentence.position
+            if entries.get(at) is c:
+                added = []
+                if (runs[at] in commands and "imperative" not in c.flags
+                        and _bare_word(c.back)):
+                    added.append("imperative")
+                mine = _content(c.back)
+                for other in lists[runs[at]]:
+                    if other is c or not mine:
+                        continue
+                    theirs = _content(other.back)
+                    if len(mine & theirs) >= PARALLEL_SHARE * len(mine | theirs):
+                        added.append("parallel_item")
+                        break
+                if added:
+                    c = replace(c, flags=(*c.flags, *added))
+            row.append(c)
+        out.append(row)
     return out
 
 

@@ -352,7 +352,7 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
 FLAGS = ("not_prose", "digit_heavy", "outcome", "remark_label", "points_elsewhere",
          "generic_subject", "justified", "evaluative", "conditional", "points_back",
          "pointing_lead", "deictic_described", "imperative", "names_a_work", "personal",
-         "code_instance", "code_call")
+         "code_instance", "code_call", "parallel_item")
 
 
 def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition, tuple[str, ...]]]:
