@@ -116,6 +116,8 @@ def test_a_list_item_that_is_a_sentence_about_something_else_makes_no_card(tmp_p
     "The return value is the fraction of automata that do.",
     "The temperature tomorrow is a continuous random variable.",
     "Data contains wage, schooling and age. \u2022 Goal: estimate the returns to schooling.",
+    "Two more rules are called Smith\u2019s Laws, named for the logician Ann Smith.",
+    "Read Flatland: A Romance of Many Dimensions, by Edwin A. Abbott, for an amusing account.",
 ])
 def test_praise_works_persons_and_leaning_sentences_define_nothing(sentence):
     assert definition_in(sentence) is None and question_for(sentence) is None
@@ -185,3 +187,12 @@ def test_items_of_one_frame_and_lists_of_commands_make_no_cards(tmp_path):
     # "Move" is a verb of the page ("moving"); its list's other items are commands too
     assert not {"Separation", "Cohesion", "Alignment"} & fronts
     assert {"Kalman filtering", "Particle filtering"} <= fronts
+
+
+def test_a_name_one_thing_had_is_no_emphasised_term():
+    from bookreader.core.study.emphasis_terms import defines_emphasised
+
+    assert not defines_emphasised("We use data from an archive service that was called "
+                                  "mailbox - the service has since been shut down.", "mailbox")
+    assert defines_emphasised("A loop that never ends is called an infinite loop.",
+                              "infinite loop")

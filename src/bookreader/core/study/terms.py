@@ -70,8 +70,13 @@ _EVALUATIVE = re.compile(
 _NAMES_A_WORK = re.compile(r"^\s*(?:(?:an?|the)\s+)?(?:\w+\s+)?(?:title|book|novel|paper|"
                            r"article|film|journal)s?\b", re.IGNORECASE)
 #: A personal pronoun: a definition that says "he" or "his" of its subject is about a
-#: person ("X is a mathematician, so his enthusiasm ..."), not a term.
-_PERSONAL = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
+#: person ("X is a mathematician, so his enthusiasm ..."), not a term; "named for" or
+#: "named after" tells whom a name honours, not what it names.
+_PERSONAL = re.compile(r"\b(?:he|him|his|she|her|hers)\b|\bnamed\s+(?:for|after)\b",
+                       re.IGNORECASE)
+#: A work and its author ("Flatland: A Romance ..., by Edwin A. Abbott"): a reading
+#: list's line, not a term.
+_BY_AUTHOR = re.compile(r",\s+by\s+[A-Z][a-z]+(?:\s+[A-Z]\.)*\s+[A-Z][a-z]")
 #: A list item's text that is a sentence of its own about a quantified subject or opens
 #: with "Instead" ("Speed: Each player starts with ...", "Scoring: Instead of counting
 #: ..."): it says what happens, not what the label is.
@@ -370,6 +375,7 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
             flags = [f for f, hit in (("not_prose", _NOT_PROSE.search(text)),
                                       ("digit_heavy", _digit_heavy(text)),
                                       ("outcome", _OUTCOME.match(text)),
+                                      ("names_a_work", _BY_AUTHOR.search(text)),
                                       ("remark_label", _labels_a_remark(text, term) or (
                                           not glossary and _OWN_CLAUSE.match(text)))) if hit]
             yield (Definition(term, text.strip(), "entry"), tuple(flags))
@@ -432,8 +438,9 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
             pointing = (lead[-1].lower() in ("what", "which", "it", "this", "these", "that")
                         or lead[0].lower() in _POINTING_OPENERS
                         or points_elsewhere(before))
-            yield (Definition(term, sentence, "called"),
-                        ("pointing_lead",) if pointing else ())
+            flags = [f for f, hit in (("pointing_lead", pointing),
+                                      ("personal", _PERSONAL.search(sentence))) if hit]
+            yield (Definition(term, sentence, "called"), tuple(flags))
     m = _WE_CALL.search(sentence)
     if m:
         term = clean_term(m.group("term"))
