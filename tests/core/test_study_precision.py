@@ -118,6 +118,7 @@ def test_a_list_item_that_is_a_sentence_about_something_else_makes_no_card(tmp_p
     "Data contains wage, schooling and age. \u2022 Goal: estimate the returns to schooling.",
     "Two more rules are called Smith\u2019s Laws, named for the logician Ann Smith.",
     "Read Flatland: A Romance of Many Dimensions, by Edwin A. Abbott, for an amusing account.",
+    "The site provides a view of the notebooks and of the results I generated for the book.",
 ])
 def test_praise_works_persons_and_leaning_sentences_define_nothing(sentence):
     assert definition_in(sentence) is None and question_for(sentence) is None

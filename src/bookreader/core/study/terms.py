@@ -74,6 +74,10 @@ _NAMES_A_WORK = re.compile(r"^\s*(?:(?:an?|the)\s+)?(?:\w+\s+)?(?:title|book|nov
 #: "named after" tells whom a name honours, not what it names.
 _PERSONAL = re.compile(r"\b(?:he|him|his|she|her|hers)\b|\bnamed\s+(?:for|after)\b",
                        re.IGNORECASE)
+#: The author speaking of the book's own material ("the results I generated", "I will
+#: not address them"): a remark about the book, not the field ("Type I error" is no "I").
+_AUTHOR_SPEAKS = re.compile(r"\bI\s+(?:\w+ed|will|would|have|had|am|was|think|use|show)\b"
+                            r"|\b(?:me|my)\b")
 #: A work and its author ("Flatland: A Romance ..., by Edwin A. Abbott"): a reading
 #: list's line, not a term.
 _BY_AUTHOR = re.compile(r",\s+by\s+[A-Z][a-z]+(?:\s+[A-Z]\.)*\s+[A-Z][a-z]")
@@ -411,7 +415,7 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
                 ("justified", _JUSTIFIED.search(definition)),
                 ("evaluative", _EVALUATIVE.match(definition)),
                 ("names_a_work", _NAMES_A_WORK.match(definition)),
-                ("personal", _PERSONAL.search(definition)),
+                ("personal", _PERSONAL.search(definition) or _AUTHOR_SPEAKS.search(definition)),
                 ("conditional", _CONDITIONAL.search(re.split(r"[;,:]", definition)[0])),
                 ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8]))
                  or _ELLIPSIS.search(definition))) if hit]
@@ -509,7 +513,8 @@ def question_for(sentence: str) -> Optional[Statement]:
     if verb in _ACTION_VERBS and (rest.lower().startswith(("to ", "us ", "you ", "them "))
                                   or subject.split()[-1].lower().endswith("ing")):
         return None  # "Increasing returns to scale ...", "X allows us to ...": no object
-    if _POINTS_BACK.search(sentence) or _SAME_UNNAMED.search(sentence):
+    if (_POINTS_BACK.search(sentence) or _SAME_UNNAMED.search(sentence)
+            or _AUTHOR_SPEAKS.search(sentence)):
         return None
     plural = verb.startswith("are") or verb == "consist"
     aux = "do" if plural else "does"
