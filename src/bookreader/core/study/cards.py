@@ -8,7 +8,11 @@ instead when one is given.  A reading whose subject names an individual rather t
 term ("Smith is a surgeon" in an example) is barred
 (:class:`~bookreader.core.study.names.NameEvidence`), and a "label: text" line outside
 a glossary whose text opens with a verb of the book as a command ("Collision avoidance:
-Avoid obstacles") breaks the rule ``imperative``.
+Avoid obstacles") breaks the rule ``imperative``, as do its list's other items that open
+with a bare word; items of one list that share half their words break ``parallel_item``
+(:func:`_list_flags`).  A term holding an identifier the page sets in a monospaced font,
+said of with "the" ("The parameter rows is ..."), breaks ``code_instance``, and "we call
+the <code> method" ``code_call`` (:func:`_code_flags`).
 Each card's back is cited on its page by :class:`~bookreader.core.study.source.Citer` and
 dropped when it is not found there.  Fronts are deduplicated over the whole range (a
 glossary entry wins over a defining sentence, which wins over a key statement; then the
