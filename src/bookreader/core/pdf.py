@@ -34,7 +34,7 @@ import fitz
 
 from bookreader.core import pdf_layout as lay
 from bookreader.core import pdf_outline as outline
-from bookreader.core.emphasis import emphasised_runs
+from bookreader.core.emphasis import code_runs, emphasised_runs
 from bookreader.core.hyphenation import english_words
 from bookreader.core.pdf_forms import cap_page_work
 from bookreader.core.pdf_document import (  # noqa: F401 - part of this module's API
@@ -109,6 +109,7 @@ class PdfBook:
         self._image_pages: set[int] = set()
         self._work_capped: set[int] = set()
         self._closed = False
+        self._last_type: Optional[tuple[int, tuple[list[str], list[str]]]] = None
 
     # --- opening --------------------------------------------------------------------
     @classmethod
@@ -428,17 +429,29 @@ class PdfBook:
     def emphasis(self, index: int) -> list[str]:
         """The page's italic or bold runs inside running text
         (:func:`~bookreader.core.emphasis.emphasised_runs`); [] for a page that cannot be read."""
+        return self._type_runs(index)[0]
+
+    def code(self, index: int) -> list[str]:
+        """The page's runs of program text inside running text
+        (:func:`~bookreader.core.emphasis.code_runs`); [] for a page that cannot be read."""
+        return self._type_runs(index)[1]
+
+    def _type_runs(self, index: int) -> tuple[list[str], list[str]]:
         self._check_index(index)
         if index in self.blocked:
-            return []
+            return [], []
         with self._lock:
+            if self._last_type is not None and self._last_type[0] == index:
+                return self._last_type[1]  # emphasis and code are read one after the other
             try:
                 self._cap_work(index)
-                info = self._doc.load_page(index).get_text("dict", flags=TEXT_FLAGS)
-                return emphasised_runs(cast(dict[str, Any], info))
+                info = cast(dict[str, Any],
+                            self._doc.load_page(index).get_text("dict", flags=TEXT_FLAGS))
+                self._last_type = (index, (emphasised_runs(info), code_runs(info)))
+                return self._last_type[1]
             except Exception as exc:  # a damaged page has no emphasis to offer
                 log.info("Cannot read the type of page %d of %s: %r", index + 1, self.path, exc)
-                return []
+                return [], []
             finally:
                 _flush_mupdf_messages(self.path.name)
 

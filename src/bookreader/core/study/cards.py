@@ -8,7 +8,11 @@ instead when one is given.  A reading whose subject names an individual rather t
 term ("Smith is a surgeon" in an example) is barred
 (:class:`~bookreader.core.study.names.NameEvidence`), and a "label: text" line outside
 a glossary whose text opens with a verb of the book as a command ("Collision avoidance:
-Avoid obstacles") breaks the rule ``imperative``.
+Avoid obstacles") breaks the rule ``imperative``, as do its list's other items that open
+with a bare word; items of one list that share half their words break ``parallel_item``
+(:func:`_list_flags`).  A term holding an identifier the page sets in a monospaced font,
+said of with "the" ("The parameter rows is ..."), breaks ``code_instance``, and "we call
+the <code> method" ``code_call`` (:func:`_code_flags`).
 Each card's back is cited on its page by :class:`~bookreader.core.study.source.Citer` and
 dropped when it is not found there.  Fronts are deduplicated over the whole range (a
 glossary entry wins over a defining sentence, which wins over a key statement; then the
@@ -56,12 +60,20 @@ class _Candidate:
 
 def _verbs_after_to(sentences: Sequence[StudySentence]) -> frozenset[str]:
     """Words the pages use as verbs: lower-case words after "to" ("to perform", "to
-    check"), small words left out."""
-    found = (m.group(1) for s in sentences for m in _TO_VERB.finditer(s.text))
+    check") and the bare forms of their "-ing" words ("moving" -> "move", "running" ->
+    "run"), small words left out."""
+    found = {m.group(1) for s in sentences for m in _TO_VERB.finditer(s.text)}
+    for s in sentences:
+        for m in _ING.finditer(s.text):
+            stem_ = m.group(1)
+            found.update((stem_, stem_ + "e"))
+            if len(stem_) > 3 and stem_[-1] == stem_[-2]:
+                found.add(stem_[:-1])  # "running" -> "run"
     return frozenset(w for w in found if w not in STOPWORDS)
 
 
 _TO_VERB = re.compile(r"\bto\s+([a-z]{3,})\b")
+_ING = re.compile(r"\b([a-z]{3,})ing\b")
 
 
 def _imperative(text: str, verbs: frozenset[str]) -> bool:
@@ -70,6 +82,38 @@ def _imperative(text: str, verbs: frozenset[str]) -> bool:
     of what something does, not what the label is."""
     first = text.split(" ", 1)[0]
     return first[:1].isupper() and first.lower() in verbs
+
+
+_CODE_WORD = re.compile(r"\w+")
+#: "we call the sort method", "We call the load() method": a program's call, not a name.
+_CALLS = re.compile(r"\bcall\s+(?:the\s+)?(\w+)", re.IGNORECASE)
+
+
+def _code_flags(s: StudySentence, form: str, term: str, back: str) -> tuple[str, ...]:
+    """The rules a reading breaks by the program text set in the sentence (its
+    monospaced runs, :attr:`~bookreader.core.study.source.StudySentence.code`):
+
+    * ``code_instance``: the sentence says what one name of a program is, its subject
+      "the" or nothing before a term holding an identifier ("The parameter rows is ...",
+      "ShopCart is the parent class", "The user_id column is ..."); "A Counter of words
+      is ..." says what a kind is, and a glossary's or a naming sentence's code term
+      ("import statement: ...", "... a method called keys") is the book's own term;
+    * ``code_call``: "we call" is a program's call of the code after it ("we call the
+      sort method with ..."), not the naming of a term.
+    """
+    if not s.code:
+        return ()
+    code = {w.casefold() for run in s.code for w in _CODE_WORD.findall(run)}
+    out: list[str] = []
+    if form == "defining" and any(w.casefold() in code for w in _CODE_WORD.findall(term)):
+        first = re.escape(term.split()[0])
+        if re.match(rf"^\W*(?:the\s+)?{first}\b", back, re.IGNORECASE):
+            out.append("code_instance")
+    if form == "called":
+        m = _CALLS.search(back)
+        if m and m.group(1).casefold() in code:
+            out.append("code_call")
+    return tuple(out)
 
 
 def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
@@ -102,6 +146,7 @@ def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
         for d, flags in readings(s.text, s.glossary):
             if d.form == "entry" and not s.glossary and _imperative(d.back, verbs):
                 flags = (*flags, "imperative")
+            flags = (*flags, *_code_flags(s, d.form, d.term, d.back))
             barred = names.individual(d.term)
             if not barred and d.form == "entry" and not s.glossary and labels is not None:
                 repeated = labels() if repeated is None else repeated
@@ -117,6 +162,80 @@ def readings_of(sentences: Sequence[StudySentence], *, questions: bool = True,
         if found:
             out.append(found)
     progress(total, total, "Finding terms")
+    return _list_flags(out)
+
+
+#: Fewest share of content words two neighbouring list items must have in common to be
+#: one frame with a word changed ("A finite number of cells arranged in a row" / "... in a
+#: ring").
+PARALLEL_SHARE = 0.5
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(stem(w.lower()) for w in words(text) if w.lower() not in STOPWORDS)
+
+
+def _bare_word(text: str) -> bool:
+    """True for a text that opens with a capitalised bare word, as a command does
+    ("Align velocity ..."), not an article, a plural or an "-ing" or "-ed" form."""
+    first = text.split(" ", 1)[0]
+    low = first.lower()
+    return (first[:1].isupper() and first.isalpha() and low not in STOPWORDS
+            and low not in _DETERMINERS and not low.endswith(("s", "ing", "ed", "ly")))
+
+
+_DETERMINERS = frozenset("a an the each every any all some no both one two".split())
+
+
+def _list_flags(per_sentence: list[list[_Candidate]]) -> list[list[_Candidate]]:
+    """The rules a "label: text" item breaks by its neighbours in a list (entries outside
+    a glossary on neighbouring sentences), added to its flags:
+
+    * ``imperative``, for an item that opens with a bare word in a list where another
+      item is a command (:func:`_imperative`): a list's items share one form;
+    * ``parallel_item``, for an item whose text shares :data:`PARALLEL_SHARE` of its
+      content words with another item's of its list: the items say what they are only against each
+      other, in the frame of the list's lead-in ("Ring: A finite number of cells arranged
+      in a ring").
+    """
+    entries = {c.sentence.position: c for found in per_sentence for c in found
+               if c.form == "entry" and not c.sentence.glossary}
+    if len(entries) < 2:
+        return per_sentence
+    order = sorted(entries)
+    # neighbours: the entries before and after, on the same page and in the same or the
+    # next paragraph (an item's second sentence may stand between two items)
+    before = {b: a for a, b in zip(order, order[1:])
+              if entries[a].sentence.page == entries[b].sentence.page
+              and entries[b].sentence.paragraph - entries[a].sentence.paragraph <= 1}
+    runs: dict[int, int] = {}  # position -> first position of its list
+    lists: dict[int, list[_Candidate]] = {}
+    for at in order:
+        runs[at] = runs[before[at]] if at in before else at
+        lists.setdefault(runs[at], []).append(entries[at])
+    commands = {runs[at] for at, c in entries.items() if "imperative" in c.flags}
+    out = []
+    for found in per_sentence:
+        row = []
+        for c in found:
+            at = c.sentence.position
+            if entries.get(at) is c:
+                added = []
+                if (runs[at] in commands and "imperative" not in c.flags
+                        and _bare_word(c.back)):
+                    added.append("imperative")
+                mine = _content(c.back)
+                for other in lists[runs[at]]:
+                    if other is c or not mine:
+                        continue
+                    theirs = _content(other.back)
+                    if len(mine & theirs) >= PARALLEL_SHARE * len(mine | theirs):
+                        added.append("parallel_item")
+                        break
+                if added:
+                    c = replace(c, flags=(*c.flags, *added))
+            row.append(c)
+        out.append(row)
     return out
 
 
@@ -197,11 +316,25 @@ def with_emphasis(found: Sequence[_Candidate], sentences: Sequence[StudySentence
     for s in sentences:
         hit = terms.get(s.position)
         made = by_position.get(s.position)
-        if hit is None or (made is not None and made.kind == CARD_TERM):
+        if hit is None or (made is not None and made.kind == CARD_TERM) or _judged(s, hit[0]):
             continue
         by_position[s.position] = _Candidate(s, CARD_TERM, hit[0], s.text, hit[0],
                                              _RANK["emphasis"], "emphasis")
     return [by_position[p] for p in sorted(by_position)]
+
+
+#: Rules about what a predicate says of its subject (praise, a work, a person): they hold
+#: for an emphasised term as for any other.
+_PREDICATE_FLAGS = frozenset({"evaluative", "names_a_work", "personal"})
+
+
+def _judged(s: StudySentence, term: str) -> bool:
+    """True when the sentence, read as a definition of ``term``, breaks a rule about what
+    its predicate says (:data:`_PREDICATE_FLAGS`): "*Foo* is a very versatile model"
+    praises, "*The Art of Foo* is the title of ..." names a book."""
+    key = front_key(term)
+    return any(front_key(d.term) == key and _PREDICATE_FLAGS.intersection(flags)
+               for d, flags in readings(s.text, s.glossary))
 
 
 def make_cards(sentences: Sequence[StudySentence], citer: Citer, book_id: str, *,

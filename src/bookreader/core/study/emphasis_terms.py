@@ -96,6 +96,12 @@ _SYNONYM = re.compile(r"\b(?:is|are)\s+also\s+(?:\w+\s+)?(?:called|known\s+as|te
                       r"referred\s+to\s+as)\s+(?:(?:a|an|the)\s+)?$", re.IGNORECASE)
 
 
+#: "... a service that was called X": the name one thing had, told in the past, not a
+#: term the field calls things by.
+_NAMED_ONCE = re.compile(r"\b(?:was|were)\s+(?:\w+\s+)?(?:called|named|known\s+as|termed|"
+                         r"dubbed)\s+(?:(?:a|an|the)\s+)?[\"'\u201c\u2018]?$", re.IGNORECASE)
+
+
 def _points_back(before: str) -> bool:
     if _ELSEWHERE.search(re.sub(r"^\d+(?:\.\d+)+\s+", "", before)):  # not its heading's number
         return True
@@ -120,7 +126,7 @@ def defines_emphasised(sentence: str, run: str) -> bool:
         before, after = sentence[:m.start()], sentence[m.end():]
         if _NAMES_IT.search(before):
             if (_NAMED_END.match(after) and not _points_back(before)
-                    and not _SYNONYM.search(before)):
+                    and not _SYNONYM.search(before) and not _NAMED_ONCE.search(before)):
                 return True
             continue
         if (_OPENS.match(before) or _heading_then(before, run)) and _AFTER.match(after):

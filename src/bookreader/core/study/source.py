@@ -69,6 +69,8 @@ class StudySentence:
     paragraph: int = 0  # which paragraph of the page (entries of a list share none)
     #: Italic or bold runs of the page set inside this sentence (a term where it is defined).
     emphasis: tuple[str, ...] = ()
+    #: Program text set in a monospaced font inside this sentence (identifiers, calls).
+    code: tuple[str, ...] = ()
 
 
 @dataclass
@@ -80,10 +82,13 @@ class PageRead:
     chapters: list[str]
 
 
-#: The first line of a glossary entry: a lower-case term of up to four words, then a
-#: capitalised definition ("bug An error in a program."), or "term: definition".
+#: The first line of a glossary entry: a lower-case term of up to four words (with what
+#: it is of, in brackets: "depth (of a tree)") or an abbreviation in capitals ("FIFO"),
+#: then a capitalised definition ("bug An error in a program."), or "term:
+#: definition".
 _ENTRY_START = re.compile(
-    r"^\s*(?:[a-z\u00e0-\u024f][\w'\u2019\-]*(?:\s[a-z][\w'\u2019\-]*){0,3}\s+"
+    r"^\s*(?:(?:[a-z\u00e0-\u024f][\w'\u2019\-]*(?:\s[a-z][\w'\u2019\-]*){0,3}"
+    r"(?:\s\([^)\n]{1,40}\))?|[A-Z][A-Z0-9]+)\s+"
     r"[A-Z\u201c\"](?:[a-z]|\s)|[^:\n]{1,50}:\s+\S)")
 
 
@@ -212,6 +217,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
         if len(words(text)) < MIN_WORDS:  # a part title or an almost empty page
             continue
         runs = _page_emphasis(pages, index)
+        code = _page_runs(pages, "code", index)
         pos = 0
         for p_no, block in enumerate(re.split(r"\n\s*\n", text)):
             start = text.find(block, pos)
@@ -238,7 +244,7 @@ def read_sentences(pages: Any, first: int, last: int, *,
                     text=flat, page=index, label=page.label, chapter=chapter, section=where,
                     offset=at, position=len(out), paragraph=p_no,
                     glossary=bool(GLOSSARY_SECTION.search(where or "")),
-                    emphasis=emphasis_in(flat, runs)))
+                    emphasis=emphasis_in(flat, runs), code=emphasis_in(flat, code)))
     progress(total, total, "Reading pages")
     return PageRead(out, empty, [c for c in chapters if c])
 
@@ -261,7 +267,14 @@ _RUN_WORTH = re.compile(r"[^\W\d_]{2}")
 def _page_emphasis(pages: Any, index: int) -> list[str]:
     """The page's italic or bold runs inside running text (``pages.emphasis``, when the
     page source reads type; [] otherwise)."""
-    read = getattr(pages, "emphasis", None)
+    found = _page_runs(pages, "emphasis", index)
+    return [r for r in found if _RUN_WORTH.search(r) and len(r.split()) <= 6]
+
+
+def _page_runs(pages: Any, kind: str, index: int) -> list[str]:
+    """The page's runs of one kind of type, ``pages.emphasis`` or ``pages.code``, once
+    each ([] when the page source does not read type)."""
+    read = getattr(pages, kind, None)
     if read is None:
         return []
     try:
@@ -269,7 +282,7 @@ def _page_emphasis(pages: Any, index: int) -> list[str]:
     except (IndexError, ValueError, KeyError, BookReaderError) as exc:
         log.info("Study: cannot read the type of page %d: %s", index, exc)
         return []
-    return [r for r in dict.fromkeys(found) if _RUN_WORTH.search(r) and len(r.split()) <= 6]
+    return [r for r in dict.fromkeys(found) if any(ch.isalpha() for ch in r)]
 
 
 def emphasis_in(sentence: str, runs: list[str]) -> tuple[str, ...]:

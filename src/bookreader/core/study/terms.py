@@ -60,12 +60,41 @@ _TERM_NOUNS = frozenset("term terms word phrase expression notion concept name".
 _EVALUATIVE = re.compile(
     r"^\s*(?:(?:an?|the|one)\s+)?(?:\w+\s+){0,2}?(?:most|important|major|big|bigger|biggest|"
     r"great|good|useful|nice|crucial|serious|huge|key|main|best|worst|only|example|"
-    r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject)\b", re.IGNORECASE)
+    r"examples|instance|counterpart|reason|issue|problem|topic|focus|subject|"
+    # a degree adverb grades what it says ("a very creative activity", "a relatively
+    # sophisticated skill", "a very reasonable one"): an evaluation, not a class
+    r"very|relatively|quite|rather|extremely|fairly|remarkably|surprisingly|incredibly|"
+    r"truly)\b", re.IGNORECASE)
+#: A predicate naming a work ("... is the title of the first book where ..."): the
+#: subject is a book, paper or film, not a term of the field.
+_NAMES_A_WORK = re.compile(r"^\s*(?:(?:an?|the)\s+)?(?:\w+\s+)?(?:title|book|novel|paper|"
+                           r"article|film|journal)s?\b", re.IGNORECASE)
+#: A personal pronoun: a definition that says "he" or "his" of its subject is about a
+#: person ("X is a mathematician, so his enthusiasm ..."), not a term; "named for" or
+#: "named after" tells whom a name honours, not what it names.
+_PERSONAL = re.compile(r"\b(?:he|him|his|she|her|hers)\b|\bnamed\s+(?:for|after)\b",
+                       re.IGNORECASE)
+#: The author speaking of the book's own material ("the results I generated", "I will
+#: not address them"): a remark about the book, not the field ("Type I error" is no "I").
+_AUTHOR_SPEAKS = re.compile(r"\bI\s+(?:\w+ed|will|would|have|had|am|was|think|use|show)\b"
+                            r"|\b(?:me|my)\b")
+#: A work and its author ("Flatland: A Romance ..., by Edwin A. Abbott"): a reading
+#: list's line, not a term.
+_BY_AUTHOR = re.compile(r",\s+by\s+[A-Z][a-z]+(?:\s+[A-Z]\.)*\s+[A-Z][a-z]")
+#: A list item's text that is a sentence of its own about a quantified subject or opens
+#: with "Instead" ("Speed: Each player starts with ...", "Scoring: Instead of counting
+#: ..."): it says what happens, not what the label is.
+_OWN_CLAUSE = re.compile(r"^\s*(?:each|every|any|instead)\b", re.IGNORECASE)
 #: Words that point back to an earlier sentence: a definition holding one is not whole
 #: ("... is the value from this auxiliary step"); "those with ...", "these that ..."
 #: point forward and do not count.
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|aforementioned)\b"
                           r"(?!\s+(?:with|who|that|which|of|in)\b)", re.IGNORECASE)
+#: A predicate left out and taken from the sentence before ("... the share of runs that
+#: do."): the definition is not whole.
+_ELLIPSIS = re.compile(r"\b(?:that|which|who)\s+(?:do|does|did)\s*[.!?]?\s*$", re.IGNORECASE)
+#: "the same thing", "the same way" with no "as" after: the same as what was said before.
+_SAME_UNNAMED = re.compile(r"\bthe\s+same\s+(?:thing|way)\b(?!\s+as\b)", re.IGNORECASE)
 #: A list item that says what a chapter teaches, not what the term is ("Osmosis:
 #: Understanding how water crosses a membrane ...", "Lab work: Configuring ...").
 _OUTCOME = re.compile(r"^\s*(?:understanding|learning|mastering|exploring|introducing|"
@@ -97,7 +126,8 @@ _TERM_JOINERS = frozenset("of and in on a an the".split())
 _ADVERBS = frozenset("""merely simply just also usually often generally typically basically
 essentially actually really thus therefore then now still always sometimes""".split())
 #: Words that cannot end a term (a clause, not a name, ran into it).
-_BAD_LAST = frozenset("of to for with and or in on at by as from than that which a an the".split())
+_BAD_LAST = frozenset("""of to for with and or in on at by as from than that which a an the
+today tomorrow yesterday""".split())  # "the temperature tomorrow": one day's instance
 
 _DET = r"(?:(?:a|an|the)\s+)?"
 _TERM = r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
@@ -266,7 +296,8 @@ def clean_term(term: str) -> Optional[str]:
         return None
     if any(w in STOPWORDS and w not in _TERM_JOINERS for w in low[1:]):
         return None  # a clause ran into it: "process continues until the subtasks"
-    if not all(re.fullmatch(r"[\w'\u2019\-]+", w) for w in ws):
+    if not all(re.fullmatch(r"[\w'\u2019\-]+", w) and re.search(r"\w", w) for w in ws):
+        # (a dash standing alone joins two names, a title line: "French - A Guide to ...")
         return None
     if not any(w not in STOPWORDS and w not in _GENERIC for w in low):
         return None
@@ -291,7 +322,9 @@ def _whole(sentence: str) -> bool:
     (not "... that periodically produces a" at a page's foot) and not on a colon (its
     list, or its formula, is elsewhere)."""
     s = sentence.strip().rstrip("\"'\u201d\u2019)")
-    return bool(s) and not s[0].islower() and s.endswith((".", "!", "?"))
+    # a bullet inside it: list items (a slide's) run together, not one sentence
+    return (bool(s) and not s[0].islower() and s.endswith((".", "!", "?"))
+            and "\u2022" not in s[1:])
 
 
 def _heading_run_in(sentence: str) -> str:
@@ -327,7 +360,8 @@ def definition_in(sentence: str, glossary: bool = False) -> Optional[Definition]
 #: one is no definition by the rules; the card model weighs them with other evidence.
 FLAGS = ("not_prose", "digit_heavy", "outcome", "remark_label", "points_elsewhere",
          "generic_subject", "justified", "evaluative", "conditional", "points_back",
-         "pointing_lead", "deictic_described", "imperative")
+         "pointing_lead", "deictic_described", "imperative", "names_a_work", "personal",
+         "code_instance", "code_call", "parallel_item")
 
 
 def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition, tuple[str, ...]]]:
@@ -345,7 +379,9 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
             flags = [f for f, hit in (("not_prose", _NOT_PROSE.search(text)),
                                       ("digit_heavy", _digit_heavy(text)),
                                       ("outcome", _OUTCOME.match(text)),
-                                      ("remark_label", _labels_a_remark(text, term))) if hit]
+                                      ("names_a_work", _BY_AUTHOR.search(text)),
+                                      ("remark_label", _labels_a_remark(text, term) or (
+                                          not glossary and _OWN_CLAUSE.match(text)))) if hit]
             yield (Definition(term, text.strip(), "entry"), tuple(flags))
     if glossary:
         m = _BARE_ENTRY.match(sentence)
@@ -378,8 +414,11 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
                 ("generic_subject", _generic_subject(sentence, term)),
                 ("justified", _JUSTIFIED.search(definition)),
                 ("evaluative", _EVALUATIVE.match(definition)),
+                ("names_a_work", _NAMES_A_WORK.match(definition)),
+                ("personal", _PERSONAL.search(definition) or _AUTHOR_SPEAKS.search(definition)),
                 ("conditional", _CONDITIONAL.search(re.split(r"[;,:]", definition)[0])),
-                ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8])))) if hit]
+                ("points_back", _POINTS_BACK.search(" ".join(definition.split()[:8]))
+                 or _ELLIPSIS.search(definition))) if hit]
             yield (Definition(term, sentence, "defining"), tuple(flags))
     m = _WE_DEFINE.search(sentence)
     if m and _enough(m.group("definition")):
@@ -403,13 +442,17 @@ def readings(sentence: str, glossary: bool = False) -> Iterator[tuple[Definition
             pointing = (lead[-1].lower() in ("what", "which", "it", "this", "these", "that")
                         or lead[0].lower() in _POINTING_OPENERS
                         or points_elsewhere(before))
-            yield (Definition(term, sentence, "called"),
-                        ("pointing_lead",) if pointing else ())
+            flags = [f for f, hit in (("pointing_lead", pointing),
+                                      ("personal", _PERSONAL.search(sentence))) if hit]
+            yield (Definition(term, sentence, "called"), tuple(flags))
     m = _WE_CALL.search(sentence)
     if m:
         term = clean_term(m.group("term"))
         described = words(m.group("described"))
-        if term and len(described) >= MIN_DEFINITION_WORDS:
+        # "We call the tree a heap because ... in the set.": a clause ran into what is
+        # described, and the name read at its end is none
+        if term and len(described) >= MIN_DEFINITION_WORDS and not (
+                {w.lower() for w in described} & {"because", "whereas", "although", "though"}):
             flags = [f for f, hit in (
                 ("points_back", _POINTS_BACK.search(sentence)),
                 ("deictic_described", described[0].lower() in (_DEICTIC | {"it", "them"})))
@@ -470,7 +513,8 @@ def question_for(sentence: str) -> Optional[Statement]:
     if verb in _ACTION_VERBS and (rest.lower().startswith(("to ", "us ", "you ", "them "))
                                   or subject.split()[-1].lower().endswith("ing")):
         return None  # "Increasing returns to scale ...", "X allows us to ...": no object
-    if _POINTS_BACK.search(sentence):
+    if (_POINTS_BACK.search(sentence) or _SAME_UNNAMED.search(sentence)
+            or _AUTHOR_SPEAKS.search(sentence)):
         return None
     plural = verb.startswith("are") or verb == "consist"
     aux = "do" if plural else "does"
