@@ -215,6 +215,29 @@ def test_a_question_whose_subject_the_book_names_is_kept(library, question):
     assert retriever.is_covered(retrieval)
 
 
+def test_a_hyphenated_word_is_known_when_the_book_uses_its_parts(library):
+    # the book writes "growing graph" and "degree distribution", never hyphenated
+    lib, book_id = library
+    retriever = lib.retriever(book_id)
+    retrieval, parts = retriever.explain("How does a growing-graph model connect new nodes?")
+    assert parts["unknown"] == 0.0 and retriever.is_covered(retrieval)
+    _, parts = retriever.explain("What is the degree-distribution of a growing graph?")
+    assert parts["unknown"] == 0.0
+    # a part the book never uses still makes the word unknown
+    _, parts = retriever.explain("How does a lattice-graph model connect new nodes?")
+    assert parts["unknown"] == 1.0
+
+
+def test_book_uses():
+    knows = {"pressur", "driven", "flow", "reachabl", "node", "linkedlist"}.__contains__
+    assert rc.book_uses("pressure-driven", knows)
+    assert rc.book_uses("reachable-nodes", knows)
+    assert rc.book_uses("LinkedList", knows)
+    assert not rc.book_uses("module-info", knows)
+    assert not rc.book_uses("creeping-flow", knows)
+    assert rc.book_uses("the", knows)  # a stop word names nothing
+
+
 def test_absent_subject_on_physical_ai(eval_dir, embedder):
     from bookreader.core.retrieval import asked_subject
 
