@@ -193,10 +193,34 @@ def defined_term(query: str) -> str:
 _HOW_WORKS = re.compile(r"^\s*how\s+(?:do|does)\s+(?P<term>[^?,;]+?)\s+work\b", re.IGNORECASE)
 
 
+#: The first word of what a question asks about, where the question goes on past the
+#: point a pattern can tell its subject ends: "What is the liar paradox and why ...?",
+#: "How does fuzzy logic handle ...?", "What does the volatile keyword do?", "How do I read
+#: a Moody chart to ...?" (after "How do I <verb>": the object, which must open with a
+#: determiner, so that "How do I get rid of ...?" names no subject "rid").  The word after
+#: the question word, its auxiliary, an optional pronoun and verb, and a determiner.  "Why"
+#: questions are left out: they restate a fact in the student's own words, and on the tune
+#: books the form declined no further out-of-scope question.
+_DETERMINER = r"(?:a|an|the|this|that|these|those|my|your|its|their|our|some|any)\s+"
+_PRONOUN = r"(?:i|you|we|one|they|it|he|she|someone|people)\b"
+_AUXILIARY = r"(?:do|does|did|can|could|should|would|will|is|are|was|were)"
+_SUBJECT_START = re.compile(
+    r"^\s*(?:(?:what|who)(?:\s+(?:is|are|was|were)|['\u2019]s)\s+"
+    rf"|what\s+(?:does|do|did)\s+(?!{_PRONOUN})"
+    rf"|how\s+{_AUXILIARY}\s+(?:{_PRONOUN}\s+[A-Za-z-]+\s+{_DETERMINER}|(?!{_PRONOUN})))"
+    rf"(?:{_DETERMINER})?(?P<word>[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z])", re.IGNORECASE)
+
+
 def asked_subject(query: str) -> str:
-    """What a "What is X?" or "How does X work?" question asks about, or ""."""
+    """What a "What is X?" or "How does X work?" question asks about; for another "What
+    is/does ...", "Who is ..." or "How do ..." question, the first word of its subject
+    (:data:`_SUBJECT_START`); or ""."""
     m = _HOW_WORKS.match(query)
-    return defined_term(query) or (m.group("term") if m else "")
+    subject = defined_term(query) or (m.group("term") if m else "")
+    if subject:
+        return subject
+    start = _SUBJECT_START.match(query)
+    return start.group("word") if start else ""
 
 
 @functools.lru_cache(maxsize=4096)
