@@ -1,0 +1,278 @@
+"""More cards from running prose: what a textbook's paragraphs say without a glossary's
+"term: definition" shape.
+
+Three sources, each tried only on a sentence that made no term card by the rules of
+:mod:`~bookreader.core.study.terms`:
+
+* a **name given to what the previous sentence described** ("If P then Q; P; therefore Q.
+  This rule is called modus ponens."): the term is read from "This/These/It ... is called
+  X" (or "This assumption (commonly called X) ..."), and the card's back is both
+  sentences, as the page prints them one after the other in one paragraph, so the
+  antecedent travels with the name (:func:`named_antecedent`);
+* a **definition with an adverb or connective in its verb** ("The rate of substitution is
+  therefore the rate at which ...", "X is simply a ..."): the sentence read without the
+  adverb, the back still the book's own sentence (:func:`adverb_definition`);
+* a **key statement of cause, condition, dependence or law** about a named subject,
+  made a question whose answer is the sentence ("Genetic drift occurs because ..." ->
+  "Why does genetic drift occur?", "X depends on ..." -> "What does X depend on?",
+  "Bernoulli's principle states that ..." -> "What does Bernoulli's principle state?")
+  (:func:`cause_question`).  The subject is the sentence's own words, read as a term by
+  :func:`~bookreader.core.study.terms.clean_term`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Optional, Sequence
+
+from bookreader.core.sentences import STOPWORDS, stem, words
+from bookreader.core.study.source import StudySentence
+from bookreader.core.study.terms import (
+    MIN_DEFINITION_WORDS,
+    Definition,
+    Statement,
+    clean_term,
+    points_elsewhere,
+    readings,
+)
+
+#: "This rule is called X", "These are known as X", "It is sometimes termed X",
+#: "This assumption (commonly called X) ...": a name for what the sentence before said.
+_NAMED_HERE = re.compile(
+    r"^\s*(?:this|these|they|such)\b(?P<noun>(?:\s+[a-z][\w\-]*){0,3}?)\s*"
+    r"(?:(?:is|are)\s+(?:(?:also|often|sometimes|usually|typically|commonly|generally|now|"
+    r"formally|traditionally|simply)\s+){0,2}|\(\s*(?:(?:also|often|sometimes|usually|"
+    r"commonly|now|so)\s+|so-)?)"
+    r"(?:called|known\s+as|termed|referred\s+to\s+as)\s+(?:an?\s+|the\s+)?"
+    r"[\"'\u201c\u2018]?(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,4}?)"
+    r"[\"'\u201d\u2019]?\s*(?P<end>[.,;)]|\s+(?:because|since|in|by|for|as)\b|$)",
+    re.IGNORECASE)
+#: Words of the previous sentence that leave it without its own subject ("It", "This"
+#: again) or open a list or a formula the page shows elsewhere.
+_DANGLING_START = re.compile(r"^\s*(?:this|these|it|they|such|here|see|for\s+example|"
+                             r"e\.g\.|i\.e\.)\b", re.IGNORECASE)
+#: A previous sentence that points back itself ("In these examples, ...", "To outline
+#: this algorithm, ..."): what it describes is further back still.
+_ANTECEDENT_POINTS = re.compile(r"\b(?:these|those|above|aforementioned|former|latter)\b|"
+                                r"\bthis\s+(?!is\b|was\b)[a-z]", re.IGNORECASE)
+#: Longest antecedent sentence worth carrying, in words.
+MAX_ANTECEDENT_WORDS = 45
+
+
+def named_antecedent(sentence: StudySentence, before: Optional[StudySentence]
+                     ) -> Optional[tuple[str, StudySentence]]:
+    """(term, the two sentences as one) when ``sentence`` names what ``before`` says,
+    or None.  ``before`` must be the sentence just before it in the same paragraph of the
+    same page (so the two are one excerpt of the page), a whole sentence with a subject of
+    its own, not a lead-in to a list or formula."""
+    m = _NAMED_HERE.match(sentence.text)
+    if m is None or before is None:
+        return None
+    if (before.page != sentence.page or before.paragraph != sentence.paragraph
+            or before.position != sentence.position - 1 or before.glossary):
+        return None
+    prev = before.text.strip()
+    if (not prev[:1].isupper() or not prev.endswith((".", "!"))
+            or _DANGLING_START.match(prev) or _ANTECEDENT_POINTS.search(prev)
+            or sentence.text.rstrip().endswith(":")
+            or not MIN_DEFINITION_WORDS <= len(words(prev)) <= MAX_ANTECEDENT_WORDS):
+        return None
+    term = clean_term(m.group("term"))
+    if term is None or term.lower() in ("to", "so"):
+        return None
+    joined = replace(sentence, text=f"{prev} {sentence.text}", offset=before.offset)
+    return term, joined
+
+
+#: Adverbs and connectives that may stand between "is" and what the subject is.
+_COPULA_ADVERB = re.compile(
+    r"\b(?P<verb>is|are)\s+(?:simply|just|therefore|thus|hence|essentially|basically|"
+    r"actually|commonly|usually|generally|typically|formally|precisely|in\s+fact|"
+    r"in\s+essence|by\s+definition)\s*,?\s+(?=(?:an?|the|one|any|defined)\b)",
+    re.IGNORECASE)
+
+
+#: A short phrase before the subject that frames a definition ("In words, variance is
+#: ...", "More accurately, the regression R-squared is ...", "In Python, a string is ...").
+_FRAMING = re.compile(
+    r"^(?P<lead>(?:in\s+(?:other\s+)?words|more\s+(?:accurately|precisely|formally|generally)|"
+    r"formally(?:\s+stated)?|informally|in\s+general|(?:put|stated)\s+simply|simply\s+put|"
+    r"roughly\s+speaking|intuitively|in\s+short|in\s+essence|in\s+(?:[A-Z][\w\-]*|[a-z][\w\-]*)"
+    r"(?:\s+[a-z][\w\-]*){0,2}))\s*,\s+(?P<rest>[A-Za-z].+)$", re.IGNORECASE)
+#: Words a framing "In ...," phrase may not hold: it then sets a case, a place of the
+#: text or a time ("In this example,", "In practice,", "In the next section,").
+_FRAME_NOT = frozenset("""this that these those the our my your his her their its each
+particular practice fact turn addition contrast summary order example examples case cases
+figure table equation chapter section sentence argument which what some any general
+other short essence words sense way""".split())
+#: A section number and heading run into the sentence that follows them ("2.1.2
+#: Probability A probability is a number ...").
+_SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s+")
+
+
+def _variants(text: str) -> list[tuple[str, str]]:
+    """Ways to read ``text`` as a plain definition: (text to read, the book's words the
+    back is): without the adverb in its verb, without a framing phrase before its
+    subject, without a heading run into it, with a closing colon read as a full stop."""
+    out = []
+    plain = _COPULA_ADVERB.sub(lambda m: m.group("verb") + " ", text, count=1)
+    if plain != text:
+        out.append((plain, text))
+    m = _FRAMING.match(text)
+    if m and (not m.group("lead").lower().startswith("in ") or m.group("lead").lower() in (
+            "in words", "in other words", "in general", "in short", "in essence") or not (
+            set(m.group("lead").lower().split()[1:]) & _FRAME_NOT)):
+        rest = m.group("rest")
+        out.append((rest[0].upper() + rest[1:], text))
+    ws = _SECTION_NUMBER.sub("", text, count=1).split()
+    numbered = len(ws) < len(text.split())
+    for i in range(1, min(len(ws) - 3, 9)):
+        if ws[i][:1].isupper() and (numbered or ws[i - 1][:1].islower()):
+            tail = " ".join(ws[i:])
+            out.append((tail, tail))
+            if not numbered:
+                break
+    if text.rstrip().endswith(":") and len(words(text)) >= 8:
+        out.append((text.rstrip()[:-1] + ".", text))
+    return out
+
+
+def _heading_words(text: str, back: str) -> set[str]:
+    head = text[:len(text) - len(back)] if back != text and text.endswith(back) else ""
+    return {stem(w.lower()) for w in words(head)}
+
+
+def adverb_definition(text: str) -> Optional[Definition]:
+    """The term ``text`` defines once read another way (:func:`_variants`: "X is simply a
+    ..." read as "X is a ...", "In words, X is ..." as "X is ..."), with the book's own
+    words as the back; None when no way reads as a definition.  A heading run into the
+    sentence counts only when the term it defines shares a word with the heading."""
+    for plain, back in _variants(text):
+        heading = _heading_words(text, back)
+        for d, flags in readings(plain):
+            first = d.term.split()[0].lower()
+            if first.endswith("ing") or (len(d.term.split()) == 1 and re.match(
+                    r"^\s*the\s+[a-z]+\s", plain, re.IGNORECASE)):
+                continue  # "Including the term is ...", "The solution is simply ...": no term
+            if back != text and not heading & {stem(w.lower()) for w in d.term.split()}:
+                continue
+            if any(w[:1].isupper() and w.lower() in STOPWORDS for w in d.term.split()[1:]):
+                continue  # a heading's word ran into the term: "CPS The current survey"
+            if not flags and d.form == "defining":
+                return Definition(d.term, back, d.form)
+    return None
+
+
+#: Adverbs a key statement's verb may carry ("X usually occurs when ...").
+_VERB_ADVERBS = (r"(?:(?:also|usually|often|generally|typically|only|mainly|largely|mostly|"
+                 r"always|very|strongly|directly|inversely|linearly|therefore)\s+){0,2}")
+#: The heads a law-like subject has: "X states that ..." is asked of these only (a person
+#: or a book "states" too).
+_LAW_HEADS = frozenset("""law laws principle principles theorem theorems equation equations
+rule rules hypothesis lemma postulate postulates axiom axioms model models assumption
+assumptions theory conjecture condition conditions paradox identity definition""".split())
+_CAUSE = re.compile(
+    r"^\s*(?P<det>(?:a|an|the)\s+)?"
+    r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
+    r"(?:\s*\([^)]{1,30}\))?\s+" + _VERB_ADVERBS +
+    r"(?P<verb>(?:occurs?|arises?|happens?)\s+(?:because|when|whenever)|"
+    r"(?:is|are)\s+" + _VERB_ADVERBS + r"(?:caused\s+by|proportional\s+to|determined\s+by|"
+    r"affected\s+by|governed\s+by|responsible\s+for)|"
+    r"depends?\s+(?:up)?on|leads?\s+to|results?\s+in|states?\s+that)\s+(?P<rest>.+)$",
+    re.IGNORECASE)
+#: Small words the answer may not open with: "X depends on it", "X leads to this".
+_EMPTY_REST = re.compile(r"^\s*(?:it|this|that|these|those|them|which|what|whether|how|"
+                         r"the\s+(?:same|other|former|latter))\b", re.IGNORECASE)
+_POINTS_BACK = re.compile(r"\b(?:this|these|those|above|below|aforementioned|former|latter)\b|"
+                          r"\bthe\s+(?:following|next|previous|preceding)\s+(?!generation)",
+                          re.IGNORECASE)
+
+
+def _plain_thing(det: str, subject: str) -> bool:
+    """A subject after "the" that names a thing of the page, not a term: one or two plain
+    lower-case words ("the force", "the error", "the results")."""
+    ws = subject.split()
+    return det == "the" and len(ws) <= 2 and "of" not in ws and all(
+        re.fullmatch(r"[a-z][a-z\-]*", w) for w in ws)
+
+
+def cause_question(text: str) -> Optional[Statement]:
+    """The question ``text`` answers as a statement of cause, condition, dependence or
+    law about a named subject, or None."""
+    s = text.strip()
+    if not s[:1].isupper() or not s.rstrip("\"'\u201d)").endswith((".", "!")):
+        return None
+    m = _CAUSE.match(s)
+    if m is None or len(words(m.group("rest"))) < MIN_DEFINITION_WORDS:
+        return None
+    if (_POINTS_BACK.search(s) or _EMPTY_REST.match(m.group("rest"))
+            or points_elsewhere(m.group("term"))):
+        return None
+    # "Cellular automatons1 are ...": a footnote mark is not part of the subject
+    subject = clean_term(re.sub(r"(?<=[a-z])\d{1,2}\b", "", m.group("term")))
+    if subject is None:
+        return None
+    det = (m.group("det") or "").strip().lower()
+    if _plain_thing(det, subject):
+        return None
+    verb = " ".join(m.group("verb").lower().split())
+    plural = verb.split()[0] in ("are", "occur", "arise", "happen", "depend", "lead",
+                                 "result", "state")
+    if verb.startswith(("is ", "are ")) and verb.split()[0] == "are":
+        plural = True
+    named = f"{det} {subject}" if det else subject
+    aux, be = ("do", "are") if plural else ("does", "is")
+    head = verb.split()[0].rstrip("s") if not verb.startswith(("is ", "are ")) else ""
+    if head in ("occur", "arise", "happen"):
+        when = verb.split()[-1]
+        q = f"{'Why' if when == 'because' else 'When'} {aux} {named} {head}?"
+    elif verb.endswith("caused by"):
+        q = f"What causes {named}?"
+    elif verb.endswith("proportional to"):
+        q = f"What {be} {named} proportional to?"
+    elif verb.endswith("determined by"):
+        q = f"What determines {named}?"
+    elif verb.endswith("affected by"):
+        q = f"What affects {named}?"
+    elif verb.endswith("governed by"):
+        q = f"What governs {named}?"
+    elif verb.endswith("responsible for"):
+        q = f"What {be} {named} responsible for?"
+    elif head == "depend":
+        q = f"What {aux} {named} depend on?"
+    elif head == "lead":
+        q = f"What {aux} {named} lead to?"
+    elif head == "result":
+        q = f"What {aux} {named} result in?"
+    elif head == "state" and subject.split()[-1].lower() in _LAW_HEADS:
+        q = f"What {aux} {named} state?"
+    else:
+        return None
+    return Statement(q[0].upper() + q[1:], subject, text)
+
+
+def prose_cards(sentences: Sequence[StudySentence], taken: set[int]
+                ) -> list[tuple[StudySentence, str, str, str, str, str]]:
+    """Cards from the sentences whose positions are not in ``taken`` (they made no term
+    card): (sentence to cite, kind "term" or "question", front, back, term, form), in
+    reading order.  A term card's sentence may be two sentences as one (:func:`named_antecedent`)."""
+    out = []
+    previous: Optional[StudySentence] = None
+    for s in sentences:
+        before, previous = previous, s
+        if s.position in taken or s.glossary:
+            continue
+        named = named_antecedent(s, before)
+        if named is not None:
+            term, joined = named
+            out.append((joined, "term", term, joined.text, term, "antecedent"))
+            continue
+        d = adverb_definition(s.text)
+        if d is not None:
+            out.append((s, "term", d.term, d.back, d.term, "defining"))
+            continue
+        q = cause_question(s.text)
+        if q is not None:
+            out.append((s, "question", q.question, q.back, q.subject, "question"))
+    return out
