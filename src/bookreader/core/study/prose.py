@@ -179,10 +179,12 @@ _CAUSE = re.compile(
     r"(?P<verb>(?:occurs?|arises?|happens?)\s+(?:because|when|whenever)|"
     r"(?:is|are)\s+" + _VERB_ADVERBS + r"(?:caused\s+by|proportional\s+to|determined\s+by|"
     r"affected\s+by|governed\s+by|responsible\s+for)|"
-    r"depends?\s+(?:up)?on|leads?\s+to|results?\s+in|states?\s+that)\s+(?P<rest>.+)$",
+    r"depends?\s+(?:up)?on|leads?\s+to|results?\s+in|states?\s+that|tells?\s+us(?:\s+about)?|"
+    r"impl(?:ies|y)|captures?|reflects?|quantif(?:ies|y)|explains?)\s+(?P<rest>.+)$",
     re.IGNORECASE)
 #: Small words the answer may not open with: "X depends on it", "X leads to this".
 _EMPTY_REST = re.compile(r"^\s*(?:it|this|that|these|those|them|which|what|whether|how|"
+                         r"something|anything|"
                          r"the\s+(?:same|other|former|latter))\b", re.IGNORECASE)
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|below|aforementioned|former|latter)\b|"
                           r"\bthe\s+(?:following|next|previous|preceding)\s+(?!generation)",
@@ -190,11 +192,12 @@ _POINTS_BACK = re.compile(r"\b(?:this|these|those|above|below|aforementioned|for
 
 
 def _plain_thing(det: str, subject: str) -> bool:
-    """A subject after "the" that names a thing of the page, not a term: one or two plain
-    lower-case words ("the force", "the error", "the results")."""
+    """A subject that names a thing of the page, not a term: one plain lower-case word
+    after "the" ("the force", "the error"), or one plural word alone ("Exceptions arise
+    when ...")."""
     ws = subject.split()
-    return det == "the" and len(ws) <= 2 and "of" not in ws and all(
-        re.fullmatch(r"[a-z][a-z\-]*", w) for w in ws)
+    return len(ws) == 1 and ((det == "the" and re.fullmatch(r"[a-z][a-z\-]*", ws[0]) is not None)
+                             or (not det and ws[0].lower().endswith("s")))
 
 
 def cause_question(text: str) -> Optional[Statement]:
@@ -218,12 +221,14 @@ def cause_question(text: str) -> Optional[Statement]:
         return None
     verb = " ".join(m.group("verb").lower().split())
     plural = verb.split()[0] in ("are", "occur", "arise", "happen", "depend", "lead",
-                                 "result", "state")
+                                 "result", "state", "tell", "imply", "capture", "reflect",
+                                 "quantify", "explain")
     if verb.startswith(("is ", "are ")) and verb.split()[0] == "are":
         plural = True
     named = f"{det} {subject}" if det else subject
     aux, be = ("do", "are") if plural else ("does", "is")
-    head = verb.split()[0].rstrip("s") if not verb.startswith(("is ", "are ")) else ""
+    head = "" if verb.startswith(("is ", "are ")) else re.sub(
+        r"ies$", "y", verb.split()[0]).rstrip("s")
     if head in ("occur", "arise", "happen"):
         when = verb.split()[-1]
         q = f"{'Why' if when == 'because' else 'When'} {aux} {named} {head}?"
@@ -245,6 +250,10 @@ def cause_question(text: str) -> Optional[Statement]:
         q = f"What {aux} {named} lead to?"
     elif head == "result":
         q = f"What {aux} {named} result in?"
+    elif head == "tell":
+        q = f"What {aux} {named} tell us{' about' if verb.endswith('about') else ''}?"
+    elif head in ("imply", "capture", "reflect", "quantify", "explain"):
+        q = f"What {aux} {named} {head}?"
     elif head == "state" and subject.split()[-1].lower() in _LAW_HEADS:
         q = f"What {aux} {named} state?"
     else:
