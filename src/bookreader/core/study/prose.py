@@ -53,8 +53,9 @@ _NAMED_HERE = re.compile(
 _DANGLING_START = re.compile(r"^\s*(?:this|these|it|they|such|here|see|for\s+example|"
                              r"e\.g\.|i\.e\.)\b", re.IGNORECASE)
 #: A previous sentence that points back itself ("In these examples, ...", "To outline
-#: this algorithm, ..."): what it describes is further back still.
+#: this algorithm, ...", "Like sentence 47, ..."): what it describes is further back.
 _ANTECEDENT_POINTS = re.compile(r"\b(?:these|those|above|aforementioned|former|latter)\b|"
+                                r"\b(?:sentence|equation|example|figure|table|section)\s+\d|"
                                 r"\bthis\s+(?!is\b|was\b)[a-z]", re.IGNORECASE)
 #: Longest antecedent sentence worth carrying, in words.
 MAX_ANTECEDENT_WORDS = 45
