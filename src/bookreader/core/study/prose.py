@@ -161,7 +161,10 @@ def adverb_definition(text: str) -> Optional[Definition]:
             if any(w[:1].isupper() and w.lower() in STOPWORDS for w in d.term.split()[1:]):
                 continue  # a heading's word ran into the term: "CPS The current survey"
             if not flags and d.form == "defining":
-                return Definition(d.term, back, d.form)
+                # the book's own case: "In words, variance is ..." defines "variance"
+                low = d.term[:1].lower() + d.term[1:]
+                term = low if d.term not in back and low in back else d.term
+                return Definition(term, back, d.form)
     return None
 
 
