@@ -9,6 +9,9 @@ term ("Smith is a surgeon" in an example) is barred
 (:class:`~bookreader.core.study.names.NameEvidence`), and a "label: text" line outside
 a glossary whose text opens with a verb of the book as a command ("Collision avoidance:
 Avoid obstacles") breaks the rule ``imperative``.
+Where a sentence made no term card, running prose may still give one
+(:mod:`~bookreader.core.study.prose`: a name for what the sentence before described, a
+definition read past an adverb or a run-in heading, a question of cause or dependence).
 Each card's back is cited on its page by :class:`~bookreader.core.study.source.Citer` and
 dropped when it is not found there.  Fronts are deduplicated over the whole range (a
 glossary entry wins over a defining sentence, which wins over a key statement; then the
