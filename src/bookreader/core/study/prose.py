@@ -53,9 +53,11 @@ _NAMED_HERE = re.compile(
 _DANGLING_START = re.compile(r"^\s*(?:this|these|it|they|such|here|see|for\s+example|"
                              r"e\.g\.|i\.e\.)\b", re.IGNORECASE)
 #: A previous sentence that points back itself ("In these examples, ...", "To outline
-#: this algorithm, ...", "Like sentence 47, ..."): what it describes is further back.
+#: this algorithm, ...", "Like sentence 47, ..."), or works an example's numbers ("...
+#: further than 1.1 from H0"): what it describes is further back, or one case of it.
 _ANTECEDENT_POINTS = re.compile(r"\b(?:these|those|above|aforementioned|former|latter)\b|"
                                 r"\b(?:sentence|equation|example|figure|table|section)\s+\d|"
+                                r"\d\.\d|"
                                 r"\bthis\s+(?!is\b|was\b)[a-z]", re.IGNORECASE)
 #: Longest antecedent sentence worth carrying, in words.
 MAX_ANTECEDENT_WORDS = 45
@@ -84,6 +86,55 @@ def named_antecedent(sentence: StudySentence, before: Optional[StudySentence]
         return None
     joined = replace(sentence, text=f"{prev} {sentence.text}", offset=before.offset)
     return term, joined
+
+
+#: Words that leave a noun phrase pointing at something outside the sentence.
+_POINTER_WORD = re.compile(r"\b(?:this|that|these|those|it|they|above|below|following|"
+                           r"such|here)\b", re.IGNORECASE)
+#: "When <clause>, it is called X", "Because A is part of ..., it is called X".
+_CLAUSE_NAMES = re.compile(r"^\s*(?:when|whenever|if|because)\b[^,]{10,},\s+(?:it|this|they|"
+                           r"these)\s+(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
+                           re.IGNORECASE)
+#: "Distributions like this, with many small values ..., are called X": what follows
+#: "like this" says what the things are.
+_LIKE_THIS = re.compile(r"\blike\s+(?:this|that|these|those)(?:\s+one)?\s*,?\s+"
+                        r"(?P<more>(?:with|that|which|who|where)\b[^.;]{8,}?)\s*,?\s+"
+                        r"(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
+                        re.IGNORECASE)
+#: After the name: a reason for it ("..., because it signals ...").
+_BECAUSE_AFTER = re.compile(r"^[\"'\u201d\u2019]?\s*,?\s*(?:because|since)\s+\S+(?:\s+\S+){3,}",
+                            re.IGNORECASE)
+
+
+def named_in_sentence(text: str) -> Optional[Definition]:
+    """A name the sentence gives to what it describes itself, where the rules of
+    :func:`~bookreader.core.study.terms.readings` saw only a pointing lead ("...,
+    which is called X"): the description before ", which" is a noun phrase of the same
+    sentence without a pointer ("write the instructions into a file, which is called a
+    script"); a "When <clause>, it is called X" sentence; "Xs like this, with <what they
+    have>, are called Y"; or a name followed by the reason for it ("A variable used this
+    way is called a flag, because it signals ...")."""
+    for d, flags in readings(text):
+        if d.form != "called" or flags != ("pointing_lead",):
+            continue
+        at = text.find(d.term)
+        after = text[at + len(d.term):] if at >= 0 else ""
+        lead = text[:at] if at >= 0 else text
+        m = re.search(r",\s+which\s+(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
+                      lead, re.IGNORECASE)
+        if m is not None:
+            # the noun phrase "which" follows: the last words before it
+            segment = " ".join(re.split(r"[,;:]", lead[:m.start()])[-1].split()[-6:])
+            if len(words(segment)) >= 3 and not _POINTER_WORD.search(segment):
+                return Definition(d.term, text, d.form)
+            continue
+        clause = _CLAUSE_NAMES.match(text)
+        if ((clause and not _POINTER_WORD.search(text[:text.find(",")]))
+                or _LIKE_THIS.search(lead)
+                or (_BECAUSE_AFTER.match(after) and not re.match(
+                    r"^\s*(?:this|these|it|they)\s+(?:is|are)\b", text, re.IGNORECASE))):
+            return Definition(d.term, text, d.form)
+    return None
 
 
 #: Adverbs and connectives that may stand between "is" and what the subject is.
@@ -281,7 +332,7 @@ def prose_cards(sentences: Sequence[StudySentence], taken: set[int]
             term, joined = named
             out.append((joined, "term", term, joined.text, term, "antecedent"))
             continue
-        d = adverb_definition(s.text)
+        d = named_in_sentence(s.text) or adverb_definition(s.text)
         if d is not None:
             out.append((s, "term", d.term, d.back, d.term, "defining"))
             continue
