@@ -91,8 +91,8 @@ def named_antecedent(sentence: StudySentence, before: Optional[StudySentence]
 #: Words that leave a noun phrase pointing at something outside the sentence.
 _POINTER_WORD = re.compile(r"\b(?:this|that|these|those|it|they|above|below|following|"
                            r"such|here)\b", re.IGNORECASE)
-#: "When <clause>, it is called X", "Because A is part of ..., it is called X".
-_CLAUSE_NAMES = re.compile(r"^\s*(?:when|whenever|if|because)\b[^,]{10,},\s+(?:it|this|they|"
+#: "When <clause>, it is called X" (a reason, "Because ...", says why, not what).
+_CLAUSE_NAMES = re.compile(r"^\s*(?:when|whenever|if)\b[^,]{10,},\s+(?:it|this|they|"
                            r"these)\s+(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
                            re.IGNORECASE)
 #: "Distributions like this, with many small values ..., are called X": what follows
@@ -125,7 +125,8 @@ def named_in_sentence(text: str) -> Optional[Definition]:
         if m is not None:
             # the noun phrase "which" follows: the last words before it
             segment = " ".join(re.split(r"[,;:]", lead[:m.start()])[-1].split()[-6:])
-            if len(words(segment)) >= 3 and not _POINTER_WORD.search(segment):
+            if (len(words(segment)) >= 3 and not _POINTER_WORD.search(segment)
+                    and not _POINTER_WORD.match(text)):  # "This means it must be ..."
                 return Definition(d.term, text, d.form)
             continue
         clause = _CLAUSE_NAMES.match(text)
