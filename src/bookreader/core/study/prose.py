@@ -101,6 +101,15 @@ _LIKE_THIS = re.compile(r"\blike\s+(?:this|that|these|those)(?:\s+one)?\s*,?\s+"
                         r"(?P<more>(?:with|that|which|who|where)\b[^.;]{8,}?)\s*,?\s+"
                         r"(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
                         re.IGNORECASE)
+#: After the name: what it is, in apposition ("... is referred to as the narrow sense
+#: heritability, the proportion of the variance explained by ...").
+_APPOSITION_AFTER = re.compile(r"^[\"'\u201d\u2019]?\s*(?:\([^)]{1,20}\)\s*)?,\s+(?:the|an?)\s+"
+                               r"[\w\-]+(?:\s+[\w\-]+){3,}")
+#: "... is referred to as X, the <what X is>": the name, then its definition.
+_NAME_THEN_APPOSITION = re.compile(
+    r"\b(?:called|known\s+as|termed|referred\s+to\s+as)\s+(?:the\s+|an?\s+)?[\"'\u201c\u2018]?"
+    r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,4}?)[\"'\u201d\u2019]?"
+    r"(?:\s*\([^)]{1,20}\))?\s*,\s+(?:the|an?)\s+[\w\-]+(?:\s+[\w\-]+){3,}")
 #: After the name: a reason for it ("..., because it signals ...").
 _BECAUSE_AFTER = re.compile(r"^[\"'\u201d\u2019]?\s*,?\s*(?:because|since)\s+\S+(?:\s+\S+){3,}",
                             re.IGNORECASE)
@@ -112,8 +121,14 @@ def named_in_sentence(text: str) -> Optional[Definition]:
     which is called X"): the description before ", which" is a noun phrase of the same
     sentence without a pointer ("write the instructions into a file, which is called a
     script"); a "When <clause>, it is called X" sentence; "Xs like this, with <what they
-    have>, are called Y"; or a name followed by the reason for it ("A variable used this
+    have>, are called Y"; a name followed by what it is in apposition ("... is referred to
+    as X, the proportion of ..."); or a name followed by the reason for it ("A variable used this
     way is called a flag, because it signals ...")."""
+    m = _NAME_THEN_APPOSITION.search(text)
+    if m is not None:
+        term = clean_term(m.group("term"))
+        if term is not None:
+            return Definition(term, text, "called")
     for d, flags in readings(text):
         if d.form != "called" or flags != ("pointing_lead",):
             continue
@@ -131,7 +146,7 @@ def named_in_sentence(text: str) -> Optional[Definition]:
             continue
         clause = _CLAUSE_NAMES.match(text)
         if ((clause and not _POINTER_WORD.search(text[:text.find(",")]))
-                or _LIKE_THIS.search(lead)
+                or _LIKE_THIS.search(lead) or _APPOSITION_AFTER.match(after)
                 or (_BECAUSE_AFTER.match(after) and not re.match(
                     r"^\s*(?:this|these|it|they)\s+(?:is|are)\b", text, re.IGNORECASE))):
             return Definition(d.term, text, d.form)
@@ -238,6 +253,12 @@ _CAUSE = re.compile(
     r"depends?\s+(?:up)?on|leads?\s+to|results?\s+in|states?\s+that|tells?\s+us(?:\s+about)?|"
     r"impl(?:ies|y)|captures?|reflects?|quantif(?:ies|y)|explains?)\s+(?P<rest>.+)$",
     re.IGNORECASE)
+#: "X is useful because ...", "Pseudorandom numbers are not truly random because ...".
+_WHY = re.compile(
+    r"^\s*(?P<det>(?:a|an|the)\s+)?"
+    r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
+    r"\s+(?P<be>is|are)\s+(?P<pred>(?:not\s+)?(?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)\s*,?\s+"
+    r"because\s+(?P<rest>\S+(?:\s+\S+){3,})$", re.IGNORECASE)
 #: Small words the answer may not open with: "X depends on it", "X leads to this".
 _EMPTY_REST = re.compile(r"^\s*(?:it|this|that|these|those|them|which|what|whether|how|"
                          r"something|anything|"
@@ -263,7 +284,9 @@ def cause_question(text: str) -> Optional[Statement]:
     if not s[:1].isupper() or not s.rstrip("\"'\u201d)").endswith((".", "!")):
         return None
     m = _CAUSE.match(s)
-    if m is None or len(words(m.group("rest"))) < MIN_DEFINITION_WORDS:
+    if m is None:
+        return _why_question(s)
+    if len(words(m.group("rest"))) < MIN_DEFINITION_WORDS:
         return None
     if (_POINTS_BACK.search(s) or _EMPTY_REST.match(m.group("rest"))
             or points_elsewhere(m.group("term"))):
@@ -315,6 +338,32 @@ def cause_question(text: str) -> Optional[Statement]:
     else:
         return None
     return Statement(q[0].upper() + q[1:], subject, text)
+
+
+#: Words that open a guess, not a subject ("Maybe Detroit is ...").
+_HEDGES = frozenset("maybe perhaps probably possibly certainly surely".split())
+
+
+def _why_question(s: str) -> Optional[Statement]:
+    """"Why is X <so>?" from "X is <so> because ...", about a named subject (not a thing
+    of the page, "the sentence is true because ...", nor a word pointing back)."""
+    m = _WHY.match(s)
+    if m is None or _POINTS_BACK.search(s) or points_elsewhere(m.group("term")):
+        return None
+    pred = m.group("pred")
+    if set(pred.lower().split()) & {"called", "named", "termed", "known", "used", "so",
+                                    "this", "that", "it", "different", "same"}:
+        return None  # a name ("are called X because"), a use, or a comparison with the text
+    subject = clean_term(m.group("term"))
+    det = (m.group("det") or "").strip().lower()
+    if subject is None or subject.split()[0].lower() in _HEDGES or (
+            not det and subject.split()[0].endswith("ing")) or _plain_thing(det, subject) or (
+            det == "the" and len(subject.split()) <= 2 and subject.islower()):
+        return None
+    named = f"{det} {subject}" if det else subject
+    be = m.group("be").lower()
+    q = f"Why {be} {named} {pred}?"
+    return Statement(q, subject, s)
 
 
 def prose_cards(sentences: Sequence[StudySentence], taken: set[int]
