@@ -352,10 +352,15 @@ def _why_question(s: str) -> Optional[Statement]:
         return None
     pred = m.group("pred")
     if set(pred.lower().split()) & {"called", "named", "termed", "known", "used", "so",
-                                    "this", "that", "it", "different", "same"}:
+                                    "this", "that", "it", "different", "same", "also"}:
         return None  # a name ("are called X because"), a use, or a comparison with the text
+    if s.rstrip().endswith("!"):
+        return None  # an exclamation about the example at hand
     subject = clean_term(m.group("term"))
     det = (m.group("det") or "").strip().lower()
+    ws = (subject or "").split()
+    if det == "the" and len(ws) == 2 and ws[0].islower() and len(ws[1]) <= 3:
+        return None  # one instance named by its symbol: "the sentence Fb"
     if subject is None or subject.split()[0].lower() in _HEDGES or (
             not det and subject.split()[0].endswith("ing")) or _plain_thing(det, subject) or (
             det == "the" and len(subject.split()) <= 2 and subject.islower()):
