@@ -247,7 +247,7 @@ _CAUSE = re.compile(
     r"^\s*(?P<det>(?:a|an|the)\s+)?"
     r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
     r"(?:\s*\([^)]{1,30}\))?\s+" + _VERB_ADVERBS +
-    r"(?P<verb>(?:occurs?|arises?|happens?)\s+(?:because|when|whenever)|"
+    r"(?P<verb>(?:can\s+|may\s+)?(?:occurs?|arises?|happens?|results?)\s+(?:because|when|whenever)|"
     r"(?:is|are)\s+" + _VERB_ADVERBS + r"(?:caused\s+by|proportional\s+to|determined\s+by|"
     r"affected\s+by|governed\s+by|responsible\s+for)|"
     r"depends?\s+(?:up)?on|leads?\s+to|results?\s+in|states?\s+that|tells?\s+us(?:\s+about)?|"
@@ -277,11 +277,29 @@ def _plain_thing(det: str, subject: str) -> bool:
                              or (not det and ws[0].lower().endswith("s")))
 
 
+#: A conclusion's or a reminder's opening before a statement ("As we have seen, X occurs
+#: when ...", "Therefore, X can result when ...").
+_STATEMENT_LEAD = re.compile(r"^(?:as\s+we\s+have\s+seen|as\s+noted|therefore|thus|hence|"
+                             r"in\s+general|in\s+short|in\s+practice)\s*,\s+(?=[a-z])",
+                             re.IGNORECASE)
+
+
 def cause_question(text: str) -> Optional[Statement]:
     """The question ``text`` answers as a statement of cause, condition, dependence or
-    law about a named subject, or None."""
+    law about a named subject, or None.  An opening such as "As we have seen," is read
+    past; the answer is still the whole sentence."""
+    lead = _STATEMENT_LEAD.match(text.strip())
+    if lead is None:
+        return _cause_question(text)
+    rest = text.strip()[lead.end():]
+    found = _cause_question(rest, opens=False)
+    return None if found is None else replace(found, back=text)
+
+
+def _cause_question(text: str, opens: bool = True) -> Optional[Statement]:
+    """``opens``: ``text`` is a sentence's opening (a capital first)."""
     s = text.strip()
-    if not s[:1].isupper() or not s.rstrip("\"'\u201d)").endswith((".", "!")):
+    if (opens and not s[:1].isupper()) or not s.rstrip("\"'\u201d)").endswith((".", "!")):
         return None
     m = _CAUSE.match(s)
     if m is None:
@@ -299,6 +317,8 @@ def cause_question(text: str) -> Optional[Statement]:
     if _plain_thing(det, subject):
         return None
     verb = " ".join(m.group("verb").lower().split())
+    modal = verb.split()[0] if verb.split()[0] in ("can", "may") else ""
+    verb = verb.split(" ", 1)[1] if modal else verb
     plural = verb.split()[0] in ("are", "occur", "arise", "happen", "depend", "lead",
                                  "result", "state", "tell", "imply", "capture", "reflect",
                                  "quantify", "explain")
@@ -308,9 +328,9 @@ def cause_question(text: str) -> Optional[Statement]:
     aux, be = ("do", "are") if plural else ("does", "is")
     head = "" if verb.startswith(("is ", "are ")) else re.sub(
         r"ies$", "y", verb.split()[0]).rstrip("s")
-    if head in ("occur", "arise", "happen"):
+    if head in ("occur", "arise", "happen") and verb.split()[-1] != "in":
         when = verb.split()[-1]
-        q = f"{'Why' if when == 'because' else 'When'} {aux} {named} {head}?"
+        q = f"{'Why' if when == 'because' else 'When'} {modal or aux} {named} {head}?"
     elif verb.endswith("caused by"):
         q = f"What causes {named}?"
     elif verb.endswith("proportional to"):
@@ -327,6 +347,9 @@ def cause_question(text: str) -> Optional[Statement]:
         q = f"What {aux} {named} depend on?"
     elif head == "lead":
         q = f"What {aux} {named} lead to?"
+    elif head == "result" and verb.split()[-1] in ("because", "when", "whenever"):
+        q = (f"{'Why' if verb.split()[-1] == 'because' else 'When'} {modal or aux} {named} "
+             "result?")
     elif head == "result":
         q = f"What {aux} {named} result in?"
     elif head == "tell":
