@@ -303,7 +303,7 @@ def _cause_question(text: str, opens: bool = True) -> Optional[Statement]:
         return None
     m = _CAUSE.match(s)
     if m is None:
-        return _why_question(s)
+        return _why_question(s) or _aspect_question(s)
     if len(words(m.group("rest"))) < MIN_DEFINITION_WORDS:
         return None
     if (_POINTS_BACK.search(s) or _EMPTY_REST.match(m.group("rest"))
@@ -361,6 +361,35 @@ def _cause_question(text: str, opens: bool = True) -> Optional[Statement]:
     else:
         return None
     return Statement(q[0].upper() + q[1:], subject, text)
+
+
+#: "The solution to X is ...", "The purpose of X is ...", "The idea behind X is ...".
+_ASPECT = re.compile(
+    r"^\s*the\s+(?P<adj>(?:main|key|basic|central|chief)\s+)?(?P<noun>solution|purpose|goal|aim|"
+    r"advantage|disadvantage|idea|reason|role|benefit|drawback|downside|function|intuition)"
+    r"\s+(?P<prep>of|to|for|behind)\s+(?P<what>[^,;:]{3,60}?)\s*(?:,\s*(?:then|however|thus|"
+    r"therefore),\s*)?\s+(?P<be>is|are|was)\s+(?P<rest>(?!not\b)\S+(?:\s+\S+){3,})$",
+    re.IGNORECASE)
+
+
+def _aspect_question(s: str) -> Optional[Statement]:
+    """"What is the solution to X?" from "The solution to X is ...", where X is a named
+    subject (not a thing of the page, "the problem", nor one pointed at, "this formula")
+    and the answer does not work an example's numbers."""
+    m = _ASPECT.match(s)
+    if m is None or _POINTS_BACK.search(s) or re.search(r"\d", m.group("rest")):
+        return None
+    what = " ".join(m.group("what").split())
+    ws = what.split()
+    det = ws[0].lower() if ws[0].lower() in ("the", "a", "an") else ""
+    core = " ".join(ws[1:]) if det else what
+    if (len(ws) > 6 or not core or _POINTER_WORD.search(what) or (det == "the" and len(
+            core.split()) <= 2 and core.islower()) or clean_term(core.split()[-1]) is None
+            and len(core.split()) == 1):
+        return None
+    adj = (m.group("adj") or "").lower()
+    return Statement(f"What is the {adj}{m.group('noun').lower()} {m.group('prep').lower()} "
+                     f"{what}?", core, s)
 
 
 #: Words that open a guess, not a subject ("Maybe Detroit is ...").
