@@ -161,6 +161,9 @@ _COPULA_ADVERB = re.compile(
     re.IGNORECASE)
 
 
+#: "X can be understood as a ...": what X is, said as a way to see it.
+_SEEN_AS = re.compile(r"\b(?:can|may)\s+be\s+(?:understood|thought\s+of|interpreted|viewed|"
+                      r"regarded)\s+as\s+(?=(?:an?|the)\s)", re.IGNORECASE)
 #: A short phrase before the subject that frames a definition ("In words, variance is
 #: ...", "More accurately, the regression R-squared is ...", "In Python, a string is ...").
 _FRAMING = re.compile(
@@ -187,6 +190,12 @@ def _variants(text: str) -> list[tuple[str, str]]:
     plain = _COPULA_ADVERB.sub(lambda m: m.group("verb") + " ", text, count=1)
     if plain != text:
         out.append((plain, text))
+    # "Thus, F-statistics can be understood as the correlation ..." read as "... is the ..."
+    lead = re.match(r"^(?:thus|hence|therefore|so|in\s+general)\s*,\s+", text, re.IGNORECASE)
+    rest = text[lead.end():] if lead else text
+    seen_as = _SEEN_AS.sub("is ", rest, count=1)
+    if seen_as != rest:
+        out.append((seen_as[0].upper() + seen_as[1:], text))
     m = _FRAMING.match(text)
     if m and (not m.group("lead").lower().startswith("in ") or m.group("lead").lower() in (
             "in words", "in other words", "in general", "in short", "in essence") or not (
