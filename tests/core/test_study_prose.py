@@ -10,7 +10,7 @@ import pytest
 from bookreader.core.pdf import PdfBook
 from bookreader.core.study.cards import make_cards
 from bookreader.core.study.model import CARD_QUESTION, CARD_TERM
-from bookreader.core.study.prose import adverb_definition, cause_question
+from bookreader.core.study.prose import adverb_definition, cause_question, named_in_sentence
 from bookreader.core.study.source import Citer, read_sentences
 from pdf_factory import filler, make_pdf
 
@@ -33,6 +33,8 @@ ASPECT = ("The solution to perfect multicollinearity, then, is to identify the r
           "variable and drop it from the equation.")
 WHICH_NAMES = ("We use a text editor to write the instructions into a file, which is called a "
                "script.")
+COMMA_CALLED = ("Engineers cast the forces upon bodies as dimensionless quantities, called force "
+                "coefficients.")
 APPOSITION = ("In this case the ratio is referred to as the narrow sense heritability, the "
               "proportion of the variance explained by additive effects.")
 
@@ -58,7 +60,7 @@ def prose_cards(tmp_path_factory):
     page1 = "\n\n".join([filler(3, 1), NAMED_PAIR, filler(2, 2), ADVERB + " " + FRAMED,
                          HEADING])
     page2 = "\n\n".join([CAUSE + " " + CONDITION, filler(3, 3), DEPENDENCE + " " + WHY + " " + ASPECT,
-                         WHICH_NAMES + " " + APPOSITION])
+                         WHICH_NAMES + " " + APPOSITION + " " + COMMA_CALLED])
     make_pdf(path, [page1, page2])
     return _cards(path)
 
@@ -93,6 +95,7 @@ def test_a_name_the_sentence_gives_to_what_it_describes_itself(prose_cards):
     terms = {c.front: c for c in prose_cards if c.kind == CARD_TERM}
     assert terms["script"].back == WHICH_NAMES
     assert terms["narrow sense heritability"].back == APPOSITION
+    assert terms["force coefficients"].back == COMMA_CALLED
     assert terms["script"].citation.page == 1
 
 
@@ -114,6 +117,13 @@ def test_prose_that_defines_nothing_makes_no_card(tmp_path):
 ])
 def test_no_question_about_a_subject_that_is_no_term(text):
     assert cause_question(text) is None
+
+
+def test_no_name_for_one_more_of_a_kind_or_a_pointed_thing():
+    assert named_in_sentence("Another type of multiplication, called scalar multiplication, "
+                             "will be central to our subject.") is None
+    assert named_in_sentence("This means it must be the gradient of a scalar function, which "
+                             "is called the velocity potential.") is None
 
 
 def test_no_definition_from_an_adverb_on_a_gerund_or_a_page_thing():

@@ -88,6 +88,8 @@ def named_antecedent(sentence: StudySentence, before: Optional[StudySentence]
     return term, joined
 
 
+#: A symbol: one letter alone, or a mathematical letter.
+_MATH = re.compile("^[A-Za-z]$|[\U0001D400-\U0001D7FF\u0370-\u03ff\u2100-\u214F]")
 #: Words that leave a noun phrase pointing at something outside the sentence.
 _POINTER_WORD = re.compile(r"\b(?:this|that|these|those|it|they|above|below|following|"
                            r"such|here)\b", re.IGNORECASE)
@@ -110,6 +112,13 @@ _NAME_THEN_APPOSITION = re.compile(
     r"\b(?:called|known\s+as|termed|referred\s+to\s+as)\s+(?:the\s+|an?\s+)?[\"'\u201c\u2018]?"
     r"(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z][\w'\u2019\-]*){0,4}?)[\"'\u201d\u2019]?"
     r"(?:\s*\([^)]{1,20}\))?\s*,\s+(?:the|an?)\s+[\w\-]+(?:\s+[\w\-]+){3,}")
+#: "... dimensionless quantities, called force coefficients.", "... at the walls (also
+#: known as Neumann boundary conditions)": a name given to the noun phrase just before.
+_COMMA_CALLED = re.compile(
+    r"(?:,|\(\s*also)\s+(?:(?:also|often|sometimes|usually|commonly|now)\s+)?(?:called|known\s+as|"
+    r"termed)\s+(?:an?\s+|the\s+)?[\"'\u201c\u2018]?(?P<term>[A-Za-z][\w'\u2019\-]*(?:\s+[A-Za-z]"
+    r"[\w'\u2019\-]*){0,4}?)[\"'\u201d\u2019]?\s*(?:[.,;:)]|\s+(?:in|which|that|because|since|"
+    r"for|where)\b|$)", re.IGNORECASE)
 #: After the name: a reason for it ("..., because it signals ...").
 _BECAUSE_AFTER = re.compile(r"^[\"'\u201d\u2019]?\s*,?\s*(?:because|since)\s+\S+(?:\s+\S+){3,}",
                             re.IGNORECASE)
@@ -128,6 +137,17 @@ def named_in_sentence(text: str) -> Optional[Definition]:
     if m is not None:
         term = clean_term(m.group("term"))
         if term is not None:
+            return Definition(term, text, "called")
+    m = _COMMA_CALLED.search(text)
+    if m is not None and not _POINTER_WORD.match(text):
+        phrase = re.split(r"[,;:(]", text[:m.start()])[-1].split()[-6:]
+        term = clean_term(m.group("term"))
+        if (term is not None and len(phrase) >= 2 and not _POINTER_WORD.search(" ".join(phrase))
+                and not any(_MATH.search(w) for w in phrase)
+                # "Another type of multiplication, called X, will be central": no more
+                # than that X is one more of its kind
+                and not {w.lower() for w in phrase} & {"another", "next", "previous", "one",
+                                                       "other", "second", "first"}):
             return Definition(term, text, "called")
     for d, flags in readings(text):
         if d.form != "called" or flags != ("pointing_lead",):
