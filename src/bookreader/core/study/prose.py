@@ -470,7 +470,7 @@ def prose_cards(sentences: Sequence[StudySentence], taken: set[int]
             continue
         d = named_in_sentence(s.text) or adverb_definition(s.text)
         if d is not None:
-            out.append((s, "term", d.term, d.back, d.term, "defining"))
+            out.append((s, "term", d.term, d.back, d.term, d.form))
             continue
         q = cause_question(s.text)
         if q is not None:
