@@ -4,18 +4,19 @@
 Three sources, each tried only on a sentence that made no term card by the rules of
 :mod:`~bookreader.core.study.terms`:
 
-* a **name given to what the previous sentence described** ("If P then Q; P; therefore Q.
-  This rule is called modus ponens."): the term is read from "This/These/It ... is called
+* a **name given to what the previous sentence described** ("Water left in the sun turns
+  slowly to vapour. This process is called evaporation."): the term is read from
+  "This/These/They ... is called
   X" (or "This assumption (commonly called X) ..."), and the card's back is both
   sentences, as the page prints them one after the other in one paragraph, so the
   antecedent travels with the name (:func:`named_antecedent`);
-* a **definition with an adverb or connective in its verb** ("The rate of substitution is
-  therefore the rate at which ...", "X is simply a ..."): the sentence read without the
+* a **definition with an adverb or connective in its verb** ("The boiling point is
+  therefore the temperature at which ...", "X is simply a ..."): the sentence read without the
   adverb, the back still the book's own sentence (:func:`adverb_definition`);
 * a **key statement of cause, condition, dependence or law** about a named subject,
-  made a question whose answer is the sentence ("Genetic drift occurs because ..." ->
-  "Why does genetic drift occur?", "X depends on ..." -> "What does X depend on?",
-  "Bernoulli's principle states that ..." -> "What does Bernoulli's principle state?")
+  made a question whose answer is the sentence ("Erosion occurs because ..." -> "Why does
+  erosion occur?", "X depends on ..." -> "What does X depend on?", "The first law states
+  that ..." -> "What does the first law state?")
   (:func:`cause_question`).  The subject is the sentence's own words, read as a term by
   :func:`~bookreader.core.study.terms.clean_term`.
 """
@@ -97,14 +98,14 @@ _POINTER_WORD = re.compile(r"\b(?:this|that|these|those|it|they|above|below|foll
 _CLAUSE_NAMES = re.compile(r"^\s*(?:when|whenever|if)\b[^,]{10,},\s+(?:it|this|they|"
                            r"these)\s+(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
                            re.IGNORECASE)
-#: "Distributions like this, with many small values ..., are called X": what follows
+#: "Shapes like this, with four equal sides ..., are called X": what follows
 #: "like this" says what the things are.
 _LIKE_THIS = re.compile(r"\blike\s+(?:this|that|these|those)(?:\s+one)?\s*,?\s+"
                         r"(?P<more>(?:with|that|which|who|where)\b[^.;]{8,}?)\s*,?\s+"
                         r"(?:is|are)\s+(?:\w+\s+)?(?:called|known\s+as|termed)\s",
                         re.IGNORECASE)
-#: After the name: what it is, in apposition ("... is referred to as the narrow sense
-#: heritability, the proportion of the variance explained by ...").
+#: After the name: what it is, in apposition ("... is referred to as the yield, the
+#: share of the input that ...").
 _APPOSITION_AFTER = re.compile(r"^[\"'\u201d\u2019]?\s*(?:\([^)]{1,20}\)\s*)?,\s+(?:the|an?)\s+"
                                r"[\w\-]+(?:\s+[\w\-]+){3,}")
 #: "... is referred to as X, the <what X is>": the name, then its definition.
@@ -128,8 +129,8 @@ def named_in_sentence(text: str) -> Optional[Definition]:
     """A name the sentence gives to what it describes itself, where the rules of
     :func:`~bookreader.core.study.terms.readings` saw only a pointing lead ("...,
     which is called X"): the description before ", which" is a noun phrase of the same
-    sentence without a pointer ("write the instructions into a file, which is called a
-    script"); a "When <clause>, it is called X" sentence; "Xs like this, with <what they
+    sentence without a pointer ("keep the notes in a book, which is called a
+    log"); a "When <clause>, it is called X" sentence; "Xs like this, with <what they
     have>, are called Y"; a name followed by what it is in apposition ("... is referred to
     as X, the proportion of ..."); or a name followed by the reason for it ("A variable used this
     way is called a flag, because it signals ...")."""
@@ -144,7 +145,7 @@ def named_in_sentence(text: str) -> Optional[Definition]:
         term = clean_term(m.group("term"))
         if (term is not None and len(phrase) >= 2 and not _POINTER_WORD.search(" ".join(phrase))
                 and not any(_MATH.search(w) for w in phrase)
-                # "Another type of multiplication, called X, will be central": no more
+                # "Another type of operation, called X, will be central": no more
                 # than that X is one more of its kind
                 and not {w.lower() for w in phrase} & {"another", "next", "previous", "one",
                                                        "other", "second", "first"}):
@@ -184,8 +185,8 @@ _COPULA_ADVERB = re.compile(
 #: "X can be understood as a ...": what X is, said as a way to see it.
 _SEEN_AS = re.compile(r"\b(?:can|may)\s+be\s+(?:understood|thought\s+of|interpreted|viewed|"
                       r"regarded)\s+as\s+(?=(?:an?|the)\s)", re.IGNORECASE)
-#: A short phrase before the subject that frames a definition ("In words, variance is
-#: ...", "More accurately, the regression R-squared is ...", "In Python, a string is ...").
+#: A short phrase before the subject that frames a definition ("In words, a ratio is
+#: ...", "More accurately, the median is ...", "In chemistry, a mole is ...").
 _FRAMING = re.compile(
     r"^(?P<lead>(?:in\s+(?:other\s+)?words|more\s+(?:accurately|precisely|formally|generally)|"
     r"formally(?:\s+stated)?|informally|in\s+general|(?:put|stated)\s+simply|simply\s+put|"
@@ -210,7 +211,7 @@ def _variants(text: str) -> list[tuple[str, str]]:
     plain = _COPULA_ADVERB.sub(lambda m: m.group("verb") + " ", text, count=1)
     if plain != text:
         out.append((plain, text))
-    # "Thus, F-statistics can be understood as the correlation ..." read as "... is the ..."
+    # "Thus, a map can be understood as a model of ..." read as "... is a ..."
     lead = re.match(r"^(?:thus|hence|therefore|so|in\s+general)\s*,\s+", text, re.IGNORECASE)
     rest = text[lead.end():] if lead else text
     seen_as = _SEEN_AS.sub("is ", rest, count=1)
@@ -255,9 +256,9 @@ def adverb_definition(text: str) -> Optional[Definition]:
             if back != text and not heading & {stem(w.lower()) for w in d.term.split()}:
                 continue
             if any(w[:1].isupper() and w.lower() in STOPWORDS for w in d.term.split()[1:]):
-                continue  # a heading's word ran into the term: "CPS The current survey"
+                continue  # a heading's word ran into the term: "ABC The annual survey"
             if not flags and d.form == "defining":
-                # the book's own case: "In words, variance is ..." defines "variance"
+                # the book's own case: "In words, a ratio is ..." defines "ratio"
                 low = d.term[:1].lower() + d.term[1:]
                 term = low if d.term not in back and low in back else d.term
                 return Definition(term, back, d.form)
@@ -282,7 +283,7 @@ _CAUSE = re.compile(
     r"depends?\s+(?:up)?on|leads?\s+to|results?\s+in|states?\s+that|tells?\s+us(?:\s+about)?|"
     r"impl(?:ies|y)|captures?|reflects?|quantif(?:ies|y)|explains?)\s+(?P<rest>.+)$",
     re.IGNORECASE)
-#: "X is useful because ...", "Pseudorandom numbers are not truly random because ...".
+#: "X is useful because ...", "Such samples are not truly random because ...".
 _WHY = re.compile(
     r"^\s*(?P<det>(?:a|an|the)\s+)?"
     r"(?P<term>[A-Za-z\u00c0-\u024f][\w'\u2019\-]*(?:\s+[\w'\u2019\-]+){0,4}?)"
@@ -338,7 +339,7 @@ def _cause_question(text: str, opens: bool = True) -> Optional[Statement]:
     if (_POINTS_BACK.search(s) or _EMPTY_REST.match(m.group("rest"))
             or points_elsewhere(m.group("term"))):
         return None
-    # "Cellular automatons1 are ...": a footnote mark is not part of the subject
+    # "Glaciers1 are ...": a footnote mark is not part of the subject
     subject = clean_term(re.sub(r"(?<=[a-z])\d{1,2}\b", "", m.group("term")))
     if subject is None:
         return None
@@ -421,7 +422,7 @@ def _aspect_question(s: str) -> Optional[Statement]:
                      f"{what}?", core, s)
 
 
-#: Words that open a guess, not a subject ("Maybe Detroit is ...").
+#: Words that open a guess, not a subject ("Maybe Paris is ...").
 _HEDGES = frozenset("maybe perhaps probably possibly certainly surely".split())
 
 
