@@ -1,22 +1,26 @@
 """More cards from running prose: what a textbook's paragraphs say without a glossary's
 "term: definition" shape.
 
-Three sources, each tried only on a sentence that made no term card by the rules of
-:mod:`~bookreader.core.study.terms`:
+Each source is tried only on a sentence that made no term card by the rules of
+:mod:`~bookreader.core.study.terms` (:func:`prose_cards`):
 
 * a **name given to what the previous sentence described** ("Water left in the sun turns
   slowly to vapour. This process is called evaporation."): the term is read from
-  "This/These/They ... is called
-  X" (or "This assumption (commonly called X) ..."), and the card's back is both
-  sentences, as the page prints them one after the other in one paragraph, so the
-  antecedent travels with the name (:func:`named_antecedent`);
-* a **definition with an adverb or connective in its verb** ("The boiling point is
-  therefore the temperature at which ...", "X is simply a ..."): the sentence read without the
-  adverb, the back still the book's own sentence (:func:`adverb_definition`);
-* a **key statement of cause, condition, dependence or law** about a named subject,
-  made a question whose answer is the sentence ("Erosion occurs because ..." -> "Why does
-  erosion occur?", "X depends on ..." -> "What does X depend on?", "The first law states
-  that ..." -> "What does the first law state?")
+  "This/These/They ... is called X" (or "This assumption (commonly called X) ..."), and
+  the card's back is both sentences, as the page prints them one after the other in one
+  paragraph, so the antecedent travels with the name (:func:`named_antecedent`);
+* a **name the sentence gives to what it describes itself** ("... into a file, which is
+  called a log", "When ..., it is called X", "..., called X", "X, the <what it is>")
+  (:func:`named_in_sentence`);
+* a **definition read another way** (:func:`adverb_definition`): without the adverb in
+  its verb ("The boiling point is therefore the temperature at which ..."), a framing
+  phrase ("In words, ..."), a numbered heading run into it, a closing colon, or "can be
+  thought of as"; the back is still the book's own words;
+* a **key statement of cause, condition, dependence, reason, purpose or law** about a
+  named subject, made a question whose answer is the sentence ("Erosion occurs because
+  ..." -> "Why does erosion occur?", "X depends on ..." -> "What does X depend on?", "X is
+  useful because ..." -> "Why is X useful?", "The purpose of X is ..." -> "What is the
+  purpose of X?", "The first law states that ..." -> "What does the first law state?")
   (:func:`cause_question`).  The subject is the sentence's own words, read as a term by
   :func:`~bookreader.core.study.terms.clean_term`.
 """
