@@ -8,7 +8,9 @@ For each book, chapter by chapter as ``bench/study_quality.py`` makes them (outl
 1, chapters over 120 pages skipped), counts: studyable sentences -> sentences with a
 reading as a definition (:func:`bookreader.core.study.terms.readings`) -> readings each
 rule drops (a reading can break several; "only" counts those a single rule drops) ->
-definitions and key statements -> after the name and label checks -> after the card model
+definitions and key statements (and the cards running prose gives where a sentence
+defines nothing, :mod:`bookreader.core.study.prose`, by kind and form) -> after the name
+and label checks -> after the card model
 (with ``--model``) -> after deduplication -> after citing -> after a later chapter's
 repeat.  ``--examples N`` prints N sentences a single rule dropped, per rule.
 """
@@ -32,6 +34,7 @@ def funnel(path: Path, examples: int, model=None) -> tuple[Counter, dict]:
     from bookreader.core.study.labels import repeated_labels
     from bookreader.core.study.names import NameEvidence
     from bookreader.core.study.source import Citer, read_sentences
+    from bookreader.core.study.prose import prose_cards
     from bookreader.core.study.terms import question_for, readings
 
     pdf = PdfBook.open(path)
@@ -48,6 +51,7 @@ def funnel(path: Path, examples: int, model=None) -> tuple[Counter, dict]:
         read = read_sentences(pdf, scope.first, scope.last)
         sentences = [s for s in read.sentences if s.chapter == scope.chapter] or read.sentences
         n["1 studyable sentences"] += len(sentences)
+        defined: set[int] = set()
         for s in sentences:
             rs = list(readings(s.text, s.glossary))
             if rs:
@@ -62,8 +66,11 @@ def funnel(path: Path, examples: int, model=None) -> tuple[Counter, dict]:
                         shown[rs[0][1][0]].append(f"{rs[0][0].term!r} <- {s.text[:160]!r}")
             elif rs:
                 n["4 definitions"] += 1
+                defined.add(s.position)
             elif question_for(s.text) is not None:
                 n["4 key statements"] += 1
+        for _, kind, _, _, _, form in prose_cards(sentences, defined):
+            n[f"4 prose: {kind} ({form})"] += 1
         headings = [t.title for t in pdf.toc] + list(dict.fromkeys(
             h for s in read.sentences for h in (s.chapter, s.section)))
         names = NameEvidence((s.text for s in read.sentences), headings)

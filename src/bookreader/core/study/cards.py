@@ -13,6 +13,9 @@ with a bare word; items of one list that share half their words break ``parallel
 (:func:`_list_flags`).  A term holding an identifier the page sets in a monospaced font,
 said of with "the" ("The parameter rows is ..."), breaks ``code_instance``, and "we call
 the <code> method" ``code_call`` (:func:`_code_flags`).
+Where a sentence made no term card, running prose may still give one
+(:mod:`~bookreader.core.study.prose`: a name for what the sentence before described, a
+definition read past an adverb or a run-in heading, a question of cause or dependence).
 Each card's back is cited on its page by :class:`~bookreader.core.study.source.Citer` and
 dropped when it is not found there.  Fronts are deduplicated over the whole range (a
 glossary entry wins over a defining sentence, which wins over a key statement; then the
@@ -31,11 +34,13 @@ from bookreader.core.study.names import NameEvidence
 from bookreader.core.study.source import Citer, StudySentence
 from bookreader.core.study.card_model import BookUse, CardWeights, features
 from bookreader.core.study.emphasis_terms import emphasis_terms
+from bookreader.core.study.prose import prose_cards
 from bookreader.core.study.terms import question_for, readings
 from bookreader.core.types import CancelFn, ProgressFn, check_cancel, no_progress
 
 #: Preference when two candidates share a front (lower wins).
-_RANK = {"entry": 0, "defining": 1, "called": 2, "emphasis": 3, "question": 4}
+_RANK = {"entry": 0, "defining": 1, "called": 2, "antecedent": 2, "emphasis": 3,
+         "question": 4}
 
 
 def front_key(front: str) -> str:
@@ -293,15 +298,29 @@ def candidates(sentences: Sequence[StudySentence], *, questions: bool = True,
     per_sentence = readings_of(sentences, questions=questions, names=names, labels=labels,
                                progress=progress, cancel=cancel)
     if model is None:
-        return with_emphasis([c for c in map(rule_choice, per_sentence) if c is not None],
-                             sentences)
+        chosen = [c for c in map(rule_choice, per_sentence) if c is not None]
+        return with_emphasis(with_prose(chosen, sentences, names), sentences)
     out: list[_Candidate] = []
     for row in with_features(per_sentence, sentences, names):
         scored = [replace(c, score=model.probability(x)) for c, x in row]
         best = max(scored, key=lambda c: c.score, default=None)
         if best is not None and best.score >= model.threshold:
             out.append(best)
-    return with_emphasis(out, sentences)
+    return with_emphasis(with_prose(out, sentences, names), sentences)
+
+
+def with_prose(found: Sequence[_Candidate], sentences: Sequence[StudySentence],
+               names: NameEvidence) -> list[_Candidate]:
+    """``found`` with the cards running prose gives where a sentence made no term card
+    (:func:`~bookreader.core.study.prose.prose_cards`): a term card takes the place of
+    the sentence's question, a question is added only where the sentence made none."""
+    by_position = {c.sentence.position: c for c in found}
+    taken = {p for p, c in by_position.items() if c.kind == CARD_TERM}
+    for s, kind, front, back, term, form in prose_cards(sentences, taken):
+        if (kind == CARD_QUESTION and s.position in by_position) or names.individual(term):
+            continue
+        by_position[s.position] = _Candidate(s, kind, front, back, term, _RANK[form], form)
+    return [by_position[p] for p in sorted(by_position)]
 
 
 def with_emphasis(found: Sequence[_Candidate], sentences: Sequence[StudySentence]
