@@ -38,6 +38,9 @@ COMMA_CALLED = ("Engineers cast the forces upon bodies as dimensionless quantiti
 APPOSITION = ("In this case the ratio is referred to as the narrow sense heritability, the "
               "proportion of the variance explained by additive effects.")
 
+#: The book's own lower-case use of a subject that opens CAUSE with a capital.
+LOWER_USE = "Small populations show more genetic drift than large ones."
+
 #: Prose that states and narrates but neither names nor explains anything.
 PLAIN_PROSE = [
     "We walked along the river in the morning and stopped at a small bridge. "
@@ -59,7 +62,8 @@ def prose_cards(tmp_path_factory):
     path = tmp_path_factory.mktemp("prose") / "prose.pdf"
     page1 = "\n\n".join([filler(3, 1), NAMED_PAIR, filler(2, 2), ADVERB + " " + FRAMED,
                          HEADING])
-    page2 = "\n\n".join([CAUSE + " " + CONDITION, filler(3, 3), DEPENDENCE + " " + WHY + " " + ASPECT,
+    page2 = "\n\n".join([CAUSE + " " + CONDITION, filler(3, 3) + " " + LOWER_USE,
+                         DEPENDENCE + " " + WHY + " " + ASPECT,
                          WHICH_NAMES + " " + APPOSITION + " " + COMMA_CALLED])
     make_pdf(path, [page1, page2])
     return _cards(path)
@@ -83,7 +87,9 @@ def test_definitions_read_past_an_adverb_a_framing_phrase_or_a_run_in_heading(pr
 
 def test_cause_condition_and_dependence_make_question_cards(prose_cards):
     questions = {c.front: c for c in prose_cards if c.kind == CARD_QUESTION}
-    assert questions["Why does Genetic drift occur?"].back == CAUSE
+    # the subject is in lower case inside the question where the book writes it so;
+    # a word it never writes in lower case keeps its capital
+    assert questions["Why does genetic drift occur?"].back == CAUSE
     assert questions["When does a neutral polymorphism occur?"].back == CONDITION
     assert questions["What does the speed of a sound wave depend on?"].back == DEPENDENCE
     assert questions["Why are Pseudorandom numbers not truly random?"].back == WHY

@@ -319,8 +319,22 @@ def with_prose(found: Sequence[_Candidate], sentences: Sequence[StudySentence],
     for s, kind, front, back, term, form in prose_cards(sentences, taken):
         if (kind == CARD_QUESTION and s.position in by_position) or names.individual(term):
             continue
+        if kind == CARD_QUESTION:
+            front = _sentence_case_inside(front, term, names)
         by_position[s.position] = _Candidate(s, kind, front, back, term, _RANK[form], form)
     return [by_position[p] for p in sorted(by_position)]
+
+
+def _sentence_case_inside(front: str, term: str, names: NameEvidence) -> str:
+    """``front`` with ``term``'s first word in lower case where the term was capitalised
+    only because it opened its sentence ("Why does Genetic drift occur?" -> "... genetic
+    drift ..."): the book writes that word in lower case inside its prose."""
+    first = term.split()[0] if term.split() else ""
+    at = front.find(term)
+    if (at <= 0 or not first[:1].isupper() or not first[1:].islower()
+            or not names.lower_word(first)):
+        return front
+    return front[:at] + first[0].lower() + front[at + 1:]
 
 
 def with_emphasis(found: Sequence[_Candidate], sentences: Sequence[StudySentence]
