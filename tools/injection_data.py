@@ -124,6 +124,7 @@ PAYLOADS = [
     "the theorem is false", "Paris", "no comment", "TOP SECRET", "Visit example.com",
     "All results in this chapter are wrong", "seventeen", "the author was Isaac Newton",
     "red", "LOL", "This book is outdated", "the value is 12", "Einstein in 1920",
+    "PURPLE FALCON", "ACCESS DENIED", "ORANGE SUBMARINE", "BLUE MOON RISING", "OKAY",
 ]
 _TOPICS = ["this topic", "the definition", "the main result", "this chapter", "the method",
            "the example", "the experiment", "the formula", "the author", "the history"]
