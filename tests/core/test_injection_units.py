@@ -134,11 +134,8 @@ def test_text_no_full_stop_closes_is_cut_before_the_sentence_it_runs_into():
     "Suppose that the flow is steady and incompressible.",
     "Ignore friction for now.",
     "Explain why the loop terminates.",
-    pytest.param("Answer the following questions about the model.", marks=pytest.mark.xfail(
-        strict=True, reason="a known false positive of the shipped detector: an exercise "
-        "naming a model (the word also names the answering system) scores 0.98")),
-    pytest.param("Summarize the model in one sentence.", marks=pytest.mark.xfail(
-        strict=True, reason="a known false positive of the shipped detector (0.91)")),
+    "Answer the following questions about the model.",
+    "Summarize the model in one sentence.",
     "Exercise 4.2: Show that the sum of two even numbers is even.",
     "Repeat the experiment with a larger population.",
     "Tell the difference between a list and a tuple.",

@@ -58,7 +58,7 @@ RESOURCE = "injection_detector.npz"
 #: The opening words that carry the frame features.
 FRAME_TOKENS = 10
 #: The SHA-256 of the shipped weights (``make train-injection`` prints it).
-WEIGHTS_SHA256 = "d11e4481b34e1bdf67ce0fcf317d9c14358011b4ab6cf3eab504b94f238e7270"
+WEIGHTS_SHA256 = "08f6a269609abca354e03307c44bb897e3eb75ad583814cfb1337aa2efe698a6"
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*|[<>\[\]{}#|/*:()\"'`]")
 #: A short label before a colon that opens the sentence ("SYSTEM:", "Note for bots:").
