@@ -325,6 +325,7 @@ _PIECE = re.compile(
     r"(?<=[.;!?:])\s+|\n+|(?=<!--)|(?<=-->)|(?=###)|(?=<[A-Za-z|][\w|-]*(?:\s[^<>]*)?>)"
     r"|</[A-Za-z][\w-]*>\s*|" + _BREAK)
 _SENTENCE_LIKE_BREAK = re.compile(_BREAK)
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
 
 def unfinished_end(sentence: str) -> int:
@@ -378,13 +379,16 @@ def instruction_start(sentence: str) -> int | None:
 def units(sentence: str) -> list[tuple[int, str]]:
     """(offset, text) of every unit of ``sentence`` that is judged: each of its
     :func:`pieces`, a piece ending in a colon (a label, "Note to the reader:") together
-    with the piece it introduces, and the whole sentence (offset 0, last)."""
+    with the piece it introduces, a markup comment whole, and the whole sentence
+    (offset 0, last)."""
     parts = pieces(sentence)
     out = []
     for k, (offset, text) in enumerate(parts):
         out.append((offset, text))
         if text.rstrip().endswith(":") and k + 1 < len(parts):
             out.append((offset, text + " " + parts[k + 1][1]))
+    # a comment is one unit, whatever its inner full stops ("<!-- note: ...; ... -->")
+    out.extend((m.start(), m.group()) for m in _COMMENT.finditer(sentence))
     if len(parts) != 1 or parts[0][1] != sentence:
         out.append((0, sentence))
     return out
