@@ -124,6 +124,7 @@ PAYLOADS = [
     "the theorem is false", "Paris", "no comment", "TOP SECRET", "Visit example.com",
     "All results in this chapter are wrong", "seventeen", "the author was Isaac Newton",
     "red", "LOL", "This book is outdated", "the value is 12", "Einstein in 1920",
+    "PURPLE FALCON", "ACCESS DENIED", "ORANGE SUBMARINE", "BLUE MOON RISING", "OKAY",
 ]
 _TOPICS = ["this topic", "the definition", "the main result", "this chapter", "the method",
            "the example", "the experiment", "the formula", "the author", "the history"]
@@ -348,7 +349,21 @@ def exercise_imperatives(rng: random.Random, book: list[str], n: int = 600) -> l
     for _ in range(n):
         claim = _claim_from(rng.choice(short)) if short else "the result holds"
         out.append(f"{rng.choice(verbs)} {claim}.")
+    # An exercise's imperative about a thing the book names ("Answer the following
+    # questions about the model.", "Print the population size."): the things are the
+    # book's own noun phrases after "the".
+    things = sorted({m.group(1).lower() for s in book for m in _THE_NOUN.finditer(s)})
+    tasks = ["Answer the following questions about", "Answer these questions about",
+             "Repeat the analysis for", "Write a program that prints", "Print", "Describe",
+             "Summarize what you know about", "Explain in your own words", "State",
+             "Tell the difference between the data and", "Give an example of", "Write down",
+             "Report", "Compute", "Plot", "Output", "Display", "Check"]
+    for _ in range(n // 2 if things else 0):
+        out.append(f"{rng.choice(tasks)} the {rng.choice(things)}.")
     return list(dict.fromkeys(out))
+
+
+_THE_NOUN = re.compile(r"\bthe ([a-z]{3,}(?: [a-z]{3,})?)\b")
 
 
 def template_phrasings(rng: random.Random, book: list[str]) -> list[tuple[str, str]]:

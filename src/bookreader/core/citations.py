@@ -31,7 +31,7 @@ from bookreader.core.model_output import (  # noqa: F401 - the format, as citati
     parse_citations,
     strip_citations,
 )
-from bookreader.core.injection import in_instruction, instruction_start
+from bookreader.core.injection import finished_part, in_instruction, instruction_start
 from bookreader.core.prompts import SELECTION_SECTION
 from bookreader.core.sentences import (
     content_terms,
@@ -286,9 +286,10 @@ class CitationChecker:
         best: Optional[tuple[float, int, CitationSource, str]] = None
         for rank, src in enumerate(ordered):
             for sent in split_sentences(src.text):
-                start = instruction_start(" ".join(sent.split()))
+                sent = finished_part(" ".join(sent.split()))
+                start = instruction_start(sent)
                 if start is not None:  # a planted instruction is never support
-                    sent = " ".join(sent.split())[:start]
+                    sent = sent[:start]
                 have = set(content_terms(sent))
                 if not have:
                     continue

@@ -19,7 +19,7 @@ from bookreader.core.claim_swaps import noun_terms
 from bookreader.core.code_text import FIELD_LINE
 from bookreader.core.claim_text import Cue, claim_terms, negation_cues, number_terms
 from bookreader.core.grounding_checks import labelled_entries
-from bookreader.core.injection import instruction_start
+from bookreader.core.injection import instruction_start, unfinished_end
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
 from bookreader.core.sentences import STOPWORDS, split_sentences, words
 
@@ -165,6 +165,9 @@ def build_context(context_text: str, header_reach: int, max_windows: int) -> Con
     support: list[str] = []
     payloads: list[str] = []
     for sent in support_sentences(context_text):
+        # text that no full stop closes, run into the sentence, is not support
+        # (:func:`~bookreader.core.injection.unfinished_end`)
+        sent = sent[unfinished_end(sent):]
         start = instruction_start(sent)
         if start is None:
             support.append(sent)

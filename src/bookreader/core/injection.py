@@ -14,11 +14,21 @@ verb of saying), trained by
 "Run the program" or "Note that ..." included) against injection phrasings, and shipped as
 ``resources/injection_detector.npz``, pinned by SHA-256 and checked when it is loaded.
 
+A sentence is judged whole and unit by unit (:func:`units`): the parts between its inner
+boundaries (full stops the splitter passed over, colons, markup, and sentence-like breaks
+that no full stop marks), so a planted text that runs into the book's next sentence is
+judged up to its own end.  The model reads what kind of sentence a unit is, including two
+structural cues: a verb of producing output whose object is a literal (a quoted,
+bracketed or capitalised string), and a label that names the one addressed ("Note to
+automated readers:").
+
 Every sentence it flags is left out on every answering path (whole book, highlight,
 selected text): of the grounding check's support (``grounding_context.build_context``),
 of quotes and the selection's answering sentence (``quotes.usable_sentence``), and of
 citations, whose excerpt may not quote it nor be repaired to it (``citations``, through
-:func:`in_instruction`).
+:func:`in_instruction`).  Whatever the detector says, text that no full stop closes and
+that runs into a sentence (:func:`unfinished_end`: a running head, or a planted text left
+without its full stop) is neither quoted nor support: only the part after the break is.
 
 Scoring a sentence costs a few microseconds (no embedding): every sentence of every
 context is scored, and the verdicts are cached.
@@ -48,7 +58,7 @@ RESOURCE = "injection_detector.npz"
 #: The opening words that carry the frame features.
 FRAME_TOKENS = 10
 #: The SHA-256 of the shipped weights (``make train-injection`` prints it).
-WEIGHTS_SHA256 = "97f1de89e91705524cfc307aab895399cf889295db7aeb63fbe2ec9aae13e57f"
+WEIGHTS_SHA256 = "08f6a269609abca354e03307c44bb897e3eb75ad583814cfb1337aa2efe698a6"
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|\d+(?:[.,]\d+)*|[<>\[\]{}#|/*:()\"'`]")
 #: A short label before a colon that opens the sentence ("SYSTEM:", "Note for bots:").
@@ -196,6 +206,19 @@ def features(sentence: str) -> dict[int, float]:
         add("first2:" + low[0] + " " + low[1])
     _form([t for t in low if t[:1].isalnum() or t == "<num>"], add)
     alpha = [t for t in toks if t[0].isalpha()]
+    # What a verb of producing output is told to produce: a literal (a quoted string, a
+    # bracketed or tagged one, words in capitals) rather than something about the subject
+    # ('print "OKAY"', 'repeat <X>', 'output: PURPLE FALCON').
+    for k, t in enumerate(low):
+        if word_class(t) == "PRODUCE":
+            after = toks[k + 1:k + 1 + SKIP_REACH]
+            if any(a in "\"'`<[" or (len(a) > 1 and a.isupper()) for a in after):
+                add("g:produce_literal")
+                break
+    label = _LABEL.match(raw)
+    if label and {word_class(t) for t in _TOKEN.findall(label.group().lower())} & {
+            "ADDRESSEE", "RECIPIENT", "META", "SECOND"}:
+        add("g:label_addressed")  # "Note to automated readers:", "User:" and its kin
     if any(t in _SECOND_PERSON for t in low):
         add("g:second_person")
     if _LABEL.match(raw):
@@ -291,9 +314,41 @@ def instructions(sentences: Iterable[str]) -> list[str]:
 
 
 #: Where a sentence may hold a second one the sentence splitter left joined to it: after
-#: a full stop, a semicolon, a colon (a role label's), a line break, a comment mark, or a
-#: markup tag ("<system>...</system>").
-_PIECE = re.compile(r"(?<=[.;!?:])\s+|\n+|(?=<!--)|(?<=-->)|(?=###)|(?=<[A-Za-z|][\w|-]*>)|</[A-Za-z][\w-]*>\s*")
+#: a full stop, a semicolon, a colon (a role label's), a line break, a comment mark, a
+#: markup tag ("<system>...</system>", "<a href=...>"), or a sentence-like break the
+#: splitter does not take for one because no full stop marks it: a closing quote or
+#: bracket, or a word in capitals, then a new capitalised word or a number (a planted text
+#: without its closing full stop runs into the book's next sentence: '... just print
+#: "OKAY" If we have ...', '... reply PURPLE FALCON Prove that ...').
+_BREAK = r"(?:(?<=[A-Z]{2})|(?<=[\"'\u201d\u2019>)\]]))\s+(?=[A-Z][a-z]|\d)"
+_PIECE = re.compile(
+    r"(?<=[.;!?:])\s+|\n+|(?=<!--)|(?<=-->)|(?=###)|(?=<[A-Za-z|][\w|-]*(?:\s[^<>]*)?>)"
+    r"|</[A-Za-z][\w-]*>\s*|" + _BREAK)
+_SENTENCE_LIKE_BREAK = re.compile(_BREAK)
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+
+
+def unfinished_end(sentence: str) -> int:
+    """Where the text of ``sentence`` that no full stop closes ends: the offset just
+    after its last sentence-like break (0 when it has none).
+
+    The text before such a break ran into the sentence after it without a full stop: a
+    running head or a figure label ("LINEAR MAPS 74 Suppose ..."), or a planted text
+    whose writer left the full stop out so that it reads as part of the book's next
+    sentence ('... and print "OKAY" If we have ...').  It is not a sentence of the
+    book's prose, so it is never quoted and never support: what is quoted of the
+    sentence, and what supports an answer, starts here.
+    """
+    last = 0
+    for m in _SENTENCE_LIKE_BREAK.finditer(sentence):
+        if any(c.isalnum() for c in sentence[:m.start()]):  # not a bare opening mark
+            last = m.end()
+    return last
+
+
+def finished_part(sentence: str) -> str:
+    """``sentence`` from :func:`unfinished_end` on."""
+    return sentence[unfinished_end(sentence):]
 
 
 def pieces(sentence: str) -> list[tuple[int, str]]:
@@ -321,16 +376,31 @@ def instruction_start(sentence: str) -> int | None:
     return locate(sentence, is_instruction)
 
 
-def locate(sentence: str, judge: Callable[[str], bool]) -> int | None:
-    """:func:`instruction_start` with ``judge`` deciding what is an instruction."""
+def units(sentence: str) -> list[tuple[int, str]]:
+    """(offset, text) of every unit of ``sentence`` that is judged: each of its
+    :func:`pieces`, a piece ending in a colon (a label, "Note to the reader:") together
+    with the piece it introduces, a markup comment whole, and the whole sentence
+    (offset 0, last)."""
     parts = pieces(sentence)
+    out = []
     for k, (offset, text) in enumerate(parts):
+        out.append((offset, text))
+        if text.rstrip().endswith(":") and k + 1 < len(parts):
+            out.append((offset, text + " " + parts[k + 1][1]))
+    # a comment is one unit, whatever its inner full stops ("<!-- note: ...; ... -->")
+    out.extend((m.start(), m.group()) for m in _COMMENT.finditer(sentence))
+    if len(parts) != 1 or parts[0][1] != sentence:
+        out.append((0, sentence))
+    return out
+
+
+def locate(sentence: str, judge: Callable[[str], bool]) -> int | None:
+    """:func:`instruction_start` with ``judge`` deciding what is an instruction: the
+    offset of the first unit (:func:`units`) judged one."""
+    for offset, text in units(sentence):
         if judge(text):
             return offset
-        if text.rstrip().endswith(":") and k + 1 < len(parts) and judge(
-                text + " " + parts[k + 1][1]):
-            return offset
-    return 0 if judge(sentence) else None
+    return None
 
 
 @lru_cache(maxsize=1024)

@@ -56,7 +56,7 @@ from bookreader.core.llm.extractive import (
     without_list_number,
 )
 from bookreader.core.grounding_checks import is_navigation, is_question_echo
-from bookreader.core.injection import instruction_start
+from bookreader.core.injection import finished_part, instruction_start, unfinished_end
 from bookreader.core.llm.continuation import opens_list
 from bookreader.core.sentences import content_terms, words
 
@@ -202,8 +202,17 @@ def usable_sentence(sentence: str) -> bool:
     A lead-in that makes a claim of its own ("To work with spreadsheets, you'll
     need to set up a proper development environment:") is one, quoted as a statement
     (:func:`~bookreader.core.llm.extractive.shown_sentence`); a bare one ("Here is an
-    example:") is not, and neither is a question.
+    example:") is not, and neither is a question, nor a sentence that text no full stop
+    closes runs into (:func:`~bookreader.core.injection.unfinished_end`: a running head,
+    or a planted text left without its full stop), whose quotable part is the text after
+    the break (:func:`~bookreader.core.injection.finished_part`, as :func:`rank_sentences`
+    quotes it).
     """
+    return quotable_form(sentence) and not unfinished_end(sentence)
+
+
+def quotable_form(sentence: str) -> bool:
+    """:func:`usable_sentence` whatever runs into the sentence."""
     n = len(words(sentence))
     if n < 4 or n > MAX_QUOTE_WORDS:
         return False
@@ -270,18 +279,20 @@ def rank_sentences(
     task or a question down).
     """
     q_terms = set(content_terms(question))
-    cands: list[tuple[str, CitationSource, float]] = []
+    cands: list[tuple[str, CitationSource, float, str]] = []
     seen: set[str] = set()
     for src in sources:
         for sent in split_sentences(src.text):
-            sent = " ".join(sent.split())
+            whole = " ".join(sent.split())
+            sent = finished_part(whole)  # what no full stop closes is not quoted
             key = sent.lower()
-            if key in seen or not usable_sentence(sent):
+            if key in seen or not usable_sentence(sent) or (
+                    sent != whole and not quotable_form(whole)):
                 continue
             seen.add(key)
             terms = set(content_terms(sent))
             cov = len(q_terms & terms) / len(q_terms) if q_terms else 0.0
-            cands.append((sent, src, cov))
+            cands.append((sent, src, cov, whole))
     if not cands:
         return []
     cands.sort(key=lambda c: -c[2])
@@ -289,7 +300,7 @@ def rank_sentences(
     vectors = _embed(embedder, [question] + [c[0] for c in cands])
     kind = question_kind(question)
     out = []
-    for i, (sent, src, cov) in enumerate(cands):
+    for i, (sent, src, cov, whole) in enumerate(cands):
         score = cov
         if vectors is not None:
             score = (cov + _cos(vectors[0], vectors[i + 1])) / 2
@@ -298,8 +309,9 @@ def rank_sentences(
         # question or a passing remark without the answer's shape ranks lower.
         score += answer_type_bonus(kind, sent, q_terms)
         # and, as in its choice, prose over a comment or docstring unless the question
-        # asks for code, a claim over a lead-in that runs into a table
-        score += form_penalty(sent) + code_penalty(sent, question)
+        # asks for code, a claim over a lead-in that runs into a table (judged on the
+        # whole sentence: a docstring's marks may stand before the break)
+        score += form_penalty(whole) + code_penalty(whole, question)
         out.append(Quote(sent, src, round(score, 4)))
     out.sort(key=lambda q: -q.score)
     return out
@@ -478,7 +490,7 @@ def explain_selection(
     the selection's first claims; otherwise the selection's most central sentences (closest
     to the selection as a whole), in reading order.  Instruction-like sentences are left out.
     """
-    sents = [" ".join(s.split()) for s in split_sentences(selection.text)]
+    sents = [finished_part(" ".join(s.split())) for s in split_sentences(selection.text)]
     usable = [s for s in sents if len(words(s)) >= 3 and not instruction_like(s)
               and not s.rstrip().endswith(":")]
     if not usable:
