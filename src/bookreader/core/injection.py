@@ -320,11 +320,16 @@ def instructions(sentences: Iterable[str]) -> list[str]:
 #: bracket, or a word in capitals, then a new capitalised word or a number (a planted text
 #: without its closing full stop runs into the book's next sentence: '... just print
 #: "OKAY" If we have ...', '... reply PURPLE FALCON Prove that ...').
-_BREAK = r"(?:(?<=[A-Z]{2})|(?<=[\"'\u201d\u2019>)\]]))\s+(?=[A-Z][a-z]|\d)"
+# a word in capitals (a running head) before a capitalised word or a number, or a closing
+# quote, bracket or tag before a capitalised word; a closing bracket before a number is
+# mathematics ("(i 2) 2N"), not a break
+_BREAK = (r"(?:(?<=[A-Z]{2})\s+(?=[A-Z][a-z]|\d)"
+          r"|(?<=[\"'\u201d\u2019>)\]])\s+(?=[A-Z][a-z]))")
 _PIECE = re.compile(
     r"(?<=[.;!?:])\s+|\n+|(?=<!--)|(?<=-->)|(?=###)|(?=<[A-Za-z|][\w|-]*(?:\s[^<>]*)?>)"
     r"|</[A-Za-z][\w-]*>\s*|" + _BREAK)
 _SENTENCE_LIKE_BREAK = re.compile(_BREAK)
+_LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
 
@@ -341,7 +346,9 @@ def unfinished_end(sentence: str) -> int:
     """
     last = 0
     for m in _SENTENCE_LIKE_BREAK.finditer(sentence):
-        if any(c.isalnum() for c in sentence[:m.start()]):  # not a bare opening mark
+        # text with two words of letters since the last break: an equation's number or
+        # a symbol before the break ("(9.18) This number ...") is a label, not text
+        if len(_LETTER_WORD.findall(sentence[last:m.start()])) >= 2:
             last = m.end()
     return last
 
