@@ -151,6 +151,11 @@ def test_ordinary_imperatives_of_a_textbook_are_not_instructions(sentence):
     # mathematics: a closing bracket before a number is no break
     "When there are i alleles the probability is (i 2) 2N 1 -(i 2) 2N (3.27) thus the "
     "waiting time is geometrically distributed.",
+    # a display equation's number, and code, left without a full stop before the next
+    # sentence
+    "The interval is b1 plus or minus 1.96 s.e. [b1] (5.12) The interval can be "
+    "interpreted as follows.",
+    "Try the operators as in 5**2 (5+9)*(15-7) There has been a change in division.",
 ])
 def test_an_equation_number_or_a_formula_is_not_unfinished_text(sentence):
     assert injection.finished_part(sentence) == sentence

@@ -347,10 +347,24 @@ def unfinished_end(sentence: str) -> int:
     last = 0
     for m in _SENTENCE_LIKE_BREAK.finditer(sentence):
         # text with two words of letters since the last break: an equation's number or
-        # a symbol before the break ("(9.18) This number ...") is a label, not text
-        if len(_LETTER_WORD.findall(sentence[last:m.start()])) >= 2:
+        # a symbol before the break ("(9.18) This number ...") is a label, not text; a
+        # bracket that closes no word closes a formula or an equation's number
+        # ("... 1.96 x s.e. (5.12) The interval ...", "(15-7) There ..."), which a display
+        # leaves without a full stop
+        if (len(_LETTER_WORD.findall(sentence[last:m.start()])) >= 2
+                and not _closes_formula(sentence, m.start())):
             last = m.end()
     return last
+
+
+def _closes_formula(sentence: str, end: int) -> bool:
+    """Whether the text before ``end`` ends with a bracket whose contents hold no word of
+    two letters or more ("(5.12)", "(15-7)", "[b1]")."""
+    before = sentence[:end].rstrip()
+    if not before.endswith((")", "]")):
+        return False
+    opening = before.rfind("(" if before.endswith(")") else "[")
+    return opening >= 0 and not _LETTER_WORD.search(before[opening + 1:-1])
 
 
 def finished_part(sentence: str) -> str:
