@@ -1,0 +1,116 @@
+"""Code cards, asked for: a listing whose page says what it does gives a card (the
+listing on the front, the book's explaining sentence on the back, cited on its page); a
+listing without such a sentence gives none, and without the option there are none at
+all (real PDFs, listings set in Courier)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookreader.core.pdf import PdfBook
+from bookreader.core.study.code_cards import (
+    CODE_QUESTION,
+    explains_after,
+    explains_before,
+    shown_listing,
+)
+from bookreader.core.study.generate import StudyScope, generate
+from bookreader.core.study.model import CARD_CODE
+from pdf_factory import LEADING, Line, filler, lines_for, make_pdf
+
+LEAD_IN = "The following program prints the numbers from 1 to 10:"
+LOOP = ["for i in range(1, 11):", "    print(i)"]
+UNEXPLAINED = ["total = 0", "total = total + 5"]
+AFTER = "This function returns the larger of its two numbers."
+BIGGER = ["def bigger(a, b):", "    if a > b:", "        return a", "    return b"]
+
+
+def _page(parts: list[tuple[str, list[str] | str]]) -> list[Line]:
+    """Prose paragraphs (Helvetica) and listings (Courier, a line each) down a page."""
+    out: list[Line] = []
+    y = 100.0
+    for kind, body in parts:
+        if kind == "prose":
+            lines = lines_for(str(body), top=y)
+            out.extend(lines)
+            y = lines[-1].y + LEADING * 1.8
+        else:
+            for text in body:
+                out.append(Line(text, y=y, font="cour"))
+                y += LEADING
+            y += LEADING * 0.8
+    return out
+
+
+@pytest.fixture(scope="module")
+def code_book(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("codecards")
+    first = _page([
+        ("prose", filler(3, 1) + " Loops repeat a piece of work many times. " + LEAD_IN),
+        ("code", LOOP),
+        ("prose", filler(4, 2)),
+        ("prose", "Variables keep values between the steps of a program."),
+        ("code", UNEXPLAINED),
+        ("prose", filler(4, 3)),
+    ])
+    second = _page([
+        ("prose", filler(4, 4) + " Here is a small definition to read."),
+        ("code", BIGGER),
+        ("prose", AFTER + " " + filler(3, 5)),
+    ])
+    return make_pdf(folder / "code.pdf", [first, second])
+
+
+def _cards(path, code: bool):
+    with PdfBook.open(path) as pdf:
+        return generate(pdf, pdf.book_id, "cards", StudyScope(0, pdf.page_count - 1),
+                        code=code)
+
+
+def test_an_explained_listing_gives_a_code_card_only_when_asked_for(code_book):
+    asked = _cards(code_book, True)
+    codes = [c for c in asked.cards if c.kind == CARD_CODE]
+    by_back = {c.back: c for c in codes}
+    assert set(by_back) == {LEAD_IN[:-1] + ".", AFTER}, by_back
+    lead = by_back[LEAD_IN[:-1] + "."]
+    assert lead.front.split("\n")[0] == CODE_QUESTION
+    assert [ln.strip() for ln in lead.front.split("\n")[1:]] == [ln.strip() for ln in LOOP]
+    assert lead.citation.verified and lead.citation.page == 0
+    assert "prints the numbers from 1 to 10" in lead.citation.excerpt
+    after = by_back[AFTER]
+    assert "def bigger(a, b):" in after.front and after.citation.page == 1
+    assert after.citation.verified and "larger of its two numbers" in after.citation.excerpt
+    # the unexplained listing makes no card
+    assert not any("total = total + 5" in c.front for c in asked.cards)
+    assert any("Code cards were asked for" in n for n in asked.notes)
+
+    plain = _cards(code_book, False)
+    assert not [c for c in plain.cards if c.kind == CARD_CODE]
+    assert not any("print(i)" in c.front or "bigger" in c.front for c in plain.cards)
+    # the other cards are the same either way
+    assert [c.card_id for c in plain.cards] == [
+        c.card_id for c in asked.cards if c.kind != CARD_CODE]
+
+
+def test_a_quiz_never_holds_code_cards(code_book):
+    with PdfBook.open(code_book) as pdf:
+        quiz = generate(pdf, pdf.book_id, "quiz", StudyScope(0, 1), code=True)
+    assert not any("print(i)" in q.prompt or "bigger" in q.prompt for q in quiz.quiz)
+
+
+def test_which_sentences_say_what_code_does():
+    assert explains_before("The following program converts a time of day to minutes:")
+    assert explains_before("Here is a function that computes the area of a circle:")
+    assert not explains_before("For example:")
+    assert not explains_before("This program compiles, but the output is as follows:")
+    assert not explains_before("We make the following modifications to our program:")
+    assert not explains_before("The following program converts a time of day to minutes.")
+    assert explains_after("This loop prints each key and the corresponding value.")
+    assert explains_after("The first example computes the logarithm of the ratio.")
+    assert not explains_after("The output of this program is shown here.")
+    assert not explains_after("This program looks like this when it is finished:")
+
+
+def test_a_long_listing_is_cut_with_an_ellipsis():
+    shown = shown_listing([f"x{i} = {i}" for i in range(30)]).split("\n")
+    assert len(shown) == 12 and shown[-1] == "..." and shown[0] == "x0 = 0"
