@@ -16,49 +16,12 @@ from bookreader.core.study.code_cards import (
 )
 from bookreader.core.study.generate import StudyScope, generate
 from bookreader.core.study.model import CARD_CODE
-from pdf_factory import LEADING, Line, filler, lines_for, make_pdf
-
-LEAD_IN = "The following program prints the numbers from 1 to 10:"
-LOOP = ["for i in range(1, 11):", "    print(i)"]
-UNEXPLAINED = ["total = 0", "total = total + 5"]
-AFTER = "This function returns the larger of its two numbers."
-BIGGER = ["def bigger(a, b):", "    if a > b:", "        return a", "    return b"]
-
-
-def _page(parts: list[tuple[str, list[str] | str]]) -> list[Line]:
-    """Prose paragraphs (Helvetica) and listings (Courier, a line each) down a page."""
-    out: list[Line] = []
-    y = 100.0
-    for kind, body in parts:
-        if kind == "prose":
-            lines = lines_for(str(body), top=y)
-            out.extend(lines)
-            y = lines[-1].y + LEADING * 1.8
-        else:
-            for text in body:
-                out.append(Line(text, y=y, font="cour"))
-                y += LEADING
-            y += LEADING * 0.8
-    return out
+from study_support import AFTER, LEAD_IN, LOOP, code_listing_pdf
 
 
 @pytest.fixture(scope="module")
 def code_book(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("codecards")
-    first = _page([
-        ("prose", filler(3, 1) + " Loops repeat a piece of work many times. " + LEAD_IN),
-        ("code", LOOP),
-        ("prose", filler(4, 2)),
-        ("prose", "Variables keep values between the steps of a program."),
-        ("code", UNEXPLAINED),
-        ("prose", filler(4, 3)),
-    ])
-    second = _page([
-        ("prose", filler(4, 4) + " Here is a small definition to read."),
-        ("code", BIGGER),
-        ("prose", AFTER + " " + filler(3, 5)),
-    ])
-    return make_pdf(folder / "code.pdf", [first, second])
+    return code_listing_pdf(tmp_path_factory.mktemp("codecards") / "code.pdf")
 
 
 def _cards(path, code: bool):
