@@ -77,3 +77,24 @@ def test_which_sentences_say_what_code_does():
 def test_a_long_listing_is_cut_with_an_ellipsis():
     shown = shown_listing([f"x{i} = {i}" for i in range(30)]).split("\n")
     assert len(shown) == 12 and shown[-1] == "..." and shown[0] == "x0 = 0"
+
+
+def test_a_code_cards_listing_keeps_its_lines_in_anki_and_markdown(code_book, tmp_path):
+    import sqlite3
+    import zipfile
+
+    from bookreader.core.study.export import export_cards
+
+    cards = [c for c in _cards(code_book, True).cards if c.kind == CARD_CODE]
+    out = export_cards(cards, "anki", tmp_path / "deck.apkg", title="Code", book_id="cd" * 32)
+    with zipfile.ZipFile(out) as z:
+        (tmp_path / "col.sqlite").write_bytes(z.read("collection.anki2"))
+    db = sqlite3.connect(tmp_path / "col.sqlite")
+    try:
+        fronts = [r[0].split("\x1f")[0] for r in db.execute("select flds from notes")]
+    finally:
+        db.close()
+    assert any("What does this code do?<br>for i in range(1, 11):<br>" in f for f in fronts)
+    md = export_cards(cards, "markdown", tmp_path / "cards.md", title="Code",
+                      book_id="cd" * 32).read_text(encoding="utf-8")
+    assert "## 1. What does this code do?\n\n```\nfor i in range(1, 11):" in md
