@@ -13,7 +13,7 @@ from pathlib import Path
 
 import fitz
 
-from pdf_factory import BookSpec, book_pdf, filler
+from pdf_factory import LEADING, BookSpec, Line, book_pdf, filler, lines_for, make_pdf
 
 RUNNING_DEFINITIONS_1 = [
     "A mitochondrion is an organelle that releases energy from food through respiration.",
@@ -84,3 +84,48 @@ def _append_scanned_page(spec: BookSpec) -> None:
         doc.save(tmp, garbage=1, deflate=True)
     tmp.replace(spec.path)
     spec.page_count += 1
+
+
+# --- a page of program listings, for code cards -------------------------------------
+CODE_CHAPTER = "1 Loops"
+LEAD_IN = "The following program prints the numbers from 1 to 10:"
+LOOP = ["for i in range(1, 11):", "    print(i)"]
+UNEXPLAINED = ["total = 0", "total = total + 5"]
+AFTER = "This function returns the larger of its two numbers."
+BIGGER = ["def bigger(a, b):", "    if a > b:", "        return a", "    return b"]
+
+
+def _code_page(parts: list[tuple[str, list[str] | str]]) -> list[Line]:
+    """Prose paragraphs (Helvetica) and listings (Courier, a line each) down a page."""
+    out: list[Line] = []
+    y = 100.0
+    for kind, body in parts:
+        if kind == "prose":
+            lines = lines_for(str(body), top=y)
+            out.extend(lines)
+            y = lines[-1].y + LEADING * 1.8
+        else:
+            for text in body:
+                out.append(Line(text, y=y, font="cour"))
+                y += LEADING
+            y += LEADING * 0.8
+    return out
+
+
+def code_listing_pdf(path: Path) -> Path:
+    """Two pages with listings in Courier: one led in by a sentence that says what it
+    does, one explained by the sentence after it, and one nobody explains."""
+    first = _code_page([
+        ("prose", filler(3, 1) + " Loops repeat a piece of work many times. " + LEAD_IN),
+        ("code", LOOP),
+        ("prose", filler(4, 2)),
+        ("prose", "Variables keep values between the steps of a program."),
+        ("code", UNEXPLAINED),
+        ("prose", filler(4, 3)),
+    ])
+    second = _code_page([
+        ("prose", filler(4, 4) + " Here is a small definition to read."),
+        ("code", BIGGER),
+        ("prose", AFTER + " " + filler(3, 5)),
+    ])
+    return make_pdf(path, [first, second], toc=[(1, CODE_CHAPTER, 0)])

@@ -81,6 +81,7 @@ class LibraryApi(Protocol):
     def study(self, ref: str | Path, kind: str = ..., *,
               pages: Optional[tuple[int, int]] = None, chapter: Optional[str | int] = None,
               selection: Optional[str] = None, limit: Optional[int] = None,
+              phrase_with: Optional[str] = None, code: bool = False,
               progress: ProgressFn = ..., cancel: CancelFn = ...,
               client_id: Optional[str] = None) -> "StudySet": ...
 

@@ -41,7 +41,8 @@ def _print_set(s: Any) -> None:
     out.write(f"{s.title} ({s.kind}, pages {s.page_label}): {s.items} item"
               f"{'s' if s.items != 1 else ''}\n\n")
     for n, c in enumerate(s.cards, 1):
-        out.write(f"{n}. {c.front}\n   {c.back}\n   [{c.citation.section}, page "
+        front = c.front.replace("\n", "\n   ")  # a code card's listing, indented
+        out.write(f"{n}. {front}\n   {c.back}\n   [{c.citation.section}, page "
                   f"{c.citation.page_label}]\n")
     for n, q in enumerate(s.quiz, 1):
         prompt = q.prompt.replace("\n", "\n   ")
@@ -68,7 +69,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         try:
             made = lib.study(args.book, kind, limit=args.limit, progress=bar, cancel=cancel,
                              phrase_with=getattr(args, "phrase_with", None),
-                             **_scope(lib, args))
+                             code=getattr(args, "code", False), **_scope(lib, args))
         finally:
             bar.finish()
         kept = lib.study_keep(args.book, made.cards) if getattr(args, "keep", False) else 0
@@ -89,7 +90,8 @@ def cmd_study_export(args: argparse.Namespace) -> int:
         info = lib.book(args.book)
         cards = None
         if args.pages or args.chapter:
-            cards = lib.study(info.book_id, "cards", **_scope(lib, args)).cards
+            cards = lib.study(info.book_id, "cards", code=args.code,
+                              **_scope(lib, args)).cards
         out = Path(args.out) if args.out else Path.cwd() / (
             "cards-" + "".join(ch if ch.isalnum() else "-" for ch in info.title)[:60].strip("-")
             + _SUFFIX[args.format])
@@ -115,6 +117,12 @@ def cmd_study_due(args: argparse.Namespace) -> int:
     return 0
 
 
+def _code_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--code", action="store_true",
+                   help="also make code cards: a listing the page explains on the front, "
+                        "the book's sentence that says what it does on the back")
+
+
 def _scope_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("book", help="book id, unique id prefix, or the PDF's path")
     p.add_argument("--pages", metavar="A-B", help="pages A to B: printed page numbers "
@@ -138,11 +146,13 @@ def register(sub) -> None:
                            help="let this model (small, tiny, auto, or default: the one "
                                 "you answer with) phrase the question cards' fronts; the "
                                 "backs stay the book's words")
+            _code_arg(s)
         s.set_defaults(func=cmd_study)
     e = ssub.add_parser("export", help="write cards as an Anki deck, CSV or Markdown")
     _scope_args(e)
     e.add_argument("--format", choices=("anki", "csv", "markdown"), default="anki")
     e.add_argument("--out", metavar="FILE", help="where to write (default: cards-<title> here)")
+    _code_arg(e)
     e.set_defaults(func=cmd_study_export)
     d = ssub.add_parser("due", help="the kept cards due for review")
     d.add_argument("book", help="book id, unique id prefix, or the PDF's path")

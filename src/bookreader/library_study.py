@@ -92,6 +92,7 @@ class StudyMixin:
         selection: Optional[str] = None,
         limit: Optional[int] = None,
         phrase_with: Optional[str] = None,
+        code: bool = False,
         progress: ProgressFn = no_progress,
         cancel: CancelFn = never_cancel,
         client_id: Optional[str] = None,
@@ -101,7 +102,8 @@ class StudyMixin:
         or the sentences of ``selection`` on ``pages``; recorded in the audit log.
         ``phrase_with``: a backend name ("small", "auto"...; ``"default"``: the settings'
         answering backend) whose model phrases the question cards' fronts (the backs stay
-        the book's words); None: rules only.
+        the book's words); None: rules only.  ``code``: flashcards also ask what the
+        explained code listings do (the audit record's question says so).
 
         Raises:
             InvalidInput: no pages and no chapter, an unknown outline entry, too many pages.
@@ -130,17 +132,19 @@ class StudyMixin:
                 backend = name
                 model = self.answerer_for(wanted).backend(name)
         made = generate(pdf, info.book_id, kind, scope, limit=limit, backend=backend,
-                        model=model, progress=progress, cancel=cancel)
-        self._record_study(info, made, selection or "", client_id)
+                        model=model, code=code, progress=progress, cancel=cancel)
+        self._record_study(info, made, selection or "", client_id,
+                           code=code and kind == SET_CARDS)
         return made
 
     def _record_study(self, info: BookInfo, s: StudySet, selection: str,
-                      client_id: Optional[str]) -> None:
+                      client_id: Optional[str], *, code: bool = False) -> None:
         citations = [c.citation for c in s.cards] + [q.citation for q in s.quiz] + [
             ln.citation for ln in s.summary]
         answer = Answer(
             query_id=str(uuid.uuid4()), answer_id=str(uuid.uuid4()),
-            question=f"Study {s.kind}: {s.title} (pages {s.page_label})",
+            question=f"Study {s.kind}{' with code cards' if code else ''}: {s.title} "
+                     f"(pages {s.page_label})",
             mode=cast(Mode, STUDY_MODE), text=render_set(s), fallback=not s.items,
             in_selected_text=None, confidence=1.0 if s.items else 0.0, confidence_level="",
             citations=tuple(citations[:AUDIT_CITATIONS]), backend=s.backend,

@@ -12,7 +12,7 @@ import pytest
 
 from bookreader import cli
 from bookreader.library import Library
-from study_support import CHAPTERS, VOCABULARY, study_book
+from study_support import AFTER, CHAPTERS, LEAD_IN, VOCABULARY, code_listing_pdf, study_book
 
 
 @pytest.fixture(scope="module")
@@ -105,3 +105,26 @@ def test_phrase_with_a_model_records_it_and_keeps_the_books_backs(capsys, data_r
     assert [c["back"] for c in made["cards"]] == [c["back"] for c in rules["cards"]]
     with Library(cli.Settings.load(data_root)) as lib:
         assert list(lib.audit.iter_rows(mode="study"))[-1]["backend"] == "tiny"
+
+
+def test_code_cards_only_with_code_and_the_audit_says_so(capsys, tmp_path, embedder):
+    data = tmp_path / "data"
+    with Library(cli.Settings.load(data), embedder=embedder) as lib:
+        book = lib.ingest(code_listing_pdf(tmp_path / "code.pdf")).book_id
+    code, out, err = run(capsys, data, "study", "cards", book, "--pages", "1-2", "--json")
+    assert code == 0, err
+    assert not [c for c in json.loads(out)["cards"] if c["kind"] == "code"]
+    code, out, err = run(capsys, data, "study", "cards", book, "--pages", "1-2", "--code",
+                         "--json")
+    assert code == 0, err
+    codes = {c["back"]: c for c in json.loads(out)["cards"] if c["kind"] == "code"}
+    assert set(codes) == {LEAD_IN[:-1] + ".", AFTER}
+    assert all(c["citation"]["verified"] for c in codes.values())
+    assert "print(i)" in codes[LEAD_IN[:-1] + "."]["front"]
+    code, out, err = run(capsys, data, "study", "cards", book, "--pages", "1-2", "--code")
+    assert code == 0, err
+    assert "What does this code do?\n   for i in range(1, 11):" in out
+    with Library(cli.Settings.load(data)) as lib:
+        questions = [r["question"] for r in lib.audit.iter_rows(mode="study")]
+    assert questions[0].startswith("Study cards: ")
+    assert questions[-1].startswith("Study cards with code cards: ")

@@ -43,6 +43,14 @@ def test_cards_are_cited_on_their_pages_and_audited_with_the_key(extractive_serv
     again = _post(extractive_server, "cards", {"pages": pages, "limit": 40, "phrase": True})
     assert again.status_code == 200, again.text
     assert again.json()["cards"] == made["cards"] and again.json()["backend"] == "rules"
+    # code cards asked for: the book's pages hold no explained listing, so the same cards,
+    # and the audit record says they were asked for
+    coded = _post(extractive_server, "cards", {"pages": pages, "limit": 40, "code": True})
+    assert coded.status_code == 200, coded.text
+    assert coded.json()["cards"] == made["cards"]
+    assert any("Code cards were asked for" in n for n in coded.json()["notes"])
+    rows = [r for r in _audit_rows(extractive_server.data_dir) if r["client_id"] == "alice"]
+    assert rows[-1]["question"].startswith("Study cards with code cards: ")
 
 
 def test_quiz_summary_and_csv_export(extractive_server):
@@ -64,6 +72,8 @@ def test_bad_requests_are_explained(extractive_server):
     assert r.status_code == 422 and "pages" in r.json()["error"]
     r = _post(extractive_server, "cards", {"pages": [0, 1], "phrase": "yes"})
     assert r.status_code == 422 and "phrase" in r.json()["error"]
+    r = _post(extractive_server, "cards", {"pages": [0, 1], "code": "yes"})
+    assert r.status_code == 422 and "code" in r.json()["error"]
     r = _post(extractive_server, "cards", {"pages": [0, 1], "limit": 0})
     assert r.status_code == 422 and "limit" in r.json()["error"]
     r = _post(extractive_server, "poems", {"pages": [0, 1]})

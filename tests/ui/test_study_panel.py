@@ -8,7 +8,15 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from bookreader.ui.study_panel import MAKE_FROM_SELECTION
-from study_support import CHAPTERS, RUNNING_DEFINITIONS_2, VOCABULARY, study_book
+from study_support import (
+    AFTER,
+    CHAPTERS,
+    LEAD_IN,
+    RUNNING_DEFINITIONS_2,
+    VOCABULARY,
+    code_listing_pdf,
+    study_book,
+)
 
 
 @pytest.fixture
@@ -128,3 +136,23 @@ def test_the_phrase_checkbox_asks_the_windows_model_and_keeps_the_books_backs(st
     assert phrased.backend == "rules"
     assert [(c.front, c.back) for c in phrased.cards] == [(c.front, c.back)
                                                           for c in rules.cards]
+
+
+def test_the_code_checkbox_asks_for_code_cards(make_app, ui_settings, tmp_path, qtbot):
+    ctx = make_app(ui_settings)
+    win = ctx.window
+    with qtbot.waitSignal(win.reader.first_page_painted, timeout=20000):
+        win.open_book(code_listing_pdf(tmp_path / "code.pdf"))
+    panel = win.study
+    qtbot.waitUntil(lambda: panel.book_id is not None and panel.cards_button.isEnabled(),
+                    timeout=180000)
+    assert panel.code_check.toolTip()
+    panel.choose_entry(0)
+    plain = _make(qtbot, panel, panel.cards_button)
+    assert not [c for c in plain.cards if c.kind == "code"]
+    qtbot.waitUntil(lambda: panel.task is None and panel.cards_button.isEnabled())
+    panel.code_check.setChecked(True)
+    made = _make(qtbot, panel, panel.cards_button)
+    codes = [c for c in made.cards if c.kind == "code"]
+    assert {c.back for c in codes} == {LEAD_IN[:-1] + ".", AFTER}
+    assert panel.cards_view.front_label.text() == made.cards[0].front

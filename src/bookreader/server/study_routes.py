@@ -4,8 +4,9 @@ The body names what to study: ``{"pages": [first, last]}`` (0-based physical pag
 everywhere on this server, or ``"A-B"`` as text), or ``{"chapter": "title"}`` (an outline
 entry), optionally with ``"selection"`` (only the sentences of that passage) and
 ``"limit"``; ``"phrase": true`` lets the server's own model phrase the question cards'
-fronts (their backs stay the book's words).  Cards, quiz and summary answer with the set as JSON, every item with its
-verified citation; export answers with the file (``"format"``: anki, csv or markdown).
+fronts (their backs stay the book's words), and ``"code": true`` adds code cards (a listing
+the page explains, and the book's sentence that says what it does).  Cards, quiz and
+summary answer with the set as JSON, every item with its verified citation; export answers with the file (``"format"``: anki, csv or markdown).
 Each generated set is recorded in the audit log with the API key's name, like a question.
 Generation runs on a worker thread and stops at the server's time budget.
 """
@@ -53,8 +54,11 @@ def _scope(data: dict) -> dict[str, Any]:
     phrase = data.get("phrase", False)
     if not isinstance(phrase, bool):
         raise ApiError(422, "invalid_input", "phrase must be true or false.")
+    code = data.get("code", False)
+    if not isinstance(code, bool):
+        raise ApiError(422, "invalid_input", "code must be true or false.")
     return {"chapter": chapter, "pages": None if chapter else pages,
-            "selection": selection, "limit": limit, "phrase": phrase}
+            "selection": selection, "limit": limit, "phrase": phrase, "code": code}
 
 
 async def _run(request: Request, fn: Any) -> Any:

@@ -128,7 +128,16 @@ class StudyPanel(QWidget):
                                      "(slower); the backs stay the book's own words. The "
                                      "Better model also leaves out cards whose back it "
                                      "judges not to answer the front.")
-        bl.addWidget(self.phrase_check)
+        self.code_check = QCheckBox("Include code cards", objectName="studyCode")
+        self.code_check.setToolTip("Flashcards also show code listings that the page "
+                                   "explains and ask what they do; the back is the book's "
+                                   "sentence that says so. Listings without such a "
+                                   "sentence make no card.")
+        options = QHBoxLayout()
+        options.addWidget(self.phrase_check)
+        options.addWidget(self.code_check)
+        options.addStretch(1)
+        bl.addLayout(options)
         self.review_button = QPushButton("Review due cards", objectName="smallButton")
         self.review_button.clicked.connect(self.review)
         bl.addWidget(self.review_button)
@@ -245,6 +254,8 @@ class StudyPanel(QWidget):
         scope = dict(scope or self.scope())
         if kind == "cards" and self.phrase_check.isChecked():
             scope["phrase_with"] = "default"  # the model the window answers with
+        if kind == "cards" and self.code_check.isChecked():
+            scope["code"] = True
         self.task = self.client.study(
             self.book_id, kind, scope, on_progress=self._on_progress,
             on_success=self.show_set, on_failure=self._on_failed,

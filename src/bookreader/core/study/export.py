@@ -69,6 +69,11 @@ def anki_deck_id(book_id: str) -> int:
     return (int(book_id[:12] or "0", 16) % (1 << 30)) + (1 << 30)
 
 
+def _html(text: str) -> str:
+    """A card's text as a note field: escaped, its lines (a code card's listing) kept."""
+    return html.escape(text).replace("\n", "<br>")
+
+
 def write_anki(cards: Sequence[StudyCard], out: Path, *, deck_name: str, book_id: str) -> Path:
     """An Anki package of ``cards``; returns its path."""
     import genanki
@@ -88,7 +93,7 @@ def write_anki(cards: Sequence[StudyCard], out: Path, *, deck_name: str, book_id
         source = (f"{html.escape(c.section)}, page {html.escape(c.page_label)}: "
                   f"<q>{html.escape(c.excerpt)}</q>")
         deck.add_note(genanki.Note(
-            model=model, fields=[html.escape(card.front), html.escape(card.back), source],
+            model=model, fields=[_html(card.front), _html(card.back), source],
             guid=genanki.guid_for(book_id, card.card_id),
             tags=[card.kind]))
     return _write(out, lambda tmp: genanki.Package(deck).write_to_file(str(tmp)))
@@ -118,7 +123,11 @@ def markdown_text(cards: Sequence[StudyCard], title: str) -> str:
     lines = [f"# Flashcards: {title}", ""]
     for n, card in enumerate(cards, 1):
         c = card.citation
-        lines += [f"## {n}. {card.front}", "", card.back, "",
+        first, *listing = card.front.split("\n")  # a code card's listing as a code block
+        lines += [f"## {n}. {first}", ""]
+        if listing:
+            lines += ["```", *listing, "```", ""]
+        lines += [card.back, "",
                   f"> {c.section}, page {c.page_label}: \u201c{c.excerpt}\u201d", ""]
     return "\n".join(lines)
 

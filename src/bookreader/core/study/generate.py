@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from bookreader.core.sentences import key_only
 from bookreader.core.study.cards import make_cards
+from bookreader.core.study.code_cards import code_cards
 from bookreader.core.study.labels import repeated_labels
 from bookreader.core.study.model import SET_CARDS, SET_QUIZ, SET_SUMMARY, StudySet
 from bookreader.core.study.names import NameEvidence
@@ -90,7 +91,7 @@ def _skipped_pages_note(pages: Any, missing: list[int]) -> list[str]:
 
 def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
              limit: Optional[int] = None, backend: str = "rules", model: Any = None,
-             progress: ProgressFn = no_progress,
+             code: bool = False, progress: ProgressFn = no_progress,
              cancel: Optional[CancelFn] = None) -> StudySet:
     """A study set of ``kind`` (cards, quiz or summary) for ``scope``.
 
@@ -103,6 +104,9 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
             A model measured to judge cards well also leaves out the cards whose back it
             judges not to define or answer their front
             (:func:`~bookreader.core.study.judge.drop_undefined`).
+        code: Flashcards also ask what the chapter's explained code listings do
+            (:func:`~bookreader.core.study.code_cards.code_cards`; cards only, never
+            quiz items; the model neither judges nor phrases them).
     """
     if kind not in KINDS:
         raise InvalidInput(f"Unknown study tool {kind!r}: use one of {', '.join(KINDS)}.")
@@ -150,6 +154,14 @@ def generate(pages: Any, book_id: str, kind: str, scope: StudyScope, *,
             notes.append(f"The model phrased {phrased} of "
                          f"{sum(c.kind == 'question' for c in cards)} question fronts; the "
                          "backs are the book's words.")
+        if code and kind == SET_CARDS:
+            listed = code_cards(pages, scope.first, scope.last, citer, book_id,
+                                chapter=scope.chapter, selection=scope.selection,
+                                cancel=cancel)
+            notes.append(f"Code cards were asked for: {len(listed)} listings had a sentence "
+                         "on their page that says what they do.")
+            # in reading order with the other cards (by page), at most ``limit`` in all
+            cards = sorted([*cards, *listed], key=lambda c: c.citation.page)[:limit]
     made = len(cards) + len(quiz) + len(summary)
     if not made:
         notes.append("Nothing to study was found on these pages: no definitions, glossary "

@@ -16,6 +16,8 @@ from bookreader.core.types import Citation
 #: book's sentence that answers it.
 CARD_TERM = "term"
 CARD_QUESTION = "question"
+#: A code listing and the book's sentence that says what it does (asked for only).
+CARD_CODE = "code"
 #: The kinds of quiz item.
 QUIZ_CLOZE = "cloze"
 QUIZ_CHOICE = "choice"
@@ -36,7 +38,7 @@ class StudyCard:
     """One flashcard: the front asks, the back is the book's words, cited on its page."""
 
     card_id: str
-    kind: str  # CARD_TERM or CARD_QUESTION
+    kind: str  # CARD_TERM, CARD_QUESTION or CARD_CODE
     front: str
     back: str
     citation: Citation
