@@ -156,6 +156,9 @@ def test_ordinary_imperatives_of_a_textbook_are_not_instructions(sentence):
     "The interval is b1 plus or minus 1.96 s.e. [b1] (5.12) The interval can be "
     "interpreted as follows.",
     "Try the operators as in 5**2 (5+9)*(15-7) There has been a change in division.",
+    # a numbered heading, and a line of code, end without a full stop
+    "Example 1: ZMP (Zero Moment Point) Calculation",
+    'def zmp(com_pos, height=0.8):\n"""\nCalculate the Zero Moment Point',
 ])
 def test_an_equation_number_or_a_formula_is_not_unfinished_text(sentence):
     assert injection.finished_part(sentence) == sentence

@@ -47,6 +47,7 @@ from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 
+from bookreader.core.code_text import is_code_line
 from bookreader.core.sentences import key_only, split_sentences, stem
 from bookreader.errors import ModelError
 
@@ -351,10 +352,32 @@ def unfinished_end(sentence: str) -> int:
         # bracket that closes no word closes a formula or an equation's number
         # ("... 1.96 x s.e. (5.12) The interval ...", "(15-7) There ..."), which a display
         # leaves without a full stop
-        if (len(_LETTER_WORD.findall(sentence[last:m.start()])) >= 2
-                and not _closes_formula(sentence, m.start())):
+        before = sentence[last:m.start()]
+        if (len(_LETTER_WORD.findall(before)) >= 2 and not _closes_formula(sentence, m.start())
+                and not _title_or_code(before)):
             last = m.end()
     return last
+
+
+def _title_or_code(text: str) -> bool:
+    """Whether the last line of ``text`` is a numbered title (every word of letters
+    capitalised, not all in capitals: "Example 1: ZMP (Zero Moment Point)") or a line of code: a line a heading or a listing
+    ends without a full stop, where planted prose would not."""
+    line = text.rstrip().rsplit("\n", 1)[-1]
+    if is_code_line(line):
+        return True
+    letters = [w for w in _LETTER_WORD.findall(line) if w.lower() not in _TITLE_SMALL]
+    # a numbered heading ("Example 1: ...", "2.3 ..."); a running head in capitals
+    # ("LINEAR MAPS 74") is cut like any unfinished text
+    return (bool(_NUMBERED_HEADING.match(line)) and bool(letters)
+            and all(w[0].isupper() for w in letters)
+            and not all(w.isupper() for w in letters))
+
+
+#: The opening of a numbered heading: "2.3 ", "Example 1: ", "Figure 3.2 ".
+_NUMBERED_HEADING = re.compile(r"^\s*(?:[A-Z][a-z]+\s+)?\d+(?:\.\d+)*[:.]?\s")
+#: Words a title leaves in lower case.
+_TITLE_SMALL = frozenset("a an and as at by for in of on or the to with".split())
 
 
 def _closes_formula(sentence: str, end: int) -> bool:
