@@ -361,8 +361,9 @@ def unfinished_end(sentence: str) -> int:
 
 def _title_or_code(text: str) -> bool:
     """Whether the last line of ``text`` is a numbered title (every word of letters
-    capitalised, not all in capitals: "Example 1: ZMP (Zero Moment Point)") or a line of code: a line a heading or a listing
-    ends without a full stop, where planted prose would not."""
+    capitalised, not all in capitals: "Example 2: RMS (Root Mean Square) Value") or a line
+    of code: a line a heading or a listing ends without a full stop, where planted prose
+    would not."""
     line = text.rstrip().rsplit("\n", 1)[-1]
     if is_code_line(line):
         return True

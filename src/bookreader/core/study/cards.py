@@ -327,8 +327,8 @@ def with_prose(found: Sequence[_Candidate], sentences: Sequence[StudySentence],
 
 def _sentence_case_inside(front: str, term: str, names: NameEvidence) -> str:
     """``front`` with ``term``'s first word in lower case where the term was capitalised
-    only because it opened its sentence ("Why does Genetic drift occur?" -> "... genetic
-    drift ..."): the book writes that word in lower case inside its prose."""
+    only because it opened its sentence ("Why does Soil erosion occur?" -> "... soil
+    erosion ..."): the book writes that word in lower case inside its prose."""
     first = term.split()[0] if term.split() else ""
     at = front.find(term)
     if (at <= 0 or not first[:1].isupper() or not first[1:].islower()

@@ -330,6 +330,17 @@ def cause_question(text: str) -> Optional[Statement]:
     return None if found is None else replace(found, back=text)
 
 
+#: The question a statement's verb phrase asks, by how the phrase ends.
+_BY_ENDING = {
+    "caused by": "What causes {named}?",
+    "proportional to": "What {be} {named} proportional to?",
+    "determined by": "What determines {named}?",
+    "affected by": "What affects {named}?",
+    "governed by": "What governs {named}?",
+    "responsible for": "What {be} {named} responsible for?",
+}
+
+
 def _cause_question(text: str, opens: bool = True) -> Optional[Statement]:
     """``opens``: ``text`` is a sentence's opening (a capital first)."""
     s = text.strip()
@@ -365,18 +376,9 @@ def _cause_question(text: str, opens: bool = True) -> Optional[Statement]:
     if head in ("occur", "arise", "happen") and verb.split()[-1] != "in":
         when = verb.split()[-1]
         q = f"{'Why' if when == 'because' else 'When'} {modal or aux} {named} {head}?"
-    elif verb.endswith("caused by"):
-        q = f"What causes {named}?"
-    elif verb.endswith("proportional to"):
-        q = f"What {be} {named} proportional to?"
-    elif verb.endswith("determined by"):
-        q = f"What determines {named}?"
-    elif verb.endswith("affected by"):
-        q = f"What affects {named}?"
-    elif verb.endswith("governed by"):
-        q = f"What governs {named}?"
-    elif verb.endswith("responsible for"):
-        q = f"What {be} {named} responsible for?"
+    elif (asked := next((t for end, t in _BY_ENDING.items() if verb.endswith(end)),
+                        None)) is not None:
+        q = asked.format(be=be, named=named)
     elif head == "depend":
         q = f"What {aux} {named} depend on?"
     elif head == "lead":
