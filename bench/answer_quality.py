@@ -53,7 +53,9 @@ answer in ``...answers.jsonl`` beside it to read):
 * ``out_of_scope_declined``: out-of-scope questions answered "not covered";
 * outcomes, accuracy per confidence level, expected calibration error (10 equal-width
   bins over ``answer`` outcomes) on the whole set and the held-out split;
-* first-token and total latency p50/p95.
+* first-token and total latency p50/p95, after the warm-up the window does when a book
+  opens (the index, the embedders and the model loaded, the rules prefix read; ``--cold``
+  leaves all of it to each book's first question).
 
 Calibration (``--fit``): the tune split is every other in-scope question (even position
 in the file), the held-out split the rest.  ``--fit`` reads result files (or ``--progress``
@@ -303,6 +305,12 @@ def ask_all(args, items: list[dict]) -> list[dict]:
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
     if args.replay:
         replay_outputs(library, args.replay)
+    elif not args.cold:
+        # as the window does when a book opens (MainWindow.warm_up): the book's index, the
+        # embedders and the model loaded and the rules read before the first question
+        t0 = time.perf_counter()
+        library.warm_up(info.book_id, backend=args.backend)
+        print(f"warm-up {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     rows = []
     try:
         for n, item in enumerate(items, 1):
@@ -572,6 +580,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="core/answer/choose.py MIN_CONFIDENCE for this run (default: the code's)")
     ap.add_argument("--kind", choices=("extractive", "model", "book"), default=None,
                     help="fit only this kind of backend's answers (default: each kind found)")
+    ap.add_argument("--cold", action="store_true",
+                    help="no warm-up before a book's first question (the window warms up "
+                         "when a book opens, so by default the bench does too): the first "
+                         "question then loads the index and model and reads the rules")
     ap.add_argument("--replay", type=Path, default=None,
                     help="answer with the raw model outputs of this earlier result file "
                          "(no model runs; --backend names the tier whose prompts and rules "

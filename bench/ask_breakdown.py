@@ -79,6 +79,9 @@ def main(argv=None) -> int:
               "nothing measured.", file=sys.stderr)
         return 2
 
+    from bookreader.core.omp import passive_wait
+
+    passive_wait()  # before llama_cpp loads the process's OpenMP runtime, as the app does
     import llama_cpp
     from answer import _link_tier
 

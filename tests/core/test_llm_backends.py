@@ -91,6 +91,28 @@ def test_defaults_use_all_cores_a_4096_window_and_the_models_chat_template():
 
 
 @needs_bundled
+def test_llama_cpp_loads_openmp_with_passive_threads_before_any_embedder():
+    """torch and llama.cpp share one libgomp, which reads OMP_WAIT_POLICY when it loads:
+    a model loaded before the embedding module was imported set spinning threads for
+    both (the focus step then burnt 20 times its CPU on a busy machine)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from bookreader.core.llm.llama_cpp import LlamaCppBackend\n"
+        f"LlamaCppBackend({str(BUNDLED)!r}, name='bundled').warm_up()\n"
+        "print(os.environ.get('OMP_WAIT_POLICY'), 'bookreader.core.embedding' in sys.modules,"
+        " 'torch' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout.split()
+    assert out == ["PASSIVE", "False", "False"]
+
+
+@needs_bundled
 def test_primed_prefix_is_not_read_again():
     """prime() evaluates the fixed rules once; the question then reuses those tokens."""
     backend = LlamaCppBackend(BUNDLED, name="bundled", n_ctx=1024, seed=1)

