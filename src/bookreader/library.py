@@ -489,7 +489,7 @@ class Library(IngestMixin, StudyMixin):
 
     def warm_up(self, book: Optional[str | Path] = None, *, backend: Optional[str] = None) -> str:
         """Load now what the first whole-book question about ``book`` would load: the
-        book's index and PDF, both embedders and the model, with its rules read
+        book's index (with what its first search builds) and PDF, both embedders and the model, with its rules read
         (:meth:`Answerer.warm_up`).  Run it on the lane questions run on, so a question
         asked meanwhile waits for it instead of loading the model a second time.
 
@@ -499,7 +499,7 @@ class Library(IngestMixin, StudyMixin):
         if book is not None:
             try:
                 info = self.book(book)
-                self.retriever(info.book_id)
+                self.retriever(info.book_id).warm_up()
                 self._pdf_if_possible(info)
             except BookReaderError as exc:
                 log.warning("Warm-up: the book %s is not ready: %s", book, exc.user_message)

@@ -302,6 +302,33 @@ FAST_START = textwrap.dedent(
 )
 
 
+def test_warm_up_builds_what_the_first_search_would_build(tmp_path, embedder, pdfs,
+                                                          monkeypatch):
+    """The window warms a book up when it opens: its first question then builds no
+    search structure of its own (BM25 postings, the book's terms and vocabulary)."""
+    from bookreader.core.lexical import LexicalIndex
+
+    built: list[int] = []
+    real = LexicalIndex._build_postings
+
+    def counting_build(self, bm):
+        built.append(1)
+        return real(self, bm)
+
+    monkeypatch.setattr(LexicalIndex, "_build_postings", counting_build)
+    library = Library(Settings(data_dir=tmp_path / "data"), embedder=embedder)
+    try:
+        info = library.ingest(pdfs["guide"])
+        library.warm_up(info.book_id, backend="extractive")
+        retriever = library.retriever(info.book_id)
+        assert {"book_terms", "_folded_vocabulary"} <= set(vars(retriever))
+        before = len(built)  # (ingest builds postings of its own for its calibration)
+        assert retriever.search("What does a while loop do?", top_k=3).passages
+        assert len(built) == before
+    finally:
+        library.close()
+
+
 def test_library_starts_without_loading_models_or_opening_the_audit_log(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", FAST_START, str(tmp_path)],

@@ -271,6 +271,11 @@ class LexicalIndex:
             order = order[: max(top_k, 0)]
         return [(self._chunks[int(idx[j])], float(values[j])) for j in order]
 
+    def warm_up(self) -> None:
+        """Build now the postings the first query would build (:meth:`_all_scores`)."""
+        if self._bm25 is not None and self._postings is None:
+            self._build_postings(self._bm25)
+
     def _all_scores(self, terms: Sequence[str]) -> np.ndarray:
         """BM25Okapi scores of every chunk, as ``rank_bm25``'s ``get_scores`` defines them.
 

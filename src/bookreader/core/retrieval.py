@@ -331,6 +331,14 @@ class HybridRetriever:
         self.settings = settings
         self._calibration = calibration
 
+    def warm_up(self) -> None:
+        """Build now what the first search builds on first use: the BM25 postings, the
+        book's heading and index terms and its folded vocabulary (about 0.45 s of CPU on
+        a 300-page book; :meth:`Library.warm_up` calls this when a book opens)."""
+        if self.lexical is not None:
+            self.lexical.warm_up()
+        _ = self.book_terms, self._folded_vocabulary
+
     @functools.cached_property
     def book_terms(self) -> frozenset[tuple[str, ...]]:
         """The book's heading and index terms (see ``book_terms``), found on first use."""
