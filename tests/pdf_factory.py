@@ -354,6 +354,23 @@ def compound_hyphen_pdf(path: str | Path) -> Path:
     return make_pdf(path, [lines])
 
 
+def draft_keys_pdf(path: str | Path) -> Path:
+    """A page of a LaTeX draft build: cross-reference keys in Courier beside a heading (one
+    cut at the page's left edge, as a margin key is) and an equation, with a code line and
+    prose that use braces and colons of their own."""
+    lines = [
+        Line("2.2 The continuity equation", MARGIN, 100, 13, "hebo"),
+        Line("{sec:continuity}", 260, 100, 9, "cour"),
+        Line("ec:mass_balance}", 0.5, 130, 9, "cour"),
+        Line("Mass is neither created nor destroyed in a control volume.", MARGIN, 130),
+        Line("The balance reads dm/dt = 0 for a closed volume. (2.1)", MARGIN, 160),
+        Line("{eq:continuity0}", 440, 160, 9, "cour"),
+        Line('print(f"{rate:.2f}") # {note:done}', MARGIN, 190, 9, "cour"),
+        Line("A set such as {a:b} pairs each key with its value.", MARGIN, 220),
+    ]
+    return make_pdf(path, [lines])
+
+
 def ligature_pdf(path: str | Path) -> Path:
     """One page whose text is stored with ligature characters (U+FB00-FB04)."""
     lines = [

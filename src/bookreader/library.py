@@ -73,8 +73,10 @@ log = logging.getLogger(__name__)
 #: Bumped when chunking changes, so books indexed by an older chunker are re-indexed
 #: (3: a chunk starts at each outline section; 4: a code listing keeps its line breaks,
 #: one unit a line; see ``core/chunking.py``, rule 6; 5: a compound hyphenated at a line
-#: end keeps its hyphen, "human-robot" not "humanrobot", see ``core/hyphenation.py``).
-CHUNKER_VERSION = 5
+#: end keeps its hyphen, "human-robot" not "humanrobot", see ``core/hyphenation.py``; 6: a
+#: draft build's cross-reference keys, "{eq:continuity}", are not text, see
+#: ``core/pdf_document.py``).
+CHUNKER_VERSION = 6
 
 
 class Library(IngestMixin, StudyMixin):

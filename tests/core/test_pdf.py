@@ -244,6 +244,22 @@ def test_ligatures_are_spelled_out(tmp_path):
         assert [w.text for w in b.words(0)][:3] == ["The", "first", "effect"]
 
 
+def test_draft_cross_reference_keys_are_not_text(tmp_path):
+    path = pf.draft_keys_pdf(tmp_path / "draft.pdf")
+    with fitz.open(path) as raw:
+        assert "{eq:continuity0}" in raw[0].get_text()  # the keys are on the page
+    with PdfBook.open(path) as b:
+        text = b.page(0).text
+        words = [w.text for w in b.words(0)]
+    for key in ("{sec:continuity}", "ec:mass_balance}", "{eq:continuity0}"):
+        assert key not in text and key not in words
+    assert "The balance reads dm/dt = 0 for a closed volume. (2.1)" in text
+    assert "2.2 The continuity equation" in text
+    # braces and colons that belong to code or prose stay
+    assert 'print(f"{rate:.2f}") # {note:done}' in text
+    assert "A set such as {a:b} pairs each key with its value." in text
+
+
 def test_words_hyphenated_across_lines_are_joined(tmp_path):
     path = pf.hyphenated_pdf(tmp_path / "hyph.pdf")
     with PdfBook.open(path) as b:

@@ -32,6 +32,43 @@ mupdf_log = logging.getLogger("bookreader.mupdf")
 MAX_PAGES = 100_000
 #: Ligatures expanded (no PRESERVE_LIGATURES), whitespace kept, text outside the page dropped.
 TEXT_FLAGS = fitz.TEXT_PRESERVE_WHITESPACE | fitz.TEXT_MEDIABOX_CLIP
+#: A cross-reference key as LaTeX's draft packages (showkeys, showlabels) print it beside
+#: an equation or heading: ``{eq:continuity}``, ``{sec:notation}``, ``{fig:flow-past}``.
+#: A prefix of letters, a colon and an identifier, braced, nothing else in the span; a key
+#: printed in the margin may lose its start at the page's edge (``ec:vorticity}``).
+LABEL_KEY = re.compile(r"(\{[A-Za-z]+|[A-Za-z]*):[A-Za-z][\w:.\-/+]*\}")
+#: How close to the page's edge (points) a key without its opening brace must start.
+EDGE = 3.0
+#: MuPDF's span flag for a monospaced font; the draft packages set keys in typewriter type.
+MONOSPACED = 8
+
+
+def label_key_boxes(info: dict[str, Any], page_x0: float = 0.0
+                    ) -> list[tuple[float, float, float, float]]:
+    """Boxes of spans that hold only a cross-reference key printed by a draft build
+    (:data:`LABEL_KEY` in a monospaced font): a typesetting aid, not the book's text.
+    A key inside running prose or code (``f"{x:.2f}"``, ``{label}``) is not alone in its
+    span or has no letter after the colon, so it stays."""
+    boxes = []
+    for block in info.get("blocks", []):
+        for line in block.get("lines", []):
+            for span in line.get("spans", []):
+                text = span.get("text", "").strip()
+                font = span.get("font", "")
+                if not (text and LABEL_KEY.fullmatch(text)):
+                    continue
+                if not (span.get("flags", 0) & MONOSPACED or "TT" in font or "Mono" in font):
+                    continue
+                if text.startswith("{") or span["bbox"][0] <= page_x0 + EDGE:
+                    boxes.append(tuple(span["bbox"]))
+    return boxes
+
+
+def _inside(box: tuple[float, float, float, float],
+            boxes: list[tuple[float, float, float, float]]) -> bool:
+    """Whether the centre of ``box`` lies in one of ``boxes``."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)
 
 
 def file_book_id(path: str | Path) -> str:
@@ -314,6 +351,7 @@ def extract_page(doc: fitz.Document, index: int) -> Extracted:
     info = cast(dict[str, Any], page.get_text("dict", textpage=tp))
     words = cast(list[tuple[float, float, float, float, str, int, int, int]],
                  page.get_text("words", textpage=tp))
+    keys = label_key_boxes(info, prect.x0)
     line_style: dict[tuple[int, int], tuple[float, bool, Rect]] = {}
     block_boxes: dict[int, Rect] = {}
     for b, block in enumerate(info.get("blocks", [])):
@@ -328,7 +366,7 @@ def extract_page(doc: fitz.Document, index: int) -> Extracted:
     lines: OrderedDict[tuple[int, int], lay.TextLine] = OrderedDict()
     for x0, y0, x1, y1, text, b, ln, _w in words:
         text = lay.normalize_text(text).strip()
-        if not text:
+        if not text or (keys and _inside((x0, y0, x1, y1), keys)):
             continue
         key = (b, ln)
         if key not in lines:
