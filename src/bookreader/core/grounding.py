@@ -138,6 +138,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from bookreader.core.citations import claim_units
+from bookreader.core.claim_relations import relation_misstated
 from bookreader.core.claim_text import claim_terms, clauses
 from bookreader.core.grounding_checks import (
     carries_out,
@@ -260,6 +261,10 @@ class SentenceScore:
     #: Numbers said of what the context counts with other numbers ("250 time steps"
     #: where it says "100 time steps" and "250 agents"): :func:`miscounted`.
     miscounted: tuple[str, ...] = ()
+    #: The sentence relates two parts (a cause, a purpose, a condition) in a way no
+    #: context sentence does, while one relates a part to something else
+    #: (:func:`~bookreader.core.claim_relations.relation_misstated`).
+    relation_misstated: bool = False
     #: The learned decision's inputs (:data:`~bookreader.core.grounding_model.FEATURES`),
     #: empty when the validator decides by its thresholds alone.
     features: tuple[float, ...] = ()
@@ -413,6 +418,8 @@ class GroundingValidator:
                 obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
                 swapped_definition=swaps_defined_subject(sent, ctx.entries),
                 miscounted=tuple(miscounted(sent, ctx.windows)),
+                relation_misstated=bool(terms) and copied is None
+                and relation_misstated(sent, ctx.windows),
             )
             rule_ok = self.rule_verdict(partial)
             partial = dataclasses.replace(
@@ -450,7 +457,7 @@ class GroundingValidator:
         not hold, or a number the context says of something else.  (A sentence without
         checkable terms, "Yes.", is not judged at all.)"""
         return bool(s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition
-                    or (s.n_terms and (s.missing or s.miscounted)))
+                    or (s.n_terms and (s.missing or s.miscounted or s.relation_misstated)))
 
     def decide(self, s: SentenceScore) -> bool:
         """The verdict for one scored sentence (see the module docstring): the hard
@@ -474,7 +481,7 @@ class GroundingValidator:
             return False
         if s.n_terms == 0:
             return True
-        if s.missing or s.miscounted or s.relation_unstated:
+        if s.missing or s.miscounted or s.relation_unstated or s.relation_misstated:
             return False
         if s.similarity < self.similarity_threshold and s.overlap < self.overlap_threshold:
             return False  # the design's rule, kept as a necessary condition

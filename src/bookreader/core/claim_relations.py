@@ -1,0 +1,265 @@
+"""A claim that asserts a relation must find that relation, between the same parts, in
+its support.
+
+"A boundary layer forms *because* the velocity field can comply with the no-slip
+condition" joins two parts with a cause.  A passage that says "It also solves
+d'Alembert's paradox, *since* the velocity field can comply with the no-slip
+condition" holds every word of the claim but gives that cause for something else:
+shared words are not a stated relation.  This module reads the relation a sentence
+states from its grammatical form (a connective of :mod:`bookreader.core.lexicon` and the
+two parts it joins: the *ground*, a cause, purpose or condition, and the *consequent*)
+and compares the claim's relations with the context's (:func:`relation_misstated`).
+
+Plain string work, like :mod:`bookreader.core.claim_text`; cached per sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple, Sequence
+
+from bookreader.core.claim_text import claim_terms, strip_verdict
+from bookreader.core.exact_terms import ANAPHORA, covered
+from bookreader.core.lexicon import (
+    ADVERBS,
+    GROUND_AFTER,
+    GROUND_BEFORE,
+    GROUND_NOUNS,
+    NOT_AFTER_SO,
+    NOUN_BEFORE_CAUSE,
+)
+from bookreader.core.sentences import words
+
+#: A claim part whose terms a part of a context relation holds at least this share of
+#: corresponds to it; both parts corresponding, the relation is stated.
+PART_MATCH = 0.5
+#: A claim part held at least this share by one part of a context relation is what that
+#: relation is about ...
+PART_STRONG = 0.6
+#: ... and then the claim's other part held below this share by the relation's other
+#: part is not what the context relates it to: the context gives the claim's cause for
+#: something else (or another cause for the claim's effect).
+PART_WEAK = 0.25
+#: ... and the relation's other part names at least this many terms the claim does not
+#: (a short part such as "the error" points back at something, it names nothing else).
+OTHER_TERMS = 2
+
+_KIND = {phrase: (kind, "after") for phrase, kind in GROUND_AFTER}
+_KIND.update({phrase: (kind, "before") for phrase, kind in GROUND_BEFORE})
+#: Every connective, longest first (so "because of" is read before "because").
+_CONNECTIVE = re.compile(
+    r"\b(?:" + "|".join(r"\s+".join(map(re.escape, p.split()))
+                        for p in sorted(_KIND, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE)
+_CAUSE_VERBS = frozenset({"cause", "causes", "caused", "causing"})
+#: Words that open a sentence before a fronted connective ("And because ...").
+_OPENERS = frozenset("and but or yet also only even".split())
+#: A "since" of time: "since 1990", "since then".
+_SINCE_TIME = re.compile(r"\s*(?:\d|then\b|the\s+(?:beginning|start)\b)", re.IGNORECASE)
+#: "The reason for X is (that) Y", "The purpose of X is to Y", "The reason is that Y"
+#: (X: the sentence before).
+_NOUN_GROUND = re.compile(
+    r"\bthe\s+(?:main\s+|only\s+|real\s+)?(?P<noun>" + "|".join(n for n, _ in GROUND_NOUNS)
+    + r")s?(?:\s+(?:for|of|why|behind)\s+(?P<consequent>[^,;]+?))?\s+(?:is|was|are|were)\s+"
+    r"(?:that\s+|because\s+|to\s+)?(?P<ground>\S.*)$", re.IGNORECASE | re.DOTALL)
+_NOUN_KIND = dict(GROUND_NOUNS)
+_JOINED = re.compile(r"(?:[,;:\u2014]|\band)\s*$", re.IGNORECASE)
+
+
+class Relation(NamedTuple):
+    """A relation a sentence states: its kind (:mod:`bookreader.core.lexicon`), the ground
+    (cause, purpose, condition) and the consequent, as text."""
+
+    kind: str
+    ground: str
+    consequent: str
+
+
+def _normal(phrase: str) -> str:
+    return " ".join(phrase.lower().split())
+
+
+def _bare(text: str) -> bool:
+    """True when ``text`` names nothing of its own ("This is", "It"): a pointer back."""
+    return not [t for t in claim_terms(text) if t not in ANAPHORA]
+
+
+@lru_cache(maxsize=16384)
+def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
+    """The relations ``sentence`` states with a connective of the lexicon.
+
+    "X because Y", "Y, so X", "Y causes X"; fronted, "Because Y, X" (the ground runs to
+    the comma).  A connective opening the sentence ("Therefore, X"), or an adverb inside
+    its clause ("X is therefore Y"), takes ``previous`` (the sentence before) as its
+    ground, and a part that only points back ("*This is* because Y") stands for
+    ``previous``; without it such a relation is not read.  "so" joins clauses only after
+    a comma, a semicolon or "and" ("do so" and "so large" state nothing); "since 1990" and
+    "the cause of" are not connectives.
+    """
+    text = strip_verdict(sentence)
+    found = []  # (match, phrase, kind, side, opening)
+    for m in _CONNECTIVE.finditer(text):
+        phrase = _normal(m.group(0))
+        kind, side = _KIND[phrase]
+        before, after = text[: m.start()], text[m.end():]
+        lead = [w.lower() for w in words(before)]
+        opening = all(w in _OPENERS for w in lead)
+        following = words(after)[:1]
+        if phrase == "so" and following and following[0].lower() in NOT_AFTER_SO:
+            continue
+        if phrase == "since" and _SINCE_TIME.match(after):
+            continue
+        if phrase in _CAUSE_VERBS:
+            if lead and lead[-1] in NOUN_BEFORE_CAUSE:
+                continue  # "the cause of the error": a noun
+            if following and following[0].lower() == "by":
+                side = "after"  # "errors caused by X"
+        if phrase == "if" and lead and lead[-1] in ("even", "as", "what"):
+            continue
+        if (side == "before" and phrase in ADVERBS and not opening
+                and not _JOINED.search(before) and phrase == "so"):
+            continue  # "do so", "is so large"
+        found.append((m, phrase, kind, side, opening))
+    out: list[Relation] = []
+    said = _NOUN_GROUND.search(text)
+    if said is not None:
+        ground, consequent = said.group("ground"), said.group("consequent") or previous
+        if not _bare(ground) and consequent.strip() and not _bare(consequent):
+            out.append(Relation(_NOUN_KIND[said.group("noun").lower()],
+                                ground.strip(" ,;:."), consequent.strip(" ,;:")))
+    for k, (m, phrase, kind, side, opening) in enumerate(found):
+        # each part runs to the next connective (or from the one before): "A because B,
+        # so C" relates A to B and B to C
+        lo = found[k - 1][0].end() if k else 0
+        hi = found[k + 1][0].start() if k + 1 < len(found) else len(text)
+        # ... and never across a semicolon, which ends a clause
+        before, after = text[lo: m.start()], text[m.end(): hi]
+        before, after = before.rpartition(";")[2], after.partition(";")[0]
+        if phrase in _CAUSE_VERBS and after.lstrip().lower().startswith("by"):
+            after = after.lstrip()[2:]
+        if side == "after":
+            if opening:
+                ground, comma, consequent = after.partition(",")
+                if not comma:
+                    continue
+            else:
+                ground, consequent = after, before
+        elif phrase in ADVERBS and not opening and not _JOINED.search(before):
+            ground, consequent = previous, before + " " + after  # "X is therefore Y"
+        elif opening:
+            ground, consequent = previous, after  # "Therefore, X" / "This means X"
+        else:
+            ground, consequent = before, after
+        if _bare(ground):
+            ground = previous
+        if _bare(consequent):
+            consequent = previous
+        if ground.strip() and consequent.strip():
+            out.append(Relation(kind, ground.strip(" ,;:"), consequent.strip(" ,;:")))
+    return tuple(out)
+
+
+def _share(terms: set[str], held: set[str]) -> float:
+    return sum(1 for t in terms if covered(t, held)) / len(terms) if terms else 0.0
+
+
+class _Held(NamedTuple):
+    """The terms of a context relation: its kind, ground, consequent and whole text."""
+
+    kind: str
+    ground: frozenset[str]
+    consequent: frozenset[str]
+    whole: frozenset[str]
+
+
+@lru_cache(maxsize=16384)
+def _relation_terms(sentence: str, previous: str) -> tuple[_Held, ...]:
+    """The terms of each relation of a context sentence.  A consequent that opens with a
+    pointer ("It also solves ...") also holds the terms of the sentence before (what
+    "it" is)."""
+    out = []
+    for r in relations(sentence, previous):
+        ground = frozenset(claim_terms(r.ground))
+        consequent = set(claim_terms(r.consequent))
+        first = words(r.consequent)[:1]
+        if previous and first and first[0].lower() in ANAPHORA:
+            consequent |= set(claim_terms(previous))
+        out.append(_Held(r.kind, ground, frozenset(consequent),
+                         ground | consequent | frozenset(claim_terms(sentence))))
+    return tuple(out)
+
+
+def _new(part: frozenset[str], claim: set[str]) -> int:
+    """How many terms of ``part`` the claim does not hold."""
+    return sum(1 for t in part if not covered(t, claim))
+
+
+def relation_misstated(claim: str, sentences: Sequence[str]) -> bool:
+    """True when ``claim`` relates two parts in a way no sentence of the context does,
+    while a context sentence relates one of those parts to something else.
+
+    For each relation of the claim (:func:`relations`), the context's relations are
+    compared part by part (content terms, the terms both parts of the claim share left
+    out): a relation of any kind whose ground holds the claim's ground and whose
+    consequent holds the claim's consequent (:data:`PART_MATCH`) states it.  Without
+    one, a relation of the claim's kind that holds one of the claim's parts well
+    (:data:`PART_STRONG`) while its sentence hardly holds the other (:data:`PART_WEAK`),
+    or that holds the two the other way round, shows the context relating them
+    otherwise: the claim is misstated.  A claim whose parts the context states without a
+    connective ("The stack is limited. If you exceed it, ...") is left to the other
+    checks: the relation is implicit, not contradicted.
+    """
+    own = relations(claim)
+    if not own:
+        return False
+    support: list[tuple[_Held, set[str]]] = []  # each relation, and the terms said before it
+    earlier: set[str] = set()
+    for i, s in enumerate(sentences):
+        support.extend((held, earlier) for held in _relation_terms(s, sentences[i - 1] if i else ""))
+        earlier = earlier | set(claim_terms(s))
+    if not support:
+        return False
+    for rel in own:
+        ground, consequent = set(claim_terms(rel.ground)), set(claim_terms(rel.consequent))
+        shared = ground & consequent
+        if ground - shared and consequent - shared:
+            ground, consequent = ground - shared, consequent - shared
+        if not ground or not consequent:
+            continue
+        said = ground | consequent | shared
+        if any(_states(ground, consequent, h, before, said) for h, before in support):
+            continue
+        if any(h.kind == rel.kind and _relates_otherwise(ground, consequent, h, said)
+               for h, _ in support):
+            return True
+    return False
+
+
+def _states(ground: set[str], consequent: set[str], h: _Held, before: set[str],
+            said: set[str]) -> bool:
+    """True when the context relation ``h`` states the claim's relation: its ground holds
+    the claim's ground and its consequent the claim's consequent.  A part of ``h`` that
+    names too little to compare ("The reason for *the error* is that ...") points back:
+    the text ``before`` it must hold the claim's part instead."""
+    def holds(part: set[str], held: frozenset[str]) -> bool:
+        if _share(part, held) >= PART_MATCH:
+            return True
+        return _new(held, said) < OTHER_TERMS and _share(part, before) >= PART_MATCH
+
+    return holds(ground, h.ground) and holds(consequent, h.consequent)
+
+
+def _relates_otherwise(ground: set[str], consequent: set[str], h: _Held,
+                       said: set[str]) -> bool:
+    """True when the context relation ``h`` relates one of the claim's parts to something
+    else (it holds that part well, its sentence hardly holds the other, and its other part
+    names terms of its own), or relates the two the other way round."""
+    if (_share(ground, h.ground) >= PART_STRONG and _share(consequent, h.whole) < PART_WEAK
+            and _new(h.consequent, said) >= OTHER_TERMS):
+        return True
+    if (_share(consequent, h.consequent) >= PART_STRONG and _share(ground, h.whole) < PART_WEAK
+            and _new(h.ground, said) >= OTHER_TERMS):
+        return True
+    return (_share(ground, h.consequent) >= PART_MATCH
+            and _share(consequent, h.ground) >= PART_MATCH)
