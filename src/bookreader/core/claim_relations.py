@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple, Sequence
 
-from bookreader.core.claim_text import claim_terms, strip_verdict
+from bookreader.core.claim_text import FINITE_VERBS, claim_terms, strip_verdict
 from bookreader.core.exact_terms import ANAPHORA, covered
 from bookreader.core.lexicon import (
     ADVERBS,
@@ -33,7 +33,7 @@ from bookreader.core.sentences import words
 
 #: A claim part whose terms a part of a context relation holds at least this share of
 #: corresponds to it; both parts corresponding, the relation is stated.
-PART_MATCH = 0.5
+PART_MATCH = 0.6
 #: A claim part held at least this share by one part of a context relation is what that
 #: relation is about ...
 PART_STRONG = 0.6
@@ -164,8 +164,40 @@ def _share(terms: set[str], held: set[str]) -> float:
     return sum(1 for t in terms if covered(t, held)) / len(terms) if terms else 0.0
 
 
+#: Pronouns that stand for what the sentence before spoke of ("*It* also solves ...").
+_PRONOUNS = frozenset("it they he she".split())
+_DEMONSTRATIVES = frozenset("this that these those".split())
+
+
+def _pronoun_subject(text: str) -> bool:
+    """True when ``text`` opens with a pronoun standing alone as its subject ("It also
+    ...", "This is ..."), not a determiner of its own noun ("This definition ...")."""
+    ws = [w.lower() for w in words(text)[:2]]
+    if not ws:
+        return False
+    if ws[0] in _PRONOUNS:
+        return True
+    return ws[0] in _DEMONSTRATIVES and len(ws) > 1 and (ws[1] in FINITE_VERBS or ws[1] == "also")
+
+
+#: Words of a sentence read for its subject at most.
+SUBJECT_REACH = 8
+
+
+def _subject_terms(sentence: str) -> frozenset[str]:
+    """The terms of ``sentence``'s subject, what a pronoun after it stands for: its words
+    before the first finite verb ("*Thin layers* are a blessing"); none without one in
+    :data:`SUBJECT_REACH` words."""
+    ws = words(strip_verdict(sentence))
+    for i, w in enumerate(ws[:SUBJECT_REACH]):
+        if w.lower() in FINITE_VERBS and i:
+            return frozenset(claim_terms(" ".join(ws[:i])))
+    return frozenset()
+
+
 class _Held(NamedTuple):
-    """The terms of a context relation: its kind, ground, consequent and whole text."""
+    """The terms of a context relation: its kind, ground and consequent (each with what
+    its pronoun stands for) and its sentence's own terms (without them)."""
 
     kind: str
     ground: frozenset[str]
@@ -175,18 +207,21 @@ class _Held(NamedTuple):
 
 @lru_cache(maxsize=16384)
 def _relation_terms(sentence: str, previous: str) -> tuple[_Held, ...]:
-    """The terms of each relation of a context sentence.  A consequent that opens with a
-    pointer ("It also solves ...") also holds the terms of the sentence before (what
-    "it" is)."""
+    """The terms of each relation of a context sentence.  A part whose subject is a
+    pronoun also holds what the pronoun stands for: in a ground after its consequent ("X,
+    since *it* was declared ..."), the consequent's terms; otherwise ("*It* also solves
+    ..."), the subject of the sentence before."""
     out = []
     for r in relations(sentence, previous):
-        ground = frozenset(claim_terms(r.ground))
-        consequent = set(claim_terms(r.consequent))
-        first = words(r.consequent)[:1]
-        if previous and first and first[0].lower() in ANAPHORA:
-            consequent |= set(claim_terms(previous))
-        out.append(_Held(r.kind, ground, frozenset(consequent),
-                         ground | consequent | frozenset(claim_terms(sentence))))
+        ground = own_ground = frozenset(claim_terms(r.ground))
+        consequent = own = frozenset(claim_terms(r.consequent))
+        if _pronoun_subject(r.ground):
+            inside = r.consequent in sentence and sentence.find(r.consequent) < sentence.find(r.ground)
+            ground = ground | (own if inside else _subject_terms(previous))
+        if _pronoun_subject(r.consequent):
+            consequent = own | _subject_terms(previous)
+        out.append(_Held(r.kind, ground, consequent,
+                         own_ground | own | frozenset(claim_terms(sentence))))
     return tuple(out)
 
 
