@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookreader.core.claim_relations import relation_misstated, relations
+from bookreader.core.claim_relations import change_reversed, changes, relation_misstated, relations
 from bookreader.core.grounding import GroundingValidator
 from bookreader.core.grounding_context import support_sentences
 
@@ -116,3 +116,21 @@ def test_the_validator_rejects_a_misstated_relation(embedder, context, wrong, ri
     assert not verdict.passed
     assert verdict.unsupported_sentences == (wrong,)
     assert v.validate(right, context).passed
+
+
+def test_a_change_given_the_other_way_round_is_misstated(embedder):
+    estimates = ("Adding the two controls matters. The estimated slope has changed from 0.42 "
+                 "to 0.57 between the two regressions.")
+    heat = "The pump moves heat from the cold reservoir to the warm room, using work."
+    assert changes(estimates) == {("0.42", "0.57")}
+    assert change_reversed("The estimated slope has changed from 0.57 to 0.42.",
+                           support_sentences(estimates))
+    assert change_reversed("The pump moves heat from the warm room to the cold reservoir.",
+                           support_sentences(heat))
+    assert not change_reversed("The slope went from 0.42 to 0.57.", support_sentences(estimates))
+    # both orders stated: a cycle, nothing is reversed
+    assert not change_reversed("It flows from A1 to B2.", ["It flows from A1 to B2 and "
+                                                           "back from B2 to A1."])
+    v = GroundingValidator(embedder.quantized_copy())
+    assert not v.validate("The estimated slope has changed from 0.57 to 0.42.", estimates).passed
+    assert v.validate("The estimated slope has changed from 0.42 to 0.57.", estimates).passed

@@ -23,6 +23,8 @@ from bookreader.core.claim_text import FINITE_VERBS, claim_terms, strip_verdict
 from bookreader.core.exact_terms import ANAPHORA, covered
 from bookreader.core.lexicon import (
     ADVERBS,
+    CHANGE_FROM,
+    CHANGE_TO,
     GROUND_AFTER,
     GROUND_BEFORE,
     GROUND_NOUNS,
@@ -74,6 +76,36 @@ class Relation(NamedTuple):
     kind: str
     ground: str
     consequent: str
+
+
+#: "from A to B": the first word of each side (a number, or a word of three letters or
+#: more), at most a few words apart.
+_CHANGE = re.compile(
+    rf"\b{CHANGE_FROM}\s+(?:the\s+|a\s+|an\s+)?(?P<start>[\w.\-]+)(?:\s+[\w\-]+){{0,2}}?\s+"
+    rf"{CHANGE_TO}\s+(?:the\s+|a\s+|an\s+)?(?P<end>[\w.\-]+)", re.IGNORECASE)
+
+
+def changes(text: str) -> set[tuple[str, str]]:
+    """The (start, end) pairs ``text`` orders with "from A to B" (lower case, a final full
+    stop dropped): "changed from 0.751 to 0.827" -> {("0.751", "0.827")}."""
+    out = set()
+    for m in _CHANGE.finditer(text):
+        a, b = (m.group(g).lower().rstrip(".") for g in ("start", "end"))
+        if a != b and (a[:1].isdigit() or len(a) > 2) and (b[:1].isdigit() or len(b) > 2):
+            out.add((a, b))
+    return out
+
+
+def change_reversed(claim: str, sentences: Sequence[str]) -> bool:
+    """True when ``claim`` orders two terms "from A to B" that the context orders only
+    "from B to A": "The returns have changed from 0.827 to 0.751" where the book says they
+    changed from 0.751 to 0.827 (both numbers are in the context, and the word-by-word
+    checks leave numbers' order alone, since a list may give them in any order)."""
+    own = changes(claim)
+    if not own:
+        return False
+    said = set().union(*(changes(s) for s in sentences)) if sentences else set()
+    return any((b, a) in said and (a, b) not in said for a, b in own)
 
 
 def _normal(phrase: str) -> str:
@@ -243,8 +275,11 @@ def relation_misstated(claim: str, sentences: Sequence[str]) -> bool:
     or that holds the two the other way round, shows the context relating them
     otherwise: the claim is misstated.  A claim whose parts the context states without a
     connective ("The stack is limited. If you exceed it, ...") is left to the other
-    checks: the relation is implicit, not contradicted.
+    checks: the relation is implicit, not contradicted.  A change given the other way
+    round (:func:`change_reversed`) is misstated too.
     """
+    if change_reversed(claim, sentences):
+        return True
     own = relations(claim)
     if not own:
         return False

@@ -54,6 +54,11 @@ GROUND_BEFORE: tuple[tuple[str, str], ...] = (
     ("are responsible for", CAUSE),
 )
 
+#: Prepositions that order two terms as a change's start and end ("changed *from* 0.751
+#: *to* 0.827", "converts *from* Celsius *to* Fahrenheit"): exchanged, the claim says the
+#: opposite change.
+CHANGE_FROM, CHANGE_TO = "from", "to"
+
 #: Nouns that name a ground: "*The reason for* the error *is that* strings are
 #: immutable", "*The purpose of* an index is to find rows faster".
 GROUND_NOUNS: tuple[tuple[str, str], ...] = (
