@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from collections.abc import Set as AbstractSet
 from typing import NamedTuple, Sequence
 
 from bookreader.core.claim_text import FINITE_VERBS, claim_terms, strip_verdict
@@ -192,8 +193,12 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
     return tuple(out)
 
 
-def _share(terms: set[str], held: set[str]) -> float:
-    return sum(1 for t in terms if covered(t, held)) / len(terms) if terms else 0.0
+def _share(terms: AbstractSet[str], held: AbstractSet[str]) -> float:
+    """The share of ``terms`` that ``held`` holds (a word family counts: ``covered``)."""
+    if not terms:
+        return 0.0
+    pool = set(held)
+    return sum(1 for t in terms if covered(t, pool)) / len(terms)
 
 
 #: Pronouns that stand for what the sentence before spoke of ("*It* also solves ...").

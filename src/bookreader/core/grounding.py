@@ -51,7 +51,11 @@ swap.  Independently of windows: a number, name, code term, comparative ("closer
 multi-word name ("Lake Erie State Park": capitalised words written together) absent
 from the whole context fails the sentence and is reported in ``missing_terms``; two or
 more names that no one context sentence holds together fail it (a relation no sentence
-states); the design's rule ``similarity >= similarity_threshold or overlap >=
+states); a claim that joins two parts with a connective ("X because Y", "X so that Y",
+"Y, therefore X") where no context sentence states that relation between those parts
+while one relates a part to something else fails
+(:func:`~bookreader.core.claim_relations.relation_misstated`: shared words are not a
+stated relation); the design's rule ``similarity >= similarity_threshold or overlap >=
 overlap_threshold`` (the settings' two thresholds, overlap over the whole context) stays
 a necessary condition.
 
@@ -454,7 +458,9 @@ class GroundingValidator:
         """The checks no learned decision overrides: the sentence says what a planted
         instruction asks for, restates the question, is garbled, gives its subject
         another entry's definition, names a number, name or code term the context does
-        not hold, or a number the context says of something else.  (A sentence without
+        not hold, a number the context says of something else, or a relation (a cause, a
+        purpose, a condition, a change from one term to another) the context states
+        between other parts (:func:`~bookreader.core.claim_relations.relation_misstated`).  (A sentence without
         checkable terms, "Yes.", is not judged at all.)"""
         return bool(s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition
                     or (s.n_terms and (s.missing or s.miscounted or s.relation_misstated)))
