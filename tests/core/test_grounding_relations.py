@@ -134,3 +134,21 @@ def test_a_change_given_the_other_way_round_is_misstated(embedder):
     v = GroundingValidator(embedder.quantized_copy())
     assert not v.validate("The estimated slope has changed from 0.57 to 0.42.", estimates).passed
     assert v.validate("The estimated slope has changed from 0.42 to 0.57.", estimates).passed
+
+
+def test_a_part_said_in_other_words_or_a_meaning_either_way_round_passes(embedder):
+    models = ("A sentence is a tautology only if it is true in every model. This cannot be "
+              "avoided just by constructing partial models, because there are infinitely many "
+              "partial models.")
+    cells = ("Most automata are deterministic, which means that their rules do not have any "
+             "random elements.")
+    reworded = ("Building partial models does not get around this, since there are infinitely "
+                "many partial models.")
+    # by words alone the consequent looks like something else ...
+    assert relation_misstated(reworded, support_sentences(models))
+    # ... the validator's embedder reads it as the same part in other words
+    v = GroundingValidator(embedder.quantized_copy())
+    assert not relation_misstated(reworded, support_sentences(models), v.text_similarity)
+    # "X, which means Y" may be restated from Y to X
+    assert not relation_misstated("Because their rules have no random elements, most "
+                                  "automata are deterministic.", support_sentences(cells))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from collections.abc import Set as AbstractSet
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from bookreader.core.claim_text import FINITE_VERBS, claim_terms, strip_verdict
 from bookreader.core.exact_terms import ANAPHORA, covered
@@ -29,6 +29,7 @@ from bookreader.core.lexicon import (
     GROUND_AFTER,
     GROUND_BEFORE,
     GROUND_NOUNS,
+    MEANING,
     NOT_AFTER_SO,
     NOUN_BEFORE_CAUSE,
 )
@@ -44,6 +45,12 @@ PART_STRONG = 0.6
 #: part is not what the context relates it to: the context gives the claim's cause for
 #: something else (or another cause for the claim's effect).
 PART_WEAK = 0.25
+#: ... unless the two parts mean the same in other words: a claim part and the context
+#: relation's part at this cosine or more (the validator's sentence embedder) correspond
+#: ("Building partial models does not get around this" / "This cannot be avoided by
+#: constructing partial models").  Parts about the same subject that say different
+#: things measured up to 0.6 on the tune books' pairs.
+PART_SIMILAR = 0.65
 #: ... and the relation's other part names at least this many terms the claim does not
 #: (a short part such as "the error" points back at something, it names nothing else).
 OTHER_TERMS = 2
@@ -240,6 +247,8 @@ class _Held(NamedTuple):
     ground: frozenset[str]
     consequent: frozenset[str]
     whole: frozenset[str]
+    ground_text: str = ""
+    consequent_text: str = ""
 
 
 @lru_cache(maxsize=16384)
@@ -258,7 +267,8 @@ def _relation_terms(sentence: str, previous: str) -> tuple[_Held, ...]:
         if _pronoun_subject(r.consequent):
             consequent = own | _subject_terms(previous)
         out.append(_Held(r.kind, ground, consequent,
-                         own_ground | own | frozenset(claim_terms(sentence))))
+                         own_ground | own | frozenset(claim_terms(sentence)),
+                         r.ground, r.consequent))
     return tuple(out)
 
 
@@ -267,7 +277,8 @@ def _new(part: frozenset[str], claim: set[str]) -> int:
     return sum(1 for t in part if not covered(t, claim))
 
 
-def relation_misstated(claim: str, sentences: Sequence[str]) -> bool:
+def relation_misstated(claim: str, sentences: Sequence[str],
+                       similar: Optional[Callable[[str, str], float]] = None) -> bool:
     """True when ``claim`` relates two parts in a way no sentence of the context does,
     while a context sentence relates one of those parts to something else.
 
@@ -280,8 +291,11 @@ def relation_misstated(claim: str, sentences: Sequence[str]) -> bool:
     or that holds the two the other way round, shows the context relating them
     otherwise: the claim is misstated.  A claim whose parts the context states without a
     connective ("The stack is limited. If you exceed it, ...") is left to the other
-    checks: the relation is implicit, not contradicted.  A change given the other way
-    round (:func:`change_reversed`) is misstated too.
+    checks: the relation is implicit, not contradicted.  With ``similar`` (a cosine of two
+    texts), a claim part that the relation's corresponding part says in other words
+    (:data:`PART_SIMILAR`) is not something else.  "X, which means Y" may be restated
+    either way round.  A change given the other way round (:func:`change_reversed`) is
+    misstated too.
     """
     if change_reversed(claim, sentences):
         return True
@@ -305,8 +319,17 @@ def relation_misstated(claim: str, sentences: Sequence[str]) -> bool:
         said = ground | consequent | shared
         if any(_states(ground, consequent, h, before, said) for h, before in support):
             continue
-        if any(h.kind == rel.kind and _relates_otherwise(ground, consequent, h, said)
-               for h, _ in support):
+        for h, _ in support:
+            if h.kind != rel.kind:
+                continue
+            side = _relates_otherwise(ground, consequent, h, said)
+            if side is None:
+                continue
+            if similar is not None and side != "reversed":
+                mine, theirs = ((rel.consequent, h.consequent_text) if side == "consequent"
+                                else (rel.ground, h.ground_text))
+                if similar(mine, theirs) >= PART_SIMILAR:
+                    continue  # the same part in other words
             return True
     return False
 
@@ -322,19 +345,27 @@ def _states(ground: set[str], consequent: set[str], h: _Held, before: set[str],
             return True
         return _new(held, said) < OTHER_TERMS and _share(part, before) >= PART_MATCH
 
-    return holds(ground, h.ground) and holds(consequent, h.consequent)
+    if holds(ground, h.ground) and holds(consequent, h.consequent):
+        return True
+    return h.kind == MEANING and holds(ground, h.consequent) and holds(consequent, h.ground)
 
 
 def _relates_otherwise(ground: set[str], consequent: set[str], h: _Held,
-                       said: set[str]) -> bool:
-    """True when the context relation ``h`` relates one of the claim's parts to something
-    else (it holds that part well, its sentence hardly holds the other, and its other part
-    names terms of its own), or relates the two the other way round."""
+                       said: set[str]) -> Optional[str]:
+    """Which part of the claim the context relation ``h`` relates otherwise, or None.
+
+    "consequent": ``h`` holds the claim's ground well, its sentence hardly holds the
+    claim's consequent, and its own consequent names terms of its own (the ground is
+    given for something else); "ground", the same the other way; "reversed": ``h`` holds
+    the two parts the other way round (not for "which means", which goes both ways).
+    """
     if (_share(ground, h.ground) >= PART_STRONG and _share(consequent, h.whole) < PART_WEAK
             and _new(h.consequent, said) >= OTHER_TERMS):
-        return True
+        return "consequent"
     if (_share(consequent, h.consequent) >= PART_STRONG and _share(ground, h.whole) < PART_WEAK
             and _new(h.ground, said) >= OTHER_TERMS):
-        return True
-    return (_share(ground, h.consequent) >= PART_MATCH
-            and _share(consequent, h.ground) >= PART_MATCH)
+        return "ground"
+    if (h.kind != MEANING and _share(ground, h.consequent) >= PART_MATCH
+            and _share(consequent, h.ground) >= PART_MATCH):
+        return "reversed"
+    return None

@@ -379,6 +379,11 @@ class GroundingValidator:
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
 
+    def text_similarity(self, a: str, b: str) -> float:
+        """The cosine of two texts' vectors (embedded once each, cached)."""
+        self._embed([a, b])
+        return float(self._vectors[a] @ self._vectors[b])
+
     def _windows(self, sentence: str, ctx: Context, question: str = "") -> list[WindowScore]:
         """The sentence scored against its candidate windows (best first)."""
         return score_windows(self, sentence, ctx, question)
@@ -423,7 +428,7 @@ class GroundingValidator:
                 swapped_definition=swaps_defined_subject(sent, ctx.entries),
                 miscounted=tuple(miscounted(sent, ctx.windows)),
                 relation_misstated=bool(terms) and copied is None
-                and relation_misstated(sent, ctx.windows),
+                and relation_misstated(sent, ctx.windows, self.text_similarity),
             )
             rule_ok = self.rule_verdict(partial)
             partial = dataclasses.replace(

@@ -18,6 +18,9 @@ from __future__ import annotations
 CAUSE = "cause"
 PURPOSE = "purpose"
 CONDITION = "condition"
+#: "X, which means Y": Y says what X amounts to; either part can be read from the other,
+#: so the two parts may be given in either order.
+MEANING = "meaning"
 
 #: (connective, kind): the part after the connective is the ground of the part before.
 GROUND_AFTER: tuple[tuple[str, str], ...] = (
@@ -42,8 +45,8 @@ GROUND_AFTER: tuple[tuple[str, str], ...] = (
 GROUND_BEFORE: tuple[tuple[str, str], ...] = (
     ("so", CAUSE), ("therefore", CAUSE), ("thus", CAUSE), ("hence", CAUSE),
     ("consequently", CAUSE), ("as a result", CAUSE), ("as a consequence", CAUSE),
-    ("for this reason", CAUSE), ("which means that", CAUSE), ("which means", CAUSE),
-    ("this means that", CAUSE), ("this means", CAUSE), ("which is why", CAUSE),
+    ("for this reason", CAUSE), ("which means that", MEANING), ("which means", MEANING),
+    ("this means that", MEANING), ("this means", MEANING), ("which is why", CAUSE),
     ("that is why", CAUSE), ("this is why", CAUSE),
     ("causes", CAUSE), ("cause", CAUSE), ("caused", CAUSE), ("causing", CAUSE),
     ("leads to", CAUSE), ("lead to", CAUSE), ("led to", CAUSE), ("leading to", CAUSE),
