@@ -5,6 +5,11 @@ Usage::
     python bench/verifier.py [--split test|tune|all] [--errors] [--json] [--no-halueval]
         [--rules | --cross FILE | --model FILE]
 
+``--pairs bench/relation_pairs.jsonl`` reads the pairs written for one class instead: a
+claim that asserts a relation ("X because Y", "X so that Y") over a passage that states
+another relation with one of its parts (kind ``relation``, unsupported) or restates the
+relation the passage gives (``relation_ok``); over tune books only, so ``--split tune``.
+
 ``bench/verifier_pairs.jsonl`` holds hand-written (passage, answer, label, kind) pairs
 over seven of the evaluation books, written before the verifier was tuned on them.  A
 line holds no book text, only a locator (``book``, 1-based ``page``, the passage's first
@@ -125,7 +130,8 @@ def print_table(name: str, m: dict) -> None:
         print("| kind | label | accepted | n |\n|---|---|---|---|")
         for kind in [k for k in KINDS if k in rates] + [k for k in rates if k not in KINDS]:
             rate, n = rates[kind]
-            label = "supported" if kind in SUPPORTED_KINDS or kind == "right" else "unsupported"
+            label = ("supported" if kind in SUPPORTED_KINDS or kind in ("right", "relation_ok")
+                     else "unsupported")
             print(f"| {kind} | {label} | {rate:.3f} | {n} |")
 
 
@@ -133,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--split", choices=("test", "tune", "all"), default="test")
     ap.add_argument("--no-halueval", action="store_true")
+    ap.add_argument("--pairs", type=Path, default=PAIRS,
+                    help="another pair file of the same format (bench/relation_pairs.jsonl: "
+                         "claims that state a relation, tune books only)")
     ap.add_argument("--errors", action="store_true", help="print the pairs judged wrongly")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--model", type=Path, default=None,
@@ -163,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     validator = GroundingValidator(MiniLMEmbedder().quantized_copy(), model=model, cross=cross)
     tag = ("_model" if model else "_rules" if validator.cross is None
            else "_cross" if args.cross else "")
-    pairs = load_pairs(PAIRS, args.split)
+    pairs = load_pairs(args.pairs, args.split)
+    if args.pairs != PAIRS:
+        tag += "_" + args.pairs.stem
     result, verdicts = run(pairs, validator)
     results = {"pairs": result}
     if args.errors:

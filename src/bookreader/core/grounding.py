@@ -51,7 +51,11 @@ swap.  Independently of windows: a number, name, code term, comparative ("closer
 multi-word name ("Lake Erie State Park": capitalised words written together) absent
 from the whole context fails the sentence and is reported in ``missing_terms``; two or
 more names that no one context sentence holds together fail it (a relation no sentence
-states); the design's rule ``similarity >= similarity_threshold or overlap >=
+states); a claim that joins two parts with a connective ("X because Y", "X so that Y",
+"Y, therefore X") where no context sentence states that relation between those parts
+while one relates a part to something else fails
+(:func:`~bookreader.core.claim_relations.relation_misstated`: shared words are not a
+stated relation); the design's rule ``similarity >= similarity_threshold or overlap >=
 overlap_threshold`` (the settings' two thresholds, overlap over the whole context) stays
 a necessary condition.
 
@@ -138,6 +142,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from bookreader.core.citations import claim_units
+from bookreader.core.claim_relations import relation_misstated
 from bookreader.core.claim_text import claim_terms, clauses
 from bookreader.core.grounding_checks import (
     carries_out,
@@ -260,6 +265,10 @@ class SentenceScore:
     #: Numbers said of what the context counts with other numbers ("250 time steps"
     #: where it says "100 time steps" and "250 agents"): :func:`miscounted`.
     miscounted: tuple[str, ...] = ()
+    #: The sentence relates two parts (a cause, a purpose, a condition) in a way no
+    #: context sentence does, while one relates a part to something else
+    #: (:func:`~bookreader.core.claim_relations.relation_misstated`).
+    relation_misstated: bool = False
     #: The learned decision's inputs (:data:`~bookreader.core.grounding_model.FEATURES`),
     #: empty when the validator decides by its thresholds alone.
     features: tuple[float, ...] = ()
@@ -370,6 +379,11 @@ class GroundingValidator:
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
 
+    def text_similarity(self, a: str, b: str) -> float:
+        """The cosine of two texts' vectors (embedded once each, cached)."""
+        self._embed([a, b])
+        return float(self._vectors[a] @ self._vectors[b])
+
     def _windows(self, sentence: str, ctx: Context, question: str = "") -> list[WindowScore]:
         """The sentence scored against its candidate windows (best first)."""
         return score_windows(self, sentence, ctx, question)
@@ -413,6 +427,8 @@ class GroundingValidator:
                 obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
                 swapped_definition=swaps_defined_subject(sent, ctx.entries),
                 miscounted=tuple(miscounted(sent, ctx.windows)),
+                relation_misstated=bool(terms) and copied is None
+                and relation_misstated(sent, ctx.windows, self.text_similarity),
             )
             rule_ok = self.rule_verdict(partial)
             partial = dataclasses.replace(
@@ -447,10 +463,12 @@ class GroundingValidator:
         """The checks no learned decision overrides: the sentence says what a planted
         instruction asks for, restates the question, is garbled, gives its subject
         another entry's definition, names a number, name or code term the context does
-        not hold, or a number the context says of something else.  (A sentence without
+        not hold, a number the context says of something else, or a relation (a cause, a
+        purpose, a condition, a change from one term to another) the context states
+        between other parts (:func:`~bookreader.core.claim_relations.relation_misstated`).  (A sentence without
         checkable terms, "Yes.", is not judged at all.)"""
         return bool(s.obeys_instruction or s.tautology or s.garbled or s.swapped_definition
-                    or (s.n_terms and (s.missing or s.miscounted)))
+                    or (s.n_terms and (s.missing or s.miscounted or s.relation_misstated)))
 
     def decide(self, s: SentenceScore) -> bool:
         """The verdict for one scored sentence (see the module docstring): the hard
@@ -474,7 +492,7 @@ class GroundingValidator:
             return False
         if s.n_terms == 0:
             return True
-        if s.missing or s.miscounted or s.relation_unstated:
+        if s.missing or s.miscounted or s.relation_unstated or s.relation_misstated:
             return False
         if s.similarity < self.similarity_threshold and s.overlap < self.overlap_threshold:
             return False  # the design's rule, kept as a necessary condition
