@@ -25,7 +25,6 @@ from bookreader.core.selection_answer import (
     reverses_direction,
     turns_on_absent_word,
 )
-from bookreader.core.selection_contrasts import agent_made_patient, contrasts, likening_swapped
 from bookreader.core.selection_types import has_wanted_type
 from bookreader.core.types import Mode, Outcome
 
@@ -64,8 +63,6 @@ def test_the_sentence_that_answers_is_found(embedder):
 @pytest.mark.parametrize("question, selection, why", [
     ("What is a compiler?", KEYWORDS, "uses the word, does not say what it is"),
     ("How many companies were registered in Berlin in 2006?", COMPANIES, "Berlin is not named"),
-    ("Who argued that objects retain their velocity even when acted on by a force?", GALILEO,
-     "'He' names nobody"),
     ("Which words are never used by the compiler?", KEYWORDS, "the question turns on 'never'"),
     ("What does compareTo return?", CAST, "nothing about it"),
 ])
@@ -215,30 +212,6 @@ CLASSES = ("Deciding whether a given triple is a member of this set corresponds 
 FORCES = ("The strong and weak forces are nuclear forces that act only at very short distances, "
           "and are responsible for the interactions between subatomic particles.")
 
-
-@pytest.mark.parametrize("question, sentence, expected", [
-    ("The SNP gave eight seats to the Liberal who?", SNP, True),
-    ("Closing speakers are given between 5 and how many minutes?", DEBATE, True),
-    ("What corresponds to solving the problem of multiplying three numbers?", CLASSES, True),
-    ("What forces are responsible for the interactions between atomic particles?", FORCES,
-     True),
-    # A count the sentence leaves out is not a count it replaces.
-    ("How should you compare two strings?",
-     "The correct way to compare strings is with the equals method.", False),
-    ("Which seats did the SNP take from the Liberal Democrats?", SNP, False),
-])
-def test_a_sentence_holding_the_opposite_of_a_question_word(question, sentence, expected):
-    assert contrasts(question, sentence) is expected
-
-
-@pytest.mark.parametrize("question, selection", [
-    ("The SNP gave eight seats to the Liberal who?", SNP),
-    ("Closing speakers are given between 5 and how many minutes?", DEBATE),
-])
-def test_the_gate_refuses_a_near_miss_sentence(question, selection, embedder):
-    assert _sentence(question, selection, embedder) is None
-
-
 ARRAY = ("An array is a sequence of values; the values in the array are called elements. You "
          "can make an array of ints, doubles, Strings, or any other type, but all the values in "
          "an array must have the same type.")
@@ -379,19 +352,6 @@ TRIBUTE = ("The settlers came from the northern islands. Under their chief Haral
            "agreed to pay tribute to Queen Mathilda of Burgundy. In return they received land "
            "along the river.")
 
-
-def test_a_sentence_whose_roles_the_restated_question_exchanges_does_not_answer(embedder):
-    # "Who did Queen Mathilda pay tribute to?": the selection says who paid tribute *to*
-    # her.  The model's restatement puts the answer in the other role.
-    question = "Who did Queen Mathilda pay tribute to?"
-    sel = CitationSource.for_selection(TRIBUTE)
-    assert answering_sentence(question, sel, embedder,
-                              "Queen Mathilda paid tribute to Harald.") is None
-    # An answer that adds nothing to the question exchanges nothing.
-    best = answering_sentence(question, sel, embedder, "Queen Mathilda paid tribute.")
-    assert best is not None and "Harald" in best.sentence
-
-
 def test_a_name_the_question_inflects_is_the_sentence_s_name(embedder):
     selection = ("The Roman engineers built aqueducts that carried water over long distances. "
                  "They used gravity alone, with a slope of a few centimetres per kilometre.")
@@ -429,56 +389,9 @@ def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_
 def test_a_question_asking_for_a_time_needs_one(question, sentence, expected):
     assert has_wanted_type(question, sentence) is expected
 
-
-@pytest.mark.parametrize("question, sentence, expected", [
-    # "ending" holds "ended": the sentence's "began" (of another thing) is no contrast.
-    ("Which mayor ended the night bus service?",
-     "The night buses began in 1975; in 1995 the mayor signed a budget ending the service.",
-     False),
-    ("Which mayor ended the night bus service?",
-     "The night bus service began under the mayor elected in 1975.", True),
-    # A prefixed opposite says what a negation says.
-    ("What follows if the two sets are shown to be unequal?",
-     "If the two sets are not equal, then their sizes may differ.", False),
-    ("What follows if the two sets are shown to be unequal?",
-     "If the two sets are equal, then their sizes are the same.", True),
-    ("Which rule was not considered justified by the court?",
-     "The court found the second rule unjustified.", False),
-    # "during" is not "before" or "after".
-    ("Which bridge was built during the war?",
-     "The stone bridge was built long before the war.", True),
-    ("Which bridge was built during the war?",
-     "The iron bridge was built during the war, after the stone one collapsed.", False),
-    # "even when" (it holds despite) is the opposite condition of "unless" (it stops).
-    ("Which pumps keep running even when the power fails?",
-     "The old pumps keep running unless the power fails.", True),
-    ("Which pumps keep running even when the power fails?",
-     "The old pumps keep running even when the power fails, unless flooded.", False),
-])
-def test_a_contrast_reads_inflections_and_negations(question, sentence, expected):
-    assert contrasts(question, sentence) is expected
-
-
 VOYAGE = ("In 1020 the settlers built a harbour at the river mouth. In 1021 Olaf sailed to the "
           "southern coast to found a trading town for his family, but failed. His brother traded "
           "furs with the inland tribes.")
-
-
-def test_a_sentence_telling_of_a_failure_does_not_say_who_did_it(embedder):
-    # Nobody founded the town: the sentence says the attempt failed.
-    assert _sentence("Who founded a trading town on the southern coast?", VOYAGE,
-                     embedder) is None
-    # A question about the attempt is answered by it.
-    got = _sentence("Who tried to found a trading town on the southern coast?", VOYAGE,
-                    embedder)
-    assert got is not None and "Olaf" in got
-
-
-def test_a_passive_question_is_not_answered_by_the_active_sentence(embedder):
-    selection = ("In 1204 Halvard named his son as the heir to the farm. The farm lay by the "
-                 "fjord and kept forty sheep.")
-    assert _sentence("In 1204 what was Halvard named as?", selection, embedder) is None
-
 
 HARBOUR = ("The old harbour of Kelvane was rebuilt in 1902 by the engineer Tomas Breck. "
            "Its two lighthouses guided the herring fleet for decades. "
@@ -578,45 +491,6 @@ CHARTER = ("The river towns met at Lenholm in 1310. The weavers of Brennock refu
            "the trade charter and were exempt from the tolls it set unless they agreed to be "
            "bound by them. The other guilds signed it within a year.")
 
-
-def test_a_restatement_putting_a_word_where_the_sentence_has_its_opposite_does_not_answer(
-        embedder):
-    # "Who agreed to sign ...?": the sentence says the weavers *refused* to; "agreed" later
-    # in the sentence (a condition) does not make it say the question's premise.
-    question = "Who agreed to sign the trade charter and were exempt from the tolls it set?"
-    sel = CitationSource.for_selection(CHARTER)
-    restated = "The weavers of Brennock agreed to sign the trade charter and were exempt."
-    assert answering_sentence(question, sel, embedder, restated) is None
-    agreed = CitationSource.for_selection(CHARTER.replace("refused", "agreed"))
-    best = answering_sentence(question, agreed, embedder, restated)
-    assert best is not None and "Brennock" in best.sentence
-
-
-@pytest.mark.parametrize("question, sentence, expected", [
-    ("Why do the guards treat visitors like prisoners?",
-     "The guards treat prisoners as if they were visitors.", True),
-    ("Why do the guards treat visitors like prisoners?",
-     "The guards treat visitors like prisoners, searching them twice.", False),
-    ("Why do the guards treat visitors like prisoners?", "The guards search every visitor.",
-     False),
-    ("Which languages, like Latin, have cases?", "Greek, like Latin, has five cases.", False),
-])
-def test_a_question_likening_the_other_way(question, sentence, expected):
-    assert likening_swapped(question, sentence) is expected
-
-
-def test_the_gate_refuses_a_sentence_likening_the_other_way(embedder):
-    selection = ("The old fortress of Varn is now a museum. Because of a theft in 1998, its "
-                 "guards treat prisoners as if they were visitors to a palace. Tickets are "
-                 "sold at the gate.")
-    question = "Why do the guards of the fortress treat visitors like prisoners?"
-    assert _sentence(question, selection, embedder) is None
-    same_way = selection.replace("treat prisoners as if they were visitors",
-                                 "treat visitors as if they were prisoners")
-    got = _sentence(question, same_way, embedder)
-    assert got is not None and "theft" in got
-
-
 STRAIT = ("Fishermen from Varn charted the channel in 1620, and it became known as the Varn "
           "Strait. Other, older names for the strait include the Grey Passage and the Narrows. "
           "Its currents are strong in spring.")
@@ -690,31 +564,6 @@ def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_n
     plain = selection.replace("the storm gate which holds back the river",
                               "the gate which holds back the river")
     assert _sentence(question, plain, embedder) is None
-
-
-@pytest.mark.parametrize("question, sentence, expected", [
-    # The question makes Halvard the doer; the sentence says what was done to him.
-    ("What prize was founded by Halvard?", "When Halvard was given the Lenholm prize, the "
-     "guild held a feast.", True),
-    ("What prize was founded by Halvard?", "The Lenholm prize was founded by Halvard in 1702.",
-     False),
-    ("What prize was founded by Halvard?", "Halvard was asked to found a prize, and founded "
-     "the Lenholm prize in 1702.", False),
-    ("What prize was given to Halvard?", "When Halvard was given the Lenholm prize, the guild "
-     "held a feast.", False),
-])
-def test_a_question_naming_the_doer_is_not_answered_by_what_befell_him(question, sentence,
-                                                                       expected):
-    assert agent_made_patient(question, sentence) is expected
-
-
-def test_the_gate_refuses_a_sentence_saying_what_befell_the_question_s_doer(embedder):
-    selection = ("The steam engine of Halvard Brenn was patented in 1702. When Brenn was given "
-                 "the Lenholm prize, the guild called it the finest engine of the age.")
-    assert _sentence("What prize was founded by Brenn?", selection, embedder) is None
-    got = _sentence("What prize was Brenn given?", selection, embedder)
-    assert got is not None and "Lenholm" in got
-
 
 #: Two books' sentences that name what the sentence before describes (population
 #: genetics, linear algebra).

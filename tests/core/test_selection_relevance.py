@@ -18,13 +18,10 @@ from bookreader.core.selection_answer import LEAD
 from bookreader.core.selection_relevance import (
     answer_span,
     answered_from,
-    answers_near_miss,
     names_absent_number,
     names_only_after,
     off_target,
-    opposite_in_place,
     relevance,
-    substituted_word,
 )
 from bookreader.core.types import Mode, Outcome
 
@@ -157,107 +154,6 @@ def test_a_question_naming_an_absent_number_gets_the_fallback_without_a_model(em
     assert ans.text == prompts.NOT_IN_SELECTION
 
 
-GEARS = ("A gearbox changes the speed of the wheels. In a closed system the gears only "
-         "accelerate with respect to each other; the system as a whole keeps its speed. A "
-         "clutch disconnects the engine from the gearbox.")
-GEARS_ANSWER = ("In a closed system the gears only accelerate with respect to each other. "
-                "[Source: Selected text - \"In a closed system the gears only accelerate with "
-                "respect to each other\"]\nConfidence: 0.9")
-
-
-@pytest.mark.parametrize("question, expected", [
-    # The answer is copied from the sentence that says the opposite: a near miss.
-    ("In a closed system, the gears only decelerate with respect to what?", True),
-    ("In a closed system, the gears only accelerate with respect to what?", False),
-])
-def test_an_answer_from_a_sentence_stating_the_opposite(question, expected):
-    answer = "In a closed system the gears only accelerate with respect to each other."
-    assert answers_near_miss(question, answer, GEARS) is expected
-    assert off_target(question, answer, GEARS) is expected
-
-
-def test_a_copied_answer_to_a_near_miss_question_gets_the_fallback(claude_server,
-                                                                   claude_answerer):
-    claude_server.queue(Behaviour.normal(GEARS_ANSWER))
-    a = claude_answerer.ask("In a closed system, the gears only decelerate with respect to "
-                            "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
-    assert a.fallback and a.text == prompts.NOT_IN_SELECTION
-    claude_server.queue(Behaviour.normal(GEARS_ANSWER))
-    a = claude_answerer.ask("In a closed system, the gears only accelerate with respect to "
-                            "what?", mode=Mode.SELECTED, selection=GEARS, backend="claude")
-    assert a.outcome is Outcome.ANSWER and "each other" in a.text
-
-
-@pytest.mark.parametrize("selection, answer, near_miss, question", [
-    # The sentence says the act failed: nobody founded the town.
-    ("In 1021 Olaf sailed to the southern coast to found a trading town, but failed. His "
-     "brother traded furs with the inland tribes.",
-     "Olaf sailed to the southern coast to found a trading town.",
-     "Who founded a trading town on the southern coast?",
-     "What did Olaf attempt on the southern coast?"),
-    # The sentence likens the question's two terms the other way round.
-    ("Since a theft in 1998 the guards of Varn treat prisoners as if they were visitors to a "
-     "palace. Tickets are sold at the gate.",
-     "The guards treat prisoners as if they were visitors.",
-     "Why do the guards treat visitors like prisoners?",
-     "Why do the guards treat prisoners like visitors?"),
-    # The sentence says what befell the one the question names as the doer.
-    ("The steam engine of Halvard Brenn was patented in 1702. When Brenn was given the "
-     "Lenholm prize, the guild called it the finest engine of the age.",
-     "Brenn was given the Lenholm prize.",
-     "What prize was founded by Brenn?",
-     "What prize was Brenn given?"),
-])
-def test_an_answer_from_a_sentence_answering_a_near_miss(selection, answer, near_miss,
-                                                         question):
-    assert answers_near_miss(near_miss, answer, selection)
-    assert not answers_near_miss(question, answer, selection)
-
-
-@pytest.mark.parametrize("sentence, expected", [
-    # The question asks what Halvard was named; the sentence says whom he named.
-    ("In 1204 Halvard named his son as the heir to the farm.", True),
-    ("In 1204 Halvard was named as the heir to the farm.", False),
-])
-def test_an_answer_from_a_sentence_stating_the_other_role_of_a_passive(sentence, expected):
-    selection = f"{sentence} The farm lay by the fjord."
-    assert answers_near_miss("In 1204 what was Halvard named as?", sentence,
-                             selection) is expected
-
-
-COMET = ("Marta derived a simple formula for the orbit of the comet. She published it in 1802 "
-         "in the journal of the academy.")
-
-
-@pytest.mark.parametrize("question, answer, source, expected", [
-    # The answer puts the question's word where the sentence has another one.
-    ("What did Marta use for astronomy?",
-     "Marta used a simple formula for the orbit of the comet.", COMET.split(". ")[0], "used"),
-    ("Who agreed to close the old mill?", "The council agreed to close the old mill in May.",
-     "The council refused to close the old mill in May.", "agreed"),
-    # A synonym is no substitute; nor is the slot after "what".
-    ("How many workers were killed in the fire?",
-     "Forty workers were killed in the fire at the mill.",
-     "Forty workers were slaughtered in the fire at the mill.", ""),
-    ("What kind of formula did Marta derive for the comet?",
-     "Marta derived a kind formula for the orbit of the comet.",
-     "Marta derived a simple formula for the orbit of the comet.", ""),
-])
-def test_a_question_word_put_in_place_of_the_sentence_s(question, answer, source, expected,
-                                                        embedder):
-    assert substituted_word(question, answer, source, embedder) == expected
-    assert substituted_word(question, answer, source) == ""  # nothing judged without one
-
-
-def test_an_answer_stating_the_question_s_premise_gets_the_fallback(claude_server,
-                                                                    claude_answerer):
-    claude_server.queue(Behaviour.normal(
-        "Marta used a simple formula for the orbit of the comet.\nConfidence: 0.9"))
-    a = claude_answerer.ask("What did Marta use for astronomy?", mode=Mode.SELECTED,
-                            selection=COMET, backend="claude")
-    assert a.fallback and a.text == prompts.NOT_IN_SELECTION
-
-
 def test_a_long_copied_span_with_one_word_changed_points_at_its_sentence():
     question = "What made the mill close for a year?"
     sentence = ("The river flooded in the spring of 1912 and the water wheel broke, which "
@@ -273,19 +169,6 @@ def test_a_long_copied_span_with_one_word_changed_points_at_its_sentence():
     _, two = answer_span(question, "The river froze in the winter of 1912 and the water "
                          "wheel broke, becoming the main reason.")
     assert not answered_from(two, sentence)
-
-
-@pytest.mark.parametrize("answer, source, expected", [
-    ("The guild agreed to sign the charter.",
-     "The guild refused to sign the charter unless it agreed to be bound.", "agreed"),
-    ("The guild agreed to sign the charter.", "The guild agreed to sign the charter.", ""),
-    # Another word, not an opposite: no judgement without an embedder.
-    ("The guild agreed to sign the charter.", "The guild wanted to sign the charter.", ""),
-])
-def test_an_opposite_in_the_place_of_a_question_word(answer, source, expected):
-    question = "Who agreed to sign the charter?"
-    assert opposite_in_place(question, answer, source) == expected
-
 
 ENDOWMENT = ("Kelvane College holds the largest endowment in the region. It was worth $3 "
              "billion in 2011. It lost about 30% in 2008. The Ledger, a local paper, put the "

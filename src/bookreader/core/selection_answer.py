@@ -72,9 +72,7 @@ from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
-from bookreader.core.grounding_roles import roles_swapped
-from bookreader.core.selection_contrasts import OPPOSING_PREFIX, states_near_miss
-from bookreader.core.selection_relevance import answer_span, answered_from, opposite_in_place
+from bookreader.core.selection_relevance import answer_span, answered_from
 from bookreader.core.selection_types import (
     CALL_Q,
     defines,
@@ -184,6 +182,8 @@ def reverses_direction(question: str, selection: str) -> bool:
     return _runs(selection, b, a) and not _runs(selection, a, b)
 
 
+#: A prefix that turns a word into its opposite ("justified" / "*un*justified").
+OPPOSING_PREFIX = re.compile(r"^(?:un|non|sub|anti|counter|dis|in|im|ir|il)(?=[a-z]{5})")
 #: Words that negate without a negation word ("he *lacked* Belgian nationality").
 _IMPLICIT_NEGATION = re.compile(r"\b(?:lack\w*|fail\w*|refus\w*|absen\w*|unable|instead)\b",
                                 re.I)
@@ -406,7 +406,7 @@ def answering_sentence(question: str, selection: CitationSource,
     if naming:  # "What are the values in an array called?" asks for a name
         define = None
     who = WHO_NAMED_Q.match(" ".join(question.split()))
-    first, span = answer_span(question, model_answer)
+    _, span = answer_span(question, model_answer)
     source = next((q for q in ranked if answered_from(span, q.sentence)), None)
     candidates = [q for q in ranked[:2] if q is not source]
     if source is not None:
@@ -435,8 +435,8 @@ def answering_sentence(question: str, selection: CitationSource,
         agreed = answered_from(span, best.sentence)
         log.debug("selection sentence %.2f coverage %.2f exact %s agreed %s: %s", best.score,
                   coverage, have_exact, agreed, best.sentence[:80])
-        if turning - _turning_words(best.sentence) or states_near_miss(question, best.sentence):
-            continue  # the question asks the opposite of what the sentence says
+        if turning - _turning_words(best.sentence):
+            continue  # the question turns on a word the sentence lacks
         if not has_wanted_type(question, best.sentence):
             continue  # a who / when / how-many question needs a name / date / number
         if naming and not gives_name(best.sentence, question, name_of):
@@ -445,10 +445,6 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # "Who were the Semuren?" is not answered by what befell them
         if define and not defines(best.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
-        if span and roles_swapped(first, best.sentence):
-            continue  # the question, as the model restated it, exchanges the sentence's roles
-        if span and opposite_in_place(question, first, best.sentence):
-            continue  # ... or puts a question word where the sentence has its opposite
         floor = MIN_COVERAGE_AGREED if agreed else MIN_COVERAGE
         if coverage >= floor and have_exact and adds:
             return best

@@ -9,11 +9,7 @@ answer talks about something else: neither its sentences nor the selection's sen
 they come from hold the question's words, while another sentence of the selection does.
 :func:`off_target` says so; the answer is then replaced by the selection's sentence that
 clearly answers (:func:`bookreader.core.selection_answer.selection_answer`, a strict
-gate) or by the fixed fallback.  So is an answer to a near miss of the question
-(:func:`answers_near_miss`): its source sentence holds the opposite of a question word,
-says the act failed or states the other role of a passive question, or the answer puts a
-question word in place of the source's word ("Marta *used* a formula" from "Marta derived
-a formula"), stating the question's premise; and so is an answer from a sentence that
+gate) or by the fixed fallback.  So is an answer from a sentence that
 comes before the selection first names the question's name (:func:`names_only_after`:
 "How much did *Forbes* lose?" answered "30%" from "It suffered about 30% loss", Forbes
 named only later).
@@ -33,11 +29,9 @@ from __future__ import annotations
 
 import logging
 import re
-from difflib import SequenceMatcher
 from typing import Any
 
 from bookreader.core.citations import strip_citations
-from bookreader.core.selection_contrasts import opposed, states_near_miss
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
@@ -105,126 +99,6 @@ def relevance(question: str, answer: str, selection: str) -> tuple[float, float]
     return mine, best
 
 
-def source_sentence(answer: str, selection: str) -> str:
-    """The selection's sentence that ``answer``'s first sentence comes from: the one
-    sharing most content words with it ("" when none shares any)."""
-    sentences = split_sentences(strip_citations(answer))
-    own = _terms(sentences[0]) if sentences else set()
-    best, shared = "", 0
-    for x in split_sentences(selection):
-        n = len(own & _terms(x))
-        if n > shared:
-            best, shared = " ".join(x.split()), n
-    return best
-
-
-#: Below this MiniLM cosine, a question word put in place of the selection's word is not a
-#: synonym of it ("killed" / "slaughtered" 0.62, "big" / "large" 0.81; "agreed" /
-#: "refused" 0.13, "used" / "derived" 0.30).
-MAX_SUBSTITUTE_SIMILARITY = 0.55
-#: "what" / "which" and the word after it: the slot the answer fills.
-_WH_SLOT = re.compile(r"\b(?:what|which)\s+([\w'-]+)", re.I)
-
-
-def substituted_word(question: str, answer: str, source: str,
-                     embedder: Any = None) -> str:
-    """The question word that ``answer`` (its first sentence) puts in place of a word of
-    ``source``, the selection sentence it comes from, or "".
-
-    Aligned word by word (content words, stemmed), the answer says what the source says
-    but for one word of the question where the source has one or two other words ("The
-    council *agreed* to sign the charter" from "The council refused to sign the charter",
-    for "Who agreed to sign the charter?"): it states the question's premise, which the
-    selection does not.  A synonym (MiniLM cosine of at least
-    :data:`MAX_SUBSTITUTE_SIMILARITY`) is no substitute, nor is the word after "what"
-    (the slot the answer fills); without an embedder nothing is judged."""
-    if embedder is None:
-        return ""
-    for word, other in _replaced(question, answer, source):
-        similarity = _similarity(embedder, word, other)
-        if similarity is not None and similarity < MAX_SUBSTITUTE_SIMILARITY:
-            return word
-    return ""
-
-
-def _replaced(question: str, answer: str, source: str) -> list[tuple[str, str]]:
-    """``(question word, source words)`` for each question word that ``answer``'s first
-    sentence has where ``source`` has one or two other words, aligned word by word
-    (content words, stemmed; not at either end, not the word after "what")."""
-    sentences = split_sentences(strip_citations(answer))
-    if not sentences:
-        return []
-    q = _terms(question)
-    q -= {t for m in _WH_SLOT.finditer(question) for t in content_terms(m.group(1))}
-    mine = _words_of(sentences[0])
-    theirs = _words_of(source)
-    a, b = [t for t, _ in mine], [t for t, _ in theirs]
-    out = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if (tag != "replace" or i2 - i1 != 1 or not 1 <= j2 - j1 <= 2 or a[i1] not in q
-                or i1 == 0 or i2 == len(a) or j1 == 0 or j2 == len(b)):
-            continue
-        out.append((mine[i1][1], " ".join(w for _, w in theirs[j1:j2])))
-    return out
-
-
-def opposite_in_place(question: str, answer: str, source: str) -> str:
-    """The question word that ``answer`` (a model's restatement of the question) puts
-    where ``source`` has its opposite ("The council *agreed* to sign the charter" over
-    "The council *refused* to sign the charter ... unless it agreed to be bound"), or "".
-    Unlike :func:`~bookreader.core.selection_contrasts.contrasts`, the opposite is judged
-    in its place: the question word elsewhere in the sentence does not undo it."""
-    for word, other in _replaced(question, answer, source):
-        if any(opposed(word, w) for w in other.split()):
-            return word
-    return ""
-
-
-def _similarity(embedder: Any, a: str, b: str) -> float | None:
-    """MiniLM cosine of two short texts (None when the embedder fails: nothing judged)."""
-    try:
-        va, vb = (list(map(float, v)) for v in embedder.embed([a, b]))
-    except Exception:  # the other checks still stand; the log says why
-        log.exception("Selected text: embedding failed")
-        return None
-    dot = sum(x * y for x, y in zip(va, vb))
-    norm = (sum(x * x for x in va) * sum(y * y for y in vb)) ** 0.5
-    return dot / norm if norm else 0.0
-
-
-def _words_of(text: str) -> list[tuple[str, str]]:
-    """``(stem, word)`` of each content word of ``text``, in order."""
-    out = []
-    for w in re.findall(r"[\w'-]+", text):
-        t = content_terms(w)
-        if t:
-            out.append((t[0], w))
-    return out
-
-
-def answers_near_miss(question: str, answer: str, selection: str,
-                      embedder: Any = None) -> bool:
-    """True when the selection's sentence that ``answer`` comes from holds the opposite of
-    a word of ``question`` (:func:`~bookreader.core.selection_contrasts.contrasts`: "The
-    wheels only *decelerate* with respect to what?" over "The wheels only accelerate with
-    respect to each other"), says that what it tells of failed
-    (:func:`~bookreader.core.selection_contrasts.tells_failure`) or states the other role
-    of a passive question (:func:`~bookreader.core.selection_contrasts.voice_swapped`),
-    likens the question's two terms the other way round
-    (:func:`~bookreader.core.selection_contrasts.likening_swapped`), says only what befell
-    the question's doer (:func:`~bookreader.core.selection_contrasts.agent_made_patient`),
-    or the answer puts a question word in place of the source's
-    (:func:`substituted_word`): the answer, even copied, answers a near miss of the
-    question."""
-    source = source_sentence(answer, selection)
-    if source and (states_near_miss(question, source)
-                   or substituted_word(question, answer, source, embedder)):
-        log.info("Selected text: the answer comes from a sentence stating the opposite of "
-                 "a question word")
-        return True
-    return False
-
-
 #: A capitalised word of a question past its first word: a name ("Forbes", "Harvard's").
 _NAME = re.compile(r"(?<=\s)[A-Z][\w-]*")
 
@@ -278,11 +152,9 @@ def off_target(question: str, answer: str, selection: str, embedder: Any = None)
     :data:`MAX_RELEVANCE` of the question's content words that the selection holds, and
     one sentence of the selection holds at least :data:`MIN_GAP` more (a question with
     fewer than :data:`MIN_TERMS` such words, or naming an operator, is not judged so); or
-    it answers a near miss of the question (:func:`answers_near_miss`); or it comes from a
+    it comes from a
     sentence before the selection first names the question's name
     (:func:`names_only_after`)."""
-    if answers_near_miss(question, answer, selection, embedder):
-        return True
     if names_only_after(question, answer, selection):
         log.info("Selected text: the answer comes before the selection names the question's "
                  "name")
