@@ -1,18 +1,5 @@
-"""Does a verified selected-text answer address the question?  And does the question name
-what the selection never states?
-
-The grounding check accepts any sentence copied from the selection, so a small model that
-answers from the wrong sentence is shown: "When did General Sejm make Vilnius its
-permanent seat?" (a SQuAD question with no answer in the selection) was answered "In 1573
-the city gave its name to the Warsaw Confederation ...", verified and cited.  Such an
-answer talks about something else: neither its sentences nor the selection's sentences
-they come from hold the question's words, while another sentence of the selection does.
-:func:`off_target` says so; the answer is then replaced by the selection's sentence that
-clearly answers (:func:`bookreader.core.selection_answer.selection_answer`, a strict
-gate) or by the fixed fallback.  So is an answer from a sentence that
-comes before the selection first names the question's name (:func:`names_only_after`:
-"How much did *Forbes* lose?" answered "30%" from "It suffered about 30% loss", Forbes
-named only later).
+"""Where a model's selected-text answer was taken from, and whether the question names a
+number the selection never writes.
 
 :func:`answer_span` reads a model's answer as an extractive span (the words it adds to
 the question); :func:`answered_from` finds the selection sentence it was taken from.
@@ -29,145 +16,15 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
 
 from bookreader.core.citations import strip_citations
 from bookreader.core.sentences import content_terms, numbers, split_sentences
 
 log = logging.getLogger(__name__)
 
-#: An answer whose sentences (with the selection's sentences they come from) hold at most
-#: this share of the question's content words ...
-MAX_RELEVANCE = 0.25
-#: ... while one sentence of the selection holds at least this much more, is off target.
-MIN_GAP = 0.5
-#: Fewer of the question's content words in the selection than this: nothing to judge by.
-MIN_TERMS = 2
-
-_WHY = re.compile(r"^\s*why\b", re.I)
-#: A sentence opening with one of these goes on about the sentence before it ("For
-#: example, consider the algorithm quicksort. *This* solves the problem of sorting a
-#: list ...").
-_ANAPHOR = re.compile(r"^\W*(?:this|these|that|those|it|its|he|she|they|his|her|their|such)\b",
-                      re.I)
-
-
-#: An operator in the question ("the difference between == and equals"): what it asks
-#: about is not a word, so the share of its words says too little.
-_OPERATOR = re.compile(r"[=<>!&|+*/%^~]")
-
 
 def _terms(text: str) -> set[str]:
     return set(content_terms(text))
-
-
-def relevance(question: str, answer: str, selection: str) -> tuple[float, float]:
-    """``(answer's, best sentence's)`` share of the question's content words that the
-    selection holds.  The answer's share counts each of its sentences together with the
-    selection sentence it comes from (the one sharing most content words with it), the
-    sentence before when that one opens with "This", "It", ... or the question asks why
-    (it states what is explained), and the sentence after when it opens so; the best
-    sentence's share is the highest of any single sentence of the selection."""
-    sel_sents = [" ".join(s.split()) for s in split_sentences(selection)]
-    sel_terms = [_terms(s) for s in sel_sents]
-    wanted = _terms(question) & set().union(*sel_terms) if sel_terms else set()
-    if not wanted:
-        return 1.0, 0.0
-    best = max(len(wanted & t) / len(wanted) for t in sel_terms)
-    why = bool(_WHY.match(question))
-    mine = 0.0
-    for sentence in split_sentences(strip_citations(answer)):
-        own = _terms(sentence)
-        words = " ".join(sentence.split()).strip(" .!").lower()
-        # The selection's sentences holding the answer word for word ("Yes."), else the
-        # one sharing most content words with it.
-        pattern = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(words)) if words else None
-        sources = [k for k, x in enumerate(sel_sents) if pattern and pattern.search(x.lower())]
-        if not sources and own:
-            overlaps = [len(own & t) for t in sel_terms]
-            k = max(range(len(sel_terms)), key=overlaps.__getitem__)
-            sources = [k] if overlaps[k] else []
-        for k in sources or [None]:
-            held = set(own)
-            if k is not None:
-                held |= sel_terms[k]
-                if k > 0 and (why or _ANAPHOR.match(sel_sents[k])):
-                    held |= sel_terms[k - 1]
-                if k + 1 < len(sel_sents) and _ANAPHOR.match(sel_sents[k + 1]):
-                    held |= sel_terms[k + 1]
-            mine = max(mine, len(wanted & held) / len(wanted))
-    return mine, best
-
-
-#: A capitalised word of a question past its first word: a name ("Forbes", "Harvard's").
-_NAME = re.compile(r"(?<=\s)[A-Z][\w-]*")
-
-
-def _answer_source_index(answer: str, sentences: list[str]) -> int | None:
-    """The index of the selection sentence ``answer``'s first sentence comes from: the
-    first one holding it word for word ("30%"), else the one sharing most content words
-    with it (None when none shares any)."""
-    parts = split_sentences(strip_citations(answer))
-    if not parts:
-        return None
-    flat = " ".join(parts[0].split()).strip(" .!").lower()
-    if flat:
-        pattern = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(flat))
-        for k, x in enumerate(sentences):
-            if pattern.search(x.lower()):
-                return k
-    own = _terms(parts[0])
-    overlaps = [len(own & _terms(x)) for x in sentences]
-    if not overlaps or not max(overlaps):
-        return None
-    return overlaps.index(max(overlaps))
-
-
-def names_only_after(question: str, answer: str, selection: str) -> str:
-    """A name of ``question`` that the selection first writes after the sentence
-    ``answer`` comes from, or "".
-
-    A text names what it speaks of before it refers to it ("Harvard has ... It suffered
-    about 30% loss"): a sentence cannot be about a name that comes only later.  "How much
-    of a loss did *Forbes* suffer in 2008?" is not answered by "30%" from "It suffered
-    about 30% loss in 2008-09" when Forbes is named only in a later sentence ("Forbes in
-    March 2009 estimated the loss ..."): the answer speaks of something else."""
-    sentences = [" ".join(x.split()) for x in split_sentences(selection)]
-    k = _answer_source_index(answer, sentences)
-    if k is None:
-        return ""
-    upto = " ".join(sentences[:k + 1]).lower()
-    after = " ".join(sentences[k + 1:]).lower()
-    for m in _NAME.finditer(" ".join(question.split())):
-        name = re.sub(r"['\u2019]s$", "", m.group(0)).lower()
-        word = re.compile(r"\b%s" % re.escape(name))
-        if word.search(after) and not word.search(upto):
-            return m.group(0)
-    return ""
-
-
-def off_target(question: str, answer: str, selection: str, embedder: Any = None) -> bool:
-    """True when ``answer`` (a verified selected-text answer) does not address
-    ``question``: its sentences and their sources in the selection hold at most
-    :data:`MAX_RELEVANCE` of the question's content words that the selection holds, and
-    one sentence of the selection holds at least :data:`MIN_GAP` more (a question with
-    fewer than :data:`MIN_TERMS` such words, or naming an operator, is not judged so); or
-    it comes from a
-    sentence before the selection first names the question's name
-    (:func:`names_only_after`)."""
-    if names_only_after(question, answer, selection):
-        log.info("Selected text: the answer comes before the selection names the question's "
-                 "name")
-        return True
-    wanted = _terms(question) & _terms(selection)
-    if len(wanted) < MIN_TERMS or _OPERATOR.search(question):
-        return False
-    mine, best = relevance(question, answer, selection)
-    if mine <= MAX_RELEVANCE and best - mine >= MIN_GAP:
-        log.info("Selected text: the answer does not address the question (%.2f of its "
-                 "words, %.2f in the selection's best sentence)", mine, best)
-        return True
-    return False
 
 
 _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)
