@@ -23,7 +23,6 @@ from bookreader.core.selection_answer import (
     LEAD,
     answering_sentence,
 )
-from bookreader.core.selection_types import has_wanted_type
 from bookreader.core.types import Mode, Outcome
 
 from fakes.claude_server import Behaviour
@@ -39,9 +38,6 @@ KEYWORDS = ("You can use any name you want for a variable. But there are about 5
 FRAMES = ("There are four frames for countdown, each with a different value for the parameter "
           "n. The last frame, with n == 0, is called the base case. It does not make a "
           "recursive call, so there are no more frames below it.")
-GALILEO = ("Galileo built an experiment with stones rolled down an incline. He showed that the "
-           "bodies were accelerated by gravity and argued that objects retain their velocity "
-           "unless acted on by a force.")
 COMPANIES = ("Warsaw is the largest city of Poland. In 2006, 304,016 companies were registered "
              "in the city.")
 
@@ -61,7 +57,6 @@ def test_the_sentence_that_answers_is_found(embedder):
 @pytest.mark.parametrize("question, selection, why", [
     ("What is a compiler?", KEYWORDS, "uses the word, does not say what it is"),
     ("How many companies were registered in Berlin in 2006?", COMPANIES, "Berlin is not named"),
-    ("Which words are never used by the compiler?", KEYWORDS, "the question turns on 'never'"),
     ("What does compareTo return?", CAST, "nothing about it"),
 ])
 def test_a_sentence_that_only_shares_words_is_refused(question, selection, why, embedder):
@@ -151,33 +146,10 @@ def test_an_injected_instruction_is_never_the_answer(embedder):
     assert got is None or "Ignore" not in got
 
 
-STRCMP = ("The problem is that the == operator checks whether the two operands refer to the "
-          "same object.\nThe correct way to compare strings is with the equals method, like "
-          "this:\nif (answer.equals(\"yes\")) {\nSystem.out.println(\"Let's go!\");\n}\nThe "
-          "equals method returns true if the strings contain the same characters.")
-
-
-def test_a_claim_leading_into_a_code_listing_can_be_the_answer(claude_server, claude_answerer):
-    claude_server.queue(Behaviour.normal(
-        'How should you compare two strings? [Source: Selected text - "How should you compare '
-        'two strings?"]\nConfidence: 0.9'))
-    a = claude_answerer.ask("How should you compare two strings?", mode=Mode.SELECTED,
-                            selection=STRCMP, backend="claude")
-    assert a.outcome is Outcome.ANSWER and "compare strings is with the equals method" in a.text
-    assert "System.out" not in a.text
-    assert a.citations and all(c.verified for c in a.citations)
-
-
 # --- near misses: a sentence that answers the question's opposite ---------------------
 
 SNP = ("The SNP took 16 seats from Labour. The SNP took a further eight seats from the Liberal "
        "Democrats and one seat from the Conservatives.")
-DEBATE = ("Typically, ministers or party leaders open debates, with opening speakers given "
-          "between 5 and 20 minutes, and succeeding speakers allocated less time.")
-CLASSES = ("Deciding whether a given triple is a member of this set corresponds to solving the "
-           "problem of multiplying two numbers.")
-FORCES = ("The strong and weak forces are nuclear forces that act only at very short distances, "
-          "and are responsible for the interactions between subatomic particles.")
 
 ARRAY = ("An array is a sequence of values; the values in the array are called elements. You "
          "can make an array of ints, doubles, Strings, or any other type, but all the values in "
@@ -203,26 +175,10 @@ def test_a_name_in_brackets_answers_a_question_asking_for_a_name(embedder):
     assert _sentence("What is the moss that covers the northern slopes known as?", plain,
                      embedder) is None
 
-
-def test_a_why_question_needs_a_reason():
-    question = "Why does minute / 60 give 0 instead of 0.98333?"
-    assert not has_wanted_type(question, "The value of minute is 59, and 59 divided by 60 "
-                                         "should be 0.98333, not 0.")
-    assert has_wanted_type(question, "The problem is that Java performs integer division when "
-                                     "the operands are integers.")
-    assert has_wanted_type("Why did OPEC raise the price of oil?", "In response to American "
-                           "aid to Israel, OPEC raised the posted price of oil.")
-
-
 EU = ("While the concept of a social market economy was only introduced into EU law in 2007, "
       "free movement and trade were central to European development since the Treaty of Rome "
       "1957. In practice free trade, without standards to ensure fair trade, can burden people "
       "who lack bargaining power.")
-REYNERS = ("In Reyners v Belgium the Court of Justice held that a refusal to admit a lawyer to "
-           "the Belgian bar because he lacked Belgian nationality was unjustified. By contrast "
-           "in Commission v Italy the Court held that a requirement was not a restriction.")
-BASE = ("The last frame, with n == 0, is called the base case. It does not make a recursive "
-        "call, so there are no more frames below it.")
 
 EU_COURTS = ("Since its founding, the EU has operated among an increasing plurality of national "
              "and globalising legal systems. This has meant both the European Court of Justice "
@@ -266,115 +222,12 @@ def test_no_quote_beside_an_answer_that_already_says_it(claude_server, claude_an
     assert a.text.startswith("Both the European Court of Justice")
 
 
-
-LOOPS = ("A while loop repeats a block of statements as long as its condition is true. Such "
-         "loops are mostly written in short exercises, because of their simplicity, but they "
-         "also appear in full size programs, mainly in servers where their low overhead is "
-         "valued. A for loop counts through a range of values.")
-
-
-def test_the_sentence_a_restated_answer_was_taken_from_answers(embedder):
-    # The model restated the question with its answer put in ("servers"); the sentence
-    # holding that answer shares only half of the question's words ("Such loops" names
-    # the while loops of the sentence before), too few on their own.
-    question = "Full size programs in what settings sometimes use while loops?"
-    sel = CitationSource.for_selection(LOOPS)
-    assert answering_sentence(question, sel, embedder) is None
-    best = answering_sentence(question, sel, embedder,
-                              "Full size programs in servers sometimes use while loops.")
-    assert best is not None and "mainly in servers" in best.sentence
-
-
-TRIBUTE = ("The settlers came from the northern islands. Under their chief Harald, the settlers "
-           "agreed to pay tribute to Queen Mathilda of Burgundy. In return they received land "
-           "along the river.")
-
 def test_a_name_the_question_inflects_is_the_sentence_s_name(embedder):
     selection = ("The Roman engineers built aqueducts that carried water over long distances. "
                  "They used gravity alone, with a slope of a few centimetres per kilometre.")
     got = _sentence("What did the Romans build to carry water over long distances?", selection,
                     embedder)
     assert got is not None and "aqueducts" in got
-
-
-def test_a_rejected_restated_answer_gives_the_sentence_it_was_taken_from(claude_server,
-                                                                           claude_answerer):
-    question = "Full size programs in what settings sometimes use while loops?"
-    claude_server.queue(Behaviour.normal(
-        "Full size programs in servers sometimes use while loops.\nConfidence: 0.9"))
-    a = claude_answerer.ask(question, mode=Mode.SELECTED, selection=LOOPS, backend="claude")
-    assert a.outcome is Outcome.ANSWER and a.replaced_by_validator
-    assert a.text.startswith(LEAD) and "mainly in servers" in a.text
-
-
-@pytest.mark.parametrize("question, sentence, expected", [
-    ("In what year was the library's reading room opened?",
-     "The reading room was opened by the mayor, who cut a ribbon at the door.", False),
-    ("In what year was the library's reading room opened?",
-     "The reading room was opened in 1932 by the mayor.", True),
-    ("During which century was the bridge rebuilt in stone?",
-     "The bridge was rebuilt in stone after the flood destroyed the wooden one.", False),
-    ("On what day does the chess club meet?",
-     "The chess club meets on Thursdays in the small hall.", True),
-    # A decade and a named event are times.
-    ("When did the town's mills close?", "From the late 1920s onwards the mills closed.", True),
-    ("When was the harbour wall rebuilt?",
-     "After the Great Flood, the harbour wall was rebuilt in stone.", True),
-    ("When was the harbour wall rebuilt?",
-     "After the storm the harbour wall was rebuilt in stone.", False),
-])
-def test_a_question_asking_for_a_time_needs_one(question, sentence, expected):
-    assert has_wanted_type(question, sentence) is expected
-
-VOYAGE = ("In 1020 the settlers built a harbour at the river mouth. In 1021 Olaf sailed to the "
-          "southern coast to found a trading town for his family, but failed. His brother traded "
-          "furs with the inland tribes.")
-
-HARBOUR = ("The old harbour of Kelvane was rebuilt in 1902 by the engineer Tomas Breck. "
-           "Its two lighthouses guided the herring fleet for decades. "
-           "Tomas Breck later designed the dry dock at Orrin. "
-           "He was replaced by Ilse Marrow as harbour master in 1911.")
-ROWING = ("Vestby Rowing Club, founded in 1888, trains on the lake behind the town. "
-          "They won the national regatta three times before the war. "
-          "The town also has a sailing school.")
-
-
-def test_a_sentence_pointing_back_is_read_with_the_sentence_that_names(embedder):
-    # "They won the national regatta three times": "They" is the club the sentence before
-    # names; the question's name is only there, so the two sentences answer together.
-    got = _sentence("How many times has Vestby Rowing Club won the national regatta?",
-                    ROWING, embedder)
-    assert got is not None and got.startswith("Vestby Rowing Club") and "three times" in got
-    # "He was replaced by Ilse Marrow": whom Ilse Marrow replaced is named before "He".
-    got = _sentence("Who did Ilse Marrow replace as harbour master?", HARBOUR, embedder)
-    assert got is not None and "Tomas Breck" in got and "He was replaced" in got
-
-
-def test_a_sentence_that_does_not_point_back_is_not_joined(embedder):
-    # "A sailing school ... won the national regatta" opens with no pronoun: the club
-    # named before it did not win what the school won.
-    selection = ("Vestby Rowing Club was founded in 1888 on the lake behind the town. "
-                 "A sailing school on the lake won the national regatta three times.")
-    assert _sentence("How many times has Vestby Rowing Club won the national regatta?",
-                     selection, embedder) is None
-
-
-def test_the_words_naming_an_asked_time_need_not_be_in_the_sentence(embedder):
-    # "What day of the week ...?" is answered by "on Thursdays": the answer stands in the
-    # place of "day of the week", which the sentence need not repeat.
-    selection = ("The town council meets in the old hall. The first item of business on "
-                 "Thursdays is usually the Open Hour, at which a resident speaks to "
-                 "councillors for up to five minutes. Minutes of each meeting are published "
-                 "online.")
-    got = answering_sentence("What day of the week does the Open Hour take place?",
-                             CitationSource.for_selection(selection), embedder,
-                             model_answer="The Open Hour takes place on Thursdays.")
-    assert got is not None and "Thursdays" in got.sentence
-    # Without a day in it the sentence still does not answer.
-    no_day = selection.replace("on Thursdays ", "")
-    assert answering_sentence("What day of the week does the Open Hour take place?",
-                              CitationSource.for_selection(no_day), embedder) is None
-
 
 def test_a_long_description_is_answered_by_what_it_fits(embedder):
     # "What is a flightless bird of the southern forests?" asks what the description fits.
@@ -390,21 +243,6 @@ def test_a_long_description_is_answered_by_what_it_fits(embedder):
     assert _sentence("What is a compiler?", selection, embedder) is None
 
 
-BOARD = ("The Kelvane Harbour Board was set up in 1871 by the town's merchants. Its members "
-         "were elected each spring by the ship owners. In 1902 the board dredged the channel "
-         "so that larger ships could reach the quay.")
-
-
-def test_a_name_is_referred_to_by_its_head_noun_after_the(embedder):
-    # "the board" is the Kelvane Harbour Board named two sentences before.
-    got = _sentence("What did the Kelvane Harbour Board dredge in 1902?", BOARD, embedder)
-    assert got is not None and "the board dredged the channel" in got
-    # "the council" is not the board.
-    council = BOARD.replace("the board dredged", "the council dredged")
-    assert _sentence("What did the Kelvane Harbour Board dredge in 1902?", council,
-                     embedder) is None
-
-
 def test_a_possessive_name_is_the_name(embedder):
     selection = ("Orrin lies at the mouth of the river. In 1902 the council of Orrin built "
                  "a stone bridge over the river to the mills.")
@@ -413,81 +251,18 @@ def test_a_possessive_name_is_the_name(embedder):
     assert got is not None and "stone bridge" in got
 
 
-def test_who_a_named_one_is_is_said_by_a_gloss_not_by_what_befell_them(embedder):
-    selection = ("The Tavri and the Kessenes were given land along the river by the king. "
-                 "Although the old nobles lost their seats, the Tavri (herders from the "
-                 "northern hills) kept their own courts.")
-    got = _sentence("Who were the Tavri?", selection, embedder)
-    assert got is not None and "herders from the northern hills" in got
-    # Only what befell them: it does not say who they were.
-    told = selection.replace(" (herders from the northern hills)", "")
-    assert _sentence("Who were the Tavri?", told, embedder) is None
-
-
-CHARTER = ("The river towns met at Lenholm in 1310. The weavers of Brennock refused to sign "
-           "the trade charter and were exempt from the tolls it set unless they agreed to be "
-           "bound by them. The other guilds signed it within a year.")
-
 STRAIT = ("Fishermen from Varn charted the channel in 1620, and it became known as the Varn "
           "Strait. Other, older names for the strait include the Grey Passage and the Narrows. "
           "Its currents are strong in spring.")
 
 
-def test_a_question_asking_for_the_names_of_a_thing_is_answered_by_the_sentence_giving_them(
+def test_a_sentence_naming_a_thing_by_the_question_s_own_words_gives_no_other_name(
         embedder):
-    # "What are other names for X?" asks for names, as "What is X called?" does: it needs
-    # no sentence defining "other names for X", and a sentence naming X by the question's
-    # own words ("known as the Varn Strait") gives no other name.
-    got = _sentence("What are other names for the Varn Strait?", STRAIT, embedder)
-    assert got is not None and "Grey Passage" in got
+    # "What are other names for X?" asks for names, as "What is X called?" does: a
+    # sentence naming X by the question's own words ("known as the Varn Strait") gives no
+    # other name.
     first = STRAIT.split(". ")[0] + "."
     assert _sentence("What are other names for the Varn Strait?", first, embedder) is None
-
-
-FLEET = ("The Varn fleet sailed north in 1620 and reached the Grey Islands after a storm. "
-         "The Varn fleet sailed north again in 1622 and reached the Narrows after a storm.")
-
-
-def test_the_sentence_the_model_answered_from_is_tried_first(embedder):
-    # Both sentences pass the gate; the model's restatement says which one it read.
-    question = "Where did the Varn fleet reach after sailing north?"
-    sel = CitationSource.for_selection(FLEET)
-    best = answering_sentence(question, sel, embedder,
-                              "The Varn fleet reached the Narrows after sailing north.")
-    assert best is not None and "Narrows" in best.sentence
-    best = answering_sentence(question, sel, embedder,
-                              "The Varn fleet reached the Grey Islands after sailing north.")
-    assert best is not None and "Grey Islands" in best.sentence
-
-
-@pytest.mark.parametrize("question, sentence, expected", [
-    # Whom the kings ruled, and what they did: not how they ruled.
-    ("How did the Varn kings rule?", "The Varn kings who ruled the islands defeated the "
-     "raiders at Holm in 1120.", False),
-    ("How did the Varn kings rule?", "The Varn kings ruled the islands through a council of "
-     "elders.", True),
-    ("How are the members elected?", "The members are elected by the guilds.", True),
-    # An instruction tells a way.
-    ("How do you declare a constant?", "To declare a constant, write final before its "
-     "type.", True),
-    ("How do you declare a constant?", "You can put final before the type.", True),
-    # How something turned out asks for no way.
-    ("How did the campaign turn out?", "The campaign failed in its second year.", True),
-    # Not a way: a degree, a count.
-    ("How important was the harbour?", "The harbour was the largest in the north.", True),
-])
-def test_a_how_question_needs_a_way(question, sentence, expected):
-    assert has_wanted_type(question, sentence) is expected
-
-
-def test_the_gate_refuses_a_sentence_that_does_not_say_how(embedder):
-    selection = ("The islands were settled in the ninth century. The Varn kings who ruled the "
-                 "islands defeated the raiders at Holm in 1120. Trade grew after the victory.")
-    assert _sentence("How did the Varn kings rule the islands?", selection, embedder) is None
-    ruled = selection.replace("who ruled the islands defeated the raiders at Holm in 1120",
-                              "ruled the islands through a council of elders at Holm")
-    got = _sentence("How did the Varn kings rule the islands?", ruled, embedder)
-    assert got is not None and "council of elders" in got
 
 
 def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_name(embedder):
@@ -504,34 +279,6 @@ def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_n
 
 #: Two books' sentences that name what the sentence before describes (population
 #: genetics, linear algebra).
-KINSHIP = ("One summary of relatedness that will be important is the probability that two "
-           "alleles picked at random, one from each of the two different individuals i and j, "
-           "are identical by descent. We call this quantity the coefficient of kinship of "
-           "individuals i and j, and denote it by Fij. It is calculated from the sharing "
-           "probabilities.")
-PIVOT = ("In Gaussian elimination, the first nonzero entry of each row of the reduced matrix "
-         "is the entry used to clear the column below it. We call this entry the pivot of "
-         "its row. Rows without such an entry are zero rows.")
-
-
-@pytest.mark.parametrize("question, selection, model_answer, name", [
-    ("What do you call the chance that an allele drawn from each of two people is identical "
-     "by descent?", KINSHIP, "The chance that an allele drawn from each of two people is "
-     "identical by descent is called the coefficient of kinship of individuals i and j.",
-     "kinship"),
-    ("What do we call the first nonzero entry of each row of the reduced matrix?", PIVOT, "",
-     "pivot"),
-])
-def test_what_do_you_call_is_answered_by_the_sentence_that_names_with_what_it_names(
-        question, selection, model_answer, name, embedder):
-    """"What do you call X?" asks for a name: the sentence that gives it ("We call this
-    quantity Y"), read with the sentence before it that describes X (the small model's
-    answer that could not be shown points at it), not the description alone."""
-    best = answering_sentence(question, CitationSource.for_selection(selection), embedder,
-                              model_answer)
-    got = best.sentence if best is not None else None
-    assert got is not None and name in got and got.startswith(selection.split(".")[0][:20])
-
 
 @pytest.mark.parametrize("question, answer, nobody", [
     # a definition's consequence and a computed pressure name no one (linear algebra,
@@ -569,59 +316,18 @@ def test_the_extractive_backend_declines_a_who_question_its_selection_names_nobo
     assert a.fallback and a.text == prompts.fallback_text(Mode.SELECTED)
 
 
-DRIFT = ("In practice populations rarely conform to our assumptions of being constant in size. "
-         "Real populations experience dramatic fluctuations in size, and there is often high "
-         "variance in reproductive success. Thus rates of drift in natural populations are "
-         "often a lot higher than the census population size would imply.")
-VISCOUS = ("Honey flows slowly because its molecules resist sliding past one another. The "
-           "viscosity of honey is thousands of times that of water. Hence honey poured from a "
-           "spoon forms a thick, slowly spreading column.")
-CONTRADICTION = ("Sometimes, people will say that an inconsistent set of sentences 'contains a "
-                 "contradiction.' By this, they mean that it would be logically impossible for "
-                 "all of the sentences to be true at once. A set might be inconsistent even if "
-                 "each of its sentences is contingent.")
-OVERFIT = ("Some people say that a model with many parameters overfits its training data. By "
-           "this, they mean that it fits the noise of the sample rather than the pattern that "
-           "would hold in new data. Regularisation is one remedy.")
+SEJM = ("In 1529, Warsaw for the first time became the seat of the General Sejm, permanent "
+        "from 1569. In 1573 the city gave its name to the Warsaw Confederation, formally "
+        "establishing religious freedom in the Polish\u2013Lithuanian Commonwealth. Due to its "
+        "central location between the Commonwealth's capitals of Krak\u00f3w and Vilnius, Warsaw "
+        "became the capital of the Commonwealth and the Crown of the Kingdom of Poland when King "
+        "Sigismund III Vasa moved his court from Krak\u00f3w to Warsaw in 1596.")
 
 
-@pytest.mark.parametrize("question, selection, model_answer, want", [
-    # why: the sentence that concludes ("Thus", "Hence") is read with its reason before it
-    ("Why is drift in natural populations often stronger than their census size suggests?",
-     DRIFT, "Drift is stronger because the census size is larger.", "reproductive success"),
-    ("Why does honey poured from a spoon form a thick column?", VISCOUS, "", "viscosity"),
-    # a sentence that restates the question is read with the one after that explains it
-    ("What do people mean when they say an inconsistent set contains a contradiction?",
-     CONTRADICTION, "", "logically impossible"),
-    ("What do people mean when they say a model overfits its training data?", OVERFIT, "",
-     "noise of the sample"),
-])
-def test_the_reason_before_a_conclusion_and_the_explanation_after_a_restatement_are_quoted(
-        question, selection, model_answer, want, embedder):
-    best = answering_sentence(question, CitationSource.for_selection(selection), embedder,
-                              model_answer)
-    assert best is not None and want in best.sentence, best
-
-
-@pytest.mark.parametrize("question, answer, lacks", [
-    ("How many live neighbors does a dead cell need to come alive?", "To determine how many "
-     "live neighbors a dead cell needs, we need to consider the conditions of the rules.", True),
-    ("How many alleles are there in a diploid population of N individuals?", "2N alleles.",
-     False),
-    ("How many rows are needed to show a sentence is not a tautology?", "Only one line.", False),
-])
-def test_a_count_is_not_answered_by_sentences_without_any_number(question, answer, lacks):
-    from bookreader.core.selection_types import lacks_asked_kind
-
-    assert lacks_asked_kind(question, answer) is lacks
-
-
-@pytest.mark.parametrize("question, sentence", [
-    ("When is a material conditional false?",
-     "In short, the conditional is false if and only if A is true and B is false."),
-    ("When is a square matrix invertible?",
-     "A square matrix is invertible if and only if its determinant is nonzero."),
-])
-def test_when_in_the_present_is_answered_by_a_condition(question, sentence):
-    assert has_wanted_type(question, sentence)
-    assert not has_wanted_type(question.replace("is", "was", 1), sentence)
+def test_an_answer_on_target_is_kept(claude_server, claude_answerer):
+    claude_server.queue(Behaviour.normal(
+        'In 1569. [Source: Selected text - "permanent from 1569"]\nConfidence: 0.9'))
+    a = claude_answerer.ask("When did Warsaw become the permanent seat of the General Sejm?",
+                            mode=Mode.SELECTED, selection=SEJM, backend="claude")
+    assert a.outcome is Outcome.ANSWER and not a.replaced_by_validator
+    assert a.text.startswith("In 1569.")
