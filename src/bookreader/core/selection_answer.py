@@ -19,23 +19,36 @@ relevance ranking (:func:`bookreader.core.quotes.rank_sentences`) puts first mus
 * hold every number, capitalised name and code identifier of the question
   (:func:`exact_terms`): "What does compareTo return?" is not answered by a sentence
   about casting;
+* for "Who ...?", name someone the question does not
+  (:func:`bookreader.core.selection_types.names_nobody`, the same test as for the model's
+  own answer);
 * for "What is X?", say what X is (:func:`bookreader.core.selection_types.defines`); for
   "What is X called?" / "What do you call X?", give a name
   (:func:`bookreader.core.selection_types.gives_name`).
 
-The fixed fallback stays the answer when no sentence passes.
+A sentence running from a colon into a listing is read as its claim alone
+(:func:`claims_before_listings`).  The fixed fallback stays the answer when no sentence
+passes.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
-from bookreader.core.selection_types import CALL_Q, NAME_OF_Q, NAMING_Q, defines, gives_name
-from bookreader.core.sentences import content_terms, numbers, stem, words
+from bookreader.core.selection_types import (
+    CALL_Q,
+    NAME_OF_Q,
+    NAMING_Q,
+    defines,
+    gives_name,
+    names_nobody,
+)
+from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +77,34 @@ def exact_terms(question: str) -> set[str]:
     return terms
 
 
+#: A sentence that runs from a colon into a listing ("... consist of four values for each
+#: joint: link length (a), link twist ...", "... is called an infinite loop: int n = 3;
+#: ..."): the claim before the colon, with this many words at least, ...
+_INTO_LISTING = re.compile(r"^(?P<claim>.+?)(?:,?\s+(?:like\s+this|as\s+follows))?:\s+(?P<rest>.*)$",
+                           re.S)
+CLAIM_WORDS = 6
+#: ... before a listing holding this many brackets, semicolons or equals signs at least.
+_LISTING_MARK = re.compile(r"[{};=()\[\]]")
+LISTING_MARKS = 2
+
+
+def claims_before_listings(selection: CitationSource) -> CitationSource:
+    """``selection`` with each sentence that runs from a colon into a listing cut in two,
+    the claim before the colon and the listing, so the claim can be quoted on its own
+    (the quote would otherwise drag the whole listing in and fail the coverage share);
+    the text kept is the selection's own, word for word."""
+    parts = []
+    for sentence in split_sentences(selection.text):
+        flat = " ".join(sentence.split())
+        m = _INTO_LISTING.match(flat)
+        if (m and len(words(m.group("claim"))) >= CLAIM_WORDS
+                and len(_LISTING_MARK.findall(m.group("rest"))) >= LISTING_MARKS):
+            parts.extend((m.group("claim").rstrip(",") + ".", m.group("rest")))
+            continue
+        parts.append(flat)
+    return replace(selection, text="\n\n".join(parts))
+
+
 def holds_exact(exact: set[str], sentence: str) -> bool:
     """Every one of ``exact`` (see :func:`exact_terms`) is in ``sentence``; a name may be
     inflected ("Strings" / "String")."""
@@ -77,7 +118,7 @@ def answering_sentence(question: str, selection: CitationSource,
                        embedder: Any = None) -> Optional[quotes.Quote]:
     """The sentence of the selection that clearly answers ``question`` (the gate of the
     module doc), or None."""
-    ranked = quotes.rank_sentences(question, [selection], embedder)
+    ranked = quotes.rank_sentences(question, [claims_before_listings(selection)], embedder)
     q_terms = set(content_terms(question))
     if not ranked or not q_terms:
         return None
@@ -97,6 +138,8 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # too few of the question's words, or nothing added to them
         if not holds_exact(exact, cand.sentence):
             continue  # a number, a name or an identifier of the question is missing
+        if names_nobody(question, cand.sentence):
+            continue  # "Who ...?" is not answered by a sentence naming no one
         if naming and not gives_name(cand.sentence, question, name_of):
             continue  # "What is X called?" is answered by "... called Y", "... (Y)"
         if define and not defines(cand.sentence, define.group(1)):
