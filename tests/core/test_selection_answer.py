@@ -151,6 +151,7 @@ def test_an_injected_instruction_is_never_the_answer(embedder):
 SNP = ("The SNP took 16 seats from Labour. The SNP took a further eight seats from the Liberal "
        "Democrats and one seat from the Conservatives.")
 
+
 ARRAY = ("An array is a sequence of values; the values in the array are called elements. You "
          "can make an array of ints, doubles, Strings, or any other type, but all the values in "
          "an array must have the same type.")
@@ -162,23 +163,11 @@ def test_a_question_asking_for_a_name_is_answered_by_the_naming_sentence(embedde
     # A sentence that uses the words but names nothing does not answer it.
     assert _sentence("What is the array of a method known as?", ARRAY, embedder) is None
 
-
-def test_a_name_in_brackets_answers_a_question_asking_for_a_name(embedder):
-    # "the moss that covers the northern slopes (Racomitrium lanuginosum)" names the moss.
-    selection = ("Few plants grow on the island. The moss that covers the northern slopes "
-                 "(Racomitrium lanuginosum) holds water through the dry summer.")
-    got = _sentence("What is the moss that covers the northern slopes known as?", selection,
-                    embedder)
-    assert got is not None and "Racomitrium" in got
-    # A bracket holding no name names nothing.
-    plain = selection.replace("(Racomitrium lanuginosum)", "(see below)")
-    assert _sentence("What is the moss that covers the northern slopes known as?", plain,
-                     embedder) is None
-
 EU = ("While the concept of a social market economy was only introduced into EU law in 2007, "
       "free movement and trade were central to European development since the Treaty of Rome "
       "1957. In practice free trade, without standards to ensure fair trade, can burden people "
       "who lack bargaining power.")
+
 
 EU_COURTS = ("Since its founding, the EU has operated among an increasing plurality of national "
              "and globalising legal systems. This has meant both the European Court of Justice "
@@ -258,24 +247,10 @@ STRAIT = ("Fishermen from Varn charted the channel in 1620, and it became known 
 
 def test_a_sentence_naming_a_thing_by_the_question_s_own_words_gives_no_other_name(
         embedder):
-    # "What are other names for X?" asks for names, as "What is X called?" does: a
-    # sentence naming X by the question's own words ("known as the Varn Strait") gives no
-    # other name.
+    # "What are other names for X?" is not answered by a sentence naming X by the
+    # question's own words ("known as the Varn Strait").
     first = STRAIT.split(". ")[0] + "."
     assert _sentence("What are other names for the Varn Strait?", first, embedder) is None
-
-
-def test_a_name_described_by_a_relative_clause_answers_a_question_asking_for_a_name(embedder):
-    # "the *tidal* gate which holds back the river" names the gate holding back the river.
-    selection = ("The town was flooded twice in the last century. Since 1960 the canal and the "
-                 "harbour have been kept apart from the storm gate which holds back the river.")
-    question = "What is the gate holding back the river known as?"
-    got = _sentence(question, selection, embedder)
-    assert got is not None and "storm gate" in got
-    # A clause about the question's own noun, with no other word before it, names nothing.
-    plain = selection.replace("the storm gate which holds back the river",
-                              "the gate which holds back the river")
-    assert _sentence(question, plain, embedder) is None
 
 #: Two books' sentences that name what the sentence before describes (population
 #: genetics, linear algebra).

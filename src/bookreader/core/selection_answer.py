@@ -22,9 +22,8 @@ relevance ranking (:func:`bookreader.core.quotes.rank_sentences`) puts first mus
 * for "Who ...?", name someone the question does not
   (:func:`bookreader.core.selection_types.names_nobody`, the same test as for the model's
   own answer);
-* for "What is X?", say what X is (:func:`bookreader.core.selection_types.defines`); for
-  "What is X called?" / "What do you call X?", give a name
-  (:func:`bookreader.core.selection_types.gives_name`).
+* for "What is X?" (not "What is X called?"), say what X is
+  (:func:`bookreader.core.selection_types.defines`).
 
 A sentence running from a colon into a listing is read as its claim alone
 (:func:`claims_before_listings`).  The fixed fallback stays the answer when no sentence
@@ -40,14 +39,7 @@ from typing import Any, Optional
 
 from bookreader.core import quotes
 from bookreader.core.citations import CitationSource, strip_citations, verify_answer
-from bookreader.core.selection_types import (
-    CALL_Q,
-    NAME_OF_Q,
-    NAMING_Q,
-    defines,
-    gives_name,
-    names_nobody,
-)
+from bookreader.core.selection_types import NAMING_Q, defines, names_nobody
 from bookreader.core.sentences import content_terms, numbers, split_sentences, stem, words
 
 log = logging.getLogger(__name__)
@@ -124,11 +116,8 @@ def answering_sentence(question: str, selection: CitationSource,
         return None
     exact = exact_terms(question)
     define = _DEFINE_Q.match(" ".join(question.split()))
-    name_of = bool(define and NAME_OF_Q.match(define.group(1)))
-    naming = (bool(define and NAMING_Q.search(define.group(1))) or name_of
-              or bool(CALL_Q.match(question)))
-    if naming:  # "What are the values in an array called?" asks for a name
-        define = None
+    if define and NAMING_Q.search(define.group(1)):
+        define = None  # "What are the values in an array called?" asks for a name
     for cand in ranked[:CANDIDATES]:
         s_terms = set(content_terms(cand.sentence))
         coverage = len(q_terms & s_terms) / len(q_terms)
@@ -140,8 +129,6 @@ def answering_sentence(question: str, selection: CitationSource,
             continue  # a number, a name or an identifier of the question is missing
         if names_nobody(question, cand.sentence):
             continue  # "Who ...?" is not answered by a sentence naming no one
-        if naming and not gives_name(cand.sentence, question, name_of):
-            continue  # "What is X called?" is answered by "... called Y", "... (Y)"
         if define and not defines(cand.sentence, define.group(1)):
             continue  # "What is a compiler?" is not answered by a sentence using the word
         return cand
