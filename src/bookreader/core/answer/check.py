@@ -12,7 +12,7 @@ checks in order; the first that refuses gives the :class:`Verdict`'s ``refusal``
   its own (on selected text, not when the first sentence goes);
 * ``only code``: a whole-book answer that is nothing but lines of code, for a question
   that asks for none;
-* ``off target``: a selected-text answer that does not address the question.
+* ``off target``: a selected-text answer to a who-question that names no one.
 
 :func:`uncited` is the last check, after the display citations: a whole-book answer none
 of whose sentences could be tied to a page is not shown as one.
@@ -37,8 +37,7 @@ from bookreader.core.llm.answer_type import (
 )
 from bookreader.core.model_output import only_self_quotes
 from bookreader.core.selection_answer import first_unsupported
-from bookreader.core.selection_relevance import off_target
-from bookreader.core.selection_types import lacks_asked_kind
+from bookreader.core.selection_types import names_nobody
 from bookreader.core.sentences import split_sentences, words
 from bookreader.core.types import Citation, Mode, Validation
 
@@ -142,11 +141,8 @@ def check(run: Run, cited: Cited, context: str, written: str) -> Verdict:
     if mode.refuses_only_code and only_code(run, text):
         log.info("Only lines of code left for a question that asks for none")
         return Verdict(text, validation, REJECTED)
-    if mode.rescues_from_selection(run) and off_target(run.question, text, run.selection,
-                                                       run.validator.embedder):
-        return Verdict(text, validation, OFF_TARGET)
-    if mode.mode is Mode.SELECTED and lacks_asked_kind(run.question, strip_citations(text)):
-        # A who-question answered with no one named, a how-many with no number.
+    if mode.mode is Mode.SELECTED and names_nobody(run.question, strip_citations(text)):
+        # A who-question answered with no one named.
         return Verdict(text, validation, OFF_TARGET)
     return Verdict(text, validation)
 

@@ -105,8 +105,7 @@ def from_selection(run: Run, draft: Draft, started: float) -> Optional[Answer]:
     if not strategy(run).rescues_from_selection(run):
         return None
     sel = CitationSource.for_selection(run.selection, run.page_range, run.pages)
-    found = selection_answer(run.question, sel, run.validator, run.pages,
-                             model_answer=draft.generated.raw or "")
+    found = selection_answer(run.question, sel, run.validator, run.pages)
     if found is None:
         return None
     text, citations, validation, sentence = found

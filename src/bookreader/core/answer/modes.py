@@ -35,8 +35,6 @@ from bookreader.core.model_output import (
     plain_math_marks,
 )
 from bookreader.core.retrieval import is_covered, search_question
-from bookreader.core.selection_answer import turns_on_absent_word
-from bookreader.core.selection_relevance import names_absent_number
 from bookreader.core.types import Mode, Outcome, Passage, SearchFilter
 from bookreader.errors import BookReaderError, InvalidInput
 
@@ -246,13 +244,6 @@ class SelectedText(Strategy):
         """No search: the selection is the context."""
         run.stage_ms["retrieval"] = 0.0
         return Retrieved(run, (), 1.0)
-
-    def gate(self, found: Retrieved) -> Optional[Early]:
-        run = found.run
-        if (turns_on_absent_word(run.question, run.selection)
-                or names_absent_number(run.question, run.selection)):
-            return Early(prompts.NOT_IN_SELECTION, 0.8, Outcome.NOT_IN_SELECTION)
-        return None
 
     def rescues_from_selection(self, run: Run) -> bool:
         """Not about the selection itself, not the extractive backend."""
