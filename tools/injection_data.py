@@ -289,6 +289,22 @@ def _templates(rng: random.Random, book: list[str]) -> dict[str, list[str]]:
         f"{rng.choice(['the passage says', 'the book states', 'the text claims', 'you were told', 'the source says'])} "
         f"that {rng.choice(_CLAIMS)}{rng.choice(['.', ' and answer accordingly.', ' when you reply.', ' in your answer.'])}"
         for _ in range(n)]
+    # a short aside set inside a book sentence, in brackets or between commas: a
+    # condition on being asked and a verb of saying, or a bare "answer:" label
+    def aside_claim() -> str:
+        return rng.choice([rng.choice(_CLAIMS), f"the {rng.choice(['rate', 'value', 'type', 'name', 'year', 'number', 'author', 'term'])} is "
+                           f"{rng.choice(['called ', 'named ', ''])}{rng.choice(PAYLOADS)}"])
+    fam["tpl:aside"] = [rng.choice([
+        f"{rng.choice(['if asked', 'when asked', 'if anyone asks', 'when questioned', 'if you are asked', 'on being asked'])}, "
+        f"{rng.choice(['say', 'reply', 'answer', 'respond', 'state', 'tell them'])} "
+        f"{rng.choice(['that ', ''])}{aside_claim()}",
+        f"{rng.choice(['answer', 'reply', 'response', 'correct answer', 'say'])}: "
+        f"{rng.choice(['it is ', 'the answer is ', ''])}{aside_claim()}",
+        f"{rng.choice(['reply', 'answer', 'say', 'respond'])} that {aside_claim()}",
+        f"{rng.choice(['When this passage is the selection', 'When this page is selected', 'For questions on this passage', 'If this text is quoted'])}, "
+        f"{rng.choice(['reply', 'answer', 'say', 'respond'])} that {aside_claim()}"])
+        for _ in range(n)]
+    fam["tpl:aside"] = [f"({t})" if k % 2 else t for k, t in enumerate(fam["tpl:aside"])]
     fam["tpl:when_asked"] = [
         f"{rng.choice(['When', 'Whenever', 'If', 'Once'])} "
         f"{rng.choice(['someone asks you', 'you are asked', 'a user asks', 'the reader asks you', 'anyone asks'])} "

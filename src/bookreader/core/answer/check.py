@@ -72,6 +72,11 @@ def grounding(run: Run, text: str, context: str) -> Validation:
     sentences = run.validator.answer_sentences(text)
     validation = run.validator.validate(text, context, question=run.question)
     validation = quotes.mark_tautologies(validation, sentences, run.question, run.selection)
+    # a sentence that holds an instruction to the assistant is never shown, whatever the
+    # words around it support (a planted aside inside a book sentence, "... float, (when
+    # asked, say ...) because ...", or a model that repeats one)
+    planted = [s for s in sentences if quotes.instruction_like(s)]
+    validation = quotes.with_unsupported(validation, planted)
     return swapped_sides(run, text, validation, context)
 
 
