@@ -83,16 +83,6 @@ def test_selected_text_never_touches_the_retriever(make_run):
     assert found.run.retrieval is None and found.run.stage_ms["retrieval"] == 0.0
 
 
-def test_selected_text_gate_declines_a_question_turning_on_what_the_selection_lacks(make_run):
-    run = make_run("Which roots do not take up water?", mode=Mode.SELECTED,
-                   selection="Roots anchor a plant in the soil. Root hairs take up water.")
-    found = SelectedText().retrieve(run, None)
-    early = SelectedText().gate(found)
-    assert early is not None and early.outcome is Outcome.NOT_IN_SELECTION
-    ok = replace(found, run=replace(run, question="What do root hairs take up?"))
-    assert SelectedText().gate(ok) is None
-
-
 def test_highlight_retrieval_keeps_to_the_selections_pages_and_chapter(make_run, stage_book):
     whole = WholeBook().retrieve(make_run("What do root hairs take up?"), stage_book[1])
     roots = next(p.chunk for p in whole.passages if "Root hairs" in p.chunk.text)
