@@ -397,6 +397,19 @@ def _link_tier(args, settings, default_data: Path) -> None:
         target.symlink_to(source.resolve())
 
 
+def tier_settings(args, data_dir: Path):
+    """Settings for timing one tier's answers: the bench's data folder with the installed
+    tier linked in (:func:`_link_tier`), budgets long enough never to cut an answer."""
+    from bookreader.config import Settings, default_data_dir
+
+    settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0,
+                        budgets={args.tier: {"first_token_s": 600.0, "total_s": 1200.0}})
+    settings.models_dir.mkdir(parents=True, exist_ok=True)
+    args.backend = args.tier
+    _link_tier(args, settings, default_data_dir())
+    return settings
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--backend", default=None, help="backend name (see core/llm/specs.py)")

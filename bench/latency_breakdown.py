@@ -193,20 +193,15 @@ def main(argv: list[str] | None = None) -> int:
 
     passive_wait()  # before llama_cpp loads the process's OpenMP runtime, as the app does
     import llama_cpp
-    from answer import _link_tier
+    from answer import tier_settings
 
     import bookreader.core.answer.context as answer_context
     import bookreader.core.answer.pipeline as pipeline
-    from bookreader.config import Settings, default_data_dir
     from bookreader.core.answer.answerer import Answerer
     from bookreader.core.llm.llama_cpp import LlamaCppBackend
     from bookreader.library import Library
 
-    settings = Settings(data_dir=args.data_dir, retrieval_timeout_s=120.0,
-                        budgets={args.tier: {"first_token_s": 600.0, "total_s": 1200.0}})
-    settings.models_dir.mkdir(parents=True, exist_ok=True)
-    args.backend = args.tier
-    _link_tier(args, settings, default_data_dir())
+    settings = tier_settings(args, args.data_dir)
 
     rec = Recorder()
     rec.wrap(pipeline, "retrieve", "retrieval")

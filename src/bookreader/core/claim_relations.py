@@ -1,11 +1,10 @@
 """A claim that asserts a relation must find that relation, between the same parts, in
 its support.
 
-"A boundary layer forms *because* the velocity field can comply with the no-slip
-condition" joins two parts with a cause.  A passage that says "It also solves
-d'Alembert's paradox, *since* the velocity field can comply with the no-slip
-condition" holds every word of the claim but gives that cause for something else:
-shared words are not a stated relation.  This module reads the relation a sentence
+"The loop stops *because* the counter reaches the limit" joins two parts with a
+cause.  A passage that says "The program prints a warning, *since* the counter reaches
+the limit" holds nearly every word of the claim but gives that cause for something
+else: shared words are not a stated relation.  This module reads the relation a sentence
 states from its grammatical form (a connective of :mod:`bookreader.core.lexicon` and the
 two parts it joins: the *ground*, a cause, purpose or condition, and the *consequent*)
 and compares the claim's relations with the context's (:func:`relation_misstated`).
