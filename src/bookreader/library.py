@@ -42,6 +42,7 @@ from bookreader.core.storage import MIN_FREE_TO_OPEN, require_free
 from bookreader.core.retrieval_calibration import CALIBRATION_FILE
 from bookreader.ingest import LEXICAL_FILE, IngestMixin
 from bookreader.library_study import StudyMixin
+from bookreader.library_vectors import UnitVectorsMixin
 from bookreader.core.types import (
     Answer,
     AnswerStage,
@@ -79,7 +80,7 @@ log = logging.getLogger(__name__)
 CHUNKER_VERSION = 6
 
 
-class Library(IngestMixin, StudyMixin):
+class Library(IngestMixin, StudyMixin, UnitVectorsMixin):
     """Books, search and answers for one data folder.
 
     Args:
@@ -110,6 +111,7 @@ class Library(IngestMixin, StudyMixin):
         #: Books an ingest of this library is working on now.
         self._ingesting: set[str] = set()
         self._lock = threading.RLock()
+        self._init_unit_vectors()
 
     # --- lazily built services -----------------------------------------------------------
     @property
@@ -236,6 +238,7 @@ class Library(IngestMixin, StudyMixin):
             store.close()
         (self._book_dir(book_id) / LEXICAL_FILE).unlink(missing_ok=True)
         (self._book_dir(book_id) / CALIBRATION_FILE).unlink(missing_ok=True)
+        self._forget_unit_vectors(book_id)
 
     def open_pdf(self, ref: str | Path, password: Optional[str] = None):
         """The book's :class:`bookreader.core.pdf.PdfBook` for reading and rendering.
@@ -438,6 +441,7 @@ class Library(IngestMixin, StudyMixin):
             if on_token is not None:
                 on_token(text)
 
+        self._question_started()  # a background build of unit vectors waits meanwhile
         try:
             if book is not None:
                 info = self.book(book)
@@ -446,6 +450,7 @@ class Library(IngestMixin, StudyMixin):
             if info is not None:
                 if mode is not Mode.SELECTED:
                     retriever = self.retriever(info.book_id)
+                    self._load_unit_vectors(info.book_id)
                 pdf = self._pdf_if_possible(info)
             # Loading models is not part of the answer's time budget.
             self.embedder.warm_up()
@@ -486,6 +491,8 @@ class Library(IngestMixin, StudyMixin):
                 self.audit.record(cancelled_answer(question, mode, info, selection, backend, ""),
                                   session_id=session, client_id=client_id)
             raise
+        finally:
+            self._question_finished()
         self._record(answer, pending, session, client_id)
         return answer
 
@@ -498,14 +505,19 @@ class Library(IngestMixin, StudyMixin):
         Never raises a BookReaderError (logged; the question reports it).  Returns the
         backend name warmed, or "" when no model was loaded (Claude, a failure).
         """
+        ready = None
         if book is not None:
             try:
                 info = self.book(book)
                 self.retriever(info.book_id).warm_up()
                 self._pdf_if_possible(info)
+                ready = info.book_id
             except BookReaderError as exc:
                 log.warning("Warm-up: the book %s is not ready: %s", book, exc.user_message)
-        return self.answerer_for(backend).warm_up(backend)
+        warmed = self.answerer_for(backend).warm_up(backend)
+        if ready is not None:  # after the model: the build must not slow the warm-up
+            self.prepare_unit_vectors(ready)
+        return warmed
 
     def _record(self, answer: Answer, pending: list, session: str,
                 client_id: Optional[str]) -> None:
@@ -598,7 +610,8 @@ class Library(IngestMixin, StudyMixin):
         return out
 
     def close(self) -> None:
-        """Close stores, open PDFs and the audit database."""
+        """Stop background work; close stores, open PDFs and the audit database."""
+        self._stop_unit_vectors()
         with self._lock:
             stores, self._stores = list(self._stores.values()), {}
             pdfs, self._pdfs = list(self._pdfs.values()), {}

@@ -166,6 +166,9 @@ class MiniLMEmbedder:
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
         self.cache_misses = 0
+        #: Vectors computed ahead by this embedder, by name (a book's unit vectors).
+        self._tables: dict[str, Any] = {}
+        self.table_hits = 0
 
     # --- loading -------------------------------------------------------------------------
     @property
@@ -247,6 +250,37 @@ class MiniLMEmbedder:
         """
         return MiniLMEmbedder(self._model_dir, device=self._device, quantized=True)
 
+    @property
+    def fingerprint(self) -> dict:
+        """What a stored vector of this embedder depends on: the model package's version,
+        int8 or full precision, and torch's version (its quantized kernels)."""
+        from importlib import metadata
+
+        def version(name: str) -> str:
+            try:
+                return metadata.version(name)
+            except metadata.PackageNotFoundError:
+                return ""
+
+        return {"model": f"{MODEL_PIP_NAME} {version(MODEL_PIP_NAME)}",
+                "precision": "int8 one text a pass" if self._quantized else "float32",
+                "torch": version("torch")}
+
+    def attach_vectors(self, name: str, table: Any) -> None:
+        """Look texts up in ``table`` (``get(text)`` -> vector or None; vectors this very
+        embedder computed, e.g. :class:`bookreader.core.unit_vectors.UnitVectors`)
+        before running the model on them; ``name`` (a book id) detaches it again."""
+        with self._cache_lock:
+            self._tables[name] = table
+
+    def detach_vectors(self, name: str) -> None:
+        with self._cache_lock:
+            self._tables.pop(name, None)
+
+    def has_vectors(self, name: str) -> bool:
+        with self._cache_lock:
+            return name in self._tables
+
     # --- the protocol --------------------------------------------------------------------
     @property
     def dimension(self) -> int:
@@ -302,7 +336,8 @@ class MiniLMEmbedder:
         check), and the questions themselves (a class asks the same ones).  Texts up to
         ``CACHE_TEXT_CHARS`` long are kept in a least-recently-used cache of
         ``CACHE_ENTRIES`` vectors (about 12 MB); a repeated text costs a dictionary
-        look-up instead of a pass through the model.  Ingest passes ``cache=False``: a
+        look-up instead of a pass through the model.  A text held by an attached table of
+        vectors computed ahead (:meth:`attach_vectors`) is read from it (a cache hit).  Ingest passes ``cache=False``: a
         book's chunks are embedded once and would only push the useful entries out.
         """
         if len(texts) == 0:
@@ -312,12 +347,21 @@ class MiniLMEmbedder:
         out = np.empty((len(texts), MINILM_DIMENSION), dtype=np.float32)
         todo: dict[str, list[int]] = {}
         with self._cache_lock:
+            tables = list(self._tables.values())
             for i, text in enumerate(texts):
                 vec = self._cache.get(text)
+                if vec is not None:
+                    self._cache.move_to_end(text)
+                    out[i] = vec
+                    continue
+                for table in tables:
+                    vec = table.get(text)
+                    if vec is not None:
+                        break
                 if vec is None:
                     todo.setdefault(text, []).append(i)
                 else:
-                    self._cache.move_to_end(text)
+                    self.table_hits += 1
                     out[i] = vec
             self.cache_hits += len(texts) - sum(len(v) for v in todo.values())
             self.cache_misses += len(todo)

@@ -97,6 +97,19 @@ def _units(text: str, max_chars: int) -> tuple[list[str], list[str]]:
     return units, joins
 
 
+def ranked_units(text: str, budgets: Sequence[int]) -> set[str]:
+    """Every unit :func:`focus_passages` may rank for a passage ``text`` under any of the
+    character ``budgets`` and any ranking (a long multi-line sentence is split into lines
+    under a small budget; ``answer_split`` splits further), for vectors computed ahead
+    (:mod:`bookreader.core.unit_vectors`)."""
+    out: set[str] = set()
+    for budget in budgets:
+        units, joins = _units(text, budget)
+        out.update(units)
+        out.update(_answer_units(units, joins)[0])
+    return out
+
+
 def focus(
     text: str,
     question: str,

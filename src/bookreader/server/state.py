@@ -168,6 +168,8 @@ class ServerState:
                 backend.warm_up()
             for book_id in self.books:
                 lib.retriever(book_id)
+            for book_id in self.books:  # in the background, paused while questions run
+                lib.prepare_unit_vectors(book_id)
             log.info("Server ready: %d books, backend %s, %d workers, budget %.1f s",
                      len(self.books), self.backend, self.pool.workers, self.timeout_s)
         except Exception as exc:  # shown by /health as an error id; the log has it all
