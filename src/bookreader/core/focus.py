@@ -193,10 +193,39 @@ def unique_sentences(texts: Sequence[str]) -> list[str]:
     out: list[str] = []
     for text in texts:
         sentences = split_sentences(text)
-        keys = [" ".join(s.lower().split()) for s in sentences]
-        kept = [s for s, k in zip(sentences, keys) if k not in seen]
-        out.append(text if len(kept) == len(sentences) else " ".join(kept))
+        keys = [_sentence_key(s) for s in sentences]
+        out.append(_without(text, sentences, keys, seen))
         seen.update(keys)
+    return out
+
+
+def _sentence_key(sentence: str) -> str:
+    return " ".join(sentence.lower().split())
+
+
+def _without(text: str, sentences: Sequence[str], keys: Sequence[str], seen: set[str]) -> str:
+    """``text`` without its sentences whose keys are in ``seen`` (as :func:`unique_sentences`
+    shows it)."""
+    kept = [s for s, k in zip(sentences, keys) if k not in seen]
+    return text if len(kept) == len(sentences) else " ".join(kept)
+
+
+def overlap_variants(texts: Sequence[str]) -> list[str]:
+    """What :func:`unique_sentences` may make of each of a book's chunk ``texts`` (in
+    reading order) when a neighbour was retrieved before it: without the sentences it
+    shares with the chunk before, with the chunk after, or with both (the chunker repeats
+    sentences at each boundary).  Only texts that change are listed."""
+    split = [split_sentences(t) for t in texts]
+    keys = [[_sentence_key(s) for s in ss] for ss in split]
+    out: list[str] = []
+    for i, text in enumerate(texts):
+        before = set(keys[i - 1]) if i > 0 else set()
+        after = set(keys[i + 1]) if i + 1 < len(texts) else set()
+        for seen in (before, after, before | after):
+            if seen & set(keys[i]):
+                variant = _without(text, split[i], keys[i], seen)
+                if variant != text and variant:
+                    out.append(variant)
     return out
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
-from bookreader.core.focus import ranked_units
+from bookreader.core.focus import overlap_variants, ranked_units
 from bookreader.core.types import CancelFn, ProgressFn, check_cancel, never_cancel, no_progress
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ FORMAT = 1
 #: Bumped when the splitting of a passage into the focus step's units changes
 #: (``bookreader.core.focus._units``/``_answer_units``, ``sentences.split_sentences``):
 #: the old table would still be right (vectors are keyed by text) but would miss.
-UNIT_RULES_VERSION = 1
+UNIT_RULES_VERSION = 2
 HEADER_BYTES = 4096
 #: Units embedded between two looks at whether a question started (one int8 pass each).
 BUILD_STEP = 4
@@ -85,9 +85,13 @@ class UnitVectors:
 
 def book_units(texts: Iterable[str], budgets: Sequence[int]) -> list[str]:
     """Every unit the focus step may rank for passages among ``texts`` (a book's chunk
-    texts) under any of the focusing tiers' character ``budgets``, each once, sorted."""
+    texts, in reading order) under any of the focusing tiers' character ``budgets``, each
+    once, sorted: the units of each chunk, and of each chunk without the sentences it
+    shares with a neighbour (as the focus step sees a chunk retrieved after one that
+    overlaps it)."""
+    texts = list(texts)
     units: set[str] = set()
-    for text in texts:
+    for text in [*texts, *overlap_variants(texts)]:
         units.update(ranked_units(text, budgets))
     return sorted(units)
 
