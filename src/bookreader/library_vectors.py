@@ -43,6 +43,11 @@ class UnitVectorsMixin:
         self._answering = 0
         self._vector_threads: dict[str, threading.Thread] = {}
         self._vectors_stop = threading.Event()
+        # One build at a time (a server warms every book it serves at once).
+        self._one_build = threading.Lock()
+        # book id -> (size, mtime) of a table file that did not load: not read again
+        # (nor logged again) for every question until it changes.
+        self._bad_tables: dict[str, tuple[int, int]] = {}
 
     # --- questions pause the build -----------------------------------------------------------
     def _question_started(self) -> None:
@@ -94,12 +99,19 @@ class UnitVectorsMixin:
                 return False
             if embedder.has_vectors(book_id):
                 return True
-            table = unit_vectors.load(self._unit_vectors_path(book_id),
-                                      self._unit_fingerprint(embedder))
+            path = self._unit_vectors_path(book_id)
+            try:
+                st = path.stat()
+            except OSError:  # not built yet
+                return False
+            if self._bad_tables.get(book_id) == (st.st_size, st.st_mtime_ns):
+                return False
+            table = unit_vectors.load(path, self._unit_fingerprint(embedder))
         except Exception:  # a faster question is optional; the question itself is not
             log.exception("Cannot load the unit vectors of book %s", book_id)
             return False
         if table is None:
+            self._bad_tables[book_id] = (st.st_size, st.st_mtime_ns)
             return False
         embedder.attach_vectors(book_id, table)
         log.info("Book %s: %d unit vectors attached (%.1f MB mapped)", book_id, len(table),
@@ -167,8 +179,9 @@ class UnitVectorsMixin:
 
     def _build_in_background(self, book_id: str) -> None:
         try:
-            self._wait_for_quiet()
-            self.build_unit_vectors(book_id)
+            with self._one_build:
+                self._wait_for_quiet()
+                self.build_unit_vectors(book_id)
         except Cancelled:
             log.info("Unit vectors of book %s: stopped (built again next time)", book_id)
         except BookReaderError as exc:

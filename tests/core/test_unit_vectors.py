@@ -178,6 +178,10 @@ def test_a_partial_or_corrupt_file_is_ignored_with_a_log_line(built, data_dir, e
             texts, _ = _focus_units(fresh, book_id)
             assert _focus(fresh.answerer.validator.embedder, texts)
         assert said in caplog.text and str(path) in caplog.text
+        caplog.clear()  # the same bad file is not read (nor logged) again for each question
+        with caplog.at_level(logging.WARNING, logger="bookreader.core.unit_vectors"):
+            assert not fresh._load_unit_vectors(book_id)
+        assert not caplog.text
     finally:
         fresh.close()
         path.write_bytes(raw)

@@ -98,11 +98,11 @@ def book_units(texts: Iterable[str], budgets: Sequence[int]) -> list[str]:
 
 def _payload_sha(keys: np.ndarray, vectors: np.ndarray) -> str:
     h = hashlib.sha256()
-    h.update(memoryview(np.ascontiguousarray(keys)).cast("B"))
+    h.update(np.ascontiguousarray(keys).data)
     flat = vectors.reshape(-1)
     step = 1 << 20  # floats per update: the vectors may be a memory map
     for i in range(0, flat.shape[0], step):
-        h.update(memoryview(np.ascontiguousarray(flat[i : i + step])).cast("B"))
+        h.update(np.ascontiguousarray(flat[i : i + step]).data)
     return h.hexdigest()
 
 
@@ -126,8 +126,8 @@ def save(path: Path, keys: np.ndarray, vectors: np.ndarray, fingerprint: dict) -
     try:
         with open(tmp, "wb") as f:
             f.write(raw + b" " * (HEADER_BYTES - 1 - len(raw)) + b"\n")
-            f.write(memoryview(keys).cast("B"))
-            f.write(memoryview(vectors).cast("B"))
+            f.write(keys.data)
+            f.write(vectors.data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
