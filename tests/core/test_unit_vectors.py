@@ -135,7 +135,11 @@ def test_a_version_change_rebuilds_the_table(built, data_dir, embedder, monkeypa
         with caplog.at_level(logging.INFO, logger="bookreader.core.unit_vectors"):
             assert not library._load_unit_vectors(book_id)
         assert "built by another version" in caplog.text
+        path = library.settings.books_dir / book_id / UNIT_VECTORS_FILE
+        stale = path.with_name(f"{UNIT_VECTORS_FILE}.tmp-999999999")  # a killed build's
+        stale.write_bytes(b"half a table")
         assert library.build_unit_vectors(book_id)
+        assert not stale.exists()
         assert library.answerer.validator.embedder.has_vectors(book_id)
     finally:
         library.close()

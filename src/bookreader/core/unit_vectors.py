@@ -122,6 +122,7 @@ def save(path: Path, keys: np.ndarray, vectors: np.ndarray, fingerprint: dict) -
     raw = json.dumps(header, sort_keys=True).encode("utf-8")
     if len(raw) >= HEADER_BYTES:
         raise ValueError("unit vectors header too long")
+    _remove_stale_temporaries(path)
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
@@ -133,6 +134,22 @@ def save(path: Path, keys: np.ndarray, vectors: np.ndarray, fingerprint: dict) -
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete temporary files a killed process left (its pid no longer runs)."""
+    for tmp in path.parent.glob(f"{path.name}.tmp-*"):
+        try:
+            pid = int(tmp.name.rsplit("-", 1)[1])
+            if pid != os.getpid():
+                os.kill(pid, 0)
+                continue  # another live process is writing it
+        except ProcessLookupError:
+            pass
+        except (ValueError, PermissionError):
+            continue
+        tmp.unlink(missing_ok=True)
+        log.info("Removed %s, left by an interrupted build", tmp)
 
 
 def load(path: Path, fingerprint: dict) -> Optional[UnitVectors]:
