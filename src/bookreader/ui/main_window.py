@@ -2,11 +2,12 @@
 
 It wires the panels together and owns no slow work: opening and rendering run on the
 document worker, indexing and questions on the library workers (see ``workers.py``).
+What it remembers between runs (recent books, last pages, layout) is in
+``window_memory.py``; loading the model before the first question in ``model_warm_up.py``.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -26,29 +27,21 @@ from bookreader.ui.help_dialog import ASKING_PAGE, SHORTCUTS_PAGE, HelpDialog
 from bookreader.ui.library_panel import LibraryPanel
 from bookreader.ui.library_service import LibraryService, _norm
 from bookreader.ui.messages import MessageSink, Reporter
+from bookreader.ui.model_warm_up import ModelWarmUpMixin
 from bookreader.ui.reader_view import ReaderView
 from bookreader.ui.settings_dialog import SettingsDialog
 from bookreader.ui.toc_panel import TocPanel
+from bookreader.ui.window_memory import MAX_RECENT, RECENT_TEXT_PX, WindowMemoryMixin  # noqa: F401
 from bookreader.ui.workers import TaskRunner
 
-log = logging.getLogger(__name__)
 
-MAX_RECENT = 8
-#: Widest "Open recent" entry, in pixels (longer titles are cut in the middle).
-RECENT_TEXT_PX = 420
-
-
-class MainWindow(QMainWindow):
+class MainWindow(WindowMemoryMixin, ModelWarmUpMixin, QMainWindow):
     """The reader window."""
 
     book_opened = Signal(object)  # DocumentMeta
     settings_applied = Signal(object)  # Settings
     conversation_exported = Signal(str)  # path of the Markdown file
     model_warmed = Signal(str)  # the backend warmed ("" when no model could be loaded)
-
-    #: Load the model as soon as a book is ready to ask (the benchmark turns it off to
-    #: measure a first question without it).
-    warm_up_models = True
 
     def __init__(self, settings: Settings, runner: TaskRunner, service: LibraryService,
                  sink: MessageSink, reporter: Reporter,
@@ -344,57 +337,6 @@ class MainWindow(QMainWindow):
         if path == self.current_path:
             self.statusBar().showMessage("Indexing cancelled; the book can still be read.", 6000)
 
-    # --- loading the model ahead of the first question ---------------------------------------
-    def warm_up(self, info: BookInfo) -> None:
-        """Load the open book's index and the language model in the background once the
-        book is ready to ask, so the first question does not wait for them.  Quiet: a note
-        in the status bar, no dialog; nothing for Claude (no request before a question).
-        It runs on the lane questions use, so a question asked meanwhile waits for it."""
-        if (not self.warm_up_models or info.state is not BookState.READY
-                or self.current_path is None or _norm(info.path) != self.current_path
-                or info.book_id in self._warmed_books):
-            return
-        from bookreader.api import backend_kind
-
-        try:
-            kind = backend_kind(self.settings)
-        except BookReaderError as exc:  # an unknown name: the question says what to do
-            log.info("No warm-up: %s", exc.user_message)
-            return
-        if kind == "claude":
-            return
-        self._warmed_books.add(info.book_id)
-        local = kind == "llama"
-        if local and not self._model_warm:
-            self.status_model.setText("Loading the language model…")
-        self.service.warm_up(info.book_id, on_success=self._on_warmed,
-                             on_failure=self._on_warm_failed,
-                             on_cancel=lambda: self._on_warm_cancelled(info.book_id))
-
-    def _on_warmed(self, name: str) -> None:
-        self._model_warm = bool(name)
-        if self.status_model.text():
-            self.status_model.setText("Language model ready" if name else "")
-            QTimer.singleShot(5000, self.status_model, self._clear_ready_note)
-        self.model_warmed.emit(name)
-
-    def _clear_ready_note(self) -> None:
-        if self.status_model.text() == "Language model ready":
-            self.status_model.setText("")
-
-    def _on_warm_cancelled(self, book_id: str) -> None:
-        # The lanes were stopped (quit, another data folder): the next ready book warms.
-        self._warmed_books.discard(book_id)
-        self.status_model.setText("")
-
-    def _on_warm_failed(self, exc: BaseException) -> None:
-        # Library.warm_up logs and swallows what a user can cause; this is unexpected,
-        # and the next question reports it as it always does.
-        log.error("Warming up the language model failed: %r\n%s", exc,
-                  getattr(exc, "remote_traceback", ""))
-        self.status_model.setText("")
-        self.model_warmed.emit("")
-
     def _remove_book(self, book_id: str) -> None:
         self.service.remove(book_id, on_failure=lambda e: self.reporter.report_error(e))
 
@@ -404,23 +346,13 @@ class MainWindow(QMainWindow):
         self.page_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.page_edit.selectAll()
 
-    def last_page(self, path: str) -> int:
-        """The page a book was left at (0 when never opened)."""
-        value = self.ui_state.value(_last_page_key(path), 0)
-        if not isinstance(value, (int, float, str)):
-            return 0
-        try:
-            return int(value)
-        except ValueError:
-            return 0
-
     def on_page_changed(self, page: int, label: str) -> None:
         # Recorded only for the book on screen once it is at its page: the new layout's
         # page 0 of a book being opened is neither the old book's page nor the new one's.
         book = self._page_book
         if book is not None and page >= 0 and self.reader.meta is not None \
                 and _norm(self.reader.meta.path) == book:
-            self.ui_state.setValue(_last_page_key(book), page)
+            self._remember_page(book, page)
         if not self.page_edit.hasFocus():
             self.page_edit.setText(label)
         self.toc_panel.set_current_page(page)
@@ -534,74 +466,6 @@ class MainWindow(QMainWindow):
                           "that lead to the page. Everything runs on this computer unless "
                           "you choose Claude in Settings.")
 
-    # --- recent books and layout ---------------------------------------------------------------------
-    def recent_books(self) -> list[str]:
-        value = self.ui_state.value("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, (list, tuple)):
-            return []
-        return [str(p) for p in value if p]
-
-    def last_book(self) -> Optional[str]:
-        """The most recently opened book that still exists (None: none)."""
-        return next((p for p in self.recent_books() if Path(p).is_file()), None)
-
-    def _add_recent(self, path: str) -> None:
-        recent = [path] + [p for p in self.recent_books() if p != path]
-        self.ui_state.setValue("recent", recent[:MAX_RECENT])
-        self.library_panel.set_recent(recent[:MAX_RECENT])
-
-    def _fill_recent_menu(self) -> None:
-        """Each recent book by its title, cut in the middle when long; the full path in
-        its tooltip."""
-        self.recent_menu.clear()
-        self.recent_menu.setToolTipsVisible(True)
-        metrics = self.recent_menu.fontMetrics()
-        for p in self.recent_books():
-            text = metrics.elidedText(self._recent_title(p), Qt.TextElideMode.ElideMiddle,
-                                      RECENT_TEXT_PX)
-            action = self.recent_menu.addAction(text.replace("&", "&&"))
-            action.setToolTip(p)
-            action.setData(p)
-            action.triggered.connect(lambda _checked=False, p=p: self.open_book(p))
-        if not self.recent_books():
-            self.recent_menu.addAction("(none)").setEnabled(False)
-
-    def _recent_title(self, path: str) -> str:
-        """A book's title as last seen (the file name for a book never opened)."""
-        title = self.ui_state.value(_title_key(path), "")
-        return str(title) if title else Path(path).name
-
-    def _remember_title(self, path: str, title: str) -> None:
-        self.ui_state.setValue(_title_key(path), title)
-
-    def _restore_layout(self) -> None:
-        geometry = self.ui_state.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1440, 900)
-        state = self.ui_state.value("window_state")
-        self._layout_restored = state is not None and self.restoreState(state)
-
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        if not getattr(self, "_layout_restored", True):
-            self._layout_restored = True
-            self.default_dock_sizes()
-
-    def default_dock_sizes(self) -> None:
-        """Contents on the left, the chat a third of the window on the right."""
-        width = max(self.width(), 1000)
-        self.resizeDocks([self.side_dock, self.chat_dock], [260, int(width * 0.3)],
-                         Qt.Orientation.Horizontal)
-
-    def save_layout(self) -> None:
-        self.ui_state.setValue("geometry", self.saveGeometry())
-        self.ui_state.setValue("window_state", self.saveState())
-        self.ui_state.sync()
-
     # --- drag and drop ------------------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:  # noqa: N802
         if any(u.toLocalFile().lower().endswith(".pdf") for u in event.mimeData().urls()):
@@ -626,17 +490,3 @@ class MainWindow(QMainWindow):
         self.service.close()
         super().closeEvent(event)
 
-
-def _last_page_key(path: str) -> str:
-    """The ui.ini key of a book's last page (a hash: paths hold slashes)."""
-    return "last_page/" + _path_hash(path)
-
-
-def _title_key(path: str) -> str:
-    return "title/" + _path_hash(path)
-
-
-def _path_hash(path: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]
