@@ -68,12 +68,15 @@ def summarise(rows: Sequence[dict], threshold: float) -> dict:
     return out
 
 
-def run_book(pdf: Path, questions: Path, data_dir: Path) -> tuple[list[dict], float, int]:
+def run_book(pdf: Path, questions: Path, data_dir: Path, dense_weight: Optional[float] = None
+             ) -> tuple[list[dict], float, int]:
     from bookreader.config import Settings
     from bookreader.core.retrieval import search_question
     from bookreader.library import Library
 
     settings = Settings(data_dir=data_dir, retrieval_timeout_s=120.0)
+    if dense_weight is not None:
+        settings.dense_weight = dense_weight
     settings.ensure_dirs()
     library = Library(settings)
     info = library.ingest(pdf)
@@ -98,6 +101,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--split", choices=sorted(SPLITS), default="tune")
     ap.add_argument("--data-dir", type=Path, required=True, help="index folder (reused)")
     ap.add_argument("--misses", action="store_true", help="list questions missed at top_k")
+    ap.add_argument("--dense-weight", type=float, help="in place of the settings' 0.85")
     ap.add_argument("--json", type=Path, help="also write the rows and figures here")
     args = ap.parse_args(argv)
 
@@ -108,7 +112,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     table = []
     threshold, top_k = 0.0, 5
     for stem, pdf, questions in runnable:
-        rows, threshold, top_k = run_book(pdf, questions, args.data_dir)
+        rows, threshold, top_k = run_book(pdf, questions, args.data_dir, args.dense_weight)
         pooled += rows
         table.append((stem, summarise(rows, threshold)))
         if args.misses:
