@@ -182,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--books-dir", type=Path, default=books.BOOKS_DIR)
     ap.add_argument("--no-warm-up", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="write every row here")
+    ap.add_argument("--top-k", type=int, default=None,
+                    help="passages retrieved for a question (default: the settings' top_k)")
     args = ap.parse_args(argv)
     pdf = args.books_dir / f"{args.book}.pdf"
     questions = books.QUESTIONS_DIR / f"{args.book}.jsonl"
@@ -202,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     from bookreader.library import Library
 
     settings = tier_settings(args, args.data_dir)
+    if args.top_k:
+        settings.top_k = args.top_k
 
     rec = Recorder()
     rec.wrap(pipeline, "retrieve", "retrieval")

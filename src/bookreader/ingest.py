@@ -255,7 +255,7 @@ class IngestMixin:
         """Chunk every page (``pages``, else read from ``pdf`` here), embed and store the
         chunks not stored yet, build BM25."""
         from bookreader.core import retrieval_calibration
-        from bookreader.core.chunking import Chunker
+        from bookreader.core.chunking import Chunker, embedding_text
         from bookreader.core.lexical import LexicalIndex
         from bookreader.core.retrieval import HybridRetriever
 
@@ -291,7 +291,7 @@ class IngestMixin:
         for i in range(0, len(todo), batch):
             check_cancel(cancel)
             part = todo[i : i + batch]
-            vectors = embedder.embed([c.text for c in part], cache=False)
+            vectors = embedder.embed([embedding_text(c) for c in part], cache=False)
             store.upsert(part, vectors)
             done += len(part)
             progress(done, len(chunks), "Embedding")

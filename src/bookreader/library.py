@@ -74,8 +74,9 @@ log = logging.getLogger(__name__)
 #: one unit a line; see ``core/chunking.py``, rule 6; 5: a compound hyphenated at a line
 #: end keeps its hyphen, "human-robot" not "humanrobot", see ``core/hyphenation.py``; 6: a
 #: draft build's cross-reference keys, "{eq:continuity}", are not text, see
-#: ``core/pdf_document.py``).
-CHUNKER_VERSION = 6
+#: ``core/pdf_document.py``; 7: a chunk's vector is made from its heading path and its
+#: text, ``core/chunking.py``'s ``embedding_text``).
+CHUNKER_VERSION = 7
 
 
 class Library(IngestMixin, BookIndexMixin, StudyMixin, UnitVectorsMixin):

@@ -84,6 +84,37 @@ def chunk_id_for(book_id: str, position: int, text: str) -> str:
     return str(uuid.UUID(bytes=digest[:16]))
 
 
+#: A heading's numbering ("3.10. ", "Chapter 6: ", "II "): no words a question uses.
+_HEADING_NUMBER = re.compile(
+    r"^\s*(?:(?:chapter|part|section)\s+)?(?:\d+(?:\.\d+)*|[IVX]+)\.?:?\s+(?=\S)",
+    re.IGNORECASE)
+
+
+def heading_path(chunk: Chunk) -> str:
+    """The chunk's chapter and section titles, numbering left out ("Graphs > Connected
+    graphs"); one title when they are the same, "" when the book has no outline."""
+    parts: list[str] = []
+    for title in (chunk.chapter, chunk.section):
+        title = " ".join((title or "").split())
+        bare = _HEADING_NUMBER.sub("", title)
+        if bare and bare.lower() not in (p.lower() for p in parts):
+            parts.append(bare)
+    return " > ".join(parts)
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What a chunk's vector is made from: its heading path, then its text.
+
+    A question is often asked in the words of the section that answers it ("How do I
+    override toString?" of a section "The toString method") while only the section's
+    first chunk holds its heading line: the chunks after it are matched by their text
+    alone.  With the path in front, every chunk of a section is.  The path costs a few of
+    the model's 256 word pieces, cut from the chunk's end, which the next chunk repeats
+    (its ``overlap``)."""
+    path = heading_path(chunk)
+    return f"{path}\n{chunk.text}" if path else chunk.text
+
+
 @dataclass(frozen=True)
 class Segment:
     """A sentence (or a piece of a long one) with where it lies in the pages' texts."""
