@@ -37,16 +37,12 @@ from bookreader.core.inputs import (
     clean_selection,
 )
 from bookreader.core.model_output import (
-    drop_code_name_claims,
-    drop_fragments,
     drop_prompt_tags,
     drop_unclosed_citations,
-    end_lead_ins,
     loop_start,
     only_self_quotes,
     parse_answer,
     plain_code_marks,
-    plain_math_marks,
 )
 
 __all__ = [
@@ -61,15 +57,11 @@ __all__ = [
     "combine_confidence",
     "confidence_level",
     "declines",
-    "drop_code_name_claims",
-    "drop_fragments",
     "drop_prompt_tags",
     "drop_unclosed_citations",
-    "end_lead_ins",
     "generation_confidence",
     "loop_start",
     "only_self_quotes",
     "parse_answer",
     "plain_code_marks",
-    "plain_math_marks",
 ]

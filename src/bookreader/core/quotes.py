@@ -37,6 +37,8 @@ from bookreader.core.citations import (
     format_citation,
 )
 from bookreader.core.llm.extractive import (
+    CODE_CHARS,
+    LEAD_IN_TO_CODE,
     TOC_LINE,
     answer_type_bonus,
     code_penalty,
@@ -186,14 +188,11 @@ class Quote:
 _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
-_CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
 #: A line that opens with a function call: 'print(f"Simulation completed.' (a listing
 #: line, which can otherwise be chosen as the first quote).
 _CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
 #: An entry of a dict literal ("'virtual': virtual_pos,"): two of them make a listing line.
 _DICT_ENTRY = re.compile(r"""(['"])\w+\1\s*:\s*[^,:]+,""")
-#: A sentence that runs from its colon into the first line of a code listing.
-_LEAD_IN_TO_CODE = re.compile(r":\s[^.!?]*[{};]\s*$")
 
 
 def usable_sentence(sentence: str) -> bool:
@@ -224,7 +223,7 @@ def quotable_form(sentence: str) -> bool:
         # others?" quoted beside an answer to "What is the difference between a list and
         # a tuple?")
         return False
-    if _LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
+    if LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
     if _CALL_START.match(s):  # 'print(f"Simulation completed.' (a listing line)
         return False
@@ -236,7 +235,7 @@ def quotable_form(sentence: str) -> bool:
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
             or is_fragment_list(s) or is_alt_text(s)):
         return False
-    if len(_CODE_CHARS.findall(s)) > max(4, n // 3):
+    if len(CODE_CHARS.findall(s)) > max(4, n // 3):
         return False
     return bool(re.search(r"[.!?\"'\u201d)]$", s)) or n >= 8
 

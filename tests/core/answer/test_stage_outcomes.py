@@ -112,8 +112,7 @@ def test_a_verified_answer_is_calibrated_on_the_text_the_model_wrote(found):
     a = verified(run, draft, ok, "The energy is stored in ATP.", shown, (),
                  found.confidence, 0.0)
     assert a.outcome is Outcome.ANSWER and not a.fallback
-    # the lead-in's stray "1." is cut from the shown text (a language model's answer)
-    assert a.text == f"Cells keep the energy of their food in one molecule. {cite}"
+    assert a.text == shown
     assert a.confidence == calibration.calibrated(a.confidence_signals)
     judged = verified(run, draft, ok, "Leaves are green.", shown, (), found.confidence, 0.0)
     assert judged.confidence_signals != a.confidence_signals  # judged on what was written

@@ -30,10 +30,8 @@ from bookreader.core.grounding import supported_part
 from bookreader.core.grounding_checks import swaps_compared_side
 from bookreader.core.llm.answer_type import (
     comparison_sides,
-    is_formula,
     reads_as_code,
     wants_code,
-    wants_formula,
 )
 from bookreader.core.model_output import only_self_quotes
 from bookreader.core.selection_answer import first_unsupported
@@ -111,19 +109,15 @@ def invented_excerpt(cited: Cited, validation: Validation, written: str,
 
 def only_code(run: Run, text: str) -> bool:
     """A language model's answer that is nothing but lines of code, for a question that
-    does not ask for code.  Formulas answer a question that asks how something is
-    computed ("bmi = weight / (height * height)" for "How do I compute the body mass
-    index?")."""
+    does not ask for code."""
     if run.spec.kind == "extractive" or wants_code(run.question):
         return False
     sentences = [s for s in run.validator.answer_sentences(text) if s.strip()]
-    # Judged line by line: a sentence that introduces a formula runs on into the lines
+    # Judged line by line: a sentence that introduces a listing runs on into the lines
     # under it, and the whole read as code.  A lead-in (a line ending in ":") says
     # nothing by itself.
     lines = [ln.strip().lstrip("-*\u2022 ") for s in sentences for ln in s.splitlines()]
     body = [ln for ln in lines if words(ln) and not ln.endswith(":")] or sentences
-    if body and wants_formula(run.question) and all(map(is_formula, body)):
-        return False
     return bool(body) and all(reads_as_code(s) for s in body)
 
 

@@ -6,11 +6,9 @@ reason, each pass named:
 
 1. ``as written`` (:func:`cite_as_written`): the model's own citations, none added.  The
    checks judge this text.
-2. ``without code names``: a whole-book answer whose repaired citation shows that a claim
-   was only an invented label is checked again without it.
-3. ``for display`` (:func:`cite_for_display`): what the checks kept, every sentence given
+2. ``for display`` (:func:`cite_for_display`): what the checks kept, every sentence given
    its best supporting citation.
-4. ``after repointing``: when a citation moved to the sentence that holds its claim, or
+3. ``after repointing``: when a citation moved to the sentence that holds its claim, or
    was trimmed to the words for it.
 
 Then :func:`with_book_sentences` puts the book's best sentence (or the selection's
@@ -25,7 +23,6 @@ from typing import Optional, Sequence
 
 from bookreader.core import answer_quotes
 from bookreader.core.citations import CitationSource, verify_answer
-from bookreader.core.model_output import drop_code_name_claims
 from bookreader.core.selection_answer import beside_answer
 from bookreader.core.sentences import key_only
 from bookreader.core.types import Citation
@@ -37,7 +34,6 @@ log = logging.getLogger(__name__)
 
 #: The named reasons :func:`verify_answer` runs (see the module doc).
 AS_WRITTEN = "as written"
-WITHOUT_CODE_NAMES = "without code names"
 FOR_DISPLAY = "for display"
 AFTER_REPOINTING = "after repointing"
 
@@ -65,14 +61,6 @@ def cite_as_written(run: Run, text: str, sources: Sequence[CitationSource]) -> O
     """``text`` with the model's citations checked, or None when nothing is left of it
     once its invented labels are dropped."""
     cited = verify(AS_WRITTEN, run, text, sources)
-    if strategy(run).cleans_draft and cited.citations:
-        # again once the citations are repaired: an invented excerpt is replaced by the
-        # code name the page holds, and a claim that was only that name goes
-        named = drop_code_name_claims(cited.text)
-        if named != cited.text and not named:
-            return None
-        if named != cited.text:
-            cited = verify(WITHOUT_CODE_NAMES, run, named, sources)
     invented = frozenset((c.page, key_only(c.excerpt)) for c in cited.citations if c.repaired)
     return replace(cited, invented=invented)
 

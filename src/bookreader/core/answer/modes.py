@@ -26,13 +26,9 @@ from typing import Any, ClassVar, Optional, Sequence
 from bookreader.core import prompts, quotes
 from bookreader.core.citations import CitationSource
 from bookreader.core.focus import focus
-from bookreader.core.llm.answer_type import question_kind
 from bookreader.core.model_output import (
-    drop_code_name_claims,
-    drop_fragments,
     drop_prompt_tags,
     plain_code_marks,
-    plain_math_marks,
 )
 from bookreader.core.retrieval import is_covered, search_question
 from bookreader.core.types import Mode, Outcome, Passage, SearchFilter
@@ -70,7 +66,7 @@ class Strategy:
     mode: ClassVar[Mode]
     #: The store is searched (the window says "searching").
     searches: ClassVar[bool] = True
-    #: The model's text loses prompt tags, code and math marks, fragments and code names.
+    #: The model's text loses prompt tags and code marks.
     cleans_draft: ClassVar[bool] = False
     #: Every shown answer needs at least one verified citation.
     needs_citation: ClassVar[bool] = False
@@ -129,9 +125,6 @@ class Strategy:
         """The book's best sentence is quoted beside a verified answer."""
         return False
 
-    def ends_lead_ins(self, run: Run) -> bool:
-        """A model's trailing lead-in ("... as follows: 1.") is cut from the shown text."""
-        return False
 
     def rescues_from_selection(self, run: Run) -> bool:
         """The selection's answering sentence may stand in for (or beside) the model's."""
@@ -203,19 +196,11 @@ class WholeBook(Strategy):
         return passages
 
     def clean(self, text: str, question: str) -> str:
-        # a label ("Obstacle avoidance behavior.") answers no "how" or "why"
-        how = question_kind(question) in ("procedure", "reason")
-        return drop_code_name_claims(
-            drop_fragments(plain_code_marks(plain_math_marks(drop_prompt_tags(text))),
-                           labels=how))
+        return plain_code_marks(drop_prompt_tags(text))
 
     def book_quote(self, run: Run) -> bool:
         return bool(run.spec.answer_quote)
 
-    def ends_lead_ins(self, run: Run) -> bool:
-        # Only as shown: the confidence judged the text as written, and the extractive
-        # backend's sentences keep theirs.
-        return run.spec.kind != "extractive"
 
     def in_selection(self, run: Run, text: str) -> Optional[bool]:
         return None

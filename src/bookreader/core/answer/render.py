@@ -13,7 +13,6 @@ import uuid
 from typing import Any, Sequence
 
 from bookreader.core import confidence as calibration
-from bookreader.core.model_output import end_lead_ins
 from bookreader.core.types import Answer, Citation, ConfidenceLevel, Mode, Outcome, Validation
 from bookreader.errors import BookReaderError, QueryTimeout
 
@@ -102,14 +101,11 @@ def verified(run: Run, draft: Draft, validation: Validation, judged: str, text: 
     """The Answer of a checked, cited answer showing ``text``.
 
     Its confidence is calibrated on ``judged``, the answer as the model wrote it once
-    checked (before the book's sentences were put beside it and before its lead-in was
-    cut: the calibration is fitted on that text)."""
+    checked (before the book's sentences were put beside it: the calibration is fitted on
+    that text)."""
     mode = strategy(run)
     in_sel = mode.in_selection(run, text)
     given = signals(run, judged, validation, retrieval_conf, draft.generation)
-    if mode.ends_lead_ins(run):
-        # a lead-in keeps its claim, not the list's "1." left before the citation
-        text = end_lead_ins(text)
     run.timed("validation", started)
     return answer(run, text, fallback=False, confidence=calibration.calibrated(given),
                   citations=tuple(citations), validation=validation,

@@ -98,7 +98,7 @@ _TASK_SECTION = re.compile(r"exercise|problem|assignment|\blab\b|project|review\
 #: Score change of a line of a listing (-0.3: picked only when no prose sentence comes close;
 #: in a code-heavy book the listing is sometimes all the gold page holds).
 CODE_PENALTY = -0.3
-_CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
+CODE_CHARS = re.compile(r"[{};=<>()\[\]]")
 #: Marks of source code a sentence of prose does not hold.
 _CODE_MARKS = re.compile(
     r"^\s*(?:#|//|>>>|import\s|from\s+\S+\s+import\b|def\s|class\s+\w+\s*[(:])|"
@@ -108,10 +108,9 @@ _CODE_MARKS = re.compile(
 def looks_like_code(sentence: str) -> bool:
     """True for a line of a listing rather than a sentence of prose."""
     n = len(sentence.split())
-    if len(_CODE_CHARS.findall(sentence)) > max(4, n // 3):
+    if len(CODE_CHARS.findall(sentence)) > max(4, n // 3):
         return True
     return len(_CODE_MARKS.findall(sentence)) >= (1 if n < 6 else 2)
-_SECTION_NUMBER = re.compile(r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.])")
 
 
 def question_kind(question: str) -> str:
@@ -145,7 +144,7 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         return -0.1 if is_claiming_lead_in(s) else -1.0
     if looks_like_code(s):
         return CODE_PENALTY  # a listing shows, it does not say
-    if len(_SECTION_NUMBER.findall(s)) >= 3 or TOC_LINE.search(s):
+    if TOC_LINE.search(s):
         return -1.0  # a table of contents or an index line lists topics, it answers nothing
     if TASK.match(s):
         return -0.3  # an exercise asks for the answer; the text around it gives it
@@ -177,14 +176,7 @@ def is_claiming_lead_in(sentence: str) -> bool:
     s = sentence.strip()
     if not s.endswith(":") or (_INTRODUCES_CODE.search(s) and len(s.split()) < 14):
         return False
-    if _BLOCK_OPENER.match(s):  # "def resize_image(self, ...) -> np.ndarray:"
-        return False
     return len(content_terms(s)) >= 6 and _claims(s)
-
-
-#: A line of code that opens a block and ends in a colon (Python's def, class, for, if ...).
-_BLOCK_OPENER = re.compile(
-    r"^(?:async\s+def|def|class|for|while|if|elif|else|try|except|finally|with)\b[^\n]*:$")
 
 
 def is_glossary_entry(sentence: str) -> bool:
@@ -234,10 +226,6 @@ FRAGMENT_PENALTY = -0.3
 #: Score change of a title-case line without a full stop: a heading, a caption or a table's
 #: header row ("Binary Search Trees (BST)", "Name Type Default Value Notes").
 TITLE_PENALTY = -0.3
-#: Score change of a lead-in that runs into a table's header row ("... evolving from
-#: science fiction to reality: Era Key Developments Notable Examples").
-LEAD_IN_PENALTY = -0.1
-
 _COMMENT_UNIT = re.compile(r"^\s*(?:#(?!!)|//|/\*|\*\s|\"\"\"|\'\'\')")
 _BULLET = "\u2022"
 _SMALL_WORDS = frozenset(
@@ -282,33 +270,6 @@ def wants_code(question: str) -> bool:
     return bool(_WANTS_CODE.search(question))
 
 
-#: A question that asks how a quantity is computed: its answer can be a formula.
-_WANTS_FORMULA = re.compile(
-    r"\b(?:formulas?|formulae|equations?)\b|"
-    r"\bhow\s+(?:do|can|would|should|to|is|are)\s+(?:(?:i|you|we|one|it|they)\s+)?"
-    r"(?:compute|calculate|computed|calculated|derive|derived)\b",
-    re.IGNORECASE)
-#: One formula: a name (an index or argument list allowed), "=", and an expression with
-#: an arithmetic operator ("area = width * height / 2", "q(t) = a0 + a1*t").
-#: Not an unpacking ("x, y = point"), a literal ("sizes = [20, 5, 3]") or a call.
-_FORMULA = re.compile(
-    r"^\s*(?:\(?\d{1,2}[.)]\s+)?[A-Za-z_]\w*(?:\[[^\]=]*\]|\([\w\s,]*\))?\s*=(?!=)\s*"
-    r"(?=[^;{}]*[\w)]\s*(?:[-+*/^]|\*\*)\s*[\w(])[^;{}=]+$")
-
-
-def wants_formula(question: str) -> bool:
-    """True for "How do I compute ...?", "How is it calculated?", "What is the formula
-    for ...?": a formula copied from the book answers it (:data:`_WANTS_FORMULA`)."""
-    return bool(_WANTS_FORMULA.search(question))
-
-
-def is_formula(sentence: str) -> bool:
-    """True for a line that is one formula (:data:`_FORMULA`), a list number before it or
-    the next item's after it allowed."""
-    line = without_list_number(" ".join(sentence.split()))
-    return bool(_FORMULA.match(line))
-
-
 #: Score change of a comment or docstring line (not a listing's statement, which
 #: :data:`CODE_PENALTY` ranks down already) in the ranking of quotes
 #: (:func:`bookreader.core.quotes.rank_sentences`) for a question that does not ask for
@@ -330,11 +291,6 @@ def code_penalty(sentence: str, question: str) -> float:
 _MARKED = re.compile(r'^\s*(?:"""|\'\'\'|#(?!!)|//|/\*+)\s*(.*?)\s*(?:"""|\'\'\'|\*/)?\s*$', re.S)
 
 
-#: An item's own number first, and the next item's number last (see without_list_number).
-_ITEM_NUMBER = re.compile(r"^\s*\(?(\d{1,2})[.)]\s+\S")
-_TRAILING_NUMBER = re.compile(r"\s\(?(\d{1,2})[.)]\s*$")
-
-
 def without_list_number(sentence: str) -> str:
     """``sentence`` without the next list item's number left at its end
     (:data:`~bookreader.core.sentences.NEXT_ITEM_NUMBER`: after a lead-in's colon, a full
@@ -345,9 +301,6 @@ def without_list_number(sentence: str) -> str:
     m = NEXT_ITEM_NUMBER.search(sentence)
     if m and m.start() > 0:
         return sentence[: m.start()].rstrip()
-    first, last = _ITEM_NUMBER.match(sentence), _TRAILING_NUMBER.search(sentence)
-    if first and last and int(last.group(1)) == int(first.group(1)) + 1:
-        return sentence[: last.start()].rstrip()
     return sentence
 
 
@@ -363,14 +316,10 @@ def unmarked(sentence: str) -> str:
     return inner or sentence
 
 
-_DOC_FIELD = re.compile(r"(?:^|\s):(?:param|returns?|raises?|type)\b")
-
-
 def reads_as_code(sentence: str) -> bool:
     """A comment, a docstring (its ``:param`` fields included, wherever the unit starts)
     or a line of a listing, rather than a sentence of prose."""
-    return bool(is_comment(sentence) or looks_like_code(sentence) or is_code_line(sentence)
-                or _DOC_FIELD.search(sentence))
+    return bool(is_comment(sentence) or looks_like_code(sentence) or is_code_line(sentence))
 
 
 def shown_sentence(sentence: str) -> str:
@@ -423,19 +372,15 @@ def is_alt_text(sentence: str) -> bool:
 def form_penalty(sentence: str) -> float:
     """How much the unit's form says it is not an answer a student can read on its own:
     list fragments run together (:data:`FRAGMENT_PENALTY`), a title-case heading or
-    caption (:data:`TITLE_PENALTY`), a line of imports (:data:`IMPORT_PENALTY`), a lead-in
-    that runs into a table's header row (:data:`LEAD_IN_PENALTY`); 0 for a sentence of
-    prose.  Applied by the extractive backend's choice, not by :func:`answer_type_bonus`
-    (a calibration signal and the local tiers' focus read that)."""
+    caption (:data:`TITLE_PENALTY`), a line of imports (:data:`IMPORT_PENALTY`); 0 for a
+    sentence of prose.  Applied by the extractive backend's choice, not by
+    :func:`answer_type_bonus` (a calibration signal and the local tiers' focus read that)."""
     if is_fragment_list(sentence):
         return FRAGMENT_PENALTY
     if is_import_line(sentence):
         return IMPORT_PENALTY
     if is_title_line(sentence) or is_alt_text(sentence):
         return TITLE_PENALTY
-    if ":" in sentence and len(sentence.rsplit(":", 1)[1].split()) >= 3 and is_title_line(
-            sentence.rsplit(":", 1)[1]):
-        return LEAD_IN_PENALTY  # "... evolving from science fiction to reality: Era Key ..."
     return 0.0
 
 

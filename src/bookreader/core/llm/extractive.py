@@ -33,6 +33,7 @@ import numpy as np
 from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     _QUESTION_WORDS,
     _TASK_SECTION,
+    CODE_CHARS,
     CODE_PENALTY,
     LEAD_IN_TO_CODE,
     META,
