@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bookreader.core.grounding import GroundingValidator
-from bookreader.core.grounding_checks import given_terms
+from bookreader.core.grounding_checks import defined_names, given_terms, narrows_defined_subject
+from bookreader.core.sentences import split_sentences
 
 #: Python for Everybody, chapter 11's opening (the book's words and line breaks, as
 #: core/pdf.py reads them: the cosines depend on them).
@@ -131,3 +132,41 @@ def test_the_question_words_are_not_what_the_answer_adds(app_validator):
     # The right answer passes with the question too.
     assert app_validator.validate("Goodison Park is in Liverpool, England.", STADIUM,
                                   question=question).passed
+
+
+#: A definition given to a shorter name whose head noun the book's name has and the
+#: claim's has not: every word is in the book, but it defines another thing.
+NARROWED = [
+    # linear algebra: an inner product space, not an inner product
+    ("An inner product space is a vector space V along with an inner product on V. When we "
+     "say that a vector space V is an inner product space, we are also thinking that an "
+     "inner product on V is lurking nearby.",
+     "An inner product is a vector space along with an inner product on that vector space."),
+    # probability: a sample space, not a sample
+    ("The sample space of an experiment is the set of all possible outcomes of the "
+     "experiment. An event is a subset of the sample space.",
+     "A sample is the set of all possible outcomes of the experiment."),
+]
+
+#: The same name, or a name with the same head: a fair restatement.
+KEPT = [
+    ("An inner product space is a vector space V along with an inner product on V.",
+     "An inner product space is a vector space along with an inner product on V."),
+    ("A Java String is a sequence of characters that can be printed.",
+     "A string is a sequence of characters that can be printed."),
+    ("A basis of V is a list of vectors in V that is linearly independent and spans V.",
+     "A basis is a list of vectors that is linearly independent and spans V."),
+]
+
+
+@pytest.mark.parametrize("context,claim", NARROWED)
+def test_a_definition_given_to_a_name_without_its_head_noun_is_unsupported(
+        app_validator, context, claim):
+    result = app_validator.validate(claim, context)
+    assert not result.passed and claim in result.unsupported_sentences, result
+    assert narrows_defined_subject(claim, defined_names(split_sentences(context)))
+
+
+@pytest.mark.parametrize("context,claim", KEPT)
+def test_a_definition_of_the_same_head_noun_is_kept(app_validator, context, claim):
+    assert app_validator.validate(claim, context).passed

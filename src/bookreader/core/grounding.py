@@ -149,6 +149,7 @@ from bookreader.core.grounding_checks import (
     dangling_name,
     is_tautology,
     miscounted,
+    narrows_defined_subject,
     swaps_defined_subject,
 )
 from bookreader.core.grounding_context import Context, build_context, verbatim_key
@@ -425,7 +426,8 @@ class GroundingValidator:
                 missing=missing, n_terms=len(terms), supported=False,
                 relation_unstated=unstated, clauses=parts,
                 obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
-                swapped_definition=swaps_defined_subject(sent, ctx.entries),
+                swapped_definition=swaps_defined_subject(sent, ctx.entries)
+                or narrows_defined_subject(sent, ctx.definitions),
                 miscounted=tuple(miscounted(sent, ctx.windows)),
                 relation_misstated=bool(terms) and copied is None
                 and relation_misstated(sent, ctx.windows, self.text_similarity),

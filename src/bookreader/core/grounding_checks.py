@@ -482,3 +482,63 @@ def swaps_defined_subject(sentence: str,
     return bool(head) and any(
         label < subject and head[0] not in label and share(d) >= DEFINITION_SHARE
         for label, d in entries)
+
+
+# --- a definition said of a shorter name -----------------------------------------------------
+def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str], str, frozenset[str]]]:
+    """(name terms, head term, definition terms) of each context sentence that defines
+    its subject ("An inner product space is a vector space along with ...") and of each
+    labelled entry ("Inner product space: ...").  The head is the last term of the name
+    before a post-modifier ("a basis *of* V": "basis"; "inner product space": "space")."""
+    out = []
+    for sentence in context_sentences:
+        m = _ENTRY.match(sentence)
+        if m is not None:
+            name, said = m.group("label"), m.group("said")
+        else:
+            m = _DEFINING.match(sentence)
+            if m is None:
+                continue
+            name, said = m.group("subject"), sentence[m.end():]
+        core = claim_terms(_POST_MODIFIER.split(name, maxsplit=1)[0])
+        terms, defined = frozenset(claim_terms(name)), frozenset(claim_terms(said))
+        if core and terms and defined and len(terms) <= SUBJECT_TERMS:
+            out.append((terms, core[-1], defined))
+    return out
+
+
+def narrows_defined_subject(sentence: str,
+                            names: Sequence[tuple[frozenset[str], str, frozenset[str]]]) -> bool:
+    """True when a defining sentence gives its subject the definition the context gives a
+    longer name with another head noun: "An inner product is a vector space along with
+    an inner product on V" over "An inner product space is a vector space along with an
+    inner product on V".  Every word of the claim is in the context, so coverage and
+    similarity pass it, but it defines another thing.  ``names`` are the context's
+    (:func:`defined_names`).
+
+    The head decides, not the number of words: "A string is a sequence of characters"
+    over "A Java String is a sequence of characters" keeps its head ("string") and is a
+    fair restatement; "A basis is a list ..." over "A basis of V is a list ..." names the
+    same head.  A context that also defines the subject itself with the same words
+    (:data:`DEFINITION_SHARE` of what the claim says) supports the claim.
+    """
+    claim = strip_verdict(sentence)
+    m = _DEFINING.match(claim)
+    if m is None:
+        return False
+    named = claim_terms(m.group("subject"))
+    if not 0 < len(named) <= SUBJECT_TERMS:
+        return False
+    subject = set(named)
+    said = set(claim_terms(claim[m.end():])) - subject
+    if len(said) < SWAP_MIN_SHARED + 1:
+        return False
+    narrowed = False
+    for terms, head, defined in names:
+        if len(said & defined) / len(said) < DEFINITION_SHARE:
+            continue
+        if subject <= terms and head in subject:
+            return False  # the context defines the subject (or a name with its head) so
+        if subject < terms and head not in subject:
+            narrowed = True
+    return narrowed
