@@ -170,3 +170,12 @@ def test_a_definition_given_to_a_name_without_its_head_noun_is_unsupported(
 @pytest.mark.parametrize("context,claim", KEPT)
 def test_a_definition_of_the_same_head_noun_is_kept(app_validator, context, claim):
     assert app_validator.validate(claim, context).passed
+
+
+def test_an_opening_that_is_a_clause_is_no_defined_name():
+    names = defined_names([
+        "These observations suggest that emergent properties are fundamentally unpredictable.",
+        "Emergent properties are surprising: it is hard to predict the behavior of the system.",
+        "A sample space is the set of all possible outcomes.",
+    ])
+    assert [sorted(terms) for terms, _head, _said in names] == [["sampl", "space"]]

@@ -485,6 +485,11 @@ def swaps_defined_subject(sentence: str,
 
 
 # --- a definition said of a shorter name -----------------------------------------------------
+#: A word that makes an opening a clause rather than a name (a verb of being, a relative
+#: or complement word): such an opening is not what the sentence defines.
+_CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|that|which|who|whom|whose)\b", re.IGNORECASE)
+
+
 def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str], str, frozenset[str]]]:
     """(name terms, head term, definition terms) of each context sentence that defines
     its subject ("An inner product space is a vector space along with ...") and of each
@@ -500,6 +505,8 @@ def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str]
             if m is None:
                 continue
             name, said = m.group("subject"), sentence[m.end():]
+        if _CLAUSE_WORD.search(name):
+            continue  # "These observations suggest that emergent properties": a clause
         core = claim_terms(_POST_MODIFIER.split(name, maxsplit=1)[0])
         terms, defined = frozenset(claim_terms(name)), frozenset(claim_terms(said))
         if core and terms and defined and len(terms) <= SUBJECT_TERMS:
