@@ -249,7 +249,9 @@ def test_choose_counts_the_questions_own_overhead(settings, monkeypatch, embedde
     with the real embedders), and the choice follows the estimate."""
     monkeypatch.setattr(choose, "installed_tiers", lambda s: [specs.TINY, specs.SMALL])
     overhead = choose.question_overhead_s(embedder)
-    assert choose.SEARCH_S < overhead < 5.0
+    # measured, so above the search's fixed share; how far above depends on the machine's
+    # load (a timing is a bench figure, not a test's: bench/latency_breakdown.py)
+    assert choose.SEARCH_S < overhead
     # small just fits without any overhead ...
     speeds = {"tiny": (900, 120), "small": (80, 20)}
     name, _, results = choose.choose_tier(settings, measure_fn=_fake_measure(speeds),
