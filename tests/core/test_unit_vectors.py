@@ -191,12 +191,21 @@ def test_a_partial_or_corrupt_file_is_ignored_with_a_log_line(built, data_dir, e
         path.write_bytes(raw)
 
 
-def test_an_interrupted_build_writes_nothing(built, data_dir, embedder):
-    _, book_id = built
-    library = _library(data_dir, embedder)
+@pytest.fixture
+def without_table(built):
+    """The book's table moved aside for a test that builds it again, put back afterwards
+    (the module's other tests read it as built)."""
+    library, book_id = built
     path = library.settings.books_dir / book_id / UNIT_VECTORS_FILE
     raw = path.read_bytes()
     path.unlink()
+    yield book_id, path
+    path.write_bytes(raw)
+
+
+def test_an_interrupted_build_writes_nothing(without_table, data_dir, embedder):
+    book_id, path = without_table
+    library = _library(data_dir, embedder)
     steps: list[int] = []
     try:
         with pytest.raises(Cancelled):
@@ -205,15 +214,12 @@ def test_an_interrupted_build_writes_nothing(built, data_dir, embedder):
         assert not path.exists() and not list(path.parent.glob(f"{UNIT_VECTORS_FILE}*"))
     finally:
         library.close()
-        path.write_bytes(raw)
 
 
-def test_the_background_build_waits_while_a_question_is_answered(built, data_dir, embedder):
-    _, book_id = built
+def test_the_background_build_waits_while_a_question_is_answered(without_table, data_dir,
+                                                                 embedder):
+    book_id, path = without_table
     library = Library(Settings(data_dir=data_dir), embedder=embedder)
-    path = library.settings.books_dir / book_id / UNIT_VECTORS_FILE
-    raw = path.read_bytes()
-    path.unlink()
     focus_embedder = library.answerer.validator.embedder
     real_embed = focus_embedder.embed
     answering: list[int] = []  # questions being answered at each step of the build
@@ -237,26 +243,19 @@ def test_the_background_build_waits_while_a_question_is_answered(built, data_dir
         assert focus_embedder.has_vectors(book_id)
     finally:
         library.close()
-        path.write_bytes(raw)
 
 
-def test_closing_the_library_stops_a_waiting_build(built, data_dir, embedder):
-    _, book_id = built
+def test_closing_the_library_stops_a_waiting_build(without_table, data_dir, embedder):
+    book_id, path = without_table
     library = Library(Settings(data_dir=data_dir), embedder=embedder)
-    path = library.settings.books_dir / book_id / UNIT_VECTORS_FILE
-    raw = path.read_bytes()
-    path.unlink()
-    try:
-        library._question_started()
-        library.prepare_unit_vectors(book_id)
-        thread = library._vector_threads[book_id]
-        done = threading.Event()
-        closer = threading.Thread(target=lambda: (library.close(), done.set()))
-        closer.start()
-        closer.join(60)
-        assert done.is_set() and not thread.is_alive() and not path.exists()
-    finally:
-        path.write_bytes(raw)
+    library._question_started()
+    library.prepare_unit_vectors(book_id)
+    thread = library._vector_threads[book_id]
+    done = threading.Event()
+    closer = threading.Thread(target=lambda: (library.close(), done.set()))
+    closer.start()
+    closer.join(60)
+    assert done.is_set() and not thread.is_alive() and not path.exists()
 
 
 def test_removing_the_book_deletes_its_table(built):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence, Set
+from typing import Optional
 
 from bookreader.core.claim_text import (
     FINITE_VERBS,
@@ -435,6 +436,25 @@ def labelled_entries(context_sentences: Iterable[str]) -> list[tuple[set[str], s
     return out
 
 
+def _defining_claim(sentence: str) -> Optional[tuple[str, set[str], set[str]]]:
+    """(subject text, subject terms, terms said of it) of a sentence that defines its subject ("X is
+    Y"), or None: no defining form, a subject too long to be one (a clause, as
+    :func:`defined_subject` reads one), or too little said of it to compare
+    (fewer than :data:`SWAP_MIN_SHARED` + 1 terms)."""
+    claim = strip_verdict(sentence)
+    m = _DEFINING.match(claim)
+    if m is None:
+        return None
+    named = claim_terms(m.group("subject"))
+    if not 0 < len(named) <= SUBJECT_TERMS:
+        return None
+    subject = set(named)
+    said = set(claim_terms(claim[m.end():])) - subject
+    if len(said) < SWAP_MIN_SHARED + 1:
+        return None
+    return m.group("subject"), subject, said
+
+
 def swaps_defined_subject(sentence: str,
                           entries: Sequence[tuple[set[str], set[str]]]) -> bool:
     """True when a defining sentence gives its subject the definition the context gives
@@ -452,17 +472,10 @@ def swaps_defined_subject(sentence: str,
     its head noun ("boolean" for "boolean expression") and no entry naming the subject
     says it.
     """
-    claim = strip_verdict(sentence)
-    m = _DEFINING.match(claim)
-    if m is None:
+    parsed = _defining_claim(sentence)
+    if parsed is None:
         return False
-    named = claim_terms(m.group("subject"))
-    if not 0 < len(named) <= SUBJECT_TERMS:
-        return False  # a clause, not a subject (as defined_subject reads one)
-    subject = set(named)
-    said = set(claim_terms(claim[m.end():])) - subject
-    if len(said) < SWAP_MIN_SHARED + 1:
-        return False
+    subject_text, subject, said = parsed
 
     def share(terms: set[str]) -> float:
         return len(said & terms) / len(said)
@@ -478,7 +491,7 @@ def swaps_defined_subject(sentence: str,
     # entry's term is a modifier of the subject, whose head noun (its last word:
     # "expression") it does not name.  ("A Java String is a sequence
     # of characters" over "string: A sequence of characters" keeps its head: no swap.)
-    head = claim_terms(_POST_MODIFIER.split(m.group("subject"), maxsplit=1)[0])[-1:]
+    head = claim_terms(_POST_MODIFIER.split(subject_text, maxsplit=1)[0])[-1:]
     return bool(head) and any(
         label < subject and head[0] not in label and share(d) >= DEFINITION_SHARE
         for label, d in entries)
@@ -492,9 +505,9 @@ _CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|that|which|who|whom|whose)\b
 
 def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str], str, frozenset[str]]]:
     """(name terms, head term, definition terms) of each context sentence that defines
-    its subject ("An inner product space is a vector space along with ...") and of each
-    labelled entry ("Inner product space: ...").  The head is the last term of the name
-    before a post-modifier ("a basis *of* V": "basis"; "inner product space": "space")."""
+    its subject ("A sample space is the set of all possible outcomes") and of each
+    labelled entry ("Sample space: ...").  The head is the last term of the name before a
+    post-modifier ("a basis *of* V": "basis"; "sample space": "space")."""
     out = []
     for sentence in context_sentences:
         m = _ENTRY.match(sentence)
@@ -506,7 +519,7 @@ def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str]
                 continue
             name, said = m.group("subject"), sentence[m.end():]
         if _CLAUSE_WORD.search(name):
-            continue  # "These observations suggest that emergent properties": a clause
+            continue  # "These results suggest that small samples are ...": a clause
         core = claim_terms(_POST_MODIFIER.split(name, maxsplit=1)[0])
         terms, defined = frozenset(claim_terms(name)), frozenset(claim_terms(said))
         if core and terms and defined and len(terms) <= SUBJECT_TERMS:
@@ -517,10 +530,10 @@ def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str]
 def narrows_defined_subject(sentence: str,
                             names: Sequence[tuple[frozenset[str], str, frozenset[str]]]) -> bool:
     """True when a defining sentence gives its subject the definition the context gives a
-    longer name with another head noun: "An inner product is a vector space along with
-    an inner product on V" over "An inner product space is a vector space along with an
-    inner product on V".  Every word of the claim is in the context, so coverage and
-    similarity pass it, but it defines another thing.  ``names`` are the context's
+    longer name with another head noun: "A sample is the set of all possible outcomes"
+    over "A sample space is the set of all possible outcomes".  Every word of the claim
+    is in the context, so coverage and similarity pass it, but it defines another
+    thing.  ``names`` are the context's
     (:func:`defined_names`).
 
     The head decides, not the number of words: "A string is a sequence of characters"
@@ -529,17 +542,10 @@ def narrows_defined_subject(sentence: str,
     same head.  A context that also defines the subject itself with the same words
     (:data:`DEFINITION_SHARE` of what the claim says) supports the claim.
     """
-    claim = strip_verdict(sentence)
-    m = _DEFINING.match(claim)
-    if m is None:
+    parsed = _defining_claim(sentence)
+    if parsed is None:
         return False
-    named = claim_terms(m.group("subject"))
-    if not 0 < len(named) <= SUBJECT_TERMS:
-        return False
-    subject = set(named)
-    said = set(claim_terms(claim[m.end():])) - subject
-    if len(said) < SWAP_MIN_SHARED + 1:
-        return False
+    _text, subject, said = parsed
     narrowed = False
     for terms, head, defined in names:
         if len(said & defined) / len(said) < DEFINITION_SHARE:
