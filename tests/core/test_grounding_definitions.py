@@ -146,6 +146,14 @@ NARROWED = [
     ("The sample space of an experiment is the set of all possible outcomes of the "
      "experiment. An event is a subset of the sample space.",
      "A sample is the set of all possible outcomes of the experiment."),
+    # a mention read as the thing: the sentence is about the word, not about eigenvalues
+    ("The word eigenvalue is half-German, half-English. The German prefix eigen means "
+     "own in the sense of characterizing an intrinsic property.",
+     "An eigenvalue is half-German, half-English."),
+    # ... in another field: where a word comes from is not what the thing is
+    ("The term algorithm is a Latin rendering of the name of a Persian mathematician. An "
+     "algorithm is a sequence of steps that solves a problem.",
+     "An algorithm is a Latin rendering of the name of a Persian mathematician."),
 ]
 
 #: The same name, or a name with the same head: a fair restatement.
@@ -156,6 +164,11 @@ KEPT = [
      "A string is a sequence of characters that can be printed."),
     ("A basis of V is a list of vectors in V that is linearly independent and spans V.",
      "A basis is a list of vectors that is linearly independent and spans V."),
+    # a mention whose verb gives the meaning defines the thing too
+    ("The term heteroskedasticity means differing dispersion of the errors.",
+     "Heteroskedasticity means differing dispersion of the errors."),
+    ("The term bug refers to an error in a program that makes it behave wrongly.",
+     "A bug is an error in a program that makes it behave wrongly."),
 ]
 
 

@@ -20,6 +20,7 @@ from bookreader.core.claim_text import (
     strip_verdict,
 )
 from bookreader.core.exact_terms import code_key, code_terms, squash
+from bookreader.core.lexicon import LANGUAGE_NOUNS
 from bookreader.core.sentences import STOPWORDS, content_terms, stem, word_matches, words
 
 
@@ -279,7 +280,7 @@ def adds_code_or_number(sentence: str, question: str) -> bool:
 # --- what a claim is about -----------------------------------------------------------------
 #: "A regular expression *is* a ...": a short subject, then the verb that defines it.
 _DEFINING = re.compile(
-    r"^\s*(?P<subject>[^,;:()]{1,60}?)\s+(?:is|are|means|refers\s+to|is\s+defined\s+as"
+    r"^\s*(?P<subject>[^,;:()]{1,60}?)\s+(?P<verb>is|are|means|refers\s+to|is\s+defined\s+as"
     r"|stands\s+for|is\s+called|are\s+called)\s", re.IGNORECASE)
 #: At most this many content words make a subject (a longer opening is a clause).
 SUBJECT_TERMS = 4
@@ -501,29 +502,37 @@ def swaps_defined_subject(sentence: str,
 #: A word that makes an opening a clause rather than a name (a verb of being, a relative
 #: or complement word): such an opening is not what the sentence defines.
 _CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|that|which|who|whom|whose)\b", re.IGNORECASE)
+#: The stems of :data:`~bookreader.core.lexicon.LANGUAGE_NOUNS`, as :func:`claim_terms` gives them.
+_LANGUAGE_TERMS = frozenset(t for w in LANGUAGE_NOUNS for t in claim_terms(w))
 
 
 def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str], str, frozenset[str]]]:
     """(name terms, head term, definition terms) of each context sentence that defines
     its subject ("A sample space is the set of all possible outcomes") and of each
     labelled entry ("Sample space: ...").  The head is the last term of the name before a
-    post-modifier ("a basis *of* V": "basis"; "sample space": "space")."""
+    post-modifier ("a basis *of* V": "basis"; "sample space": "space"), except in a
+    mention: "The word eigenvalue is half-German" describes a word, so its head is
+    "word" (:data:`~bookreader.core.lexicon.LANGUAGE_NOUNS`); with a verb that gives the
+    meaning ("The term bug refers to ...") the mentioned name stays the head."""
     out = []
     for sentence in context_sentences:
         m = _ENTRY.match(sentence)
+        verb = ""
         if m is not None:
             name, said = m.group("label"), m.group("said")
         else:
             m = _DEFINING.match(sentence)
             if m is None:
                 continue
-            name, said = m.group("subject"), sentence[m.end():]
+            name, said, verb = m.group("subject"), sentence[m.end():], m.group("verb")
         if _CLAUSE_WORD.search(name):
             continue  # "These results suggest that small samples are ...": a clause
         core = claim_terms(_POST_MODIFIER.split(name, maxsplit=1)[0])
         terms, defined = frozenset(claim_terms(name)), frozenset(claim_terms(said))
         if core and terms and defined and len(terms) <= SUBJECT_TERMS:
-            out.append((terms, core[-1], defined))
+            mention = (verb.lower() in ("is", "are") and len(core) > 1
+                       and core[0] in _LANGUAGE_TERMS)
+            out.append((terms, core[0] if mention else core[-1], defined))
     return out
 
 
