@@ -15,6 +15,7 @@ from bookreader.core import quotes
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import strip_citations
 from bookreader.core.llm.answer_type import (
+    is_caption,
     answer_type_bonus,
     form_penalty,
     is_comment,
@@ -70,6 +71,25 @@ def test_the_form_of_a_unit_that_is_no_answer():
     assert not is_comment("#!/usr/bin/env python3")
     assert form_penalty(SENSING) == 0.0
     assert form_penalty(FRAGMENTS) < 0 and form_penalty("Linear Quadratic Regulator (LQR)") < 0
+
+
+@pytest.mark.parametrize("unit,caption", [
+    ("Figure 3.7: A simple simulation of the coalescent process for three lineages.", True),
+    ("Fig. 4. Velocity profile of the boundary layer near the wall.", True),
+    ("Table 2.1. Units of the quantities used in this chapter.", True),
+    ("Listing 3.1: A loop that counts down.", True),
+    # a caption the PDF ran into the sentence beside it
+    ("For example, in Figure 2.4 our offspring of first Figure 2.4: Alleles being "
+     "transmitted through an inbred pedigree.", True),
+    # sentences that point at a figure or table state something themselves
+    ("Table 3.2 shows that a p-value of 0.025 corresponds to a z statistic of 1.96.", False),
+    ("As Figure 2 shows, the drag grows with the square of the speed.", False),
+    ("The figure: a graph of the degree distribution.", False),
+])
+def test_a_numbered_caption_is_no_answer(unit, caption):
+    assert is_caption(unit) is caption
+    assert (form_penalty(unit) < 0) is caption
+    assert quotes.usable_sentence(unit) is not caption
 
 
 def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(embedder):

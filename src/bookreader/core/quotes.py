@@ -36,6 +36,7 @@ from bookreader.core.citations import (
     CitationSource,
     format_citation,
 )
+from bookreader.core.llm.answer_type import is_caption
 from bookreader.core.llm.extractive import (
     CODE_CHARS,
     LEAD_IN_TO_CODE,
@@ -233,7 +234,7 @@ def quotable_form(sentence: str) -> bool:
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
-            or is_fragment_list(s) or is_alt_text(s)):
+            or is_fragment_list(s) or is_alt_text(s) or is_caption(s)):
         return False
     if len(CODE_CHARS.findall(s)) > max(4, n // 3):
         return False

@@ -13,6 +13,7 @@ from bookreader.core.answer.check import (
     REJECTED,
     check,
     invented_excerpt,
+    only_captions,
     only_code,
     swapped_sides,
     uncited,
@@ -157,6 +158,15 @@ def test_only_lines_of_code_answer_no_question_that_asks_for_none(make_run):
     assert not only_code(make_run("Why do roots matter?"), "total = count + 1;")  # extractive
     assert not only_code(make_run("Write the code that adds one to count.", backend="claude"),
                          "total = count + 1;")
+
+
+def test_an_answer_that_is_only_a_caption_says_nothing(make_run):
+    model = make_run("What is the coalescent?", backend="claude")
+    caption = "Figure 3.7: A simple simulation of the coalescent process for three lineages."
+    assert only_captions(model, caption)
+    assert not only_captions(model, caption + " The coalescent traces lineages back in time.")
+    assert not only_captions(model, "As Figure 3.7 shows, two lineages merge going back.")
+    assert not only_captions(make_run("What is the coalescent?"), caption)  # extractive
 
 
 def test_saying_of_one_side_what_the_book_says_of_the_other_is_unsupported(make_run):

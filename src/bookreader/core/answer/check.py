@@ -12,6 +12,8 @@ checks in order; the first that refuses gives the :class:`Verdict`'s ``refusal``
   its own (on selected text, not when the first sentence goes);
 * ``only code``: a whole-book answer that is nothing but lines of code, for a question
   that asks for none;
+* ``only captions``: a language model's answer that is nothing but a figure's or table's
+  caption copied from the book;
 * ``off target``: a selected-text answer to a who-question that names no one.
 
 :func:`uncited` is the last check, after the display citations: a whole-book answer none
@@ -30,6 +32,7 @@ from bookreader.core.grounding import supported_part
 from bookreader.core.grounding_checks import swaps_compared_side
 from bookreader.core.llm.answer_type import (
     comparison_sides,
+    is_caption,
     reads_as_code,
     wants_code,
 )
@@ -121,6 +124,16 @@ def only_code(run: Run, text: str) -> bool:
     return bool(body) and all(reads_as_code(s) for s in body)
 
 
+def only_captions(run: Run, text: str) -> bool:
+    """A language model's answer whose every sentence is a figure's or table's caption
+    (:func:`~bookreader.core.llm.answer_type.is_caption`): copied from the book, so it
+    verifies, but it labels a picture and states nothing."""
+    if run.spec.kind == "extractive":
+        return False
+    sentences = [s for s in run.validator.answer_sentences(strip_citations(text)) if s.strip()]
+    return bool(sentences) and all(is_caption(s) for s in sentences)
+
+
 def check(run: Run, cited: Cited, context: str, written: str) -> Verdict:
     """Whether ``cited`` may be shown (the module doc lists the checks in order)."""
     mode = strategy(run)
@@ -139,6 +152,9 @@ def check(run: Run, cited: Cited, context: str, written: str) -> Verdict:
         text = kept
     if mode.refuses_only_code and only_code(run, text):
         log.info("Only lines of code left for a question that asks for none")
+        return Verdict(text, validation, REJECTED)
+    if only_captions(run, text):
+        log.info("Only a caption left: it states nothing")
         return Verdict(text, validation, REJECTED)
     if mode.mode is Mode.SELECTED and names_nobody(run.question, strip_citations(text)):
         # A who-question answered with no one named.

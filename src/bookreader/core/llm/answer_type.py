@@ -369,17 +369,31 @@ def is_alt_text(sentence: str) -> bool:
     return bool(_ALT_TEXT.match(sentence))
 
 
+#: A figure's or table's caption: its label and number, then a colon ("Figure 3.7: A
+#: simple simulation ...", "Table 2.1. Units of ..."); the label with a colon may also
+#: stand inside a unit where the PDF ran the caption into the text beside it.
+_CAPTION = re.compile(
+    r"^\s*(?:figure|fig\.|table|listing|exhibit|chart)\s+[\dA-Z]+(?:[.\-]\d+)*\s*[:.]\s"
+    r"|\b(?:figure|fig\.|table)\s+\d+(?:[.\-]\d+)*\s*:\s", re.IGNORECASE)
+
+
+def is_caption(sentence: str) -> bool:
+    """True for a figure's or table's caption, or a unit that holds one: it labels a
+    picture the student cannot see in the answer, it states nothing by itself."""
+    return bool(_CAPTION.search(sentence))
+
+
 def form_penalty(sentence: str) -> float:
     """How much the unit's form says it is not an answer a student can read on its own:
     list fragments run together (:data:`FRAGMENT_PENALTY`), a title-case heading or
-    caption (:data:`TITLE_PENALTY`), a line of imports (:data:`IMPORT_PENALTY`); 0 for a
+    caption (:data:`TITLE_PENALTY`, also a numbered caption: :func:`is_caption`), a line of imports (:data:`IMPORT_PENALTY`); 0 for a
     sentence of prose.  Applied by the extractive backend's choice, not by
     :func:`answer_type_bonus` (a calibration signal and the local tiers' focus read that)."""
     if is_fragment_list(sentence):
         return FRAGMENT_PENALTY
     if is_import_line(sentence):
         return IMPORT_PENALTY
-    if is_title_line(sentence) or is_alt_text(sentence):
+    if is_title_line(sentence) or is_alt_text(sentence) or is_caption(sentence):
         return TITLE_PENALTY
     return 0.0
 
