@@ -238,20 +238,6 @@ def test_book_uses():
     assert rc.book_uses("the", knows)  # a stop word names nothing
 
 
-def test_a_subscript_typed_with_an_underscore_is_the_books_joined_symbol():
-    # a student types F_ST or H_0 where the book prints the subscript joined: FST, H0
-    knows = {"fst", "h0", "fis"}.__contains__
-    assert rc.book_uses("F_ST", knows) and rc.book_uses("H_0", knows)
-    assert not rc.book_uses("F_IT", knows)
-    passage = ["Wright defined FST as the reduction in heterozygosity."]
-    assert rc.term_coverage("F_ST heterozygosity", passage) == 1.0
-    assert rc.term_coverage("F_IT heterozygosity", passage) < 1.0
-    # a name joined by underscores in code is looked for as it is
-    assert rc.term_coverage("my_var", ["my_var = 3"]) == 1.0
-    assert rc.term_coverage("my_var", ["myvar = 3"]) == 1.0
-    assert rc.term_coverage("my_var", ["var = 3"]) < 1.0
-
-
 def test_absent_subject_on_physical_ai(eval_dir, embedder):
     from bookreader.core.retrieval import asked_subject
 

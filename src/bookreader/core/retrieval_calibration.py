@@ -319,16 +319,7 @@ def term_coverage(query: str, texts: Sequence[str]) -> float:
     found: set[str] = set()
     for text in texts:
         found |= _token_set(text)
-    for word in _UNDERSCORED.findall(query):
-        # a subscript the student types with an underscore ("F_ST") is found where the
-        # book prints it joined ("FST"): its terms count as found with it
-        if _token_set(word.replace("_", "")) <= found:
-            found |= _token_set(word)
     return len(terms & found) / len(terms)
-
-
-#: Letters joined by underscores: how a student types a subscript ("F_ST", "H_0").
-_UNDERSCORED = re.compile(r"\b[A-Za-z]\w*?(?:_[A-Za-z0-9]+)+\b")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -367,16 +358,13 @@ def book_uses(word: str, knows: Callable[[str], bool]) -> bool:
     compound such as "LinkedList" its whole term).  A word the student hyphenates
     ("pressure-driven", "brand-new", "reachable-nodes") is used when the book uses the
     hyphenated whole or every one of its parts: the student's hyphens are not the book's
-    ("pressure driven", "reachable nodes").  Nor are their underscores: "F_ST" is the
-    subscript the book prints as "FST"."""
+    ("pressure driven", "reachable nodes")."""
     from bookreader.core.lexical import tokenize
 
     word = fold_accents(word)
     terms = tokenize(word)
     if not terms or knows(terms[0]):
         return True
-    if "_" in word.strip("_"):
-        return book_uses(word.replace("_", ""), knows)
     parts = [p for p in word.split("-") if p]
     return len(parts) > 1 and all(book_uses(p, knows) for p in parts)
 
