@@ -15,6 +15,7 @@ from bookreader.core import quotes
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import strip_citations
 from bookreader.core.llm.answer_type import (
+    _showable,
     is_caption,
     answer_type_bonus,
     form_penalty,
@@ -90,6 +91,7 @@ def test_a_numbered_caption_is_no_answer(unit, caption):
     assert is_caption(unit) is caption
     assert (form_penalty(unit) < 0) is caption
     assert quotes.usable_sentence(unit) is not caption
+    assert _showable(unit) is not caption  # nor does it continue an answer
 
 
 def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(embedder):

@@ -190,13 +190,13 @@ _TERMINAL = re.compile(r"[.!?:;\"'\u201d\u2019)\]]\s*$")
 
 def _showable(sentence: str) -> bool:
     """A sentence that may continue an answer: prose or a list item, not a listing, a
-    heading, a contents line or a lead-in to code."""
+    heading, a caption (:func:`is_caption`), a contents line or a lead-in to code."""
     s = sentence.strip()
     if is_lead_in(s):
         return not _INTRODUCES_CODE.search(s) or len(s.split()) >= 14
     if heading_like(s) and not ITEM.match(s):
         return False
-    if LEAD_IN_TO_CODE.search(s) or looks_like_code(s) or TOC_LINE.search(s):
+    if LEAD_IN_TO_CODE.search(s) or looks_like_code(s) or TOC_LINE.search(s) or is_caption(s):
         return False
     return not TASK.match(s) and not s.endswith("?")
 
