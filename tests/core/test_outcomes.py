@@ -326,6 +326,27 @@ def test_passages_of_code_only_still_get_their_pages_quoted():
     assert cite.excerpt == "Initialize CAN bus"
 
 
+def test_overlapping_passages_do_not_quote_the_same_line_twice():
+    """Chunks overlap, so two retrieved passages can hold the same line: it is quoted once
+    and the next passage's own line stands beside it."""
+    shared = "# Initialize CAN bus\n        self.can_bus = CANBus()"
+    first = CitationSource("class RobotController:\n    def __init__(self):\n        " + shared,
+                           "Chapter 9: Motor Control (CAN)", 130, 130, "130", "130")
+    second = CitationSource(shared + "\n        self.can_bus.open(baud=500000)",
+                            "Chapter 9: Motor Control (CAN)", 130, 131, "130", "131")
+    question = "How does a robot use the CAN bus to talk to its motor controllers?"
+    lines = [q.sentence for q in quotes.passage_lines(question, [first, second])]
+    assert len(lines) == len(set(lines)) == 2, lines
+    # and a sentence of prose two passages hold is picked once
+    prose = "The coalescent traces the ancestry of a sample of alleles back in time."
+    a = CitationSource("Some text before. " + prose, "3.2 The coalescent", 30, 30, "31", "31")
+    b = CitationSource(prose + " Two lineages merge at a time.", "3.2 The coalescent", 30, 31,
+                       "31", "32")
+    picked = [q.sentence for q in quotes.pick_quotes("What is the coalescent?", [a, b],
+                                                     min_score=0.0)]
+    assert picked.count(prose) == 1, picked
+
+
 def test_extractive_answers_what_is_with_the_definition_not_its_neighbour():
     excerpt = Excerpt(1, "8.1 Recursion", "40", (
         "Recursion without a base case runs until the stack overflows. "

@@ -410,11 +410,21 @@ def pick_quotes(
         return lead
     best = ranked[0].score
     rest = [q for q in ranked[:k] if q.score >= max(min_score, 0.8 * best)]
-    seen = [q.sentence.lower() for q in lead]
-    # (nor a sentence that holds a quote already picked: "... what happened:
-    # NullPointerException: You tried to ..." after the entry the extractive choice split)
-    picked = (lead + [q for q in rest if not any(
-        s in q.sentence.lower() or q.sentence.lower() in s for s in seen)])[:k]
+    picked: list[Quote] = []
+    seen: list[str] = []
+    for q in lead:  # a sentence the book prints twice is chosen twice: quoted once
+        if q.sentence.lower() not in seen:
+            picked.append(q)
+            seen.append(q.sentence.lower())
+    for q in rest:
+        # a sentence already picked (overlapping passages hold the same ones), or one that
+        # holds a quote already picked ("... what happened: NullPointerException: You
+        # tried to ..." after the entry the extractive choice split), is not quoted again
+        said = q.sentence.lower()
+        if not any(s in said or said in s for s in seen):
+            picked.append(q)
+            seen.append(said)
+    picked = picked[:k]
     if not wants_code(question):
         # the same quotes, prose first: a docstring the extractive choice led with
         # ("Compute the loan payment :param rate: ...") follows the sentence that says
@@ -440,7 +450,9 @@ def passage_lines(question: str, sources: Sequence[CitationSource], k: int = 2) 
     out: list[Quote] = []
     for src in sources[:k]:
         lines = [" ".join(line.split()) for line in src.text.splitlines()]
-        lines = [line for line in lines if len(words(line)) >= 2]
+        # overlapping passages hold the same lines: a line already quoted is not repeated
+        lines = [line for line in lines if len(words(line)) >= 2
+                 and " ".join(line.split()[:LINE_WORDS]) not in {q.sentence for q in out}]
         if not lines:
             continue
         best = max(lines, key=lambda line: len(q_terms & set(content_terms(line))))
