@@ -15,8 +15,8 @@ import json
 import pytest
 
 from bookreader.config import Settings
-from bookreader.core import retrieval as retrieval_mod
 from bookreader.core import retrieval_calibration as rc
+from bookreader.core import retrieval_priors as priors_mod
 from bookreader.core.retrieval import HybridRetriever
 from bookreader.core.retrieval_calibration import BookCalibration, Evidence
 from bookreader.core.types import Chunk
@@ -161,7 +161,7 @@ def test_covered_by_form_needs_every_term_of_a_heading_of_two_terms():
     def never(chunk: Chunk) -> bool:
         return False
 
-    headings = retrieval_mod._chunk_heading_terms
+    headings = priors_mod.chunk_heading_terms
     top = [passage("2.3 Confidence Intervals")]
     assert rc.covered_by_form("How do I read confidence intervals?", top, headings, never)
     assert not rc.covered_by_form("How confident is the estimate?", top, headings, never)
@@ -188,11 +188,11 @@ def test_heading_probes_skip_apparatus_and_one_term_headings():
 
     chunks = [chunk(s) for s in ("4.1 Confidence Intervals", "4.2 Exercises", "Variables",
                                  "4.1 Confidence Intervals", "4.3 Robust Standard Errors")]
-    probes = rc.heading_probes(chunks, retrieval_mod._not_a_topic, retrieval_mod.chunk_headings)
+    probes = rc.heading_probes(chunks, priors_mod.not_a_topic, priors_mod.chunk_headings)
     assert probes == ["4.1 Confidence Intervals", "4.3 Robust Standard Errors"]
     many = [chunk(f"{i}.1 Topic number {i}") for i in range(200)]
-    assert len(rc.heading_probes(many, retrieval_mod._not_a_topic,
-                                 retrieval_mod.chunk_headings)) == rc.MAX_HEADING_PROBES
+    assert len(rc.heading_probes(many, priors_mod.not_a_topic,
+                                 priors_mod.chunk_headings)) == rc.MAX_HEADING_PROBES
 
 
 def test_a_specialised_word_the_book_never_uses_is_unknown(library, embedder):

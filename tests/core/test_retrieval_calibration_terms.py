@@ -13,7 +13,7 @@ from bookreader.config import Settings
 from bookreader.core import retrieval_calibration as rc
 from bookreader.core.chunking import Chunker
 from bookreader.core.pdf import PdfBook
-from bookreader.core.retrieval import _not_a_topic, chunk_headings
+from bookreader.core.retrieval_priors import chunk_headings, not_a_topic
 from bookreader.core.types import Chunk, Passage
 from bookreader.library import Library
 
@@ -124,7 +124,7 @@ def _chunks(eval_dir, embedder, name: str) -> list[Chunk]:
 
 def test_think_complexity_rule_30_and_its_accented_names(eval_dir, embedder):
     chunks = _chunks(eval_dir, embedder, "computing_thinkcomplexity2")
-    terms = rc.book_terms(chunks, _not_a_topic, chunk_headings)
+    terms = rc.book_terms(chunks, not_a_topic, chunk_headings)
     assert ("watt", "strogatz") in {t[:2] for t in terms}  # a heading of the book
     rule = [_passage(c.text) for c in chunks if "Rule 30 is an example" in c.text]
     assert rule and rc.names_book_term("What does Rule 30 do?", rule, terms)
@@ -134,7 +134,7 @@ def test_think_complexity_rule_30_and_its_accented_names(eval_dir, embedder):
 
 def test_think_java_index_terms(eval_dir, embedder):
     chunks = _chunks(eval_dir, embedder, "thinkjava2")
-    terms = rc.book_terms(chunks, _not_a_topic, chunk_headings)
+    terms = rc.book_terms(chunks, not_a_topic, chunk_headings)
     assert {("magic", "number"), ("binari", "search"), ("stack", "diagram")} <= terms
     question = "What is a magic number and how do I get rid of one with a constant?"
     top = [_passage(c.text) for c in chunks if "magic number" in c.text][:3]
@@ -181,7 +181,7 @@ def test_a_subject_the_book_never_names_is_unknown(library):
     ("How many rows does a truth table need?", ""),
 ])
 def test_asked_subject_starts_where_the_question_names_its_subject(question, subject):
-    from bookreader.core.retrieval import asked_subject
+    from bookreader.core.question_subject import asked_subject
 
     assert asked_subject(question) == subject
 
@@ -239,7 +239,7 @@ def test_book_uses():
 
 
 def test_absent_subject_on_physical_ai(eval_dir, embedder):
-    from bookreader.core.retrieval import asked_subject
+    from bookreader.core.question_subject import asked_subject
 
     chunks = _chunks(eval_dir, embedder, "physical_ai_textbook")
     knows = rc.accented_terms(c.text for c in chunks) | {
@@ -257,7 +257,7 @@ def test_absent_subject_on_physical_ai(eval_dir, embedder):
 
 
 def test_absent_subject_on_think_java(eval_dir, embedder):
-    from bookreader.core.retrieval import asked_subject
+    from bookreader.core.question_subject import asked_subject
 
     chunks = _chunks(eval_dir, embedder, "thinkjava2")
     knows = rc.accented_terms(c.text for c in chunks) | {
