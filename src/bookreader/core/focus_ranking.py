@@ -31,7 +31,7 @@ from bookreader.core.llm.answer_type import (
     looks_like_code,
     question_kind,
 )
-from bookreader.core.llm.extractive import heading_match
+from bookreader.core.llm.extractive_candidates import heading_match
 from bookreader.core.llm.extractive_context import split_sentences
 from bookreader.core.llm.continuation import is_enumerator
 
