@@ -11,7 +11,8 @@ from bookreader.core.chunking import Chunker
 from bookreader.core import retrieval_priors as priors_mod
 from bookreader.core.lexical import LexicalIndex
 from bookreader.core.retrieval import HybridRetriever, is_covered
-from bookreader.core.retrieval_calibration import BookCalibration, Evidence, query_terms, term_coverage
+from bookreader.core.retrieval_calibration import BookCalibration, Evidence
+from bookreader.core.retrieval_terms import query_terms, term_coverage
 from bookreader.core.store.base import open_store
 from bookreader.core.types import Page, SearchFilter
 from bookreader.errors import InvalidInput, QueryTimeout

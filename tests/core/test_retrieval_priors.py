@@ -23,7 +23,8 @@ from bookreader.core.llm import extractive as extractive_mod
 from bookreader.core.llm.extractive import ExtractiveBackend, heading_match
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.retrieval import HybridRetriever
-from bookreader.core.retrieval_calibration import Evidence, query_terms
+from bookreader.core.retrieval_calibration import Evidence
+from bookreader.core.retrieval_terms import query_terms
 from bookreader.core.retrieval_priors import chunk_headings, is_apparatus, is_contents
 from bookreader.core.store.base import open_store
 from bookreader.core.types import Chunk, Mode, Page

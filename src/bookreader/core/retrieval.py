@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 from bookreader.core import question_subject
 from bookreader.core import retrieval_calibration as calibration
 from bookreader.core import retrieval_priors as priors
+from bookreader.core import retrieval_terms
 from bookreader.core.prompts import TIMEOUT_MESSAGE
 from bookreader.core.retrieval_calibration import BookCalibration, Evidence
 from bookreader.core.types import Chunk, Passage, Retrieval, SearchFilter
@@ -119,7 +120,7 @@ class HybridRetriever:
     def book_terms(self) -> frozenset[tuple[str, ...]]:
         """The book's heading and index terms (see ``book_terms``), found on first use."""
         chunks = self.lexical.chunks if self.lexical is not None else list(self.store.chunks())
-        return calibration.book_terms(chunks, priors.not_a_topic, priors.chunk_headings)
+        return retrieval_terms.book_terms(chunks, priors.not_a_topic, priors.chunk_headings)
 
     @functools.cached_property
     def _folded_vocabulary(self) -> frozenset[str]:
@@ -128,7 +129,7 @@ class HybridRetriever:
             return frozenset()
         chunks = self.lexical.chunks
         texts = {t for c in chunks for t in (c.text, c.section, c.chapter)}
-        return self.lexical.vocabulary() | calibration.accented_terms(texts)
+        return self.lexical.vocabulary() | retrieval_terms.accented_terms(texts)
 
     @property
     def book_id(self) -> str:
@@ -161,7 +162,7 @@ class HybridRetriever:
         """A specialised word the book never uses (see ``unknown_word``)."""
         if self.lexical is None:
             return False
-        return calibration.unknown_word(word, self._folded_vocabulary.__contains__,
+        return retrieval_terms.unknown_word(word, self._folded_vocabulary.__contains__,
                                         self.embedder.count_tokens)
 
     def search(
@@ -206,7 +207,7 @@ class HybridRetriever:
         # priors (a question about the book itself answered from its front matter is
         # covered, and its titled front matter ranks higher below).
         found = calibration.evidence(query, blended[:COVERAGE_DEPTH], self._unknown)
-        if not found.unknown and calibration.absent_subject(
+        if not found.unknown and retrieval_terms.absent_subject(
                 question_subject.asked_subject(query), self._folded_vocabulary.__contains__):
             found = replace(found, unknown=1.0)
         book_question = priors.about_the_book(query, blended[:COVERAGE_DEPTH])
@@ -223,9 +224,9 @@ class HybridRetriever:
         # uses (it asks about that too).
         top = scored[:COVERAGE_DEPTH]
         form = (book_question
-                or calibration.covered_by_form(query, top, priors.chunk_heading_terms,
+                or retrieval_terms.covered_by_form(query, top, priors.chunk_heading_terms,
                                                lambda c: question_subject.defines_term(term, c))
-                or (not found.unknown and calibration.names_book_term(query, top, self.book_terms)))
+                or (not found.unknown and retrieval_terms.names_book_term(query, top, self.book_terms)))
         if form:
             confidence = max(confidence, self.settings.confidence_threshold)
         check("scoring")

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from bookreader.core import question_subject
 from bookreader.core.retrieval_calibration import EVIDENCE_DEPTH
-from bookreader.core.retrieval_calibration import query_terms as _query_terms
+from bookreader.core.retrieval_terms import query_terms as _query_terms
 from bookreader.core.types import Chunk, Passage
 
 #: Sections that list a chapter's topics rather than explain them: exercises, assessment
