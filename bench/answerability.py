@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from bookreader.core import prompts
     from bookreader.core.embedding import MiniLMEmbedder
-    from bookreader.core.llm.extractive import ExtractiveBackend, _render, parse_prompt
+    from bookreader.core.llm.extractive import ExtractiveBackend, parse_prompt
+    from bookreader.core.llm.extractive_compose import render
     from bookreader.core.sentences import content_terms
     from bookreader.core.types import Mode
 
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         messages = prompts.build_messages(Mode.SELECTED, c["question"], selection=c["selection"])
         chosen = backend.select(parse_prompt(messages))
         golds = c.get("gold_answers") or ([c["gold_answer"]] if c.get("gold_answer") else [])
-        text = "\n".join(_render(x) for x in chosen)
+        text = "\n".join(render(x) for x in chosen)
         q_terms = set(content_terms(c["question"]))
         sel_terms = set(content_terms(c["selection"]))
         rows.append(dict(

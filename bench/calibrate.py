@@ -114,7 +114,7 @@ def collect(
 ) -> list[Sample]:
     """Run one book's questions (and near-domain ones) and record confidence and features."""
     from bookreader.core.retrieval import COVERAGE_DEPTH
-    from bookreader.core.retrieval_calibration import term_coverage
+    from bookreader.core.retrieval_terms import term_coverage
 
     questions = [(q, "in" if q.in_scope else "far")
                  for q in bench_retrieval.load_questions(questions_path)]

@@ -97,7 +97,7 @@ def figures(rows: list[dict], conf) -> dict:
 def collect(data_dir: Path, stems: list[str], ingest: bool) -> tuple[list[dict], dict]:
     from bookreader.config import Settings
     from bookreader.core import retrieval_calibration as rc
-    from bookreader.core.retrieval import _not_a_topic, about_the_book, chunk_headings
+    from bookreader.core.retrieval_priors import about_the_book, chunk_headings, not_a_topic
     from bookreader.library import Library
 
     rows: list[dict] = []
@@ -118,7 +118,7 @@ def collect(data_dir: Path, stems: list[str], ingest: bool) -> tuple[list[dict],
             retriever = lib.retriever(indexed[stem])
             calib = retriever.calibration
             chunks = retriever.lexical.chunks if retriever.lexical else []
-            headings = rc.heading_probes(chunks, _not_a_topic, chunk_headings)
+            headings = rc.heading_probes(chunks, not_a_topic, chunk_headings)
             books[stem] = {
                 "off_topic": calib.off_topic, "inside": calib.inside, "headings": calib.headings,
                 "off_probe_cos": [round(e.top_cos, 4) for e in retriever.evidence(rc.OFF_TOPIC_PROBES)],

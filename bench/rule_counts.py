@@ -42,7 +42,7 @@ NOT_ANSWERING = {
 }
 #: The answering modules of ``core/llm`` (the rest are backends and model files).
 LLM_ANSWERING = {"answer_type.py", "choose.py", "continuation.py", "extractive.py",
-                 "extractive_context.py"}
+                 "extractive_candidates.py", "extractive_compose.py", "extractive_context.py"}
 REGEX_FUNCS = {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub",
                "subn", "split"}
 

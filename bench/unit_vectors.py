@@ -52,6 +52,7 @@ def run_book(library, stem: str, n: int, rebuild: bool) -> dict:
     import numpy as np
 
     from bookreader.core import focus as focus_mod
+    from bookreader.core import focus_ranking
     from bookreader.core.llm.specs import SMALL
 
     pdf = books.BOOKS_DIR / f"{stem}.pdf"
@@ -86,7 +87,7 @@ def run_book(library, stem: str, n: int, rebuild: bool) -> dict:
         units: list[str] = []
         for t in texts:
             u, j = focus_mod._units(t, SMALL.context_chars)
-            units.extend(focus_mod._answer_units(u, j)[0])
+            units.extend(focus_ranking.answer_units(u, j)[0])
         found = sum(table.get(u) is not None for u in units)
         timings = {}
         shown = {}

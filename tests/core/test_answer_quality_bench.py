@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench_modules import BENCH_DIR, load_bench
 
 
 @pytest.fixture(scope="module")
 def aq():
-    spec = importlib.util.spec_from_file_location("bench_answer_quality",
-                                                  BENCH_DIR / "answer_quality.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("answer_quality.py")
 
 
 def test_gold_share_counts_gold_content_words_outside_citations(aq):

@@ -3,12 +3,12 @@ run of ``bench/retrieval.py`` on the bundled sample book."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from bench_modules import load_bench
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = REPO_ROOT / "bench"
@@ -16,11 +16,7 @@ SAMPLE_QUESTIONS = BENCH_DIR / "questions" / "sample_guide.jsonl"
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH_DIR / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(f"{name}.py")
 
 
 @pytest.fixture(scope="module")
@@ -182,12 +178,7 @@ def test_sample_questions_gold_pages_match_the_built_sample_book(sample_pdf, cap
 
 
 def _load_questions_checker():
-    path = BENCH_DIR / "questions" / "check_questions.py"
-    spec = importlib.util.spec_from_file_location("bench_check_questions", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("questions/check_questions.py")
 
 
 # --- bench/answerability.py --------------------------------------------------------------

@@ -4,24 +4,17 @@ per-engine table that ``bench/answer_quality.py --engines-table`` prints."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def aq():
-    spec = importlib.util.spec_from_file_location("bench_answer_quality_engines",
-                                                  BENCH_DIR / "answer_quality.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("answer_quality.py", "bench_answer_quality_engines")
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,8 @@ from bookreader.core import quotes
 from bookreader.core.answering import Answerer
 from bookreader.core.citations import strip_citations
 from bookreader.core.llm.continuation import continuation, continues, is_lead_in
-from bookreader.core.llm.extractive import (
-    ExtractiveBackend,
-    is_heading,
-    parse_prompt,
-)
+from bookreader.core.llm.answer_type import is_heading
+from bookreader.core.llm.extractive import ExtractiveBackend, parse_prompt
 from bookreader.core.prompts import Excerpt, build_messages
 from bookreader.core.types import Mode, Outcome
 

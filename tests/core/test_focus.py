@@ -226,7 +226,8 @@ def test_stubs_are_never_shown_for_themselves(embedder):
     """A heading or lead-in holding only the next item's number ("Assessment Questions
     1.") and a line of code cut at a dotted name ("return cv2.") took a whole excerpt of
     the small tier's 600 characters: the model read them instead of an answer."""
-    from bookreader.core.focus import focus_passages, is_stub
+    from bookreader.core.focus import focus_passages
+    from bookreader.core.focus_ranking import is_stub
 
     for stub in ("Assessment Questions 1.", "Steps: 1.", "We covered: 1.", "return cv2.",
                  "stereo = cv2."):
@@ -252,7 +253,7 @@ def test_the_next_items_number_is_not_shown_to_the_model(embedder):
     summary = ("This chapter covered the essential principles of human-robot interaction: 1. "
                "User Interface Design: Creating social interfaces that facilitate natural "
                "and intuitive interaction between humans and robots.")
-    from bookreader.core.focus import is_stub
+    from bookreader.core.focus_ranking import is_stub
 
     assert not is_stub("This chapter covered the essential principles of human-robot "
                        "interaction: 1.")  # a lead-in that says something

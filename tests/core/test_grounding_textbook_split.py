@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench_modules import load_bench
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_grounding", BENCH_DIR / "grounding.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("grounding.py")
 
 
 def test_rows_with_an_explicit_split_stay_in_it_and_move_no_other_row():

@@ -8,10 +8,11 @@ import pytest
 
 from bookreader.config import Settings
 from bookreader.core.chunking import Chunker
-from bookreader.core import retrieval as retrieval_mod
+from bookreader.core import retrieval_priors as priors_mod
 from bookreader.core.lexical import LexicalIndex
 from bookreader.core.retrieval import HybridRetriever, is_covered
-from bookreader.core.retrieval_calibration import BookCalibration, Evidence, term_coverage
+from bookreader.core.retrieval_calibration import BookCalibration, Evidence
+from bookreader.core.retrieval_terms import query_terms, term_coverage
 from bookreader.core.store.base import open_store
 from bookreader.core.types import Page, SearchFilter
 from bookreader.errors import InvalidInput, QueryTimeout
@@ -107,13 +108,13 @@ def test_scores_are_normalised_blended_and_sorted(retriever, book_settings):
     scores = [p.score for p in r.passages]
     assert scores == sorted(scores, reverse=True)
     wd = book_settings.dense_weight
-    q_terms = set(retrieval_mod._query_terms("loop condition"))
+    q_terms = set(query_terms("loop condition"))
     for p in r.passages:
         assert 0.0 <= p.dense_score <= 1.0 and 0.0 <= p.bm25_score <= 1.0
         # the blend plus the heading prior ("2.2 Loops" holds "loop"; no apparatus here)
-        prior = retrieval_mod.HEADING_WEIGHT * retrieval_mod.heading_match(q_terms, p.chunk)
+        prior = priors_mod.HEADING_WEIGHT * priors_mod.heading_match(q_terms, p.chunk)
         assert p.score == pytest.approx(wd * p.dense_score + (1 - wd) * p.bm25_score + prior)
-    assert any(retrieval_mod.heading_match(q_terms, p.chunk) > 0 for p in r.passages)
+    assert any(priors_mod.heading_match(q_terms, p.chunk) > 0 for p in r.passages)
     assert len({p.chunk.chunk_id for p in r.passages}) == 5
 
 
@@ -146,10 +147,10 @@ def test_weights_are_configurable(indexed, embedder, book_settings):
     bm25_only = HybridRetriever(
         store, lexical, embedder, dataclasses.replace(book_settings, dense_weight=0.0)
     )
-    q_terms = set(retrieval_mod._query_terms("strings are immutable"))
+    q_terms = set(query_terms("strings are immutable"))
 
     def prior(p):  # the heading prior ("3.2 Strings"), on top of either weighting
-        return retrieval_mod.HEADING_WEIGHT * retrieval_mod.heading_match(q_terms, p.chunk)
+        return priors_mod.HEADING_WEIGHT * priors_mod.heading_match(q_terms, p.chunk)
 
     for p in dense_only.search("strings are immutable").passages:
         assert p.score == pytest.approx(p.dense_score + prior(p))

@@ -15,8 +15,9 @@ import json
 import pytest
 
 from bookreader.config import Settings
-from bookreader.core import retrieval as retrieval_mod
 from bookreader.core import retrieval_calibration as rc
+from bookreader.core import retrieval_priors as priors_mod
+from bookreader.core import retrieval_terms as rt
 from bookreader.core.retrieval import HybridRetriever
 from bookreader.core.retrieval_calibration import BookCalibration, Evidence
 from bookreader.core.types import Chunk
@@ -161,12 +162,12 @@ def test_covered_by_form_needs_every_term_of_a_heading_of_two_terms():
     def never(chunk: Chunk) -> bool:
         return False
 
-    headings = retrieval_mod._chunk_heading_terms
+    headings = priors_mod.chunk_heading_terms
     top = [passage("2.3 Confidence Intervals")]
-    assert rc.covered_by_form("How do I read confidence intervals?", top, headings, never)
-    assert not rc.covered_by_form("How confident is the estimate?", top, headings, never)
+    assert rt.covered_by_form("How do I read confidence intervals?", top, headings, never)
+    assert not rt.covered_by_form("How confident is the estimate?", top, headings, never)
     # a heading of one term is too common to name a section
-    assert not rc.covered_by_form("What is a variable?", [passage("Variables")], headings, never)
+    assert not rt.covered_by_form("What is a variable?", [passage("Variables")], headings, never)
 
 
 def test_the_same_evidence_means_less_in_a_book_whose_cosines_run_higher():
@@ -188,22 +189,22 @@ def test_heading_probes_skip_apparatus_and_one_term_headings():
 
     chunks = [chunk(s) for s in ("4.1 Confidence Intervals", "4.2 Exercises", "Variables",
                                  "4.1 Confidence Intervals", "4.3 Robust Standard Errors")]
-    probes = rc.heading_probes(chunks, retrieval_mod._not_a_topic, retrieval_mod.chunk_headings)
+    probes = rc.heading_probes(chunks, priors_mod.not_a_topic, priors_mod.chunk_headings)
     assert probes == ["4.1 Confidence Intervals", "4.3 Robust Standard Errors"]
     many = [chunk(f"{i}.1 Topic number {i}") for i in range(200)]
-    assert len(rc.heading_probes(many, retrieval_mod._not_a_topic,
-                                 retrieval_mod.chunk_headings)) == rc.MAX_HEADING_PROBES
+    assert len(rc.heading_probes(many, priors_mod.not_a_topic,
+                                 priors_mod.chunk_headings)) == rc.MAX_HEADING_PROBES
 
 
 def test_a_specialised_word_the_book_never_uses_is_unknown(library, embedder):
     lib, book_id, _ = library
     retriever = lib.retriever(book_id)
     knows, pieces = retriever.lexical.knows, embedder.count_tokens
-    assert rc.unknown_word("cointegration", knows, pieces)  # a term of the field, not here
-    assert rc.unknown_word("ARIMA", knows, pieces)
-    assert not rc.unknown_word("heteroskedasticity", knows, pieces)  # the book uses it
-    assert not rc.unknown_word("plain", knows, pieces)  # an everyday word
-    assert not rc.unknown_word("0/1", knows, pieces)
+    assert rt.unknown_word("cointegration", knows, pieces)  # a term of the field, not here
+    assert rt.unknown_word("ARIMA", knows, pieces)
+    assert not rt.unknown_word("heteroskedasticity", knows, pieces)  # the book uses it
+    assert not rt.unknown_word("plain", knows, pieces)  # an everyday word
+    assert not rt.unknown_word("0/1", knows, pieces)
     r, parts = retriever.explain("How do I test for cointegration with the Engle-Granger test?")
     assert parts["unknown"] == 1.0 and not retriever.is_covered(r)
     assert retriever.explain("How do robust standard errors help?")[1]["unknown"] == 0.0

@@ -11,9 +11,10 @@ import pytest
 
 from bookreader.config import Settings
 from bookreader.core import retrieval_calibration as rc
+from bookreader.core import retrieval_terms as rt
 from bookreader.core.chunking import Chunker
 from bookreader.core.pdf import PdfBook
-from bookreader.core.retrieval import _not_a_topic, chunk_headings
+from bookreader.core.retrieval_priors import chunk_headings, not_a_topic
 from bookreader.core.types import Chunk, Passage
 from bookreader.library import Library
 
@@ -100,21 +101,21 @@ def _passage(text: str) -> Passage:
 
 
 def test_fold_accents():
-    assert rc.fold_accents("Barab\u00e1si") == "Barabasi"
-    assert rc.fold_accents("Barab\u00b4asi and Erd\u02ddos") == "Barabasi and Erdos"
-    assert rc.fold_accents("Cauchy\u2013Schwarz") == "Cauchy-Schwarz"
-    assert rc.fold_accents("x^2 and `code`") == "x^2 and `code`"  # not between letters
+    assert rt.fold_accents("Barab\u00e1si") == "Barabasi"
+    assert rt.fold_accents("Barab\u00b4asi and Erd\u02ddos") == "Barabasi and Erdos"
+    assert rt.fold_accents("Cauchy\u2013Schwarz") == "Cauchy-Schwarz"
+    assert rt.fold_accents("x^2 and `code`") == "x^2 and `code`"  # not between letters
 
 
 def test_named_terms_need_the_words_in_order_and_a_top_passage_using_them():
     terms = frozenset({("magic", "number"), ("binari", "search")})
-    assert rc.named_terms("What is a magic number?", terms) == [("magic", "number")]
-    assert rc.named_terms("Is a number ever magic?", terms) == []
-    assert rc.named_terms("What does Rule 30 do?", frozenset()) == [("rule", "30")]
+    assert rt.named_terms("What is a magic number?", terms) == [("magic", "number")]
+    assert rt.named_terms("Is a number ever magic?", terms) == []
+    assert rt.named_terms("What does Rule 30 do?", frozenset()) == [("rule", "30")]
     top = [_passage("Rule 30 is an example of a random pattern.")]
-    assert rc.names_book_term("What does Rule 30 do?", top, frozenset())
-    assert not rc.names_book_term("What does Rule 110 do?", top, frozenset())
-    assert not rc.names_book_term("What is a magic number?", top, terms)
+    assert rt.names_book_term("What does Rule 30 do?", top, frozenset())
+    assert not rt.names_book_term("What does Rule 110 do?", top, frozenset())
+    assert not rt.names_book_term("What is a magic number?", top, terms)
 
 
 def _chunks(eval_dir, embedder, name: str) -> list[Chunk]:
@@ -124,23 +125,23 @@ def _chunks(eval_dir, embedder, name: str) -> list[Chunk]:
 
 def test_think_complexity_rule_30_and_its_accented_names(eval_dir, embedder):
     chunks = _chunks(eval_dir, embedder, "computing_thinkcomplexity2")
-    terms = rc.book_terms(chunks, _not_a_topic, chunk_headings)
+    terms = rt.book_terms(chunks, not_a_topic, chunk_headings)
     assert ("watt", "strogatz") in {t[:2] for t in terms}  # a heading of the book
     rule = [_passage(c.text) for c in chunks if "Rule 30 is an example" in c.text]
-    assert rule and rc.names_book_term("What does Rule 30 do?", rule, terms)
+    assert rule and rt.names_book_term("What does Rule 30 do?", rule, terms)
     ba = [c.text for c in chunks if "Barab\u00b4asi" in c.text]
-    assert ba and "barabasi" in rc.term_sequence(ba[0])
+    assert ba and "barabasi" in rt.term_sequence(ba[0])
 
 
 def test_think_java_index_terms(eval_dir, embedder):
     chunks = _chunks(eval_dir, embedder, "thinkjava2")
-    terms = rc.book_terms(chunks, _not_a_topic, chunk_headings)
+    terms = rt.book_terms(chunks, not_a_topic, chunk_headings)
     assert {("magic", "number"), ("binari", "search"), ("stack", "diagram")} <= terms
     question = "What is a magic number and how do I get rid of one with a constant?"
     top = [_passage(c.text) for c in chunks if "magic number" in c.text][:3]
-    assert top and rc.names_book_term(question, top, terms)
+    assert top and rt.names_book_term(question, top, terms)
     # an out-of-scope question of the same field names no term of the book
-    assert rc.named_terms("What are sealed classes in Java?", terms) == []
+    assert rt.named_terms("What are sealed classes in Java?", terms) == []
 
 
 @pytest.mark.parametrize("question,unknown", [
@@ -181,7 +182,7 @@ def test_a_subject_the_book_never_names_is_unknown(library):
     ("How many rows does a truth table need?", ""),
 ])
 def test_asked_subject_starts_where_the_question_names_its_subject(question, subject):
-    from bookreader.core.retrieval import asked_subject
+    from bookreader.core.question_subject import asked_subject
 
     assert asked_subject(question) == subject
 
@@ -230,21 +231,21 @@ def test_a_hyphenated_word_is_known_when_the_book_uses_its_parts(library):
 
 def test_book_uses():
     knows = {"pressur", "driven", "flow", "reachabl", "node", "linkedlist"}.__contains__
-    assert rc.book_uses("pressure-driven", knows)
-    assert rc.book_uses("reachable-nodes", knows)
-    assert rc.book_uses("LinkedList", knows)
-    assert not rc.book_uses("module-info", knows)
-    assert not rc.book_uses("creeping-flow", knows)
-    assert rc.book_uses("the", knows)  # a stop word names nothing
+    assert rt.book_uses("pressure-driven", knows)
+    assert rt.book_uses("reachable-nodes", knows)
+    assert rt.book_uses("LinkedList", knows)
+    assert not rt.book_uses("module-info", knows)
+    assert not rt.book_uses("creeping-flow", knows)
+    assert rt.book_uses("the", knows)  # a stop word names nothing
 
 
 def test_absent_subject_on_physical_ai(eval_dir, embedder):
-    from bookreader.core.retrieval import asked_subject
+    from bookreader.core.question_subject import asked_subject
 
     chunks = _chunks(eval_dir, embedder, "physical_ai_textbook")
-    knows = rc.accented_terms(c.text for c in chunks) | {
-        t for c in chunks for t in rc.term_sequence(c.text)}
-    absent = {q: rc.absent_subject(asked_subject(q), knows.__contains__) for q in (
+    knows = rt.accented_terms(c.text for c in chunks) | {
+        t for c in chunks for t in rt.term_sequence(c.text)}
+    absent = {q: rt.absent_subject(asked_subject(q), knows.__contains__) for q in (
         "How do hydraulic actuators power heavy robots?",
         "How do underwater robots navigate without GPS?",
         "How do I compute the Zero Moment Point of a biped robot from its center of mass?",
@@ -257,12 +258,12 @@ def test_absent_subject_on_physical_ai(eval_dir, embedder):
 
 
 def test_absent_subject_on_think_java(eval_dir, embedder):
-    from bookreader.core.retrieval import asked_subject
+    from bookreader.core.question_subject import asked_subject
 
     chunks = _chunks(eval_dir, embedder, "thinkjava2")
-    knows = rc.accented_terms(c.text for c in chunks) | {
-        t for c in chunks for t in rc.term_sequence(c.text)}
-    absent = {q: rc.absent_subject(asked_subject(q), knows.__contains__) for q in (
+    knows = rt.accented_terms(c.text for c in chunks) | {
+        t for c in chunks for t in rt.term_sequence(c.text)}
+    absent = {q: rt.absent_subject(asked_subject(q), knows.__contains__) for q in (
         "How do lambda expressions work in Java?", "What are sealed classes in Java?",
         "What is a magic number?", "How does a switch statement work, and why do I need break?",
         "What does the volatile keyword do?",

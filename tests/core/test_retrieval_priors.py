@@ -15,13 +15,17 @@ import contextlib
 import pytest
 
 from bookreader.config import Settings
-from bookreader.core import retrieval as retrieval_mod
+from bookreader.core import question_subject
+from bookreader.core import retrieval_priors as priors_mod
 from bookreader.core.chunking import Chunker
 from bookreader.core.lexical import LexicalIndex
 from bookreader.core.llm import extractive as extractive_mod
 from bookreader.core.llm.extractive import ExtractiveBackend, heading_match
 from bookreader.core.prompts import Excerpt, build_messages
-from bookreader.core.retrieval import HybridRetriever, chunk_headings, is_apparatus, is_contents
+from bookreader.core.retrieval import HybridRetriever
+from bookreader.core.retrieval_calibration import Evidence
+from bookreader.core.retrieval_terms import query_terms
+from bookreader.core.retrieval_priors import chunk_headings, is_apparatus, is_contents
 from bookreader.core.store.base import open_store
 from bookreader.core.types import Chunk, Mode, Page
 
@@ -75,9 +79,9 @@ def _indexed(tmp_path, embedder, pages: list[Page], name: str):
 def _without_and_with(monkeypatch, retriever, question: str, prior: str, value: float,
                       top_k: int):
     """The search for ``question`` with the ranking prior ``prior`` at 0, then at ``value``."""
-    monkeypatch.setattr(retrieval_mod, prior, 0.0)
+    monkeypatch.setattr(priors_mod, prior, 0.0)
     before = retriever.search(question, top_k=top_k)
-    monkeypatch.setattr(retrieval_mod, prior, value)
+    monkeypatch.setattr(priors_mod, prior, value)
     return before, retriever.search(question, top_k=top_k)
 
 
@@ -150,9 +154,9 @@ def test_a_reference_list_ranks_below_the_page_that_explains(tmp_path, embedder)
                                    "of robots?", top_k=2)
         listed = next(p for p in reading.passages if p.chunk.page_start == 1)
         assert listed.score - refs.score > 0.2
-    assert retrieval_mod.REFERENCE_SECTION.search("References and Further Reading")
-    assert retrieval_mod.REFERENCE_SECTION.search("12.4 Further Reading")
-    assert not retrieval_mod.REFERENCE_SECTION.search("7.3 Arrays and References")
+    assert priors_mod.REFERENCE_SECTION.search("References and Further Reading")
+    assert priors_mod.REFERENCE_SECTION.search("12.4 Further Reading")
+    assert not priors_mod.REFERENCE_SECTION.search("7.3 Arrays and References")
 
 
 def test_headings_inside_a_chunk_are_read():
@@ -167,9 +171,9 @@ def test_the_page_that_explains_outranks_the_exercise_that_names_the_topic(retri
     exercise = next(p for p in r.passages if is_apparatus(p.chunk))
     blend = (retriever.settings.dense_weight * exercise.dense_score
              + (1 - retriever.settings.dense_weight) * exercise.bm25_score)
-    q_terms = set(retrieval_mod._query_terms(q))
-    prior = retrieval_mod.HEADING_WEIGHT * retrieval_mod.heading_match(q_terms, exercise.chunk)
-    assert exercise.score == pytest.approx(blend + prior - retrieval_mod.APPARATUS_PENALTY)
+    q_terms = set(query_terms(q))
+    prior = priors_mod.HEADING_WEIGHT * priors_mod.heading_match(q_terms, exercise.chunk)
+    assert exercise.score == pytest.approx(blend + prior - priors_mod.APPARATUS_PENALTY)
 
 
 def test_a_chunk_under_a_matching_heading_gets_the_heading_prior(retriever):
@@ -180,15 +184,15 @@ def test_a_chunk_under_a_matching_heading_gets_the_heading_prior(retriever):
     blend = (retriever.settings.dense_weight * top.dense_score
              + (1 - retriever.settings.dense_weight) * top.bm25_score)
     # heading "10.9 List comprehension": both its words are the question's (1 x 1)
-    assert top.score == pytest.approx(blend + retrieval_mod.HEADING_WEIGHT)
+    assert top.score == pytest.approx(blend + priors_mod.HEADING_WEIGHT)
 
 
 def test_the_priors_do_not_move_the_coverage_confidence(retriever, monkeypatch):
     questions = ["What is a list comprehension?", "How do I bake bread at home?",
                  "How does a while loop repeat its body as long as a condition is true?"]
     with_priors = [retriever.search(q).confidence for q in questions]
-    monkeypatch.setattr(retrieval_mod, "HEADING_WEIGHT", 0.0)
-    monkeypatch.setattr(retrieval_mod, "APPARATUS_PENALTY", 0.0)
+    monkeypatch.setattr(priors_mod, "HEADING_WEIGHT", 0.0)
+    monkeypatch.setattr(priors_mod, "APPARATUS_PENALTY", 0.0)
     assert [retriever.search(q).confidence for q in questions] == with_priors
 
 
@@ -255,13 +259,13 @@ def test_a_question_about_the_book_is_answered_from_its_front_matter(
     though the book's Target Audience and Prerequisites pages answer them."""
     retriever = front_matter_retriever
     # what the blend alone says (the rule switched off): below the threshold
-    monkeypatch.setattr(retrieval_mod, "about_the_book", lambda q, p: False)
+    monkeypatch.setattr(priors_mod, "about_the_book", lambda q, p: False)
     plain = retriever.search(question, top_k=3)
     monkeypatch.undo()
     r = retriever.search(question, top_k=3)
     assert r.confidence >= retriever.settings.confidence_threshold > plain.confidence
     assert retriever.is_covered(r)
-    assert retrieval_mod.is_front_matter(r.passages[0].chunk)
+    assert priors_mod.is_front_matter(r.passages[0].chunk)
 
 
 @pytest.mark.parametrize("question", [
@@ -272,20 +276,20 @@ def test_other_questions_are_not_raised_by_the_front_matter_rule(front_matter_re
                                                                  question):
     retriever = front_matter_retriever
     r, parts = retriever.explain(question, top_k=3)
-    assert not retrieval_mod.about_the_book(question, r.passages)
+    assert not priors_mod.about_the_book(question, r.passages)
     assert r.confidence == pytest.approx(
-        retriever.calibration.confidence(retrieval_mod.Evidence(
+        retriever.calibration.confidence(Evidence(
             parts["top_cos"], parts["coverage"], parts["unknown"])), abs=1e-4)
     assert not retriever.is_covered(r)
 
 
 def test_front_matter_is_early_and_titled_or_numbered_in_roman():
-    assert retrieval_mod.is_front_matter(
+    assert priors_mod.is_front_matter(
         Chunk("c", "b", 0, "x", 5, 5, "12", "12", "", "Preface", 0, 1))
-    assert retrieval_mod.is_front_matter(Chunk("c", "b", 0, "x", 3, 3, "iv", "iv", "", "", 0, 1))
-    assert not retrieval_mod.is_front_matter(
+    assert priors_mod.is_front_matter(Chunk("c", "b", 0, "x", 3, 3, "iv", "iv", "", "", 0, 1))
+    assert not priors_mod.is_front_matter(
         Chunk("c", "b", 0, "x", 3, 3, "4", "4", "1 Loops", "1.1 While", 0, 1))
-    assert not retrieval_mod.is_front_matter(  # a preface-like title deep in the book
+    assert not priors_mod.is_front_matter(  # a preface-like title deep in the book
         Chunk("c", "b", 0, "x", 228, 228, "229", "229", "A Appendix", "Preface for Think Python",
               0, 1))
 
@@ -320,15 +324,15 @@ def test_the_chunk_that_defines_the_term_asked_about_ranks_higher(tmp_path, embe
     """Physical AI: "What is SLAM?" ranked its only definition, an entry of a chapter
     summary, 7th, below listings that name SLAM in every line; quotes of the listing's
     comments were the answer."""
-    assert retrieval_mod.defined_term("What is SLAM?") == "SLAM"
-    assert retrieval_mod.defined_term("What is a base case in recursion?") == "base case"
-    assert retrieval_mod.defined_term("What are tuples?") == "tuples"
-    assert retrieval_mod.defined_term("What is the difference between a list and a tuple?") == ""
-    assert retrieval_mod.defined_term("What is ROS2 used for?") == ""
-    assert retrieval_mod.defines_term("SLAM", _chunk(SLAM_SUMMARY, "Chapter Summary"))
-    assert not retrieval_mod.defines_term("SLAM", _chunk(SLAM_LISTING, "SLAM"))
-    assert retrieval_mod.defines_term("tuples", _chunk("tuple: A sequence of values.", "V"))
-    assert retrieval_mod.defines_term("tuples", _chunk("Tuples are a kind of sequence.", "T"))
+    assert question_subject.defined_term("What is SLAM?") == "SLAM"
+    assert question_subject.defined_term("What is a base case in recursion?") == "base case"
+    assert question_subject.defined_term("What are tuples?") == "tuples"
+    assert question_subject.defined_term("What is the difference between a list and a tuple?") == ""
+    assert question_subject.defined_term("What is ROS2 used for?") == ""
+    assert question_subject.defines_term("SLAM", _chunk(SLAM_SUMMARY, "Chapter Summary"))
+    assert not question_subject.defines_term("SLAM", _chunk(SLAM_LISTING, "SLAM"))
+    assert question_subject.defines_term("tuples", _chunk("tuple: A sequence of values.", "V"))
+    assert question_subject.defines_term("tuples", _chunk("Tuples are a kind of sequence.", "T"))
     pages = [Page(0, "80", SLAM_LISTING, "7 Perception", "SLAM (Simultaneous Localization "
                   "and Mapping)"),
              Page(1, "85", SLAM_SUMMARY, "7 Perception", "Chapter Summary")]

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+from bench_modules import BENCH_DIR, load_bench
 
 
 def _load():
     sys.path.insert(0, str(BENCH_DIR))
-    spec = importlib.util.spec_from_file_location("bench_retrieval_split",
-                                                  BENCH_DIR / "retrieval_split.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("retrieval_split.py")
 
 
 def test_gold_rank_is_the_first_span_holding_a_gold_page():

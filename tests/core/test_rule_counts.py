@@ -3,21 +3,13 @@ reading the code's syntax tree, so text in comments and docstrings is never coun
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from bench_modules import load_bench
 
 
 def _load():
-    path = REPO_ROOT / "bench" / "rule_counts.py"
-    spec = importlib.util.spec_from_file_location("bench_rule_counts", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("rule_counts.py")
 
 
 SOURCE = '''"""re.compile("in a docstring") is not a rule."""

@@ -14,7 +14,8 @@ from pdf_factory import book_pdf, filler
 
 from bookreader.config import Settings
 from bookreader.core import unit_vectors
-from bookreader.core.focus import _answer_units, _units, focus_passages, unique_sentences
+from bookreader.core.focus import _units, focus_passages, unique_sentences
+from bookreader.core.focus_ranking import answer_units
 from bookreader.core.unit_vectors import UNIT_VECTORS_FILE, book_units
 from bookreader.errors import Cancelled
 from bookreader.library import Library
@@ -65,7 +66,7 @@ def _focus_units(library, book_id, question=QUESTION):
     units = []
     for text in texts:
         u, j = _units(text, BUDGET)
-        units.extend(_answer_units(u, j)[0])
+        units.extend(answer_units(u, j)[0])
     return texts, units
 
 
@@ -95,7 +96,7 @@ def test_every_unit_the_focus_step_ranks_is_in_the_table_even_after_an_overlappi
             for text in unique_sentences(texts):
                 for budget in library._unit_budgets():
                     u, j = _units(text, budget)
-                    assert set(_answer_units(u, j)[0]) <= units
+                    assert set(answer_units(u, j)[0]) <= units
 
 
 def test_a_new_library_reloads_the_table_and_the_focus_step_runs_no_model(built, data_dir,

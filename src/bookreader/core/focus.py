@@ -23,9 +23,10 @@ and kept lines keep their line breaks.
 Whole-book mode (:func:`focus_passages`) ranks the retrieved passages' sentences together.
 A tier's spec chooses the ranking: ``"keywords"`` (the score above) or ``"answer_split"``
 (the default tier ``small``): the extractive backend's sentence score
-(:func:`answer_scores`: a definition for "what is", a procedure for "how"; a heading, a
-lead-in to a code listing or a contents line never shown for its own sake), on the units
-the extractive backend splits (a glossary entry, a lead-in and its listing apart).
+(:func:`~bookreader.core.focus_ranking.answer_scores`: a definition for "what is", a
+procedure for "how"; a heading, a lead-in to a code listing or a contents line never
+shown for its own sake), on the units the extractive backend splits (a glossary entry, a
+lead-in and its listing apart).
 ``bench/focus_quality.py`` measures what each ranking shows without running a model.
 """
 
@@ -33,15 +34,19 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import Counter
 from typing import Any, Optional, Sequence
 
-import numpy as np
 
 from bookreader.core.code_text import ends_in_comment, is_code_line, is_comment
+from bookreader.core.focus_ranking import (
+    UNUSABLE,
+    answer_scores,
+    answer_units,
+    sentence_answer_scores,
+    similarities,
+)
 from bookreader.core.llm import extractive as ex
-from bookreader.core.llm.continuation import is_enumerator
 from bookreader.core.sentences import content_terms, split_sentences
 
 log = logging.getLogger(__name__)
@@ -68,14 +73,6 @@ def _keyword_scores(sentences: Sequence[str], question: str) -> list[float]:
     total = sum(idf.values()) or 1.0
     return [sum(idf[q] for q in query if q in t) / total for t in terms]
 
-
-def _similarities(embedder: Any, sentences: Sequence[str], question: str) -> Optional[list[float]]:
-    try:
-        vectors = np.asarray(embedder.embed([question, *sentences]), dtype=np.float32)
-    except Exception:  # keywords alone still rank; say why in the log
-        log.exception("focus: embedding failed, ranking by keywords only")
-        return None
-    return [float(x) for x in vectors[1:] @ vectors[0]]
 
 
 def _units(text: str, max_chars: int) -> tuple[list[str], list[str]]:
@@ -106,7 +103,7 @@ def ranked_units(text: str, budgets: Sequence[int]) -> set[str]:
     for budget in budgets:
         units, joins = _units(text, budget)
         out.update(units)
-        out.update(_answer_units(units, joins)[0])
+        out.update(answer_units(units, joins)[0])
     return out
 
 
@@ -159,7 +156,7 @@ def focus(
 def _scores(units: Sequence[str], question: str, embedder: Any) -> list[float]:
     scores = _keyword_scores(units, question)
     if embedder is not None:
-        sims = _similarities(embedder, units, question)
+        sims = similarities(embedder, units, question)
         if sims is not None:
             scores = [k + s for k, s in zip(scores, sims)]
     return scores
@@ -273,7 +270,7 @@ def focus_passages(
     for k, text in enumerate(texts):
         u, j = _units(text, max_chars)
         if ranking == "answer_split":
-            u, j = _answer_units(u, j)
+            u, j = answer_units(u, j)
         units.extend(u)
         joins.extend(j)
         owner.extend([k] * len(u))
@@ -284,7 +281,7 @@ def focus_passages(
     if ranking == "answer_split":
         scores = answer_scores(units, owner, question, embedder, sections)
     elif ranking == "answer":
-        scores = _sentence_answer_scores(units, joins, owner, question, embedder, sections)
+        scores = sentence_answer_scores(units, joins, owner, question, embedder, sections)
     else:
         scores = _scores(units, question, embedder)
     order_ = sorted(range(len(units)), key=lambda i: (-scores[i], i))
@@ -359,115 +356,3 @@ def _with_commented_code(units: Sequence[str], joins: list[str], owner: Sequence
     return used
 
 
-#: A unit scored at or below this by :func:`answer_scores` (a heading, a bare lead-in to
-#: code, a contents line) is never shown for its own sake.
-UNUSABLE = -0.5
-
-def _answer_units(units: Sequence[str], joins: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``units`` split further where the extractive backend splits (a line ending in a
-    colon, a glossary entry, a vocabulary list run together), line units kept whole."""
-    out: list[str] = []
-    out_joins: list[str] = []
-    for unit, join in zip(units, joins):
-        parts = [unit] if join == "\n" else ex.split_sentences(unit) or [unit]
-        for n, part in enumerate(parts):
-            out.append(part)
-            out_joins.append(join if n == 0 else " ")
-    return out, out_joins
-
-
-def _sentence_answer_scores(units: Sequence[str], joins: Sequence[str], owner: Sequence[int],
-                            question: str, embedder: Any, sections: Sequence[str]) -> list[float]:
-    """:func:`answer_scores` of each unit's parts (a glossary entry, a lead-in and what
-    follows it), the unit scored by its best part: a whole sentence is still what is
-    shown (a list run together in one sentence, "input: Get data ... output: Display
-    ...", stays whole), but it ranks as the extractive backend ranks its best piece."""
-    parts, part_joins = _answer_units(units, joins)
-    part_owner: list[int] = []
-    part_unit: list[int] = []
-    for i, (unit, join) in enumerate(zip(units, joins)):
-        n = 1 if join == "\n" else max(1, len(ex.split_sentences(unit)))
-        part_owner.extend([owner[i]] * n)
-        part_unit.extend([i] * n)
-    scores = answer_scores(parts, part_owner, question, embedder, sections)
-    best = [UNUSABLE - 1.0] * len(units)
-    for i, score in zip(part_unit, scores):
-        best[i] = max(best[i], score)
-    return best
-
-
-#: The next list item's number at a unit's end ("Steps: 1.", "Assessment Questions 1.").
-_TRAILING_ITEM = re.compile(r"(?:^|\s)\d{1,2}\.\s*$")
-#: Words of a lead-in that says nothing but that a list follows ("Steps:", "We covered:").
-STUB_LEAD_IN_WORDS = 3
-#: A line of code cut after a dotted name's first part ("return cv2.", "img = cv2."):
-#: the sentence splitter ends a sentence at "cv2.GaussianBlur(...)".
-_CUT_NAME = re.compile(r"[A-Za-z_]\w*\.$")
-
-
-def is_stub(unit: str) -> bool:
-    """Nothing for a model to read: a bare lead-in or a heading holding only the next list
-    item's number ("Steps: 1.", "We covered: 1.", "Assessment Questions 1."), or a line of
-    code cut at a dotted name ("return cv2.").  Such a unit takes a local tier's prompt
-    room, often a whole excerpt of its own ("Assessment Questions 1." shown as the first
-    excerpt).  A statement that ends in a number ("The answer is 2.") is no stub."""
-    m = _TRAILING_ITEM.search(unit)
-    if m:
-        body = unit[: m.start()].strip()
-        bare_lead_in = body.endswith(":") and len(body.split()) <= STUB_LEAD_IN_WORDS
-        if not body or bare_lead_in or all(w[:1].isupper() or w[:1].isdigit()
-                                           for w in body.split()):
-            return True
-    return (len(unit.split()) <= 4 and is_code_line(unit)
-            and bool(_CUT_NAME.search(unit.strip())))
-
-
-def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, embedder: Any,
-                  sections: Sequence[str] = ()) -> list[float]:
-    """The extractive backend's sentence score for every unit of several passages.
-
-    The mean of IDF-weighted keyword coverage (question words such as "name" or "explain"
-    left out) and MiniLM similarity, plus
-    :func:`~bookreader.core.llm.extractive.answer_type_bonus` (a definition for "what
-    is", a procedure for "how", a reason for "why"; a lead-in to code, a contents line or
-    an exercise down) and the match between the heading a unit stands under (its
-    passage's section until a heading line inside it) and the question.  A heading line
-    itself scores :data:`UNUSABLE` less, and a bare list number ("2.") is never usable.
-    A short line of a listing ("python -m venv env", "# Create virtual environment") is
-    no heading: it scores as code (``CODE_PENALTY``).  Sentences ranked this way lie on a
-    gold page more often than by keywords and similarity alone (``bench/focus_quality.py``).
-    """
-    query = list(dict.fromkeys(ex.content_terms(question)))
-    q_terms = set(query)
-    terms = [set(ex.content_terms(u)) for u in units]
-    n = len(units)
-    df: Counter = Counter()
-    for t in terms:
-        df.update(t & q_terms)
-    idf = {q: math.log(1.0 + (n - df[q] + 0.5) / (df[q] + 0.5)) for q in query}
-    total = sum(idf.values()) or 1.0
-    coverage = [sum(idf[q] for q in query if q in t) / total for t in terms]
-    sims = _similarities(embedder, units, question) if embedder is not None else None
-    kind = ex.question_kind(question)
-    scores: list[float] = []
-    heading = ""
-    for i, unit in enumerate(units):
-        if i == 0 or owner[i] != owner[i - 1]:
-            k = owner[i]
-            heading = sections[k] if k < len(sections) else ""
-        score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
-        score += ex.answer_type_bonus(kind, unit, q_terms)
-        if is_enumerator(unit) or is_stub(unit):
-            score = UNUSABLE - 1.0  # a bare list number ("2.") says nothing on its own
-        elif ex.heading_like(unit) and is_code_line(unit):
-            # a short line of a listing ("python -m venv env", "# Create
-            # virtual environment") is no heading: it ranks as code does
-            if not ex.looks_like_code(unit):
-                score += ex.CODE_PENALTY
-        elif ex.heading_like(unit):
-            if ex.is_heading(unit):  # a short line of a listing is no section title
-                heading = unit
-            score += UNUSABLE - 1.0
-        score += ex.HEADING_WEIGHT * ex.heading_match(heading, q_terms)
-        scores.append(score)
-    return scores

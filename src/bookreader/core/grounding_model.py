@@ -33,8 +33,9 @@ from bookreader.core import injection, logistic
 from bookreader.core.logistic import LogisticWeights
 
 if TYPE_CHECKING:
-    from bookreader.core.grounding import GroundingValidator, SentenceScore
+    from bookreader.core.grounding import GroundingValidator
     from bookreader.core.grounding_context import Context
+    from bookreader.core.grounding_verdict import SentenceScore
     from bookreader.core.grounding_windows import WindowScore
 
 #: Best single sentences around which joined windows (2 and 3 neighbours) are embedded.

@@ -42,7 +42,7 @@ UNIT_VECTORS_FILE = "unit_vectors.bin"
 #: Bumped when the file's layout changes.
 FORMAT = 1
 #: Bumped when the splitting of a passage into the focus step's units changes
-#: (``bookreader.core.focus._units``/``_answer_units``, ``sentences.split_sentences``):
+#: (``bookreader.core.focus._units``/``focus_ranking.answer_units``, ``sentences.split_sentences``):
 #: the old table would still be right (vectors are keyed by text) but would miss.
 UNIT_RULES_VERSION = 2
 HEADER_BYTES = 4096

@@ -22,42 +22,32 @@ for ("write only: ..."), else the constructor's defaults.  Always available, alw
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-import numpy as np
-
+# Re-exported: the quotes card ranks with the same rules (core/quotes.py imports them here).
 from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
-    _QUESTION_WORDS,
     _TASK_SECTION,
     CODE_CHARS,
-    CODE_PENALTY,
     LEAD_IN_TO_CODE,
     META,
     TASK,
     TOC_LINE,
-    _showable,
     COMPARISON_BONUS,
     answer_type_bonus,
-    code_penalty,  # quotes rank with it (core/quotes.py)
+    code_penalty,
     comparison_sides,
     content_terms,
     form_penalty,
     heading_like,
     is_claiming_lead_in,
-    is_comment,
     is_alt_text,
     is_fragment_list,
     is_glossary_entry,
-    is_heading,
     is_import_line,
     is_title_line,
     looks_like_code,
     names_both,
-    names_side,
     question_kind,
     reads_as_code,
     shown_sentence,
@@ -65,18 +55,34 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     wants_code,
     without_list_number,
 )
-from bookreader.core.code_text import is_code_line
-from bookreader.core.llm.continuation import continuation, is_enumerator, is_lead_in
+from bookreader.core.llm.continuation import continuation, is_enumerator
+from bookreader.core.llm.extractive_candidates import (
+    PRINTS_MESSAGE,
+    Candidate,
+    block_candidates,
+    continues_with,
+    cosine,
+    embed,
+    heading_match,
+    is_prose,
+    may_join,
+    score_keywords,
+    score_similarity,
+)
+from bookreader.core.llm.extractive_compose import (
+    ADD_SHARE,
+    CODE_ADD_SHARE,
+    code_example,
+    other_side,
+    render,
+)
 from bookreader.core.llm.extractive_context import (  # noqa: F401  (re-exported)
-    SELECTION_SECTION,
     ContextBlock,
     ParsedPrompt,
-    candidate_units,
     parse_prompt,
     prompt_from_request,
     split_sentences,
 )
-from bookreader.core.model_output import format_citation
 from bookreader.core.types import AnswerRequest, CancelFn, Message, Token
 
 log = logging.getLogger(__name__)
@@ -113,92 +119,7 @@ RERANK_POOL = 30
 #: search halves the sorted range at every step ..." before "\"\"\"Find key by binary
 #: search\"\"\""), not how many answers hold the gold answer's words.
 PROSE_LEAD = 0.15
-#: Least score, as a share of the best sentence's, of a sentence of prose added to the
-#: answer for the question's words the others lack (a comment or a listing line needs
-#: :data:`CODE_ADD_SHARE`).  On the tune halves 0.5-0.65 answered more questions
-#: correctly than 0.75, and 0.8 fewer.
-ADD_SHARE = 0.65
-CODE_ADD_SHARE = 0.75
 
-
-#: A sentence whose subject is a pronoun for something the sentence before names
-#: ("This is accomplished through ...", "In Python 2, this is a built-in function").
-_POINTS_BACK = re.compile(
-    r"^\s*(?:(?:in|for|with|on)\s+[^,]{1,30},\s+)?(?:it|this|these|they|those|such)\s+"
-    r"(?!is\s+(?:\w+\s+)?(?:possible|important|common|often|easy|hard|difficult|tempting|"
-    r"useful|necessary|likely|a\s+good\s+idea)\b)"
-    r"(?:is|are|was|were|can|allows?|means?|makes?|uses?|has|have|provides?|\w+ed|\w+s)\b",
-    re.IGNORECASE)
-
-
-def heading_match(heading: str, q_terms: set[str]) -> float:
-    """(share of the heading's content words in the question) x (share of the question's
-    in the heading); section numbers are ignored."""
-    terms = set(content_terms(re.sub(r"\d+(?:\.\d+)*\.?", " ", heading)))
-    hit = len(terms & q_terms)
-    if not hit or not q_terms:
-        return 0.0
-    return (hit / len(terms)) * (hit / len(q_terms))
-
-
-def _block_candidates(block: ContextBlock) -> list["_Candidate"]:
-    """The block's sentences as candidates, each with the heading it stands under (the
-    block's section until a heading line inside the block)."""
-    out = []
-    heading = block.section
-    for s in candidate_units(block.text):
-        if is_heading(s):
-            heading = s
-        out.append(_Candidate(s, block, Counter(content_terms(s)), heading=heading))
-    for n, c in enumerate(out):
-        c.following = out[n + 1:n + 1 + _FOLLOWING]
-        c.previous = out[n - 1] if n else None
-        if c.previous is not None and _reads_with(c, c.previous):
-            # "This can be achieved with short, clear error messages.": "this" is the
-            # sentence before ("Usability: Users should understand what went wrong ..."),
-            # so the two are read together to judge what the sentence answers.
-            c.antecedent = c.previous
-    return out
-
-
-def _reads_with(c: "_Candidate", before: "_Candidate") -> bool:
-    """True when ``c`` points back ("This is ...", "It uses ...") to ``before``, a sentence
-    that can be shown before it (the antecedent :meth:`ExtractiveBackend.select` puts in
-    front of it when it is chosen)."""
-    return bool(_POINTS_BACK.match(c.sentence) and before.terms and _showable(before.sentence)
-                and not is_enumerator(before.sentence) and not is_lead_in(before.sentence))
-
-
-#: Sentences after each candidate kept for its continuation (a lead-in's list items).
-_FOLLOWING = 8
-
-
-@dataclass(eq=False)
-class _Candidate:
-    sentence: str
-    block: ContextBlock
-    terms: Counter
-    bm25: float = 0.0
-    coverage: float = 0.0
-    similarity: Optional[float] = None
-    score: float = 0.0
-    heading: str = ""
-    following: list = field(default_factory=list)  # the block's next candidates
-    previous: Optional["_Candidate"] = None  # the block's candidate before this one
-    #: The sentence before, when this one points back to it (:func:`_reads_with`): the
-    #: two are judged together.
-    antecedent: Optional["_Candidate"] = None
-
-    @property
-    def reading(self) -> str:
-        """The text the candidate is judged on."""
-        a = self.antecedent
-        return self.sentence if a is None else f"{a.sentence} {self.sentence}"
-
-    @property
-    def read_terms(self) -> Counter:
-        """The content words of :attr:`reading` (``terms`` stay the sentence's own)."""
-        return self.terms if self.antecedent is None else self.terms + self.antecedent.terms
 
 
 class ExtractiveBackend:
@@ -300,15 +221,15 @@ class ExtractiveBackend:
         confidence = min(1.0, max(c.score for c in chosen))
         # Drop sentences from the end until the answer fits in max_tokens words.
         while chosen:
-            text = "\n".join(_render(c) for c in chosen) + f"\nConfidence: {confidence:.2f}"
+            text = "\n".join(render(c) for c in chosen) + f"\nConfidence: {confidence:.2f}"
             if len(text.split()) <= max_tokens or len(chosen) == 1:
                 return text
             chosen = chosen[:-1]
         return fallback  # pragma: no cover - the loop always returns
 
-    def select(self, prompt: ParsedPrompt) -> list[_Candidate]:
+    def select(self, prompt: ParsedPrompt) -> list[Candidate]:
         """The sentences to quote, best first; empty when the context does not answer."""
-        candidates = [c for block in prompt.blocks for c in _block_candidates(block)]
+        candidates = [c for block in prompt.blocks for c in block_candidates(block)]
         candidates = [c for c in candidates if c.terms]
         # A heading ("4.6 Retention and archiving") names a topic; it answers nothing.
         sentences = [c for c in candidates if not heading_like(c.sentence)]
@@ -316,11 +237,11 @@ class ExtractiveBackend:
         query = list(dict.fromkeys(content_terms(prompt.question)))
         if not candidates or not query:
             return []
-        self._score_keywords(candidates, query)
+        score_keywords(candidates, query)
         ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:RERANK_POOL]
         first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
         if self._embedder is not None:
-            self._score_similarity(ranked, prompt.question)
+            score_similarity(self._embedder, ranked, prompt.question)
         kind = question_kind(prompt.question)
         sides = comparison_sides(prompt.question)
         q_terms = set(query)
@@ -338,15 +259,15 @@ class ExtractiveBackend:
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
-        if not _prose(ranked[0].sentence):
+        if not is_prose(ranked[0].sentence):
             # A comment or a listing line names what the code does; a sentence of prose of
             # its section nearly as good says it, and leads (the line may still follow it).
             # (Prose from another section is another topic: measured on the tune halves,
             # allowing it lost one answer.)
             code = ranked[0]
             prose = next((c for c in ranked[1:] if c.score >= code.score - PROSE_LEAD
-                          and c.block.section == code.block.section and _prose(c.sentence)
-                          and _added(c) and self._matches(c)), None)
+                          and c.block.section == code.block.section and is_prose(c.sentence)
+                          and may_join(c) and self._matches(c)), None)
             if prose is not None:
                 ranked.remove(prose)
                 ranked.insert(0, prose)
@@ -366,7 +287,7 @@ class ExtractiveBackend:
         )
         if not answers:
             return []
-        lead = next((c for c in ranked if _added(c) and _prose(c.sentence)), None)
+        lead = next((c for c in ranked if may_join(c) and is_prose(c.sentence)), None)
         if best is not ranked[0] and lead is not None and lead.score > best.score:
             # The brief only decides that the context answers; the best-scored sentence of
             # prose (not a listing's line) says what the student asked ("Queues:
@@ -388,14 +309,14 @@ class ExtractiveBackend:
         # list) are part of its answer (core/llm/continuation.py).
         related = self._related_to(best, q_terms, prompt.question)
         taken = continuation(best.sentence, [c.sentence for c in best.following],
-                             usable=_continues_with, related=related) if self.continue_best else 0
+                             usable=continues_with, related=related) if self.continue_best else 0
         for c in best.following[:taken]:
             if c.terms and not is_enumerator(c.sentence):
                 chosen.append(c)
                 covered |= set(c.terms)
         limit = self.max_sentences + len(chosen) - 1
 
-        def fits(c: _Candidate) -> bool:  # an added sentence keeps the answer short
+        def fits(c: Candidate) -> bool:  # an added sentence keeps the answer short
             return self.max_words is None or sum(
                 len(x.sentence.split()) for x in chosen) + len(c.sentence.split()) <= self.max_words
         if is_glossary_entry(best.sentence) and limit > len(chosen):
@@ -414,7 +335,7 @@ class ExtractiveBackend:
                 and all(c.block.number != first for c in chosen)):
             # The retriever ranked the first excerpt best with the whole book in view: its
             # best sentence points the student at that page when it is nearly as good.
-            top = next((c for c in ranked[1:] if c.block.number == first and _added(c)
+            top = next((c for c in ranked[1:] if c.block.number == first and may_join(c)
                         and c.antecedent is None
                         and all(c.sentence != x.sentence for x in chosen)),
                        None)
@@ -424,46 +345,29 @@ class ExtractiveBackend:
         for c in ranked[1:]:
             if len(chosen) >= limit:
                 break
-            if c in chosen or any(c.sentence == x.sentence for x in chosen) or not _added(c):
+            if c in chosen or any(c.sentence == x.sentence for x in chosen) or not may_join(c):
                 continue
             if c.antecedent is not None and c.antecedent not in chosen:
                 continue  # "This extends to arrays, ..." says nothing without its antecedent
-            if _PRINTS_MESSAGE.match(c.sentence) and not wants_code(prompt.question):
+            if PRINTS_MESSAGE.match(c.sentence) and not wants_code(prompt.question):
                 continue  # what a program reports ("print("... completed")"), not the book
             adds_terms = any(t in c.terms and t not in covered for t in query)
-            share = ADD_SHARE if _prose(c.sentence) else CODE_ADD_SHARE
+            share = ADD_SHARE if is_prose(c.sentence) else CODE_ADD_SHARE
             if c.score >= share * best.score and adds_terms and fits(c):
                 chosen.append(c)
                 covered |= set(c.terms)
-        other = self._other_side(chosen, ranked, sides, best)
+        other = other_side(chosen, ranked, sides, best)
         if other is not None and fits(other):
             chosen.append(other)
-        if wants_code(prompt.question) and all(_prose(c.sentence) for c in chosen):
+        if wants_code(prompt.question) and all(is_prose(c.sentence) for c in chosen):
             # "How do you declare an array in Java?": the prose says what a declaration
             # does; the book's example shows it.  The best lead-in to an example that
             # scores nearly as well as the answer ("... with a single line of code:") joins
             # it with the example's lines (a few words, beyond the answer's word bound).
-            chosen += [c for c in _code_example(ranked, best.score) if c not in chosen]
+            chosen += [c for c in code_example(ranked, best.score) if c not in chosen]
         return chosen
 
-    @staticmethod
-    def _other_side(chosen: list[_Candidate], ranked: list[_Candidate],
-                    sides: tuple[str, str] | None, best: _Candidate) -> Optional[_Candidate]:
-        """For a comparison answered for one side only, the best sentence of prose naming
-        the other side, when it scores at least :data:`ADD_SHARE` of the best one ("What is
-        the difference between a stack and a queue?" answered by "A stack is last in,
-        first out ..." alone needs "A queue is first in, first out ...")."""
-        if sides is None or any(names_both(c.sentence, sides) for c in chosen):
-            return None
-        named = [s for s in sides if any(names_side(c.sentence, s, sides) for c in chosen)]
-        if len(named) != 1:
-            return None
-        missing = sides[1] if named[0] == sides[0] else sides[0]
-        return next((c for c in ranked if c not in chosen and _added(c) and _prose(c.sentence)
-                     and names_side(c.sentence, missing, sides)
-                     and c.score >= ADD_SHARE * best.score), None)
-
-    def _related_to(self, best: _Candidate, q_terms: set[str], question: str
+    def _related_to(self, best: Candidate, q_terms: set[str], question: str
                     ) -> Callable[[str], bool]:
         """Whether a sentence after a short best sentence is about the same thing: MiniLM
         similarity to the best sentence or to the question at least
@@ -473,53 +377,20 @@ class ExtractiveBackend:
         def related(sentence: str) -> bool:
             if self._embedder is not None:
                 try:
-                    vs = _embed(self._embedder, [sentence, best.sentence, question])
+                    vs = embed(self._embedder, [sentence, best.sentence, question])
                 except Exception:  # keywords decide; say why in the log
                     log.exception("extractive: embedding failed, using keywords only")
                 else:
-                    return max(_cosine(vs[0], vs[1]),
-                               _cosine(vs[0], vs[2])) >= CONTINUATION_SIMILARITY
+                    return max(cosine(vs[0], vs[1]),
+                               cosine(vs[0], vs[2])) >= CONTINUATION_SIMILARITY
             return bool(set(content_terms(sentence)) & about)
         return related
 
-    def _matches(self, c: _Candidate) -> bool:
+    def _matches(self, c: Candidate) -> bool:
         """The sentence holds enough of the question's rare words, or says it in other
         words (:attr:`min_coverage`, :attr:`min_similarity`)."""
         return c.coverage >= self.min_coverage or (
             c.similarity is not None and c.similarity >= self.min_similarity)
-
-    def _score_keywords(self, candidates: list[_Candidate], query: list[str]) -> None:
-        n = len(candidates)
-        df: Counter = Counter()
-        for c in candidates:
-            df.update(set(c.terms))
-        idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
-        total_idf = sum(idf.values()) or 1.0
-        avg_len = sum(sum(c.terms.values()) for c in candidates) / n
-        k1, b = 1.2, 0.75
-        for c in candidates:
-            terms = c.read_terms  # (the document frequencies count each sentence once)
-            length = sum(terms.values())
-            score = 0.0
-            hit_idf = 0.0
-            for t in query:
-                tf = terms.get(t, 0)
-                if tf:
-                    hit_idf += idf[t]
-                    score += idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
-            c.bm25 = score
-            c.coverage = hit_idf / total_idf
-
-    def _score_similarity(self, candidates: list[_Candidate], question: str) -> None:
-        texts = [question] + [c.reading for c in candidates]
-        try:
-            vectors = _embed(self._embedder, texts)
-        except Exception:  # the keyword answer still stands; say why in the log
-            log.exception("extractive: embedding failed, using keywords only")
-            return
-        q = vectors[0]
-        for c, v in zip(candidates, vectors[1:]):
-            c.similarity = _cosine(q, v)
 
     def _fallback_for(self, prompt: ParsedPrompt) -> str:
         if prompt.fallback:
@@ -527,89 +398,3 @@ class ExtractiveBackend:
         if any(b.kind == "selection" for b in prompt.blocks):
             return self.not_in_selection
         return self.not_covered
-
-
-#: Most words of a code example shown after its lead-in for a question that asks for
-#: code (:func:`~bookreader.core.llm.answer_type.wants_code`): a declaration or a call,
-#: not a listing.
-CODE_EXAMPLE_WORDS = 25
-
-
-def _code_example(ranked: Sequence[_Candidate], best_score: float) -> list[_Candidate]:
-    """The best lead-in that claims something ("Of course, you can also declare the
-    variable and create the array with a single line of code:") scoring at least
-    :data:`ADD_SHARE` of the best sentence, with the short, whole code after it (not the
-    first line of a block: "for (int i = 0; i < values.length; i++) {"); empty when there
-    is none."""
-    for c in ranked:
-        if c.score < ADD_SHARE * best_score:
-            break
-        after = c.following[0].sentence if c.following else ""
-        if (after and is_claiming_lead_in(c.sentence) and not _prose(after)
-                and not is_comment(after) and not after.rstrip().endswith(("{", ":"))
-                and len(after.split()) <= CODE_EXAMPLE_WORDS):
-            return [c, c.following[0]]
-    return []
-
-
-#: A line that prints or logs a message ('print("Data cleaning steps completed")'): it
-#: would join an answer to "What are the data cleaning steps?" as if it were a sentence
-#: of the book.
-_PRINTS_MESSAGE = re.compile(
-    r"""^\s*(?:print|printf|puts|echo|console\.log|System\.out\.print(?:ln|f)?|"""
-    r"""(?:self\.)?(?:get_)?log(?:ger|ging)?(?:\(\))?\.\w+)\s*\(?\s*[fFrRbB]?["']""")
-
-
-def _added(c: _Candidate) -> bool:
-    """A candidate that may join the answer beside its best sentence: not list fragments or
-    a heading (:func:`~bookreader.core.llm.answer_type.form_penalty`)."""
-    return form_penalty(c.sentence) == 0
-
-
-def _continues_with(sentence: str) -> bool:
-    """A sentence that may continue the best one (:func:`_showable`): not a statement of a
-    listing ("using System; using System.IO;" after "Reading the file line by line helps
-    keep memory use low ..."); a comment that says in words what the listing does may
-    ("# Install the test runner" after "To install the test runner, you'll need ...:")."""
-    return _showable(sentence) and (is_comment(sentence) or not is_code_line(sentence))
-
-
-def _prose(sentence: str) -> bool:
-    """Not a code comment, a docstring or a line of a listing."""
-    return not (is_comment(sentence) or looks_like_code(sentence) or is_code_line(sentence))
-
-
-def _render(c: _Candidate) -> str:
-    """``sentence [Source: Section (Page X) - "quote"]``, or the sentence in quotes when
-    the block carries no page; without the next list item's number that PDF text leaves
-    at a sentence's end (as the quotes card shows it)."""
-    sentence = without_list_number(c.sentence)  # "... their environment: 1." shows no "1."
-    if not c.block.page_label:
-        return f"\u201c{unmarked(sentence)}\u201d"
-    shown = shown_sentence(sentence)
-    return f"{shown} {format_citation(c.block.section, c.block.page_label, _quote(sentence))}"
-
-
-def _quote(sentence: str, max_words: int = 30) -> str:
-    """A verbatim piece of ``sentence`` without double quotes or comment marks, at most
-    ``max_words`` long."""
-    parts = [p.strip() for p in re.split(r'["“”]', unmarked(sentence))]
-    best = max(parts, key=lambda p: len(p.split()))
-    words = best.split()
-    return " ".join(words[:max_words])
-
-
-def _embed(embedder: Any, texts: list[str]) -> list[Sequence[float]]:
-    for method in ("embed", "encode"):
-        fn: Any = getattr(embedder, method, None)  # a duck-typed embedder
-        if callable(fn):
-            vectors: Any = fn(texts)
-            return list(vectors)
-    raise TypeError(f"{type(embedder).__name__} has neither embed() nor encode()")
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    # numpy: the pure-Python sums cost ~4 ms per candidate sentence on a busy server
-    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
-    na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
-    return float(np.dot(va, vb)) / (na * nb) if na and nb else 0.0

@@ -3,8 +3,8 @@
 :func:`read_sentences` reads a range of pages into :class:`StudySentence` s in reading
 order, each with its page, printed label, chapter, section and offset on the page.  It
 leaves out what a student does not revise from: exercises and other apparatus sections
-(the retrieval's own :data:`~bookreader.core.retrieval.APPARATUS_SECTION` minus summaries
-and glossaries), code listings (:func:`~bookreader.core.code_text.is_code_paragraph`),
+(the retrieval's own :data:`~bookreader.core.retrieval_priors.APPARATUS_SECTION` minus
+summaries and glossaries), code listings (:func:`~bookreader.core.code_text.is_code_paragraph`),
 captions and figure text, contents lines, and pages without a text layer (listed, so the
 caller can say so).
 
