@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bookreader.core.lexical import tokenize
-from bookreader.core.retrieval import spelled_as_in_book
+from bookreader.core.question_subject import spelled_as_in_book
 
 
 def _knows(*words: str):

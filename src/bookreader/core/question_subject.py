@@ -1,6 +1,6 @@
 """What a question asks about: the term of a "What is X?" question, the subject of "How
 does X work?" and the first word of another question's subject, and whether a chunk
-defines a term.
+defines a term; and a word the student types otherwise than the book prints it.
 
 Separate from the retriever because it reads only the question's form (and a chunk's
 text): the retriever uses it for the definition prior, the calibration for the subject a
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
+
+from typing import Callable
 
 from bookreader.core.types import Chunk
 
@@ -83,3 +85,24 @@ def defines_term(term: str, chunk: Chunk) -> bool:
     """True when ``chunk`` holds an entry or a sentence that defines ``term``."""
     return bool(term) and bool(_definition_pattern(term).search(chunk.text))
 
+
+#: Letters joined by underscores: how a student types a subscript ("F_ST", "H_0").
+_UNDERSCORED = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+
+
+def spelled_as_in_book(question: str, knows: Callable[[str], bool]) -> str:
+    """``question`` with each word typed with underscores ("F_ST") written as the book
+    prints it ("FST") when the book uses the joined form and not the typed one
+    (``knows``: a BM25 term of the book).  A student types a subscript the way a
+    formula is written; the book's text has the letters side by side, so the search,
+    its confidence and the answer's sentences would look for a word the book never
+    uses.  A name the book itself writes with underscores (``my_var``) is kept."""
+    from bookreader.core.lexical import tokenize
+
+    def spelled(m: "re.Match[str]") -> str:
+        typed, joined = tokenize(m.group()), tokenize(m.group().replace("_", ""))
+        if joined and knows(joined[0]) and not (typed and knows(typed[0])):
+            return m.group().replace("_", "")
+        return m.group()
+
+    return _UNDERSCORED.sub(spelled, question)

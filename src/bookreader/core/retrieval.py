@@ -289,28 +289,6 @@ class HybridRetriever:
         return is_covered(retrieval, self.settings.confidence_threshold)
 
 
-#: Letters joined by underscores: how a student types a subscript ("F_ST", "H_0").
-_UNDERSCORED = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
-
-
-def spelled_as_in_book(question: str, knows: Callable[[str], bool]) -> str:
-    """``question`` with each word typed with underscores ("F_ST") written as the book
-    prints it ("FST") when the book uses the joined form and not the typed one
-    (``knows``: a BM25 term of the book).  A student types a subscript the way a
-    formula is written; the book's text has the letters side by side, so the search,
-    its confidence and the answer's sentences would look for a word the book never
-    uses.  A name the book itself writes with underscores (``my_var``) is kept."""
-    from bookreader.core.lexical import tokenize
-
-    def spelled(m: "re.Match[str]") -> str:
-        typed, joined = tokenize(m.group()), tokenize(m.group().replace("_", ""))
-        if joined and knows(joined[0]) and not (typed and knows(typed[0])):
-            return m.group().replace("_", "")
-        return m.group()
-
-    return _UNDERSCORED.sub(spelled, question)
-
-
 def search_question(retriever: Any, question: str, top_k: int) -> tuple[Retrieval, str]:
     """``(retrieval, question answered)`` for a whole-book question.
 
@@ -318,12 +296,13 @@ def search_question(retriever: Any, question: str, top_k: int) -> tuple[Retrieva
     data, not a topic: when the text holds sentences that ask and others that do not, the
     asking part (:func:`~bookreader.core.sentences.question_part`) is searched alone too,
     and when that search is the more confident one, it is the question answered.  A word
-    typed with underscores is read as the book spells it (:func:`spelled_as_in_book`)."""
+    typed with underscores is read as the book spells it
+    (:func:`~bookreader.core.question_subject.spelled_as_in_book`)."""
     from bookreader.core.sentences import question_part
 
     lexical = getattr(retriever, "lexical", None)
     if lexical is not None:
-        question = spelled_as_in_book(question, lexical.knows)
+        question = question_subject.spelled_as_in_book(question, lexical.knows)
     retrieval = retriever.search(question, top_k=top_k)
     part = question_part(question)
     if not part:
