@@ -16,12 +16,37 @@ project may tune on (never the report books of ``bench/books.py``):
   put in or taken out, a number changed, a term replaced by another of the page, two
   terms exchanged, an opposite, the sentence with a claim from elsewhere added, a
   sentence of another part of the book, or the passage without the sentence =
-  unsupported.
+  unsupported;
+* public entailment and paraphrase sets (:func:`paws`, :func:`scitail`, :func:`sick`),
+  read from a directory given by ``--extra-data`` of the training script or the
+  ``BOOKREADER_XDATA`` environment variable (never copied into the repository; a missing
+  file is skipped with a note).  The first sentence or premise is the context, the
+  second sentence or hypothesis the claim; paraphrase / entailment = supported,
+  non-paraphrase / neutral / contradiction = unsupported.  A context is padded with one
+  to three unrelated sentences of the same set, in a random order, so that the model
+  learns to find the supporting sentence inside a passage as in the app:
+
+  - ``paws/dev.tsv`` and ``paws/test.tsv``: PAWS-Wiki labeled (final), from
+    https://storage.googleapis.com/paws/english/paws_wiki_labeled_final.tar.gz
+    (github.com/google-research-datasets/paws); licence: "The dataset may be freely
+    used for any purpose, although acknowledgement of Google LLC ("Google") as the data
+    source would be appreciated."  Pairs of Wikipedia sentences with the same words,
+    paraphrases or not: the non-paraphrases exchange names, numbers and roles.
+  - ``scitail/scitail_1.0_train.tsv`` (optional): SciTail v1.1 tsv format, from
+    https://allenai.org/data/scitail; licence Apache-2.0.  Science sentences and
+    statements they entail or not (neutral pairs share many words).
+  - ``sick/SICK_train.txt`` (opt-in, ``--sick``): SICK, from
+    https://marcobaroni.org/composes/sick.html; licence CC BY-NC-SA 3.0 (non-commercial:
+    not used by ``make train-cross-verifier``).
+
+  MRPC (Microsoft Research Paraphrase Corpus) is not read: its licence terms are not
+  clearly open.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import sys
@@ -37,6 +62,8 @@ import grounding as gb  # noqa: E402
 EVAL_DIR = gb.EVAL_DIR
 RGB = EVAL_DIR / "grounding" / "rgb_en_fact.jsonl"
 SQUAD = EVAL_DIR / "qa" / "squad2_dev_half.json"
+#: Default directory of the public entailment / paraphrase files (see the docstring).
+XDATA_ENV = "BOOKREADER_XDATA"
 
 
 class Example(NamedTuple):
@@ -341,3 +368,114 @@ def _passage_pairs(stem: str, page: int, sents: list[str], ctx: str, k: int,
             out.append(Example(c, neg, "", False, f"book_{neg_kind}", stem))
             break
     return out
+
+
+# --- public entailment and paraphrase sets --------------------------------------------
+_DETOK = [(re.compile(r"\s+([,.;:!?%)\]])"), r"\1"), (re.compile(r"([(\[$])\s+"), r"\1"),
+          (re.compile(r"\s+('s|n't|'re|'ve|'ll|'d|')\b"), r"\1"),
+          (re.compile(r"``\s*|\s*''"), '"'), (re.compile(r"\s+--\s+"), "-")]
+
+
+def detokenize(s: str) -> str:
+    """Tokenized text (" , " and "`` ''") as ordinary prose."""
+    s = " ".join(s.split())
+    for pat, repl in _DETOK:
+        s = pat.sub(repl, s)
+    return s
+
+
+def xdata_dir(given: Path | None = None) -> Path | None:
+    """The directory of the public sets: ``given``, else ``$BOOKREADER_XDATA``, else None
+    (with a note)."""
+    if given is None and os.environ.get(XDATA_ENV):
+        given = Path(os.environ[XDATA_ENV])
+    if given is None:
+        print(f"note: no public entailment/paraphrase data (--extra-data or ${XDATA_ENV}); "
+              "training goes on without it", file=sys.stderr)
+    return given
+
+
+def _words(s: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(s)}
+
+
+def _padded(premise: str, claim: str, pool: list[str], rng: random.Random) -> str:
+    """``premise`` among one to three sentences of ``pool`` that share few words with the
+    claim (so none of them supports or contradicts it), in a random order."""
+    own = _words(claim) | _words(premise)
+    others: list[str] = []
+    for _ in range(12):
+        if len(others) >= rng.randint(1, 3):
+            break
+        s = rng.choice(pool)
+        w = _words(s)
+        if s != premise and len(w & own) <= max(1, len(w) // 10):
+            others.append(s)
+    sents = others + [premise]
+    rng.shuffle(sents)
+    return " ".join(sents)
+
+
+def _balanced(rows: list[tuple[str, str, bool, str]], n: int, source: str,
+              rng: random.Random) -> list[Example]:
+    """Up to ``n`` pairs, half supported, contexts padded (see :func:`_padded`)."""
+    pool = sorted({r[0] for r in rows})
+    pos = [r for r in rows if r[2]]
+    neg = [r for r in rows if not r[2]]
+    rng.shuffle(pos)
+    rng.shuffle(neg)
+    out = []
+    for premise, claim, label, kind in pos[:n // 2] + neg[:n - min(n // 2, len(pos))]:
+        ctx = _padded(premise, claim, pool, rng) if rng.random() < 0.8 else premise
+        out.append(Example(ctx, claim, "", label, kind, source))
+    return out
+
+
+def paws(root: Path | None, n: int, rng: random.Random) -> list[Example]:
+    """PAWS-Wiki pairs: paraphrase = supported, same words in other roles = unsupported."""
+    files = [root / "paws" / f for f in ("dev.tsv", "test.tsv")] if root else []
+    rows: list[tuple[str, str, bool, str]] = []
+    for f in files:
+        if not present(f, "PAWS"):
+            continue
+        for line in f.read_text(encoding="utf-8").splitlines():
+            cols = line.split("\t")
+            if len(cols) != 4 or cols[3] not in ("0", "1"):
+                continue  # the header, a damaged line
+            a, b = detokenize(cols[1]), detokenize(cols[2])
+            if a == b:
+                continue
+            if rng.random() < 0.5:
+                a, b = b, a
+            rows.append((a, b, cols[3] == "1", "paraphrase" if cols[3] == "1" else "swapped"))
+    return _balanced(rows, n, "paws", rng) if rows else []
+
+
+def scitail(root: Path | None, n: int, rng: random.Random) -> list[Example]:
+    """SciTail pairs: entails = supported, neutral = unsupported."""
+    f = root / "scitail" / "scitail_1.0_train.tsv" if root else None
+    if f is None or not present(f, "SciTail"):
+        return []
+    rows = []
+    for line in f.read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if len(cols) == 3 and cols[2] in ("entails", "neutral"):
+            rows.append((" ".join(cols[0].split()), " ".join(cols[1].split()),
+                         cols[2] == "entails", cols[2]))
+    return _balanced(rows, n, "scitail", rng)
+
+
+def sick(root: Path | None, n: int, rng: random.Random) -> list[Example]:
+    """SICK pairs (non-commercial licence: opt-in): entailment = supported, neutral and
+    contradiction = unsupported; sentence A is the context."""
+    f = root / "sick" / "SICK_train.txt" if root else None
+    if f is None or not present(f, "SICK"):
+        return []
+    rows = []
+    for line in f.read_text(encoding="utf-8").splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) >= 5 and cols[4] in ("ENTAILMENT", "NEUTRAL", "CONTRADICTION"):
+            a, b = cols[1].strip(), cols[2].strip()
+            rows.append((a[0].upper() + a[1:] + ".", b[0].upper() + b[1:] + ".",
+                         cols[4] == "ENTAILMENT", cols[4].lower()))
+    return _balanced(rows, n, "sick", rng)

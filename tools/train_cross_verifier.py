@@ -4,9 +4,11 @@ Usage::
 
     python tools/train_cross_verifier.py [--out src/bookreader/resources/cross_verifier.safetensors]
         [--book-passages 450] [--squad-paragraphs 450] [--epochs 1] [--dry-run]
+        [--extra-data DIR] [--paws 4000] [--scitail 3000] [--sick 0]
 
 Builds the training pairs of ``tools/cross_verifier_data.py`` (tune books and public
-tune halves only), fine-tunes the adapters, layer norms and head of
+tune halves only; with ``--extra-data`` or ``$BOOKREADER_XDATA`` also the public
+entailment and paraphrase sets that directory holds, see that module), fine-tunes the adapters, layer norms and head of
 :class:`bookreader.core.cross_verifier.CrossEncoder` over the bundled MiniLM (seeds
 fixed, one thread pool of two, examples in a fixed order), chooses the decision
 threshold on held-out tune data (the tune books' pairs of ``bench/verifier_pairs.jsonl``,
@@ -47,6 +49,10 @@ def gather(args: argparse.Namespace) -> tuple[list[data.Example], list[data.Exam
     cut = len(halu) * 4 // 5
     train = (data.textbook("tune") + halu[:cut] + data.rgb_tune()
              + data.squad(args.squad_paragraphs, rng) + data.book_pairs(args.book_passages, rng))
+    if args.paws or args.scitail or args.sick:
+        root = data.xdata_dir(args.extra_data)
+        train += (data.paws(root, args.paws, rng) + data.scitail(root, args.scitail, rng)
+                  + data.sick(root, args.sick, rng))
     dev = data.verifier_tune() + data.textbook("test") + halu[cut:]
     rng.shuffle(train)
     return train, dev
@@ -151,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--book-passages", type=int, default=450, help="passages per tune book (at most)")
     ap.add_argument("--squad-paragraphs", type=int, default=300)
+    ap.add_argument("--extra-data", type=Path, default=None,
+                    help="directory of the public entailment/paraphrase files (default "
+                         f"${data.XDATA_ENV}; see tools/cross_verifier_data.py)")
+    ap.add_argument("--paws", type=int, default=0, help="PAWS pairs (at most)")
+    ap.add_argument("--scitail", type=int, default=0, help="SciTail pairs (at most)")
+    ap.add_argument("--sick", type=int, default=0,
+                    help="SICK pairs (at most; CC BY-NC-SA: non-commercial, off by default)")
     ap.add_argument("--epochs", type=float, default=1.5)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
