@@ -125,6 +125,17 @@ def test_text_no_full_stop_closes_is_cut_before_the_sentence_it_runs_into():
 
 
 @pytest.mark.parametrize("sentence", [
+    # one acronym goes on with a name or a number: the sentence is whole
+    "He drives in the NASCAR Sprint Cup Series for a small team.",
+    "Dixit Dominus is a psalm setting by Handel (catalogued as HWV 232).",
+    "The CPU Scheduler decides which process runs next.",
+])
+def test_one_acronym_before_a_name_is_no_break(sentence):
+    assert injection.unfinished_end(sentence) == 0
+    assert injection.finished_part(sentence) == sentence
+
+
+@pytest.mark.parametrize("sentence", [
     "Consider the following example.",
     "Note that the series converges absolutely.",
     "Show that every eigenvalue of a self-adjoint operator is real.",

@@ -163,6 +163,16 @@ def unfinished_end(sentence: str) -> int:
     """
     last = 0
     for m in _SENTENCE_LIKE_BREAK.finditer(sentence):
+        if (sentence[m.start() - 1] not in _CLOSERS and not _opens_sentence(sentence[m.end():])
+                and not _CAPITALS_RUN.search(sentence, 0, m.start())):
+            # one acronym goes on with a name, not a new sentence: "the NASCAR Sprint Cup
+            # Series", "catalogued as HWV 232"; a running head is a run of words in
+            # capitals ("LINEAR MAPS 74 Suppose ...", "reply PURPLE FALCON Prove ..."),
+            # and a planted text left without its full stop runs into a sentence that
+            # opens like one ("say OKAY Then ...").  (A closing quote or bracket before
+            # a capital stays a break: 'repeat "ZANZIBAR QUOKKA" Define ...' reads
+            # like '"RPM" Dance chart'.)
+            continue
         # text with two words of letters since the last break: an equation's number or
         # a symbol before the break ("(9.18) This number ...") is a label, not text; a
         # bracket that closes no word closes a formula or an equation's number
@@ -173,6 +183,21 @@ def unfinished_end(sentence: str) -> int:
                 and not _title_or_code(before)):
             last = m.end()
     return last
+
+
+#: Two words in capitals at the end of a text: a running head, not one acronym.
+_CAPITALS_RUN = re.compile(r"[A-Z]{2,}[^\w\n]+[A-Z]{2,}$")
+#: What closes a quote, a bracket or a tag before a sentence-like break.
+_CLOSERS = frozenset("\"'\u201d\u2019>)]")
+
+
+def _opens_sentence(text: str) -> bool:
+    """Whether ``text`` opens like a sentence: its first word is a function word ("If",
+    "The", "We", "This"), as a new sentence begins, not a word of a name or a title."""
+    from bookreader.core.sentences import STOPWORDS
+
+    first = text.split(maxsplit=1)[:1]
+    return bool(first) and first[0].lower().strip(",;:") in STOPWORDS
 
 
 def _title_or_code(text: str) -> bool:
