@@ -73,8 +73,6 @@ _CONNECTIVE = re.compile(
 _CAUSE_VERBS = frozenset({"cause", "causes", "caused", "causing"})
 #: Words that open a sentence before a fronted connective ("And because ...").
 _OPENERS = frozenset("and but or yet also only even".split())
-#: A "since" of time: "since 1990", "since then".
-_SINCE_TIME = re.compile(r"\s*(?:\d|then\b|the\s+(?:beginning|start)\b)", re.IGNORECASE)
 #: "The reason for X is (that) Y", "The purpose of X is to Y", "The reason is that Y"
 #: (X: the sentence before).
 _NOUN_GROUND = re.compile(
@@ -155,8 +153,6 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
         opening = all(w in _OPENERS for w in lead)
         following = words(after)[:1]
         if phrase == "so" and following and following[0].lower() in NOT_AFTER_SO:
-            continue
-        if phrase == "since" and _SINCE_TIME.match(after):
             continue
         if phrase in _CAUSE_VERBS:
             if lead and lead[-1] in NOUN_BEFORE_CAUSE:

@@ -90,9 +90,7 @@ def is_negation(word: str) -> bool:
 _CLAUSE_OPENERS = frozenset(
     "but so yet because although though whereas while unless until which".split())
 #: After "and"/"or", a verb of this list opens another predicate with the same subject:
-#: "contains *no characters* and *has* length 0" says the string has length 0.  (Also
-#: how :func:`~bookreader.core.grounding_checks.is_question_echo` tells a phrase that a
-#: verb follows from a clause.)
+#: "contains *no characters* and *has* length 0" says the string has length 0.
 FINITE_VERBS = frozenset(
     """is are was were has have had does do did can could will would may might must
     should shall gets get becomes become""".split())

@@ -37,7 +37,6 @@ from bookreader.core.citations import (
     format_citation,
 )
 from bookreader.core.llm.extractive import (
-    CODE_CHARS,
     LEAD_IN_TO_CODE,
     TOC_LINE,
     answer_type_bonus,
@@ -57,7 +56,7 @@ from bookreader.core.llm.extractive import (
     wants_code,
     without_list_number,
 )
-from bookreader.core.grounding_checks import is_navigation, is_question_echo
+from bookreader.core.grounding_checks import is_navigation, is_tautology
 from bookreader.core.injection import finished_part, instruction_start, unfinished_end
 from bookreader.core.llm.continuation import opens_list
 from bookreader.core.sentences import content_terms, words
@@ -130,51 +129,6 @@ def instruction_like(sentence: str) -> bool:
     return instruction_start(sentence) is not None
 
 
-# --- tautologies -----------------------------------------------------------------------------
-_COPULA = re.compile(r"\b(?:is|are|was|were|means|mean|refers\s+to|is\s+called|are\s+called)\b",
-                     re.I)
-
-
-def _local_is_tautology(sentence: str, question: str, selection: str = "") -> bool:
-    """The local check (core.grounding may provide its own; see :func:`is_tautology`)."""
-    terms = content_terms(sentence)
-    if not terms:
-        return False
-    asked = set(content_terms(question))
-    new = [t for t in terms if t not in asked]
-    if not new:
-        return True  # every content word comes from the question: nothing is added
-    # "X is called X", "A base case is a base case": one side of the copula repeats the
-    # other, and what the other side adds comes from the question.  ("Java performs integer
-    # division when the operands are integers" repeats "integers" across a subordinate
-    # "are", but its left side says what the question asked: not a tautology.)
-    parts = _COPULA.split(sentence, maxsplit=1)
-    if len(parts) == 2:
-        left, right = set(content_terms(parts[0])), set(content_terms(parts[1]))
-        if left and right and right <= left and (left - right) <= asked:
-            return True
-    return False
-
-
-def is_tautology(sentence: str, question: str, selection: str = "") -> bool:
-    """True when ``sentence`` only restates the question (or itself) and adds nothing.
-
-    Uses ``core.grounding.is_tautology`` when the grounding module provides one.
-    """
-    try:
-        from bookreader.core import grounding
-
-        check = getattr(grounding, "is_tautology", None)
-    except ImportError:  # pragma: no cover - grounding always imports
-        check = None
-    if check is not None:
-        try:
-            return bool(check(sentence, question, selection))
-        except TypeError:
-            return bool(check(sentence, question))
-    return _local_is_tautology(sentence, question, selection)
-
-
 # --- picking sentences -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Quote:
@@ -234,8 +188,6 @@ def quotable_form(sentence: str) -> bool:
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
             or is_fragment_list(s) or is_alt_text(s)):
-        return False
-    if len(CODE_CHARS.findall(s)) > max(4, n // 3):
         return False
     return bool(re.search(r"[.!?\"'\u201d)]$", s)) or n >= 8
 
@@ -540,18 +492,15 @@ def is_fragment(sentence: str) -> bool:
 
 def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
                      selection: str = "") -> Any:
-    """``validation`` with the answer sentences that only restate the question, copy its
-    clause without its auxiliary onto the book's words
-    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "Excel used for many of
-    the limitations ..."), only send the reader to a part of the book
+    """``validation`` with the answer sentences that only restate the question, only send
+    the reader to a part of the book
     (:func:`~bookreader.core.grounding_checks.is_navigation`: "Open the ... section."),
     or are cut off mid-phrase (:func:`is_fragment`), marked
     unsupported (so the answerer drops them like any unsupported sentence)."""
     tautologies = tuple(
         s for s in sentences
         if s not in validation.unsupported_sentences
-        and (is_tautology(s, question, selection) or is_fragment(s)
-             or is_question_echo(s, question) or is_navigation(s))
+        and (is_tautology(s, question, selection) or is_fragment(s) or is_navigation(s))
     )
     if tautologies:
         log.info("Tautology treated as unsupported: %s", tautologies[0][:80])
