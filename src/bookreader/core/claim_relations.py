@@ -157,8 +157,6 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
         if phrase in _CAUSE_VERBS:
             if lead and lead[-1] in NOUN_BEFORE_CAUSE:
                 continue  # "the cause of the error": a noun
-            if following and following[0].lower() == "by":
-                side = "after"  # "errors caused by X"
         if phrase == "if" and lead and lead[-1] in ("even", "as", "what"):
             continue
         if (side == "before" and phrase in ADVERBS and not opening
@@ -180,8 +178,6 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
         # ... and never across a semicolon, which ends a clause
         before, after = text[lo: m.start()], text[m.end(): hi]
         before, after = before.rpartition(";")[2], after.partition(";")[0]
-        if phrase in _CAUSE_VERBS and after.lstrip().lower().startswith("by"):
-            after = after.lstrip()[2:]
         if side == "after":
             if opening:
                 ground, comma, consequent = after.partition(",")

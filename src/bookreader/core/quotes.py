@@ -58,7 +58,6 @@ from bookreader.core.llm.extractive import (
 )
 from bookreader.core.grounding_checks import is_navigation, is_tautology
 from bookreader.core.injection import finished_part, instruction_start, unfinished_end
-from bookreader.core.llm.continuation import opens_list
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -84,10 +83,6 @@ def timeout_lead(label: str, which: str, seconds: float) -> str:
 
 #: Most sentences a quotes answer or an extractive explanation shows.
 MAX_QUOTES = 3
-#: Most words of a quote that carries the items of the list its lead-in opens.
-LIST_QUOTE_WORDS = 60
-#: A bulleted list item.
-_LIST_ITEM = re.compile(r"^\s*\u2022\s*\S")
 #: Longest citation excerpt, in words (long excerpts are what models copy paragraphs into).
 EXCERPT_WORDS = 20
 #: Longest sentence quoted, in words (a run-on "sentence" is usually a code listing).
@@ -142,12 +137,6 @@ class Quote:
 _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
-#: A line that opens with a function call: 'print(f"Simulation completed.' (a listing
-#: line, which can otherwise be chosen as the first quote).
-_CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
-#: An entry of a dict literal ("'virtual': virtual_pos,"): two of them make a listing line.
-_DICT_ENTRY = re.compile(r"""(['"])\w+\1\s*:\s*[^,:]+,""")
-
 
 def usable_sentence(sentence: str) -> bool:
     """A sentence worth quoting: a claim (not a heading, an intro to code or a listing).
@@ -178,12 +167,6 @@ def quotable_form(sentence: str) -> bool:
         # a tuple?")
         return False
     if LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
-        return False
-    if _CALL_START.match(s):  # 'print(f"Simulation completed.' (a listing line)
-        return False
-    if len(_DICT_ENTRY.findall(s)) >= 2:
-        # "'north': north_total, 'south': south_total, ..." is a dict literal from a
-        # listing, which can match a question's word ("north") but explains nothing
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
@@ -315,14 +298,6 @@ def extractive_quotes(
         if c.block.number is None:
             continue
         src = sources[c.block.number - 1]
-        if (out and out[-1].source is src and _LIST_ITEM.match(sentence)
-                and opens_list(out[-1].sentence.split(" \u2022 ")[0])
-                and len(out[-1].sentence.split()) + len(sentence.split()) <= LIST_QUOTE_WORDS):
-            # a list item the lead-in quoted before opens ("... can include: • Names and
-            # their addresses" then "• Phone numbers"): one quote, so the
-            # student reads the whole list and the other quotes keep their places
-            out[-1] = replace(out[-1], sentence=f"{out[-1].sentence} {sentence}")
-            continue
         if usable_sentence(sentence):
             out.append(Quote(sentence, src, round(c.score, 4)))
             continue
