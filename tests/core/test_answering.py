@@ -486,22 +486,6 @@ def test_loops_and_repeated_sentences_are_cut_from_the_answer():
     assert '"Later"]' in model_output.dedupe_sentences(held)
     short = 'Use it. [Source: S (Page 1) - "a"] It works. Use it again. [Source: S - "b"]'
     assert model_output.dedupe_sentences(short) == short  # too short to count as held
-    # A claim restated in other words adds nothing: the Physical AI window trial of stop 37
-    # showed the second sentence under the first.
-    restated = ('The A* algorithm finds a path by using a heuristic function to guide the '
-                'search toward the goal efficiently. [Source: Planning (Page 88) - "It uses a '
-                'heuristic function"] It uses a heuristic function to guide the search toward '
-                'the goal efficiently. [Source: Planning (Page 88) - "It uses a heuristic '
-                'function"]')
-    kept = model_output.dedupe_sentences(restated)
-    assert kept.count("guide the search") == 1 and kept.startswith("The A* algorithm finds")
-    # ... but not one that denies what the earlier one says, nor one that adds a word
-    denied = ("A variable stores a value of a given type in memory. A variable does not "
-              "store a value of a given type in memory.")
-    assert model_output.dedupe_sentences(denied) == denied
-    added = ("A variable stores a value of a given type in memory. A variable stores a "
-             "value of a given type in memory until the method returns.")
-    assert model_output.dedupe_sentences(added) == added
 
 
 def test_bundled_answers_stop_after_two_claims_with_their_citations():

@@ -158,13 +158,6 @@ def test_quotes_never_quote_a_heading_or_bare_list_items():
                                       "SLAM Implementation")
     assert not quotes.usable_sentence(FRAGMENTS)
     assert quotes.usable_sentence(SENSING)
-    # a line of a dict literal is a listing, though it has words and few brackets
-    assert not quotes.usable_sentence(
-        "'virtual': virtual_pos, 'physical': physical_pos, 'transformation': "
-        "self._calculate_transformation(virtual_pos, physical_pos), 'accuracy': 0.95 "
-        "# Placeholder }")
-    assert quotes.usable_sentence(
-        'The modes are "line": robots in a row, and "circle": robots around a leader.')
 
 
 def test_a_lead_in_that_runs_into_its_first_item_takes_the_other_items():

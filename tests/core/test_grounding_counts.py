@@ -1,4 +1,4 @@
-"""A number said of another count, and numbers written with a capital ("4N")."""
+"""A number said of another count."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ def test_numbers_exchanged_between_what_they_count_are_caught():
     assert miscounted("Live cells survive with 2 or 3 neighbors.", [RULES]) == []
 
 
-def test_a_number_with_a_capital_is_an_exact_term():
-    assert number_terms("the average converges on 4N") == {"4N"}
+def test_a_hyphenated_dimension_is_its_number():
     assert number_terms("in 3-D space") == {"3"}
 
 
@@ -43,9 +42,3 @@ def test_the_validator_rejects_swapped_counts(embedder):
     swapped = v.validate("The figure shows the state of the model after 250 time steps, "
                          "with about 100 agents.", STATE)
     assert not swapped.passed
-    ctx = ("The average TMRCA scales linearly with population size. For large samples the "
-           "average time to the most recent common ancestor converges on 4N.")
-    assert not v.validate("For large samples the average time to the most recent common "
-                          "ancestor converges on 2N.", ctx).passed
-    assert v.validate("For large samples the average time to the most recent common "
-                      "ancestor converges on 4N.", ctx).passed

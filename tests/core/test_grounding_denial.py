@@ -17,12 +17,6 @@ from bookreader.core.claim_text import (
 )
 from bookreader.core.sentences import content_terms
 
-NONE_VALUE = (
-    "If you try to assign the result of a void function to a variable, you get a special "
-    "value called None. The value None is not the same as the string \"None\". It is a special "
-    "value that has its own type."
-)
-
 SHORT_CIRCUIT = (
     "When Python detects that there is nothing to be gained by evaluating the rest of a "
     "logical expression, it stops its evaluation and does not do the computations in the rest "
@@ -87,22 +81,6 @@ def test_the_closest_sentence_vetoes_only_with_a_negation_of_its_own(validator):
     bad = validator.validate("The compiler forces you to assign floating-point values to "
                              "floating-point variables.", STYLE)
     assert not bad.passed
-
-
-# --- Python's None ----------------------------------------------------------------------------
-def test_none_the_value_is_not_a_negation():
-    cues = negation_cues('The value None is not the same as the string "None".')
-    assert len(cues) == 1 and cues[0].head == "same"
-    assert negation_cues("None is returned by a void function.") == []
-    assert negation_cues("None of the cases apply.")  # "None of" is still a negation
-
-
-def test_none_the_same_as_the_string_none_is_rejected(validator):
-    bad = validator.validate('The value None is the same as the string "None".', NONE_VALUE)
-    assert not bad.passed
-    ok = validator.validate('The value None is not the same as the string "None"; it has its '
-                            'own type.', NONE_VALUE)
-    assert ok.passed, ok
 
 
 # --- concessions ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from bookreader.core.exact_terms import name_runs, rank_differs, ranks
+from bookreader.core.exact_terms import name_runs, ranks, ranks_differ
 
 PARK = (
     "The history of Presque Isle began when Presque Isle was created by the wave action of "
@@ -83,9 +83,10 @@ def test_ranks_helper():
     assert ranks("the largest mall") == {"largest": {"1"}}
     assert ranks("one of the largest malls") == {"largest": {"some"}}
     assert ranks("the second-most popular language") == {"most popular": {"2"}}
-    assert rank_differs("It is the largest mall.", "It is the 2nd largest mall.")
-    assert not rank_differs("It is the second largest mall.", "It is the 2nd largest mall.")
-    assert not rank_differs("It is big.", "It is the 2nd largest mall.")
+    assert ranks_differ(ranks("It is the largest mall."), ranks("It is the 2nd largest mall."))
+    assert not ranks_differ(ranks("It is the second largest mall."),
+                            ranks("It is the 2nd largest mall."))
+    assert not ranks_differ(ranks("It is big."), ranks("It is the 2nd largest mall."))
 
 
 def test_a_superlative_must_keep_its_rank(validator):

@@ -10,7 +10,7 @@ from bookreader.core.claim_text import negation_cues
 from bookreader.core.grounding import GroundingValidator
 from bookreader.core.grounding_checks import echoed_terms, outside_subject
 from bookreader.core.grounding_context import support_sentences
-from bookreader.core.grounding_roles import parts_mixed, roles_swapped
+from bookreader.core.grounding_roles import roles_swapped
 
 #: A listing with a docstring, in the shape of the Physical AI book's "Example 1: ZMP (Zero
 #: Moment Point) Calculation" (written for this test; line breaks as core/pdf.py gives
@@ -193,34 +193,6 @@ def test_a_claim_that_states_what_the_text_calls_a_mistake_fails(app_validator, 
 def test_a_claim_about_the_mistaken_step_or_an_expected_fact_passes(app_validator, context,
                                                                      claim):
     assert app_validator.validate(claim, context).passed
-
-
-# --- two parts of one sentence, each with its own topic ----------------------------------
-TOPICS = (
-    "A map is like an array, but more general. In an array, the positions have to be "
-    "whole numbers; in a map, the keys can be strings or any other value."
-)
-
-
-def test_parts_mixed_helper():
-    window = ("In an array, the positions have to be whole numbers; in a map, the keys can "
-              "be strings or any other value.")
-    assert parts_mixed("In a map, the keys have to be whole numbers.", window)
-    assert not parts_mixed("In a map, the keys can be strings.", window)
-    # Naming both topics compares them.
-    assert not parts_mixed("Unlike an array, whose positions are whole numbers, a map can "
-                           "use strings.", window)
-    # A part whose subject the other part refers back to ("they") lends only its predicate.
-    assert not parts_mixed("A list is a sequence of values of any type.",
-                           "In a string, the values are characters; in a list, they can be "
-                           "any type.")
-
-
-def test_a_claim_that_gives_one_topic_the_other_parts_predicate_fails(app_validator):
-    assert not app_validator.validate("In a map, the keys have to be whole numbers.",
-                                      TOPICS).passed
-    assert app_validator.validate("In a map, the keys can be strings or any other value.",
-                                  TOPICS).passed
 
 
 # --- a definition's predicate in its subject's own words ---------------------------------

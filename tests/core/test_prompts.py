@@ -85,8 +85,6 @@ def test_fallback_helpers():
     assert prompts.fallback_text(Mode.BOOK) == "This question is not covered in the book."
     assert prompts.fallback_text(Mode.SELECTED) == "The selected text does not contain the answer."
     assert prompts.fallback_text(Mode.HIGHLIGHT) == prompts.NOT_IN_SELECTION
-    assert prompts.is_fallback("  This question is not covered in the book.")
-    assert not prompts.is_fallback("Recursion is a method calling itself.")
 
 
 @pytest.mark.parametrize("raw,text,value", [

@@ -260,15 +260,6 @@ def test_a_listing_line_is_replaced_only_by_a_sentence_about_the_question(monkey
     assert quotes.extractive_quotes("How does LiDAR work?", [listing]) == []
 
 
-def test_a_line_that_opens_with_a_call_is_never_quoted():
-    """Physical AI window trial: 'How does a PID controller work?' quoted
-    'print(f"PID control simulation completed.' first."""
-    assert not quotes.usable_sentence('print(f"PID control simulation completed.")')
-    assert not quotes.usable_sentence("self.controller.update(error, dt) returns the output.")
-    assert quotes.usable_sentence("Proportional-Integral-Derivative (PID) control is the most "
-                                  "widely used control strategy in robotics.")
-
-
 # As the chunker writes the Physical AI book's numbered list (page 19): the first item
 # runs on after the lead-in's colon, the others start a paragraph each.
 SENSES_LIST = ("Humanoid robots employ multiple sensory systems to perceive their environment: "
@@ -306,27 +297,3 @@ def test_the_quotes_card_shows_a_list_lead_in_without_the_first_items_number():
     assert "environment." in text and ": 1" not in text and "\n2." not in text, text
     checked, citations = verify_answer(text, [src], add_missing=False)
     assert citations and all(c.verified for c in citations), checked
-
-
-GAZEBO_WORLDS = (
-    "Environment Building\n\nCreating Custom Worlds\n\nGazebo worlds are defined in SDF format "
-    "and can include: \u2022 Models and their initial positions\n\n\u2022 Physics parameters"
-    "\n\n\u2022 Lighting and environment settings\n\n\u2022 Plugins and sensors\n\nHere's an "
-    "example world file with obstacles: <?xml version=\"1.0\" ?> <sdf version=\"1.7\"> "
-    "<world name=\"maze_world\">")
-
-
-def test_a_lead_in_is_quoted_with_its_list(embedder):
-    """Physical AI, "How do I build a custom world with obstacles in Gazebo?" (stop 36):
-    the quotes card showed "Gazebo worlds are defined in SDF format and can include:
-    \u2022 Models and their initial positions" and stopped at the list's first item.  The
-    items the lead-in opens are one quote with it, cited and verified on its page."""
-    src = _source(GAZEBO_WORLDS, "Environment Building", "23", page=23)
-    lead = quotes.extractive_quotes("How do I build a custom world with obstacles in Gazebo?",
-                                    [src], embedder)
-    first = lead[0].sentence
-    assert first.startswith("Gazebo worlds are defined in SDF format"), lead
-    assert "\u2022 Physics parameters" in first and first.endswith("\u2022 Plugins and sensors")
-    assert sum("Physics parameters" in q.sentence for q in lead) == 1
-    text, cited = verify_answer(quotes.render_quotes(lead[:1]), [src], None, add_missing=False)
-    assert cited and all(c.verified for c in cited), cited

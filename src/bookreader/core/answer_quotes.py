@@ -203,10 +203,6 @@ def defines_another_term(sentence: str, asked: set[str]) -> bool:
     m = _GLOSSARY_ENTRY.match(sentence)
     if not m or set(content_terms(m.group(1))) & asked:
         return False
-    if "_" in m.group(1):
-        # a docstring's field ("com_pos: Center of mass position [x, y, z]"): the code
-        # name is not the question's word, its description may be
-        return not set(content_terms(sentence[m.end(1):])) & asked
     return True
 
 

@@ -73,8 +73,6 @@ _CONNECTIVE = re.compile(
 _CAUSE_VERBS = frozenset({"cause", "causes", "caused", "causing"})
 #: Words that open a sentence before a fronted connective ("And because ...").
 _OPENERS = frozenset("and but or yet also only even".split())
-#: A "since" of time: "since 1990", "since then".
-_SINCE_TIME = re.compile(r"\s*(?:\d|then\b|the\s+(?:beginning|start)\b)", re.IGNORECASE)
 #: "The reason for X is (that) Y", "The purpose of X is to Y", "The reason is that Y"
 #: (X: the sentence before).
 _NOUN_GROUND = re.compile(
@@ -156,13 +154,9 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
         following = words(after)[:1]
         if phrase == "so" and following and following[0].lower() in NOT_AFTER_SO:
             continue
-        if phrase == "since" and _SINCE_TIME.match(after):
-            continue
         if phrase in _CAUSE_VERBS:
             if lead and lead[-1] in NOUN_BEFORE_CAUSE:
                 continue  # "the cause of the error": a noun
-            if following and following[0].lower() == "by":
-                side = "after"  # "errors caused by X"
         if phrase == "if" and lead and lead[-1] in ("even", "as", "what"):
             continue
         if (side == "before" and phrase in ADVERBS and not opening
@@ -184,8 +178,6 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
         # ... and never across a semicolon, which ends a clause
         before, after = text[lo: m.start()], text[m.end(): hi]
         before, after = before.rpartition(";")[2], after.partition(";")[0]
-        if phrase in _CAUSE_VERBS and after.lstrip().lower().startswith("by"):
-            after = after.lstrip()[2:]
         if side == "after":
             if opening:
                 ground, comma, consequent = after.partition(",")

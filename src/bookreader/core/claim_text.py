@@ -90,9 +90,7 @@ def is_negation(word: str) -> bool:
 _CLAUSE_OPENERS = frozenset(
     "but so yet because although though whereas while unless until which".split())
 #: After "and"/"or", a verb of this list opens another predicate with the same subject:
-#: "contains *no characters* and *has* length 0" says the string has length 0.  (Also
-#: how :func:`~bookreader.core.grounding_checks.is_question_echo` tells a phrase that a
-#: verb follows from a clause.)
+#: "contains *no characters* and *has* length 0" says the string has length 0.
 FINITE_VERBS = frozenset(
     """is are was were has have had does do did can could will would may might must
     should shall gets get becomes become""".split())
@@ -170,9 +168,6 @@ class Cue(NamedTuple):
         return bool(self.scope & terms)
 
 
-#: Python's ``None`` (a capitalised "None" that does not open "None of ..."): a value the
-#: sentence talks about, not a negation ("The value None is not the same as the string").
-_NONE_VALUE = re.compile(r"\bNone\b(?!\s+of\b)")
 
 
 def negation_cues(sentence: str) -> list[Cue]:
@@ -188,7 +183,7 @@ def negation_cues(sentence: str) -> list[Cue]:
     """
     cues: list[Cue] = []
     prior: list[str] = []  # the words of the segments before this one
-    for segment in _SEGMENT.split(_NONE_VALUE.sub("it", sentence)):
+    for segment in _SEGMENT.split(sentence):
         text = segment
         for m in _OPTIONAL.finditer(text):
             ws_before = words(text[: m.start()])
@@ -235,8 +230,6 @@ def negation_cues(sentence: str) -> list[Cue]:
             elif lw in _AVOID_WORDS:  # "to avoid conflicts" matches "without conflicts"
                 cues.append(Cue("avoid", _scope(ws, i, 0, NEGATION_SCOPE),
                                 reach=frozenset(_scope(ws, i, 0, len(ws))), head=_head(ws, i)))
-            elif lw == "nor" and not any(x.lower() == "neither" for x in ws[:i]):
-                cues.append(Cue("not", _scope(ws, i, 0, NEGATION_SCOPE)))
         prior += words(segment)
     return cues
 
@@ -538,27 +531,13 @@ NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"
 _NUMBER_STEMS = {stem(w): n for w, n in NUMBER_WORDS.items()}
 
 
-#: "one" counted ("*only one* case block", "*one or more* case blocks"), not a pronoun.
-_COUNTED_ONE = re.compile(
-    r"\b(?:only|exactly|just|precisely|at\s+(?:least|most)|(?:more|less|fewer)\s+than)\s+one\b"
-    r"|\bone\s+or\s+(?:more|two)\b", re.IGNORECASE)
-
-
-#: A number written with one capital letter, a quantity of its own ("4N", "2N", "3D").
-_SYMBOL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[A-Z](?![\w])")
-
-
 def number_terms(text: str) -> set[str]:
     """Numbers written with digits, and number words as digits ("four" -> "4").
 
-    "one" is left out (it is a pronoun as often as a number: "the one before") unless a
-    quantity word marks it as a count ("only one", "one or more"); so is a list item's
-    number that ends a sentence after a colon or a line break ("steps: 1.").
+    "one" is left out (it is a pronoun as often as a number: "the one before"); so is a
+    list item's number that ends a sentence after a colon or a line break ("steps: 1.").
     """
     out = set(numbers(NEXT_ITEM_NUMBER.sub("", text)))
-    out.update(_SYMBOL_NUMBER.findall(text))
-    if _COUNTED_ONE.search(text):
-        out.add("1")
     for w in words(text):
         n = NUMBER_WORDS.get(w.lower())
         if n is not None:

@@ -235,14 +235,9 @@ def ranks(text: str) -> dict[str, set[str]]:
     return out
 
 
-def rank_differs(sentence: str, window_sentence: str) -> bool:
-    """True when the two give one superlative different ranks ("the largest" where the
-    window says "the 2nd largest")."""
-    return ranks_differ(ranks(sentence), ranks(window_sentence))
-
-
 def ranks_differ(mine: dict[str, set[str]], theirs: dict[str, set[str]]) -> bool:
-    """:func:`rank_differs` on the two texts' :func:`ranks`."""
+    """True when two texts' :func:`ranks` give one superlative different ranks ("the
+    largest" where the window says "the 2nd largest")."""
     return any(key in theirs and not (r & theirs[key]) for key, r in mine.items())
 
 

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence, Set
 from typing import Optional
 
 from bookreader.core.claim_text import (
-    FINITE_VERBS,
     claim_terms,
     number_terms,
     opens_with_verdict,
@@ -21,7 +20,7 @@ from bookreader.core.claim_text import (
 )
 from bookreader.core.exact_terms import code_key, code_terms, squash
 from bookreader.core.lexicon import LANGUAGE_NOUNS
-from bookreader.core.sentences import STOPWORDS, content_terms, stem, word_matches, words
+from bookreader.core.sentences import STOPWORDS, content_terms, stem, word_matches
 
 
 # --- instructions planted in a context -----------------------------------------------------
@@ -163,84 +162,6 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
     # picks something the question offers (one of two alternatives): that is an answer.
     q_terms = {t for t in content_terms(question) if t not in _VAGUE}
     return not q_terms or len(set(terms) & q_terms) / len(q_terms) >= 0.6
-
-
-# --- the question copied as the answer's clause ----------------------------------------------
-#: A question that inverts its auxiliary: "What is Excel used for?", "How does a heat
-#: pump move ...?"; ``rest`` is the clause after the auxiliary, in the question's order.
-_INVERTED = re.compile(
-    r"^\s*(?:(?:what|how|why|when|where|which|who)\b[^?]*?\s)?(?P<aux>is|are|was|were|does)"
-    r"\s+(?P<rest>[^?]+?)\s*\??\s*$", re.IGNORECASE)
-#: A past participle (regular, or one of the common irregular ones).
-_PARTICIPLE = re.compile(
-    r"^(?:\w{2,}ed|built|made|done|written|given|taken|shown|known|seen|chosen|drawn|held|"
-    r"kept|found|sent|run|set|put|read|broken|spoken|meant)$", re.IGNORECASE)
-_PREPOSITION = frozenset(
-    "for by in into to with on from as at through over under between within".split())
-#: Words before a copied "does" clause that keep it grammatical ("to let X fuse ...").
-_GOVERNS_BARE = frozenset(
-    "to let lets make makes help helps can could will would should must may might does do "
-    "did".split())
-#: Fewest words of the question's clause an echo copies.
-ECHO_WORDS = 3
-
-
-def _lower_words(text: str) -> list[str]:
-    return [w.lower() for w in words(text)]
-
-
-def is_question_echo(sentence: str, question: str) -> bool:
-    """True when ``sentence`` copies the question's clause without its auxiliary, so the
-    copy no longer reads as a statement: "Excel used for many of the limitations of paper
-    ledgers" for "What is Excel used for?" (the book: "Excel addresses many of the
-    limitations ..."), "A heat pump move heat from the outside air with ..." for "How
-    does a heat pump move heat from the outside air?".  The model has stitched the
-    question onto the book's words; what the stitch claims ("used for the limitations")
-    is the question's, not the book's, though the words around it pass the check.
-
-    Only where the copy cannot be grammatical: after "is/are/was/were", a clause whose
-    participle the copy keeps without the auxiliary ("X used for", never "X is used
-    for"; "What is a list comprehension?" has no participle), and after "does", the whole
-    clause with its bare verb ("a heat pump move", never "moves").
-    """
-    m = _INVERTED.match(question)
-    if m is None:
-        return False
-    aux = m.group("aux").lower()
-    rest = _lower_words(m.group("rest"))
-    if len(rest) < ECHO_WORDS:
-        return False
-    said = _lower_words(sentence)
-    if aux == "does":
-        copy = rest  # the whole clause: its verb is in it, in the bare form
-    else:
-        # the clause up to a participle that ends it or comes before a preposition
-        # ("Excel used for", "a valve integrated into"); without one nothing is echoed
-        end = next((i for i in range(1, len(rest)) if _PARTICIPLE.match(rest[i])
-                    and (i + 1 == len(rest) or rest[i + 1] in _PREPOSITION)), None)
-        if end is None:
-            return False
-        copy = rest[: end + 2] if end + 1 < len(rest) else rest
-    if copy and copy[0] in ("a", "an", "the"):
-        copy = copy[1:]  # "A heat pump ..." copies "a heat pump ..." either way
-    if len(copy) < ECHO_WORDS:
-        return False
-    n = len(copy)
-    # after "is", only as the sentence's own clause: "a variable used for counting" is a
-    # phrase inside "A counter is a variable used for counting."
-    starts = range(len(said) - n + 1) if aux == "does" else [
-        i for i in (0, 1) if i == 0 or said[0] in ("a", "an", "the")]
-    for i in starts:
-        if said[i:i + n] == copy:
-            before = said[i - 1] if i > 0 else ""
-            if before in ("a", "an", "the"):
-                before = said[i - 2] if i > 1 else ""
-            if aux == "does" and before in _GOVERNS_BARE:
-                continue
-            if aux != "does" and FINITE_VERBS.intersection(said[i + n:]):
-                continue  # "A dictionary used for lookups is fast.": a phrase, then the verb
-            return True
-    return False
 
 
 #: A sentence that sends the reader somewhere in the book instead of answering: an

@@ -1,5 +1,4 @@
-"""Which term a sentence says what of: roles exchanged around a verb, and a claim that
-lends one part's predicate to another part's topic.
+"""Which term a sentence says what of: roles exchanged around a verb.
 
 Checks of the grounding validator (:mod:`bookreader.core.grounding_windows` runs them
 on every window sentence) kept apart from :mod:`bookreader.core.claim_text`; plain
@@ -15,7 +14,7 @@ from functools import lru_cache
 
 from bookreader.core.claim_swaps import POLAR, VERB_FORM
 from bookreader.core.claim_text import CONTRAST, NUMBER_WORDS
-from bookreader.core.sentences import STOPWORDS, content_terms, stem, words
+from bookreader.core.sentences import STOPWORDS, stem, words
 
 #: Content words between two exchanged terms, at most twice this.
 ROLE_REACH = 4
@@ -88,47 +87,4 @@ def roles_swapped(claim: str, window_sentence: str) -> bool:
                 or (ay, wx) not in pairs or not inside):
             continue  # exchanged, they do not line up around a word both say
         return True
-    return False
-
-
-#: Where a sentence sets two statements side by side: "In a list, the indices have to be
-#: integers*;* in a dictionary, they can be any type", "..., *while* in ROS2 ...".
-_PARTS = re.compile(r"\s*;\s+|,\s+(?:but|while|whereas)\s+", re.IGNORECASE)
-#: A part's topic: a short opening phrase and a comma ("*In a list,* ...", "*For strings,*").
-_TOPIC = re.compile(r"^\s*(?:in|for|with|on|under|inside)\s+([^,;:]{1,40}),", re.IGNORECASE)
-
-
-_PREDICATE = re.compile(r"\b(?:is|are|was|were|can|cannot|could|must|has|have|had|should"
-                        r"|will|would|may|might|does|do)\b", re.IGNORECASE)
-
-
-def parts_mixed(claim: str, window_sentence: str) -> bool:
-    """True when ``claim`` says of one part's topic what another part of
-    ``window_sentence`` says of its own.
-
-    "In a dictionary, the indices have to be integers" against "In a list, the index
-    positions have to be integers; in a dictionary, the indices can be (almost) any
-    type": two parts, each opening with its topic ("In a list," / "in a dictionary,");
-    the claim names the second topic and not the first, and borrows "integers", which
-    only the first part says of its topic (after its verb).  A claim that names both
-    topics compares them.
-    """
-    parts = [p for p in _PARTS.split(window_sentence) if p.strip()]
-    topics = [_TOPIC.match(p) for p in parts]
-    if len(parts) < 2 or sum(1 for t in topics if t) < 2:
-        return False
-    terms = set(content_terms(claim))
-    topic_terms = [set(content_terms(t.group(1))) if t else set() for t in topics]
-    part_terms = [set(content_terms(p)) for p in parts]
-    # What a part says of its topic: the words after its verb ("... *have to be
-    # integers*"); its subject may be the other part's too ("the values ...; ... they").
-    said = [set(content_terms(_PREDICATE.split(p, maxsplit=1)[-1])) for p in parts]
-    for i, j in itertools.permutations(range(len(parts)), 2):
-        if not (topic_terms[i] and topic_terms[j]) or terms & topic_terms[i]:
-            continue
-        if not terms & (topic_terms[j] - topic_terms[i]):
-            continue
-        borrowed = terms & (said[i] - part_terms[j] - topic_terms[i])
-        if borrowed:
-            return True
     return False

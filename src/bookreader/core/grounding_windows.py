@@ -53,7 +53,7 @@ from bookreader.core.grounding_checks import (
     outside_subject,
 )
 from bookreader.core.grounding_context import Context
-from bookreader.core.grounding_roles import parts_mixed, roles_swapped
+from bookreader.core.grounding_roles import roles_swapped
 from bookreader.core.sentences import STOPWORDS, stem, words
 
 if TYPE_CHECKING:
@@ -238,8 +238,7 @@ def score_windows(v: "GroundingValidator", sentence: str, ctx: Context,
                       or len(idx) > 2 or (x in twice and x in ctx.nouns)
                       for i in idx for x, y in swapped_terms(claim, ctx.windows[i], ctx.nouns)
                       ) or any(ranks_differ(claim_ranks, ctx.ranks[i])
-                               or roles_swapped(claim, ctx.windows[i])
-                               or parts_mixed(claim, ctx.windows[i]) for i in idx)
+                               or roles_swapped(claim, ctx.windows[i]) for i in idx)
         def own_terms(i: int) -> int:
             return sum(1 for t in tset if covered(t, ctx.sentence_terms[i]) and not any(
                 covered(t, ctx.sentence_terms[j]) for j in idx if j != i))

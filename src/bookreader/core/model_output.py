@@ -177,11 +177,6 @@ def only_self_quotes(text: str, context: str) -> bool:
     return True
 
 
-def citation_spans(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of every citation marker in ``text``."""
-    return [m.span() for m in _CITE_RE.finditer(text)]
-
-
 def has_citation(text: str) -> bool:
     """True when ``text`` holds at least one citation marker."""
     return _CITE_RE.search(text) is not None
@@ -277,11 +272,6 @@ _CONFIDENCE_ANYWHERE = re.compile(
 _CONFIDENCE_DONE = re.compile(r"confidence[ \t*_]*[:=][ \t*_]*\d+(?:[.,]\d+)?%?[^\d.,%]", re.I)
 
 
-def format_confidence(value: float) -> str:
-    """The confidence line as the prompt asks for it: ``Confidence: 0.90``."""
-    return f"Confidence: {value:.2f}"
-
-
 def _split_confidence(text: str) -> tuple[str, Optional[float], list[str]]:
     value: Optional[float] = None
     removed: list[str] = []
@@ -329,7 +319,6 @@ def _to_unit(number: str, pct: str) -> float:
 
 # --- small models' habits -----------------------------------------------------------------
 
-_ANSWER_PREFIX = re.compile(r"^\s*(?:answer|response)\s*:\s*", re.IGNORECASE)
 #: A text ending in one unit (2-80 characters) written this many times over is a loop.
 _LOOP_REPEATS = 4
 
@@ -368,23 +357,11 @@ def cut_loop(text: str) -> str:
 REPEAT_WORDS = 4
 
 
-#: Fewest content words of a claim dropped because an earlier claim holds every one of
-#: them (a restatement in other words).
-RESTATE_TERMS = 5
-
-
 def dedupe_sentences(text: str) -> str:
     """Drop sentences the model wrote twice (small models restate one claim in a loop),
-    a claim an earlier one already holds word for word (a list item cited again after the
-    claim that held it and more), and a claim that restates an earlier one in other words:
-    every content word of it is in the earlier claim, and both deny alike ("Binary search
-    finds a key by halving the sorted range at every step. It halves the sorted range at
-    every step.")."""
-    from bookreader.core.claim_text import negated
-    from bookreader.core.sentences import content_terms
-
+    and a claim an earlier one already holds word for word (a list item cited again after
+    the claim that held it and more)."""
     seen: list[str] = []
-    said: list[tuple[set[str], bool]] = []
     kept: list[str] = []
     units = claim_units(text)
     for claim, full in units:
@@ -392,12 +369,7 @@ def dedupe_sentences(text: str) -> str:
         if key and (key in seen or (len(key.split()) >= REPEAT_WORDS
                                     and any(key in earlier for earlier in seen))):
             continue
-        terms, denies = set(content_terms(claim)), negated(claim)
-        if len(terms) >= RESTATE_TERMS and any(
-                terms <= before and denies == earlier for before, earlier in said):
-            continue
         seen.append(key)
-        said.append((terms, denies))
         kept.append(full)
     return text if len(kept) == len(units) else " ".join(kept)
 
@@ -418,10 +390,6 @@ def parse_answer(raw: str) -> ParsedAnswer:
     leftovers.extend(removed)
     text, dropped = _drop_unclosed(text)
     leftovers.extend(dropped)
-    prefix = _ANSWER_PREFIX.match(text)
-    if prefix is not None:
-        leftovers.append(prefix.group(0).strip())
-        text = text[prefix.end() :]
     text = dedupe_sentences(text.strip())
     found = claims(text)
     return ParsedAnswer(

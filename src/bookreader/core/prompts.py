@@ -48,12 +48,6 @@ def fallback_text(mode: Mode) -> str:
     return NOT_COVERED if Mode(mode) is Mode.BOOK else NOT_IN_SELECTION
 
 
-def is_fallback(text: str) -> bool:
-    """True when ``text`` is (or starts with) one of the fixed fallback sentences."""
-    t = " ".join(text.split()).strip().lower()
-    return any(t.startswith(s.lower().rstrip(".")) for s in (NOT_COVERED, NOT_IN_SELECTION))
-
-
 def neutralise(text: str) -> str:
     """Make ``text`` safe inside a block: our tag names can no longer open or close one."""
     return _TAG_RE.sub("\u2039", text)

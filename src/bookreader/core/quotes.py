@@ -38,7 +38,6 @@ from bookreader.core.citations import (
 )
 from bookreader.core.llm.answer_type import is_caption
 from bookreader.core.llm.extractive import (
-    CODE_CHARS,
     LEAD_IN_TO_CODE,
     TOC_LINE,
     answer_type_bonus,
@@ -58,9 +57,8 @@ from bookreader.core.llm.extractive import (
     wants_code,
     without_list_number,
 )
-from bookreader.core.grounding_checks import is_navigation, is_question_echo
+from bookreader.core.grounding_checks import is_navigation, is_tautology
 from bookreader.core.injection import finished_part, instruction_start, unfinished_end
-from bookreader.core.llm.continuation import opens_list
 from bookreader.core.sentences import content_terms, words
 
 log = logging.getLogger(__name__)
@@ -86,10 +84,6 @@ def timeout_lead(label: str, which: str, seconds: float) -> str:
 
 #: Most sentences a quotes answer or an extractive explanation shows.
 MAX_QUOTES = 3
-#: Most words of a quote that carries the items of the list its lead-in opens.
-LIST_QUOTE_WORDS = 60
-#: A bulleted list item.
-_LIST_ITEM = re.compile(r"^\s*\u2022\s*\S")
 #: Longest citation excerpt, in words (long excerpts are what models copy paragraphs into).
 EXCERPT_WORDS = 20
 #: Longest sentence quoted, in words (a run-on "sentence" is usually a code listing).
@@ -131,51 +125,6 @@ def instruction_like(sentence: str) -> bool:
     return instruction_start(sentence) is not None
 
 
-# --- tautologies -----------------------------------------------------------------------------
-_COPULA = re.compile(r"\b(?:is|are|was|were|means|mean|refers\s+to|is\s+called|are\s+called)\b",
-                     re.I)
-
-
-def _local_is_tautology(sentence: str, question: str, selection: str = "") -> bool:
-    """The local check (core.grounding may provide its own; see :func:`is_tautology`)."""
-    terms = content_terms(sentence)
-    if not terms:
-        return False
-    asked = set(content_terms(question))
-    new = [t for t in terms if t not in asked]
-    if not new:
-        return True  # every content word comes from the question: nothing is added
-    # "X is called X", "A base case is a base case": one side of the copula repeats the
-    # other, and what the other side adds comes from the question.  ("Java performs integer
-    # division when the operands are integers" repeats "integers" across a subordinate
-    # "are", but its left side says what the question asked: not a tautology.)
-    parts = _COPULA.split(sentence, maxsplit=1)
-    if len(parts) == 2:
-        left, right = set(content_terms(parts[0])), set(content_terms(parts[1]))
-        if left and right and right <= left and (left - right) <= asked:
-            return True
-    return False
-
-
-def is_tautology(sentence: str, question: str, selection: str = "") -> bool:
-    """True when ``sentence`` only restates the question (or itself) and adds nothing.
-
-    Uses ``core.grounding.is_tautology`` when the grounding module provides one.
-    """
-    try:
-        from bookreader.core import grounding
-
-        check = getattr(grounding, "is_tautology", None)
-    except ImportError:  # pragma: no cover - grounding always imports
-        check = None
-    if check is not None:
-        try:
-            return bool(check(sentence, question, selection))
-        except TypeError:
-            return bool(check(sentence, question))
-    return _local_is_tautology(sentence, question, selection)
-
-
 # --- picking sentences -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Quote:
@@ -189,12 +138,6 @@ class Quote:
 _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
-#: A line that opens with a function call: 'print(f"Simulation completed.' (a listing
-#: line, which can otherwise be chosen as the first quote).
-_CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
-#: An entry of a dict literal ("'virtual': virtual_pos,"): two of them make a listing line.
-_DICT_ENTRY = re.compile(r"""(['"])\w+\1\s*:\s*[^,:]+,""")
-
 
 def usable_sentence(sentence: str) -> bool:
     """A sentence worth quoting: a claim (not a heading, an intro to code or a listing).
@@ -226,17 +169,9 @@ def quotable_form(sentence: str) -> bool:
         return False
     if LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
         return False
-    if _CALL_START.match(s):  # 'print(f"Simulation completed.' (a listing line)
-        return False
-    if len(_DICT_ENTRY.findall(s)) >= 2:
-        # "'north': north_total, 'south': south_total, ..." is a dict literal from a
-        # listing, which can match a question's word ("north") but explains nothing
-        return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
             or is_fragment_list(s) or is_alt_text(s) or is_caption(s)):
-        return False
-    if len(CODE_CHARS.findall(s)) > max(4, n // 3):
         return False
     return bool(re.search(r"[.!?\"'\u201d)]$", s)) or n >= 8
 
@@ -364,14 +299,6 @@ def extractive_quotes(
         if c.block.number is None:
             continue
         src = sources[c.block.number - 1]
-        if (out and out[-1].source is src and _LIST_ITEM.match(sentence)
-                and opens_list(out[-1].sentence.split(" \u2022 ")[0])
-                and len(out[-1].sentence.split()) + len(sentence.split()) <= LIST_QUOTE_WORDS):
-            # a list item the lead-in quoted before opens ("... can include: • Names and
-            # their addresses" then "• Phone numbers"): one quote, so the
-            # student reads the whole list and the other quotes keep their places
-            out[-1] = replace(out[-1], sentence=f"{out[-1].sentence} {sentence}")
-            continue
         if usable_sentence(sentence):
             out.append(Quote(sentence, src, round(c.score, 4)))
             continue
@@ -553,18 +480,15 @@ def is_fragment(sentence: str) -> bool:
 
 def mark_tautologies(validation: Any, sentences: Sequence[str], question: str,
                      selection: str = "") -> Any:
-    """``validation`` with the answer sentences that only restate the question, copy its
-    clause without its auxiliary onto the book's words
-    (:func:`~bookreader.core.grounding_checks.is_question_echo`: "Excel used for many of
-    the limitations ..."), only send the reader to a part of the book
+    """``validation`` with the answer sentences that only restate the question, only send
+    the reader to a part of the book
     (:func:`~bookreader.core.grounding_checks.is_navigation`: "Open the ... section."),
     or are cut off mid-phrase (:func:`is_fragment`), marked
     unsupported (so the answerer drops them like any unsupported sentence)."""
     tautologies = tuple(
         s for s in sentences
         if s not in validation.unsupported_sentences
-        and (is_tautology(s, question, selection) or is_fragment(s)
-             or is_question_echo(s, question) or is_navigation(s))
+        and (is_tautology(s, question, selection) or is_fragment(s) or is_navigation(s))
     )
     if tautologies:
         log.info("Tautology treated as unsupported: %s", tautologies[0][:80])

@@ -40,21 +40,15 @@ def defines(sentence: str, term: str) -> bool:
         r"^\s*%s\s*:" % (t, t, t), sentence, re.I))
 
 
-#: "Who were the Semuren?", "Who is Halvard?": who a named one is (answered by a
-#: description, which need name no one).
-WHO_NAMED_Q = re.compile(r"^\s*[Ww]ho\s+(?:is|are|was|were)\s+(?:the\s+)?"
-                          r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s*\??\s*$")
-
-
 def names_nobody(question: str, answer: str) -> bool:
-    """True when ``question`` asks who ("Who first defined the determinant?", not "Who
-    were the Semuren?") and no sentence of ``answer`` (citations stripped) names anyone
+    """True when ``question`` asks who ("Who first defined the determinant?") and no
+    sentence of ``answer`` (citations stripped) names anyone
     the question does not: a word written as a name (:func:`_is_name`) past a sentence's
     first word ("Our definition of the determinant leads to ..." names nobody, nor does
     "Suppose S and T are operators").  Such an answer is about something else, whatever
     backend wrote it."""
     q = " ".join(question.split())
-    if q.lower().split()[:1] not in (["who"], ["whom"], ["whose"]) or WHO_NAMED_Q.match(q):
+    if q.lower().split()[:1] not in (["who"], ["whom"], ["whose"]):
         return False
     q_words = {w.lower() for w in words(q)}
     # Each stretch after a full stop, a colon or a line break opens with a capital of its
