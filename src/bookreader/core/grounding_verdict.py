@@ -50,9 +50,7 @@ kind); the test halves only report.
   - text shape: glossary entries run together in a chunk and a docstring field on its
     own line are separate support sentences; number words and digits are one term
     ("zero"/"0"); two terms exchanged around the words that relate them are a swap
-    (:func:`~bookreader.core.grounding_roles.roles_swapped`), and a sentence of two parts
-    with their own topics does not lend one topic's predicate to the other
-    (:func:`~bookreader.core.grounding_roles.parts_mixed`).
+    (:func:`~bookreader.core.grounding_roles.roles_swapped`).
 
   The validator embeds one text per pass: the int8 model's vectors depended on the batch
   a text was embedded with, so verdicts depended on what had been checked before.
