@@ -297,3 +297,14 @@ def test_the_quotes_card_shows_a_list_lead_in_without_the_first_items_number():
     assert "environment." in text and ": 1" not in text and "\n2." not in text, text
     checked, citations = verify_answer(text, [src], add_missing=False)
     assert citations and all(c.verified for c in citations), checked
+
+
+def test_a_line_that_opens_with_a_call_is_never_quoted():
+    """A listing line led quotes in two books ('print(f"PID control simulation
+    completed.' for how a PID controller works, "System.out.println(0.1 * 10);" for why
+    adding 0.1 ten times does not give 1.0)."""
+    assert not quotes.usable_sentence('print(f"PID control simulation completed.")')
+    assert not quotes.usable_sentence("System.out.println(0.1 * 10);")
+    assert not quotes.usable_sentence("self.controller.update(error, dt) returns the output.")
+    assert quotes.usable_sentence("Proportional-Integral-Derivative (PID) control is the most "
+                                  "widely used control strategy in robotics.")

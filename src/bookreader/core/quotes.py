@@ -139,6 +139,12 @@ _DEFINITION = re.compile(
     r"\b(?:is|are)\s+(?:a|an|the|called|known\s+as|used|when|what)\b|\brefers?\s+to\b|"
     r"\bmeans?\b|\bis\s+defined\b|\bdescribes?\b|^[^:]{2,50}:\s+\w", re.I)
 
+#: A line that opens with a function call: 'print(f"Simulation completed.',
+#: "System.out.println(0.1 * 10);" (a listing line, which can otherwise be chosen as the
+#: first quote).
+_CALL_START = re.compile(r"^[A-Za-z_][\w.]*\(")
+
+
 def usable_sentence(sentence: str) -> bool:
     """A sentence worth quoting: a claim (not a heading, an intro to code or a listing).
 
@@ -168,6 +174,8 @@ def quotable_form(sentence: str) -> bool:
         # a tuple?")
         return False
     if LEAD_IN_TO_CODE.search(s):  # "here is a method without a base case: void f() {"
+        return False
+    if _CALL_START.match(s):  # 'System.out.println(0.1 * 10);' (a listing line)
         return False
     # a contents line, a listing or its imports, a heading or caption, bare list items
     if (TOC_LINE.search(s) or looks_like_code(s) or is_import_line(s) or is_title_line(s)
