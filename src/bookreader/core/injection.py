@@ -48,7 +48,7 @@ import numpy as np
 
 from bookreader.core.code_text import is_code_line
 from bookreader.core.injection_features import FEATURE_BITS, features
-from bookreader.core.sentences import key_only, split_sentences
+from bookreader.core.sentences import STOPWORDS, key_only, split_sentences
 from bookreader.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -194,8 +194,6 @@ _CLOSERS = frozenset("\"'\u201d\u2019>)]")
 def _opens_sentence(text: str) -> bool:
     """Whether ``text`` opens like a sentence: its first word is a function word ("If",
     "The", "We", "This"), as a new sentence begins, not a word of a name or a title."""
-    from bookreader.core.sentences import STOPWORDS
-
     first = text.split(maxsplit=1)[:1]
     return bool(first) and first[0].lower().strip(",;:") in STOPWORDS
 

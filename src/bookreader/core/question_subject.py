@@ -86,13 +86,13 @@ def defines_term(term: str, chunk: Chunk) -> bool:
     return bool(term) and bool(_definition_pattern(term).search(chunk.text))
 
 
-#: Letters joined by underscores: how a student types a subscript ("F_ST", "H_0").
+#: Letters joined by underscores: how a student types a subscript ("v_0", "H_0").
 _UNDERSCORED = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
 
 
 def spelled_as_in_book(question: str, knows: Callable[[str], bool]) -> str:
-    """``question`` with each word typed with underscores ("F_ST") written as the book
-    prints it ("FST") when the book uses the joined form and not the typed one
+    """``question`` with each word typed with underscores ("v_0") written as the book
+    prints it ("v0") when the book uses the joined form and not the typed one
     (``knows``: a BM25 term of the book).  A student types a subscript the way a
     formula is written; the book's text has the letters side by side, so the search,
     its confidence and the answer's sentences would look for a word the book never

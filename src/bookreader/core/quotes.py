@@ -386,8 +386,9 @@ def passage_lines(question: str, sources: Sequence[CitationSource], k: int = 2) 
     for src in sources[:k]:
         lines = [" ".join(line.split()) for line in src.text.splitlines()]
         # overlapping passages hold the same lines: a line already quoted is not repeated
+        quoted = {q.sentence for q in out}
         lines = [line for line in lines if len(words(line)) >= 2
-                 and " ".join(line.split()[:LINE_WORDS]) not in {q.sentence for q in out}]
+                 and " ".join(line.split()[:LINE_WORDS]) not in quoted]
         if not lines:
             continue
         best = max(lines, key=lambda line: len(q_terms & set(content_terms(line))))
