@@ -154,6 +154,13 @@ NARROWED = [
     ("The term algorithm is a Latin rendering of the name of a Persian mathematician. An "
      "algorithm is a sequence of steps that solves a problem.",
      "An algorithm is a Latin rendering of the name of a Persian mathematician."),
+    # ... also when the claim's subject carries a modifier of its own from the context
+    ("The word eigenvalue is half-German, half-English. An operator on V is a linear map "
+     "from V to itself.",
+     "An eigenvalue of an operator is half-German, half-English."),
+    ("The term algorithm is a Latin rendering of the name of a Persian mathematician. A "
+     "sorting algorithm puts the items of a list in order.",
+     "A sorting algorithm is a Latin rendering of the name of a Persian mathematician."),
 ]
 
 #: The same name, or a name with the same head: a fair restatement.

@@ -470,7 +470,9 @@ def narrows_defined_subject(sentence: str,
     over "A Java String is a sequence of characters" keeps its head ("string") and is a
     fair restatement; "A basis is a list ..." over "A basis of V is a list ..." names the
     same head.  A context that also defines the subject itself with the same words
-    (:data:`DEFINITION_SHARE` of what the claim says) supports the claim.
+    (:data:`DEFINITION_SHARE` of what the claim says) supports the claim.  What a mention
+    says of a word ("The word X is ...", head "word") is said of another thing by any
+    claim about X, with or without modifiers.
     """
     parsed = _defining_claim(sentence)
     if parsed is None:
@@ -483,5 +485,9 @@ def narrows_defined_subject(sentence: str,
         if subject <= terms and head in subject:
             return False  # the context defines the subject (or a name with its head) so
         if subject < terms and head not in subject:
+            narrowed = True
+        elif head in _LANGUAGE_TERMS and head not in subject and subject & terms:
+            # a mention ("The word X is ...") is said of a word: a claim that says it of
+            # X, whatever X's modifiers ("X of an operator"), says it of another thing
             narrowed = True
     return narrowed
