@@ -97,6 +97,14 @@ train-cross-verifier: $(STAMP)
 	PYTHONPATH=src:tools $(PY) tools/train_cross_verifier.py --init build/cross_verifier_stage1.safetensors \
 		--epochs 1 --lr 5e-4
 
+# The learned answer ranker (core/llm/answer_ranker.py): the candidates the extractive
+# answer ranks for the tune books' bench questions are dumped, then adapters over the
+# bundled MiniLM are trained on them and on SQuAD 2.0 questions (about 5 minutes).
+.PHONY: train-answer-ranker
+train-answer-ranker: $(STAMP)
+	$(PY) tools/answer_ranker_data.py --split tune
+	$(PY) tools/train_answer_ranker.py
+
 # The shipped detector's figures: false positives on the nine books' sentences, held-out
 # phrasings planted in book passages, the selected-text bench's planted sentences.
 .PHONY: eval-injection

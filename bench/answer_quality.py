@@ -277,6 +277,19 @@ def replay_outputs(library, path: Path) -> None:
     answerer._budget_fn = lambda name: (None, None)
 
 
+def use_ranker(path: str) -> None:
+    """Rank the extractive answer's sentences with the learned ranker in ``path`` (a
+    ``{book}`` in it is the book's name: a model trained without that book), or without
+    one (``none``), instead of the shipped ranker."""
+    from bookreader.core.llm import answer_ranker
+
+    if path == "none":
+        answer_ranker.shipped = lambda: None
+        return
+    ranker = answer_ranker.AnswerRanker(Path(path))
+    answer_ranker.shipped = lambda: ranker
+
+
 def ask_all(args, items: list[dict]) -> list[dict]:
     from retrieval import open_library
 
@@ -302,6 +315,12 @@ def ask_all(args, items: list[dict]) -> list[dict]:
         name = spec_of(args.backend, settings).name
         settings = settings.updated(budgets={name: {"first_token_s": args.first_token_budget,
                                                     "total_s": 4 * args.first_token_budget}})
+    if args.ranker_weight is not None:
+        from bookreader.core.llm import extractive
+
+        extractive.RANKER_WEIGHT = args.ranker_weight
+    if args.answer_ranker:
+        use_ranker(args.answer_ranker.replace("{book}", Path(args.book).stem))
     library, info, _ = open_library(Path(args.book), data_dir, settings=settings)
     if args.replay:
         replay_outputs(library, args.replay)
@@ -549,6 +568,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--common", action="store_true",
                     help="with --engines-table: only the questions every engine answered")
     ap.add_argument("--data-dir", default=str(RESULTS_DIR / "cache"))
+    ap.add_argument("--answer-ranker", default=None,
+                    help="weights of the learned answer ranker to use instead of the "
+                         "shipped ones ({book}: the book's name), or none")
+    ap.add_argument("--ranker-weight", type=float, default=None,
+                    help="weight of the learned ranker in a sentence's score "
+                         "(default: core/llm/extractive.py's RANKER_WEIGHT)")
     ap.add_argument("--models-dir", type=Path, default=None,
                     help="where an installed tier's model file is (default: the user's data "
                     "folder's models); it is linked into the bench's data folder")

@@ -293,13 +293,15 @@ def extractive_quotes(
     when the passages do not answer by its measure (quotes fall back to
     :func:`rank_sentences`).  Only usable sentences (:func:`usable_sentence`) are kept.
     """
+    from bookreader.core.llm import answer_ranker
     from bookreader.core.llm.extractive import ContextBlock, ExtractiveBackend, ParsedPrompt
 
     if not sources:
         return []
     blocks = tuple(ContextBlock("excerpt", s.text, s.section or "Book", s.page_label, n + 1)
                    for n, s in enumerate(sources))
-    chosen = ExtractiveBackend(embedder, max_sentences=k).select(
+    ranker = answer_ranker.shipped() if embedder is not None else None
+    chosen = ExtractiveBackend(embedder, max_sentences=k, ranker=ranker).select(
         ParsedPrompt(blocks, question, None))
     out: list[Quote] = []
     for c in chosen:

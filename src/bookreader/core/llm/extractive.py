@@ -111,6 +111,9 @@ CONTINUATION_SIMILARITY = 0.3
 #: let a sentence saying the answer in other words ("The comparison operators work with
 #: tuples") miss the cut.
 RERANK_POOL = 30
+#: Weight of the learned ranker's P(the sentence states the answer) in a candidate's score
+#: (:mod:`bookreader.core.llm.answer_ranker`; the hand score runs from about 0 to 1.5).
+RANKER_WEIGHT = 0.5
 
 
 #: How far below a leading comment or listing line a sentence of prose of its section may
@@ -162,6 +165,7 @@ class ExtractiveBackend:
         self,
         embedder: Any = None,
         *,
+        ranker: Any = None,
         not_covered: str = DEFAULT_NOT_COVERED,
         not_in_selection: str = DEFAULT_NOT_IN_SELECTION,
         min_coverage: float = 0.5,
@@ -172,6 +176,7 @@ class ExtractiveBackend:
         max_words: Optional[int] = MAX_ANSWER_WORDS,
     ) -> None:
         self._embedder = embedder
+        self._ranker = ranker
         self.not_covered = not_covered
         self.not_in_selection = not_in_selection
         self.min_coverage = min_coverage
@@ -227,8 +232,10 @@ class ExtractiveBackend:
             chosen = chosen[:-1]
         return fallback  # pragma: no cover - the loop always returns
 
-    def select(self, prompt: ParsedPrompt) -> list[Candidate]:
-        """The sentences to quote, best first; empty when the context does not answer."""
+    def rank(self, prompt: ParsedPrompt) -> list[Candidate]:
+        """The context's sentences that may answer, best first, each with its score (the
+        :data:`RERANK_POOL` best by keywords, re-scored by meaning, heading, form and, with
+        the learned ranker, whether the sentence states the answer)."""
         candidates = [c for block in prompt.blocks for c in block_candidates(block)]
         candidates = [c for c in candidates if c.terms]
         # A heading ("4.6 Retention and archiving") names a topic; it answers nothing.
@@ -239,7 +246,6 @@ class ExtractiveBackend:
             return []
         score_keywords(candidates, query)
         ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:RERANK_POOL]
-        first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
         if self._embedder is not None:
             score_similarity(self._embedder, ranked, prompt.question)
         kind = question_kind(prompt.question)
@@ -258,7 +264,43 @@ class ExtractiveBackend:
                 c.score += COMPARISON_BONUS
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
+        if self._ranker is not None:
+            self._rank_by_model(prompt.question, ranked)
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
+        return ranked
+
+    def _states_answer(self, ranked: list[Candidate], best: Candidate) -> Candidate:
+        """The sentence to lead with: of those that match the question (the decision to
+        answer stays the hand score's) and may stand in the answer, the best by the hand
+        score plus :data:`RANKER_WEIGHT` times the learned P(states the answer).  The hand
+        score alone still sets the bars a sentence must clear to join it."""
+        def key(c: Candidate) -> float:
+            return c.score + RANKER_WEIGHT * (c.answers or 0.0)
+        pool = [c for c in ranked if c.answers is not None and self._matches(c)
+                and may_join(c) and is_prose(c.sentence) == is_prose(best.sentence)]
+        top = max(pool, key=key, default=best)
+        return top if key(top) > key(best) else best
+
+    def _rank_by_model(self, question: str, ranked: list[Candidate]) -> None:
+        """Each candidate's P(states the answer) by the learned ranker."""
+        try:
+            probs = self._ranker.probabilities(question, [(c.sentence, c.heading)
+                                                          for c in ranked])
+        except Exception:  # the hand score still ranks; say why in the log
+            log.exception("extractive: answer ranker failed, ranking without it")
+            return
+        for c, p in zip(ranked, probs):
+            c.answers = p
+
+    def select(self, prompt: ParsedPrompt) -> list[Candidate]:
+        """The sentences to quote, best first; empty when the context does not answer."""
+        ranked = self.rank(prompt)
+        if not ranked:
+            return []
+        query = list(dict.fromkeys(content_terms(prompt.question)))
+        q_terms = set(query)
+        sides = comparison_sides(prompt.question)
+        first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
         if not is_prose(ranked[0].sentence):
             # A comment or a listing line names what the code does; a sentence of prose of
             # its section nearly as good says it, and leads (the line may still follow it).
@@ -295,6 +337,9 @@ class ExtractiveBackend:
             # chapter, students will be able to: ... Implement stacks, queues and
             # deques").
             best = lead
+        hand_best = ranked[0]
+        if self._ranker is not None:
+            best = self._states_answer(ranked, best)
         chosen = [best]
         covered = set(best.terms)
         before = best.antecedent
@@ -342,7 +387,7 @@ class ExtractiveBackend:
             if top is not None and top.score >= self.top_share * best.score:
                 chosen.append(top)
                 covered |= set(top.terms)
-        for c in ranked[1:]:
+        for c in (ranked if best is not hand_best else ranked[1:]):
             if len(chosen) >= limit:
                 break
             if c in chosen or any(c.sentence == x.sentence for x in chosen) or not may_join(c):

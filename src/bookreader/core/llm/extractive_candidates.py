@@ -96,6 +96,8 @@ class Candidate:
     bm25: float = 0.0
     coverage: float = 0.0
     similarity: Optional[float] = None
+    #: P(the sentence states the answer) by the learned ranker, when it ran.
+    answers: Optional[float] = None
     score: float = 0.0
     heading: str = ""
     following: list = field(default_factory=list)  # the block's next candidates

@@ -240,9 +240,11 @@ def _build(key: str, config: tuple, embedder: Any) -> LLMBackend:
 
         _, url, model, timeout_s, retries = config
         return OpenAICompatibleBackend(url, model, timeout_s=timeout_s, max_retries=retries)
+    from bookreader.core.llm import answer_ranker
     from bookreader.core.llm.extractive import ExtractiveBackend
 
-    return ExtractiveBackend(embedder)
+    # The learned ranker reads with the embedder's model; without an embedder, keywords.
+    return ExtractiveBackend(embedder, ranker=answer_ranker.shipped() if embedder else None)
 
 
 class BackendRegistry:
