@@ -32,20 +32,21 @@ PAWS = [
 
 @pytest.fixture
 def xdata(tmp_path):
-    (tmp_path / "paws").mkdir()
-    (tmp_path / "paws" / "dev.tsv").write_text("\n".join(PAWS) + "\n", encoding="utf-8")
-    (tmp_path / "scitail").mkdir()
-    (tmp_path / "scitail" / "scitail_1.0_train.tsv").write_text(
-        "Copper conducts electricity well because its electrons move freely.\t"
-        "Copper is a good conductor of electricity.\tentails\n"
-        "Copper is used in wires and pipes.\tCopper is a poor conductor of heat.\tneutral\n",
-        encoding="utf-8")
-    (tmp_path / "sick").mkdir()
-    (tmp_path / "sick" / "SICK_train.txt").write_text(
-        "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
-        "1\tA dog is running on the beach\tAn animal is running\t4.2\tENTAILMENT\n"
-        "2\tA dog is running on the beach\tNo dog is running\t3.1\tCONTRADICTION\n",
-        encoding="utf-8")
+    files = {
+        "paws/dev.tsv": "\n".join(PAWS) + "\n",
+        "scitail/scitail_1.0_train.tsv":
+            "Copper conducts electricity well because its electrons move freely.\t"
+            "Copper is a good conductor of electricity.\tentails\n"
+            "Copper is used in wires and pipes.\tCopper is a poor conductor of heat.\tneutral\n",
+        "sick/SICK_train.txt":
+            "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+            "1\tA dog is running on the beach\tAn animal is running\t4.2\tENTAILMENT\n"
+            "2\tA dog is running on the beach\tNo dog is running\t3.1\tCONTRADICTION\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir()
+        path.write_text(text, encoding="utf-8")
     return tmp_path
 
 

@@ -432,7 +432,7 @@ def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str]
     its subject ("A sample space is the set of all possible outcomes") and of each
     labelled entry ("Sample space: ...").  The head is the last term of the name before a
     post-modifier ("a basis *of* V": "basis"; "sample space": "space"), except in a
-    mention: "The word robot is Czech in origin" describes a word, so its head is
+    mention: "The word piano is Italian in origin" describes a word, so its head is
     "word" (:data:`~bookreader.core.lexicon.LANGUAGE_NOUNS`); with a verb that gives the
     meaning ("The term bug refers to ...") the mentioned name stays the head."""
     out = []

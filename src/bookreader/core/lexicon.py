@@ -82,7 +82,7 @@ NOUN_BEFORE_CAUSE = frozenset(
     "the a an its their his her our your my this that root main common one no of each "
     "probable likely possible".split())
 
-#: Nouns that name a piece of language: "*the word* robot", "*the term* bug".  A
+#: Nouns that name a piece of language: "*the word* piano", "*the term* bug".  A
 #: sentence "The word X is ..." says something of the word, not of the thing it names
 #: (where it comes from, how it is spelt), unless its verb defines the thing ("means",
 #: "refers to", "stands for").
