@@ -161,6 +161,18 @@ NARROWED = [
     ("The term algorithm is a Latin rendering of the name of a Persian mathematician. A "
      "sorting algorithm puts the items of a list in order.",
      "A sorting algorithm is a Latin rendering of the name of a Persian mathematician."),
+    # a modifier that names a kind, dropped: the claim defines the wider thing
+    ("Suppose T is an operator on V and λ is an eigenvalue of T. A vector v in V is called "
+     "a generalized eigenvector of T corresponding to λ if v is not 0 and (T - λI)^k v = 0 "
+     "for some positive integer k.",
+     "An eigenvector is a vector v corresponding to λ such that v is not 0 and "
+     "(T - λI)^k v = 0 for some positive integer k."),
+    ("A simple random sample is a sample in which every member of the population has an "
+     "equal chance of being chosen.",
+     "A random sample is a sample in which every member of the population has an equal "
+     "chance of being chosen."),
+    ("A binary tree is a tree in which every node has at most two children.",
+     "A tree is a structure in which every node has at most two children."),
 ]
 
 #: The same name, or a name with the same head: a fair restatement.
@@ -176,6 +188,15 @@ KEPT = [
      "Heteroskedasticity means differing dispersion of the errors."),
     ("The term bug refers to an error in a program that makes it behave wrongly.",
      "A bug is an error in a program that makes it behave wrongly."),
+    # a capitalised modifier names a context (a language, a library), not a kind
+    ("In Python, a list is mutable. A Python list is an ordered sequence of values of any "
+     "type.",
+     "A list is an ordered sequence of values of any type."),
+    # the defined name with all its modifiers, said of it by "is called"
+    ("A vector v in V is called a generalized eigenvector of T if v is not 0 and "
+     "(T - λI)^k v = 0 for some positive integer k.",
+     "A generalized eigenvector of T is a vector v such that v is not 0 and (T - λI)^k v = 0 "
+     "for some positive integer k."),
 ]
 
 
@@ -198,4 +219,13 @@ def test_an_opening_that_is_a_clause_is_no_defined_name():
         "Emergent properties are surprising: it is hard to predict the behavior of the system.",
         "A sample space is the set of all possible outcomes.",
     ])
-    assert [sorted(terms) for terms, _head, _said in names] == [["sampl", "space"]]
+    assert [sorted(n.terms) for n in names] == [["sampl", "space"]]
+
+
+def test_a_name_given_by_is_called_is_the_defined_name_with_its_kind():
+    names = defined_names(["A vector v in V is called a generalized eigenvector of T if "
+                           "v is not 0 and (T - λI)^k v = 0 for some positive integer k.",
+                           "A Java String is a sequence of characters."])
+    assert [(sorted(n.terms), n.head, sorted(n.kinds)) for n in names] == [
+        (["eigenvector", "general"], "eigenvector", ["general"]),
+        (["java", "string"], "string", [])]

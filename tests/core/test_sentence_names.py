@@ -26,3 +26,19 @@ def test_run_together_sentences_still_split():
         "One is here.", "Two follows.", "She moved to Paris.", "The city was big."]
     assert split_sentences("It uses Living.Area here. Then it stops.") == [
         "It uses Living.Area here.", "Then it stops."]
+
+
+@pytest.mark.parametrize("text,sentences", [
+    # a sentence that ends with a variable's letter, then a function word: two sentences
+    ("Suppose λ is an eigenvalue of T. A vector v is called an eigenvector of T.",
+     ["Suppose λ is an eigenvalue of T.", "A vector v is called an eigenvector of T."]),
+    ("Let x be the mean of sample X. Then the variance is the mean squared deviation.",
+     ["Let x be the mean of sample X.", "Then the variance is the mean squared deviation."]),
+    # initials before a name stay one sentence, also when an initial is a function word's
+    # letter ("A.")
+    ("The method is due to R. A. Fisher in 1925.", ["The method is due to R. A. Fisher in 1925."]),
+    ("It was written by J. Smith. The book is long.",
+     ["It was written by J. Smith.", "The book is long."]),
+])
+def test_a_full_stop_after_a_single_letter(text, sentences):
+    assert split_sentences(text) == sentences

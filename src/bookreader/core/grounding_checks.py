@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence, Set
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from bookreader.core.claim_text import (
     claim_terms,
@@ -427,16 +427,44 @@ _CLAUSE_WORD = re.compile(r"\b(?:is|are|was|were|be|that|which|who|whom|whose)\b
 _LANGUAGE_TERMS = frozenset(t for w in LANGUAGE_NOUNS for t in claim_terms(w))
 
 
-def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str], str, frozenset[str]]]:
-    """(name terms, head term, definition terms) of each context sentence that defines
-    its subject ("A sample space is the set of all possible outcomes") and of each
-    labelled entry ("Sample space: ...").  The head is the last term of the name before a
-    post-modifier ("a basis *of* V": "basis"; "sample space": "space"), except in a
-    mention: "The word piano is Italian in origin" describes a word, so its head is
+class DefinedName(NamedTuple):
+    """A name a context sentence defines: its terms, its head term, the terms of what is
+    said of it, and the terms of the modifiers before the head that name a kind of it
+    ("simple" and "random" in "simple random sample"; a capitalised word inside a
+    sentence names a context, "Java" in "Java String", and is not one)."""
+
+    terms: frozenset[str]
+    head: str
+    defined: frozenset[str]
+    kinds: frozenset[str]
+
+
+#: "X is called Y if ...": the name ends at the condition or the end of the clause.
+_CALLED_NAME = re.compile(r"\s+(?:if|when|whenever|provided|in\s+case)\b|[,;.]\s|[,;.]?$",
+                          re.IGNORECASE)
+
+
+def _proper_words(sentences: Sequence[str]) -> set[str]:
+    """Words written with a capital inside a sentence (not as its first word): names."""
+    out: set[str] = set()
+    for sentence in sentences:
+        words = sentence.split()
+        out.update(w.strip("\"'()[]") for w in words[1:] if w[:1].isupper())
+    return out
+
+
+def defined_names(context_sentences: Iterable[str]) -> list[DefinedName]:
+    """Each name a context sentence defines ("A sample space is the set of all possible
+    outcomes", "A vector is called an eigenvector if ...") or a labelled entry gives
+    ("Sample space: ..."), as :class:`DefinedName`.  The head is the last term of the name
+    before a post-modifier ("a basis *of* V": "basis"; "sample space": "space"), except in
+    a mention: "The word piano is Italian in origin" describes a word, so its head is
     "word" (:data:`~bookreader.core.lexicon.LANGUAGE_NOUNS`); with a verb that gives the
     meaning ("The term bug refers to ...") the mentioned name stays the head."""
+    sentences = list(context_sentences)
+    proper = {w.lower() for w in _proper_words(sentences)}
     out = []
-    for sentence in context_sentences:
+    for sentence in sentences:
         m = _ENTRY.match(sentence)
         verb = ""
         if m is not None:
@@ -446,19 +474,33 @@ def defined_names(context_sentences: Iterable[str]) -> list[tuple[frozenset[str]
             if m is None:
                 continue
             name, said, verb = m.group("subject"), sentence[m.end():], m.group("verb")
+            rest = sentence[m.end():]
+            if rest[:7].lower() == "called ":  # the verb matched "is" of "is called"
+                rest, verb = rest[7:], verb + " called"
+            if verb.lower().endswith("called"):
+                # "X is called Y if Z" defines Y by X and Z
+                end = _CALLED_NAME.search(rest)
+                cut = end.start() if end is not None else len(rest)
+                name, said = rest[:cut], m.group("subject") + " " + rest[cut:]
+                name = _POST_MODIFIER.split(name, maxsplit=1)[0]
         if _CLAUSE_WORD.search(name):
             continue  # "These results suggest that small samples are ...": a clause
-        core = claim_terms(_POST_MODIFIER.split(name, maxsplit=1)[0])
+        before = _POST_MODIFIER.split(name, maxsplit=1)[0]
+        core = claim_terms(before)
         terms, defined = frozenset(claim_terms(name)), frozenset(claim_terms(said))
         if core and terms and defined and len(terms) <= SUBJECT_TERMS:
             mention = (verb.lower() in ("is", "are") and len(core) > 1
                        and core[0] in _LANGUAGE_TERMS)
-            out.append((terms, core[0] if mention else core[-1], defined))
+            head = core[0] if mention else core[-1]
+            kinds = frozenset() if mention else frozenset(
+                t for w in before.split() if w.strip("\"'()[]").lower() not in proper
+                for t in claim_terms(w) if t != head and t not in _LANGUAGE_TERMS)
+            out.append(DefinedName(terms, head, defined, kinds))
     return out
 
 
 def narrows_defined_subject(sentence: str,
-                            names: Sequence[tuple[frozenset[str], str, frozenset[str]]]) -> bool:
+                            names: Sequence[DefinedName]) -> bool:
     """True when a defining sentence gives its subject the definition the context gives a
     longer name with another head noun: "A sample is the set of all possible outcomes"
     over "A sample space is the set of all possible outcomes".  Every word of the claim
@@ -466,10 +508,11 @@ def narrows_defined_subject(sentence: str,
     thing.  ``names`` are the context's
     (:func:`defined_names`).
 
-    The head decides, not the number of words: "A string is a sequence of characters"
-    over "A Java String is a sequence of characters" keeps its head ("string") and is a
-    fair restatement; "A basis is a list ..." over "A basis of V is a list ..." names the
-    same head.  A context that also defines the subject itself with the same words
+    The head and the modifiers that name a kind decide, not the number of words: "A
+    string is a sequence of characters" over "A Java String is a sequence of characters"
+    keeps its head ("string") and drops only a name, a fair restatement; "A basis is a
+    list ..." over "A basis of V is a list ..." names the same head; "An eigenvector is
+    ..." over "A vector is called a generalized eigenvector if ..." drops a kind.  A context that also defines the subject itself with the same words
     (:data:`DEFINITION_SHARE` of what the claim says) supports the claim.  What a mention
     says of a word ("The word X is ...", head "word") is said of another thing by any
     claim about X, with or without modifiers.
@@ -479,11 +522,15 @@ def narrows_defined_subject(sentence: str,
         return False
     _text, subject, said = parsed
     narrowed = False
-    for terms, head, defined in names:
+    for terms, head, defined, kinds in names:
         if len(said & defined) / len(said) < DEFINITION_SHARE:
             continue
-        if subject <= terms and head in subject:
+        if subject <= terms and head in subject and kinds <= subject:
             return False  # the context defines the subject (or a name with its head) so
+        if head in subject and subject < terms and not kinds <= subject:
+            # "A random sample is ..." over "A simple random sample is ...": the claim
+            # drops a modifier that names a kind, so it defines the wider thing
+            narrowed = True
         if subject < terms and head not in subject:
             narrowed = True
         elif head in _LANGUAGE_TERMS and head not in subject and subject & terms:

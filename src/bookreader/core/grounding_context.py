@@ -18,7 +18,7 @@ from typing import NamedTuple
 from bookreader.core.claim_swaps import noun_terms
 from bookreader.core.code_text import FIELD_LINE
 from bookreader.core.claim_text import Cue, claim_terms, negation_cues, number_terms
-from bookreader.core.grounding_checks import defined_names, labelled_entries
+from bookreader.core.grounding_checks import DefinedName, defined_names, labelled_entries
 from bookreader.core.injection import instruction_start, unfinished_end
 from bookreader.core.exact_terms import ANAPHORA, key_text, list_groups, name_key, ranks, squash
 from bookreader.core.sentences import STOPWORDS, split_sentences, words
@@ -56,7 +56,7 @@ class Context:
     entries: list[tuple[set[str], set[str]]] = dataclasses.field(default_factory=list)
     #: The names the context defines, with their head term and definition terms:
     #: :func:`~bookreader.core.grounding_checks.defined_names`.
-    definitions: list[tuple[frozenset[str], str, frozenset[str]]] = dataclasses.field(
+    definitions: list[DefinedName] = dataclasses.field(
         default_factory=list)
 
 

@@ -105,7 +105,8 @@ def _split_sentences(text: str) -> tuple[str, ...]:
     start = 0
     for m in _SENT_END.finditer(text):
         piece = text[start : m.start()]
-        if _ABBREV.search(piece.rstrip("\"')]\u201d\u2019")):
+        if _ABBREV.search(piece.rstrip("\"')]\u201d\u2019")) and not _ends_at_letter(
+                piece, text[m.end():]):
             continue
         if m.start() == m.end() and _joins_a_name(text, m.start()):
             continue
@@ -116,6 +117,20 @@ def _split_sentences(text: str) -> tuple[str, ...]:
     if tail:
         parts.append(tail)
     return tuple(parts)
+
+
+_SINGLE_LETTER_END = re.compile(r"(?<![\w.])[A-Za-z]\.$")
+_NEXT_WORD = re.compile(r"[\"'\u201c\u2018(\[]?([A-Za-z]+)(\.?)")
+
+
+def _ends_at_letter(piece: str, rest: str) -> bool:
+    """True when a full stop after a single letter ends the sentence: the letter names a
+    variable ("... an eigenvalue of T. A vector ..."), not an initial, because the next
+    word is a function word ("A", "The", "If") that no name is, and no initial either."""
+    if _SINGLE_LETTER_END.search(piece.rstrip()) is None:
+        return False
+    m = _NEXT_WORD.match(rest)
+    return m is not None and not m.group(2) and m.group(1).lower() in STOPWORDS
 
 
 def question_part(text: str) -> str:
