@@ -380,6 +380,43 @@ def ligature_pdf(path: str | Path) -> Path:
     return make_pdf(path, [lines])
 
 
+def math_letters_pdf(path: str | Path) -> Path:
+    """One page set as a maths font sets it: italic letters (U+1D449 and U+1D44A, the
+    mathematical italic V and W) with no space character before the next word ("from
+    𝑉to 𝑊is a function").  Written by hand: the text is Helvetica whose ToUnicode map
+    reads the bytes "V" and "W" as those letters (MuPDF's own writer cannot map
+    characters beyond U+FFFF)."""
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+            b"/CMapName /MathLetters def /CMapType 2 def\n"
+            b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+            b"2 beginbfrange <20> <55> <0020> <58> <7E> <0058> endbfrange\n"
+            b"2 beginbfchar <56> <D835DC49> <57> <D835DC4A> endbfchar\n"
+            b"endcmap CMapName currentdict /CMap defineresource pop end end\n")
+    content = (b"BT /F1 11 Tf 72 700 Td (A linear map from Vto Wis a function with two "
+               b"properties.) Tj 0 -15 Td (The product VW stays one word.) Tj ET\n")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"endstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+    Path(path).write_bytes(bytes(out))
+    return Path(path)
+
+
 def two_column_pdf(path: str | Path) -> Path:
     """One page: a wide title, then two columns of eight numbered lines each."""
     lines = [Line("A Two Column Article Title", MARGIN, 80, 16, "hebo")]

@@ -75,8 +75,9 @@ log = logging.getLogger(__name__)
 #: end keeps its hyphen, "human-robot" not "humanrobot", see ``core/hyphenation.py``; 6: a
 #: draft build's cross-reference keys, "{eq:continuity}", are not text, see
 #: ``core/pdf_document.py``; 7: a chunk's vector is made from its heading path and its
-#: text, ``core/chunking.py``'s ``embedding_text``).
-CHUNKER_VERSION = 7
+#: text, ``core/chunking.py``'s ``embedding_text``; 8: a mathematical letter glued to a
+#: plain word is split from it, ``core/pdf_layout.py``'s ``split_word``).
+CHUNKER_VERSION = 8
 
 
 class Library(IngestMixin, BookIndexMixin, StudyMixin, UnitVectorsMixin):

@@ -244,6 +244,19 @@ def test_ligatures_are_spelled_out(tmp_path):
         assert [w.text for w in b.words(0)][:3] == ["The", "first", "effect"]
 
 
+def test_a_mathematical_letter_glued_to_a_word_is_split_from_it(tmp_path):
+    path = pf.math_letters_pdf(tmp_path / "math.pdf")
+    with fitz.open(path) as raw:
+        assert "\U0001d44ais a function" in raw[0].get_text()  # no space in the PDF
+    with PdfBook.open(path) as b:
+        text = b.page(0).text
+        assert "A linear map from \U0001d449 to \U0001d44a is a function" in text
+        assert "The product \U0001d449\U0001d44a stays one word." in text  # letters only
+        words = {w.text: w.rect for w in b.words(0)}
+        assert words["\U0001d44a"][2] <= words["is"][0] + 0.01  # the box is shared out
+        assert b.search_rects(0, "from \U0001d449 to \U0001d44a is a function")
+
+
 def test_draft_cross_reference_keys_are_not_text(tmp_path):
     path = pf.draft_keys_pdf(tmp_path / "draft.pdf")
     with fitz.open(path) as raw:

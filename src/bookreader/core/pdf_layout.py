@@ -66,9 +66,20 @@ def normalize_text(text: str) -> str:
     return text
 
 
+#: Where a mathematical letter (the Unicode block of italic, bold and script letters a
+#: maths font sets variables in) meets a word of plain letters: a PDF typeset this way
+#: often has no space character there ("a function 𝑇∶𝑉→𝑊with", "𝑊is"), so the two
+#: read as one word and "𝑊is a function" is not "W is a function".
+_MATH_LETTER_GLUE = re.compile(r"(?<=[\U0001D400-\U0001D7FF])(?=[A-Za-z]{2})"
+                               r"|(?<=[A-Za-z]{2})(?=[\U0001D400-\U0001D7FF])")
+
+
 def split_word(text: str, box: tuple) -> list[tuple[str, tuple]]:
-    """A "word" that still holds spaces after cleaning (odd separators in the PDF) split
-    into words, its box shared out by character count."""
+    """A "word" that still holds spaces after cleaning (odd separators in the PDF), or a
+    mathematical letter glued to a plain word (:data:`_MATH_LETTER_GLUE`), split into
+    words, its box shared out by character count."""
+    if not text.isascii():
+        text = _MATH_LETTER_GLUE.sub(" ", text)
     parts = text.split()
     if len(parts) == 1:
         return [(text, box)]
