@@ -257,16 +257,15 @@ ALIASING = (
     "which returns a new, sorted list and leaves the original alone.")
 
 
-def test_a_goal_in_place_of_the_sentences_opening_is_not_a_swap(validator):
+def test_a_goal_in_place_of_the_sentences_opening_still_passes(validator):
     """Py4E window trial (stop 23), "How do I sort a list?": the small tier copied the
     sentence about sorted with the question's goal ("To sort a list,") in place of its
-    opening ("In this example"), and "sort" named a third time read as a term put in the
-    subject's place.  A goal restates what was asked; the statement after it is judged."""
+    opening ("In this example"); the answer is supported."""
     ok = validator.validate("To sort a list, you can use the built-in function sorted, which "
                             "returns a new, sorted list and leaves the original alone.",
                             ALIASING, question="How do I sort a list?")
     assert ok.passed, ok
-    # a term swapped in the statement after a goal is still found
+    # a term of the passage put in another's place is found behind a leading goal too
     from bookreader.core.claim_swaps import noun_terms, swapped_terms
 
     window = ("In this example you could also use the built-in function sorted, which "
@@ -274,6 +273,3 @@ def test_a_goal_in_place_of_the_sentences_opening_is_not_a_swap(validator):
     assert swapped_terms("To keep a copy, you can use the built-in function sorted, which "
                          "returns a new, sorted list and leaves the argument alone.", window,
                          noun_terms(ALIASING)) == [("argument", "origin")]
-    assert swapped_terms("To sort a list, you can use the built-in function sorted, which "
-                         "returns a new, sorted list and leaves the original alone.", window,
-                         noun_terms(ALIASING)) == []

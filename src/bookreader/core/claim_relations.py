@@ -36,7 +36,6 @@ from bookreader.core.lexicon import (
     CHANGE_TO,
     GROUND_AFTER,
     GROUND_BEFORE,
-    GROUND_NOUNS,
     MEANING,
     NOT_AFTER_SO,
     NOUN_BEFORE_CAUSE,
@@ -73,13 +72,6 @@ _CONNECTIVE = re.compile(
 _CAUSE_VERBS = frozenset({"cause", "causes", "caused", "causing"})
 #: Words that open a sentence before a fronted connective ("And because ...").
 _OPENERS = frozenset("and but or yet also only even".split())
-#: "The reason for X is (that) Y", "The purpose of X is to Y", "The reason is that Y"
-#: (X: the sentence before).
-_NOUN_GROUND = re.compile(
-    r"\bthe\s+(?:main\s+|only\s+|real\s+)?(?P<noun>" + "|".join(n for n, _ in GROUND_NOUNS)
-    + r")s?(?:\s+(?:for|of|why|behind)\s+(?P<consequent>[^,;]+?))?\s+(?:is|was|are|were)\s+"
-    r"(?:that\s+|because\s+|to\s+)?(?P<ground>\S.*)$", re.IGNORECASE | re.DOTALL)
-_NOUN_KIND = dict(GROUND_NOUNS)
 _JOINED = re.compile(r"(?:[,;:\u2014]|\band)\s*$", re.IGNORECASE)
 
 
@@ -164,12 +156,6 @@ def relations(sentence: str, previous: str = "") -> tuple[Relation, ...]:
             continue  # "do so", "is so large"
         found.append((m, phrase, kind, side, opening))
     out: list[Relation] = []
-    said = _NOUN_GROUND.search(text)
-    if said is not None:
-        ground, consequent = said.group("ground"), said.group("consequent") or previous
-        if not _bare(ground) and consequent.strip() and not _bare(consequent):
-            out.append(Relation(_NOUN_KIND[said.group("noun").lower()],
-                                ground.strip(" ,;:."), consequent.strip(" ,;:")))
     for k, (m, phrase, kind, side, opening) in enumerate(found):
         # each part runs to the next connective (or from the one before): "A because B,
         # so C" relates A to B and B to C
@@ -338,8 +324,8 @@ def _states(ground: set[str], consequent: set[str], h: _Held, before: set[str],
             said: set[str]) -> bool:
     """True when the context relation ``h`` states the claim's relation: its ground holds
     the claim's ground and its consequent the claim's consequent.  A part of ``h`` that
-    names too little to compare ("The reason for *the error* is that ...") points back:
-    the text ``before`` it must hold the claim's part instead."""
+    names too little to compare (fewer than :data:`OTHER_TERMS` terms the claim does not
+    hold) points back: the text ``before`` it must hold the claim's part instead."""
     def holds(part: set[str], held: frozenset[str]) -> bool:
         if _share(part, held) >= PART_MATCH:
             return True

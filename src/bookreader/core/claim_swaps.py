@@ -111,11 +111,6 @@ def noun_terms(text: str) -> set[str]:
     return out
 
 
-#: A claim's leading goal, an infinitive clause up to its comma ("To sort a list, ",
-#: "To read a line of input, "): the small tier opens most "how do I" answers with one.
-_GOAL = re.compile(r"^\s*To\s+[^,.;:]{3,80},\s*")
-
-
 def swapped_terms(claim: str, window_sentence: str,
                   elsewhere: set[str]) -> list[tuple[str, str]]:
     """The terms ``claim`` puts in the place of other terms of ``window_sentence``.
@@ -132,15 +127,8 @@ def swapped_terms(claim: str, window_sentence: str,
       says ``dict`` and uses "list" about something else).
 
     A paraphrase renames ordinary words with words the passage does not use, so it is
-    not caught.  A leading goal ("To sort a list, ...": :data:`_GOAL`) is left out of the
-    alignment: it restates what was asked, in place of the window's own opening ("In this
-    example you could also use the built-in function sorted ..."), and names no term of
-    the statement (the rest of the check still reads the whole sentence).  Returns (x, y)
-    stem pairs; empty when the sentences are not aligned.
+    not caught.  Returns (x, y) stem pairs; empty when the sentences are not aligned.
     """
-    goal = _GOAL.match(claim)
-    if goal is not None:
-        claim = claim[goal.end():]
     a_words = _content_words(claim)
     a = [stem(x) for x in a_words]
     w = [stem(x) for x in _content_words(window_sentence)]

@@ -85,10 +85,6 @@ def is_negation(word: str) -> bool:
     return lw in NEGATION_WORDS or bool(_NT.search(lw))
 
 
-#: Words that open another clause: a negation's scope ends before them ("contains *no
-#: characters* but ...", "it does not change, *because* ...").
-_CLAUSE_OPENERS = frozenset(
-    "but so yet because although though whereas while unless until which".split())
 #: After "and"/"or", a verb of this list opens another predicate with the same subject:
 #: "contains *no characters* and *has* length 0" says the string has length 0.
 FINITE_VERBS = frozenset(
@@ -97,11 +93,10 @@ FINITE_VERBS = frozenset(
 
 
 def _ends_scope(ws: list[str], j: int) -> bool:
-    """True when ``ws[j]`` starts a clause of its own (see :data:`_CLAUSE_OPENERS`)."""
-    lw = ws[j].lower()
-    if lw in _CLAUSE_OPENERS:
-        return True
-    return lw in ("and", "or") and j + 1 < len(ws) and ws[j + 1].lower() in FINITE_VERBS
+    """True when ``ws[j]`` starts another predicate: "and"/"or" before a finite verb (see
+    :data:`FINITE_VERBS`)."""
+    return (ws[j].lower() in ("and", "or") and j + 1 < len(ws)
+            and ws[j + 1].lower() in FINITE_VERBS)
 
 
 def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
@@ -134,9 +129,9 @@ def _head(ws: list[str], i: int) -> str:
 
 
 class Cue(NamedTuple):
-    """One negation: its kind ("not", "optional"; or "contrast", "avoid": a word such as
-    "different" or "avoid" that says "not" without a negation, matches one and needs
-    none) and the stems it bears on."""
+    """One negation: its kind ("not", "optional"; or "avoid": a verb such as "avoid" that
+    says "not" of its object without a negation, matches one and needs none) and the stems
+    it bears on."""
 
     kind: str
     scope: set[str]
@@ -225,8 +220,6 @@ def negation_cues(sentence: str) -> list[Cue]:
                     cues.append(Cue("not", {"same"}, reach=frozenset({"same"}), head="same"))
                 else:  # "Python 3 does not.": it bears on its subject, all of it
                     cues.append(Cue("not", _scope(ws, i, NEGATION_SCOPE, 0), whole=True))
-            elif lw in _CONTRAST_WORDS:
-                cues.append(Cue("contrast", set()))  # matches "not the same", needs nothing
             elif lw in _AVOID_WORDS:  # "to avoid conflicts" matches "without conflicts"
                 cues.append(Cue("avoid", _scope(ws, i, 0, NEGATION_SCOPE),
                                 reach=frozenset(_scope(ws, i, 0, len(ws))), head=_head(ws, i)))
@@ -281,22 +274,15 @@ def polarity_agrees(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_:
     needed (``requirement``: "must include a default case", "cannot be omitted"): "the
     default block is executed when no case matches" does not deny that the block is
     optional (a negated claim, "there is no default case", needs its own negation in the
-    window anyway).  A contrast word ("different") or an avoiding verb ("avoid") says
-    "not" without a negation: it can match one of the other text and needs none.
+    window anyway).  An avoiding verb ("avoid") says "not" without a negation: it can
+    match one of the other text and needs none.
     """
     def concerns(w: Cue) -> bool:
         return w.bears_on(claim_terms_) and (w.kind != "optional" or requirement)
 
-    return _cues_matched(claim_cues, window_cues + _contrast_cues(window_cues), window_terms,
+    return _cues_matched(claim_cues, window_cues + _avoid_cues(window_cues), window_terms,
                          lambda c: True, claim_terms_) and \
-        _cues_matched(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_, concerns)
-
-
-#: "different", "differ", "distinct": "*not* the same" said without a negation.
-_CONTRAST_WORDS = frozenset("differ differs differed different difference differences distinct "
-                            "unlike".split())
-#: What "not" bears on when it says "different": "not the same", "not equal", "not identical".
-_SAMENESS = frozenset(stem(w) for w in ("same", "equal", "identical", "alike"))
+        _cues_matched(window_cues, claim_cues + _avoid_cues(claim_cues), claim_terms_, concerns)
 
 
 #: Verbs that say "not" of their object: "to *avoid* conflicts" = "without conflicts".
@@ -304,17 +290,11 @@ _AVOID_WORDS = frozenset("""avoid avoids avoided avoiding prevent prevents preve
     skip skips skipped skipping ignore ignores ignored ignoring""".split())
 
 
-def _contrast_cues(cues: list[Cue]) -> list[Cue]:
-    """The "not" that a contrast word ("not the same") or an avoiding verb ("not" its
-    object) among ``cues`` says without a negation (see :func:`negation_cues`): they can
-    match a negation of the other text, and need none themselves."""
-    out = []
-    for c in cues:
-        if c.kind == "contrast":
-            out.append(Cue("not", set(_SAMENESS), reach=frozenset(_SAMENESS), head="same"))
-        elif c.kind == "avoid":
-            out.append(c._replace(kind="not"))
-    return out
+def _avoid_cues(cues: list[Cue]) -> list[Cue]:
+    """The "not" that an avoiding verb among ``cues`` says of its object without a
+    negation (see :func:`negation_cues`): it can match a negation of the other text, and
+    needs none itself."""
+    return [c._replace(kind="not") for c in cues if c.kind == "avoid"]
 
 
 def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], concerns,
@@ -326,7 +306,7 @@ def _cues_matched(cues: list[Cue], others: list[Cue], other_terms: set[str], con
     do; when it does, the other cue must bear on it (within its clause).
     """
     for c in cues:
-        if c.kind in ("contrast", "avoid") or not concerns(c):
+        if c.kind == "avoid" or not concerns(c):
             continue
         key = {c.head} if c.head else c.scope
         if c.head and c.kind == "not" and not c.whole and not _scopes_meet(key, other_terms):
@@ -370,8 +350,8 @@ def denies(claim_cues: list[Cue], window_cues: list[Cue], claim_terms_: set[str]
             return True
         return False
 
-    return (one_way(window_cues, claim_cues + _contrast_cues(claim_cues), claim_terms_)
-            or one_way(claim_cues, window_cues + _contrast_cues(window_cues), window_terms))
+    return (one_way(window_cues, claim_cues + _avoid_cues(claim_cues), claim_terms_)
+            or one_way(claim_cues, window_cues + _avoid_cues(window_cues), window_terms))
 
 
 #: Words that open a condition: a negation after them in its clause states nothing.

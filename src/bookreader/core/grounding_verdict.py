@@ -34,14 +34,14 @@ kind); the test halves only report.
     claim that uses it (stemming made "equal" support "equals"), and in a pair the
     sentence naming it must hold two of the claim's terms the other lacks (roles
     swapped across two sentences);
-  - negation: "optional" bears only on a claim about requirement; "different", "avoid",
-    "prevent", "skip", "ignore" and a belief the text calls mistaken ("a common mistake
-    is to assume that X") negate their object; a negation whose clause names no content
-    word bears on nothing, one inside a condition ("if no errors occur, ...") denies
-    nothing, and its scope ends where another clause or predicate begins; ``None`` is a
-    value, not a negation; a claim that concedes ("even if") needs a concession in its
-    support; a window that supports only in other words fails when the sentence beside
-    it denies the claim's very word;
+  - negation: "optional" bears only on a claim about requirement; "avoid", "prevent",
+    "skip", "ignore" and a belief the text calls mistaken ("a common mistake is to
+    assume that X") negate their object; a negation whose clause names no content word
+    bears on nothing, one inside a condition ("if no errors occur, ...") denies nothing,
+    and its scope ends at a comma, semicolon, colon, bracket or dash, or where another
+    predicate begins ("and has ..."); a claim that concedes ("even if") needs a
+    concession in its support; a window that supports only in other words fails when the
+    sentence beside it denies the claim's very word;
   - definitions: the paraphrase route needs coverage of what the claim says of its
     subject (``new_coverage``), since a definition can otherwise pass on the subject's
     own words alone; the question's words count as the subject too; a sentence lending

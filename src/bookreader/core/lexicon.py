@@ -62,13 +62,6 @@ GROUND_BEFORE: tuple[tuple[str, str], ...] = (
 #: opposite change.
 CHANGE_FROM, CHANGE_TO = "from", "to"
 
-#: Nouns that name a ground: "*The reason for* the error *is that* strings are
-#: immutable", "*The purpose of* an index is to find rows faster".
-GROUND_NOUNS: tuple[tuple[str, str], ...] = (
-    ("reason", CAUSE), ("cause", CAUSE), ("explanation", CAUSE), ("purpose", PURPOSE),
-    ("goal", PURPOSE), ("aim", PURPOSE),
-)
-
 #: Connectives of :data:`GROUND_BEFORE` that are sentence adverbs (see there).
 ADVERBS = frozenset(("so", "therefore", "thus", "hence", "consequently", "as a result",
                      "as a consequence", "for this reason"))
