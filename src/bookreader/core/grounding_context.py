@@ -126,11 +126,6 @@ def code_names(text: str) -> frozenset[str]:
                      if m.group(1).lower() not in STOPWORDS)
 
 
-#: A glossary entry inside a sentence: ". abstract class: A class that ..." (a vocabulary
-#: section's terms are lower-case, so the sentence splitter does not cut before them).
-_GLOSSARY_ENTRY = re.compile(r"(?<=[.!?])\s+(?=[a-z][\w-]*(?: [\w-]+){0,3}: [A-Z])")
-
-
 #: A docstring's or a comment line's words inside a support sentence: the sentence
 #: splitter keeps a listing's lines together ("class InventorySystem:\n\"\"\"
 #: Warehouse inventory tracking system\"\"\"\ndef __init__ ..." is one sentence).
@@ -152,13 +147,12 @@ def marked_texts(sentence: str) -> list[str]:
 
 
 def support_sentences(context_text: str) -> list[str]:
-    """The context's sentences, a glossary's entries apart ("refactor: To restructure
-    ... behavior. abstract class: A class that is declared as abstract ...": each entry
-    is a statement of its own, and one entry's "not" says nothing of the next)."""
+    """The context's sentences, a listing's fields apart: what follows a field's label on
+    a line of its own ("com_pos: Center of mass position") describes the label, not what
+    the line before it talks about (:data:`~bookreader.core.code_text.FIELD_LINE`)."""
     out: list[str] = []
     for sent in split_sentences(context_text):
-        for entry in _GLOSSARY_ENTRY.split(sent):
-            out.extend(p.strip() for p in FIELD_LINE.split(entry) if p.strip())
+        out.extend(p.strip() for p in FIELD_LINE.split(sent) if p.strip())
     return out
 
 
