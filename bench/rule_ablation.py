@@ -124,7 +124,7 @@ def restore(undo: list[tuple[object, str, object]]) -> None:
 
 
 def ask_split(library, items_by_book: dict[str, list[dict]], ids: dict[str, str]) -> dict:
-    counts = {"gold": 0, "correct": 0, "false_nc": 0, "oos_declined": 0}
+    counts: dict = {"gold": 0, "correct": 0, "false_nc": 0, "oos_declined": 0}
     per_q = {}
     for stem, items in items_by_book.items():
         for item in items:
@@ -180,7 +180,7 @@ def judge_verifier(embedder, sets: dict[str, list]) -> dict:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--split", choices=tuple(books.SPLITS), default="tune")
     ap.add_argument("--data-dir", default=str(Path(__file__).parent / "results" / "cache"))
     ap.add_argument("--module", nargs="*", default=None,
