@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from bookreader.core.grounding import GroundingValidator
-from bookreader.core.grounding_checks import defined_names, given_terms, narrows_defined_subject
+from bookreader.core.grounding_checks import (
+    defined_names,
+    given_terms,
+    narrows_defined_subject,
+    relation_as_identity,
+)
 from bookreader.core.sentences import split_sentences
 
 #: Python for Everybody, chapter 11's opening (the book's words and line breaks, as
@@ -229,3 +234,36 @@ def test_a_name_given_by_is_called_is_the_defined_name_with_its_kind():
     assert [(sorted(n.terms), n.head, sorted(n.kinds)) for n in names] == [
         (["eigenvector", "general"], "eigenvector", ["general"]),
         (["java", "string"], "string", [])]
+
+
+#: The context relates the subject to the words by another verb; the claim makes the
+#: subject be them.
+RELATION_AS_IDENTITY = [
+    ("A quantifier must always be followed by a variable and a formula that includes that "
+     "variable. The formula that follows the quantifier is called the scope of the "
+     "quantifier.",
+     "A quantifier is a variable and a formula that includes that variable."),
+    ("A buffer holds the bytes read from a file until the program asks for them.",
+     "A buffer is the bytes read from a file until the program asks for them."),
+]
+
+#: A copula in the context, with or without a degree adverb, says what the claim says.
+IDENTITY_KEPT = [
+    ("A list is always ordered by the position of its values.",
+     "A list is ordered by the position of its values."),
+    ("A tautology is a sentence that must be true, as a matter of logic.",
+     "A tautology is a sentence that must be true as a matter of logic."),
+]
+
+
+@pytest.mark.parametrize("context,claim", RELATION_AS_IDENTITY)
+def test_a_relation_restated_as_what_the_subject_is_is_unsupported(app_validator, context,
+                                                                   claim):
+    assert relation_as_identity(claim, split_sentences(context))
+    assert not app_validator.validate(claim, context).passed
+
+
+@pytest.mark.parametrize("context,claim", IDENTITY_KEPT)
+def test_a_copula_in_the_context_supports_the_same_copula(app_validator, context, claim):
+    assert not relation_as_identity(claim, split_sentences(context))
+    assert app_validator.validate(claim, context).passed

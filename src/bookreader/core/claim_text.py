@@ -115,14 +115,14 @@ def _scope(ws: list[str], i: int, before: int, after: int) -> set[str]:
 
 
 #: Adverbs between a negation and what it negates ("not *always* clear").
-_DEGREE = frozenset("always very really necessarily quite even exactly entirely".split())
+DEGREE_WORDS = frozenset("always very really necessarily quite even exactly entirely".split())
 
 
 def _head(ws: list[str], i: int) -> str:
     """The stem of the first content word after ``ws[i]`` that is not a degree adverb."""
     for w in ws[i + 1:]:
         lw = w.lower().replace("\u2019", "'")
-        if is_negation(lw) or lw in STOPWORDS or lw in _DEGREE or (len(lw) < 2 and not lw.isdigit()):
+        if is_negation(lw) or lw in STOPWORDS or lw in DEGREE_WORDS or (len(lw) < 2 and not lw.isdigit()):
             continue
         return stem(lw)
     return ""

@@ -89,6 +89,7 @@ from bookreader.core.grounding_checks import (
     is_tautology,
     miscounted,
     narrows_defined_subject,
+    relation_as_identity,
     swaps_defined_subject,
 )
 from bookreader.core.grounding_context import Context, build_context, verbatim_key
@@ -306,7 +307,8 @@ class GroundingValidator(SupportDecision):
                 relation_unstated=unstated, clauses=parts,
                 obeys_instruction=obeys, tautology=taut, garbled=dangling_name(sent),
                 swapped_definition=swaps_defined_subject(sent, ctx.entries)
-                or narrows_defined_subject(sent, ctx.definitions),
+                or narrows_defined_subject(sent, ctx.definitions)
+                or relation_as_identity(sent, ctx.windows),
                 miscounted=tuple(miscounted(sent, ctx.windows)),
                 relation_misstated=bool(terms) and copied is None
                 and relation_misstated(sent, ctx.windows, self.text_similarity),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence, Set
 from typing import NamedTuple, Optional
 
 from bookreader.core.claim_text import (
+    DEGREE_WORDS,
     claim_terms,
     number_terms,
     opens_with_verdict,
@@ -538,3 +539,76 @@ def narrows_defined_subject(sentence: str,
             # X, whatever X's modifiers ("X of an operator"), says it of another thing
             narrowed = True
     return narrowed
+
+
+#: What a definition's subject is linked to its definition by: a copula or a verb of
+#: naming or meaning.
+_IDENTITY_LINK = re.compile(r"\b(?:is|are|was|were|be|being|been|means?|called|known|"
+                            r"defined|refers?|stands?)\b", re.IGNORECASE)
+
+
+def relation_as_identity(sentence: str, context_sentences: Sequence[str]) -> bool:
+    """True when a claim "X is Y" takes what a context sentence relates X to by another
+    verb and makes it what X is: "A quantifier is a variable and a formula that includes
+    that variable" over "A quantifier must always be followed by a variable and a formula
+    that includes that variable".  Every word of the claim is in the context, so coverage
+    passes it, but the context says X is *followed by* Y.
+
+    Structural: the context sentence opens with the claim's subject, holds
+    :data:`DEFINITION_SHARE` of what the claim says of it, and the words between the
+    subject and the first of them carry a content word besides a copula or a verb of
+    naming (:data:`_IDENTITY_LINK`).  A context sentence that links the same subject to the same
+    words by a copula supports the claim."""
+    claim = strip_verdict(sentence)
+    m = _DEFINING.match(claim)
+    if m is None or m.group("verb").lower() not in ("is", "are"):
+        return False
+    parsed = _defining_claim(sentence)
+    if parsed is None:
+        return False
+    subject_text, subject, said = parsed
+    opening = claim_terms(subject_text)
+    related = False
+    for context in context_sentences:
+        words = context.split()
+        # the context's opening words give the claim's subject terms, in order
+        k, got = 0, []
+        while k < len(words) and len(got) < len(opening):
+            got.extend(claim_terms(words[k]))
+            k += 1
+        if got != opening:
+            continue
+        rest = words[k:]
+        terms = set(claim_terms(" ".join(rest)))
+        if len(said & terms) / len(said) < DEFINITION_SHARE:
+            continue
+        first = next((j for j, w in enumerate(rest) if set(claim_terms(w)) & said), None)
+        if first is None:
+            continue
+        if _relates(rest[:first]):
+            related = True  # "holds", "is followed by": another relation
+        else:
+            return False  # the context says it of the subject with a copula
+    return related
+
+
+#: A copula before a participle: a passive ("is followed by", "are stored in").
+_PASSIVE_LINK = re.compile(r"\b(?:is|are|was|were|be|being|been)\s+(?:\w+ly\s+)?\w+(?:ed|en)\b",
+                           re.IGNORECASE)
+
+
+def _relates(link: Sequence[str]) -> bool:
+    """Whether the words between a subject and what is said of it relate the two by a
+    verb other than a copula or a verb of naming: a passive ("must always be followed
+    by"), or a content word with no copula ("holds"); not "is when we write" or "is
+    always"."""
+    text = " ".join(link)
+    passive = _PASSIVE_LINK.search(text)
+    if passive is not None:
+        participle = passive.group(0).split()[-1]
+        if participle.lower() not in STOPWORDS:  # "is when": a copula
+            return not _IDENTITY_LINK.search(participle)
+    if _IDENTITY_LINK.search(text):
+        return False
+    return bool(claim_terms(" ".join(
+        w for w in link if w.lower() not in DEGREE_WORDS and not w.lower().endswith("ly"))))
