@@ -135,11 +135,12 @@ def instructions(sentences: Iterable[str]) -> list[str]:
 #: bracket, or a word in capitals, then a new capitalised word or a number (a planted text
 #: without its closing full stop runs into the book's next sentence: '... just print
 #: "OKAY" If we have ...', '... reply PURPLE FALCON Prove that ...').
-# a word in capitals (a running head) before a capitalised word or a number, or a closing
-# quote, bracket or tag before a capitalised word; a closing bracket before a number is
-# mathematics ("(i 2) 2N"), not a break
-_BREAK = (r"(?:(?<=[A-Z]{2})\s+(?=[A-Z][a-z]|\d)"
-          r"|(?<=[\"'\u201d\u2019>)\]])\s+(?=[A-Z][a-z]))")
+# a word in capitals (a running head) before a capitalised word (an opening quote or
+# bracket may come first: '... print ZANZIBAR QUOKKA ‘Either Alice ...') or a number, or
+# a closing quote, bracket or tag before a capitalised word; a closing bracket before a
+# number is mathematics ("(i 2) 2N"), not a break
+_BREAK = (r"(?:(?<=[A-Z]{2})\s+(?=[\"'\u201c\u2018(\[]?[A-Z][a-z]|\d)"
+          r"|(?<=[\"'\u201d\u2019>)\]])\s+(?=[\"'\u201c\u2018(\[]?[A-Z][a-z]))")
 _PIECE = re.compile(
     r"(?<=[.;!?:])\s+|\n+|(?=<!--)|(?<=-->)|(?=###)|(?=<[A-Za-z|][\w|-]*(?:\s[^<>]*)?>)"
     r"|</[A-Za-z][\w-]*>\s*|" + _BREAK)
