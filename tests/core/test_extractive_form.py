@@ -109,6 +109,14 @@ def test_prose_leads_the_answer_when_a_docstring_matches_the_question_better(emb
                          Excerpt(2, "Path Planning", "88", prose)).splitlines()
     assert lines[0].startswith("The A* algorithm is a popular"), lines
     assert not lines[0].startswith('"""')
+    # Prose of another section nearly as good is about something else: the docstring
+    # keeps the lead.
+    first = prose.split(". ")[0] + "."
+    lines = _book_answer(embedder,
+                         "How does the A* algorithm use a heuristic to find the shortest path?",
+                         Excerpt(1, "Path Planning", "89", listing),
+                         Excerpt(2, "Graph Search Overview", "12", first)).splitlines()
+    assert lines[0].startswith("Plan path using A* algorithm [Source:"), lines
     # A sentence that says how, read with the one its "It" points to (stop 37), is better
     # than the docstring on its own merits, whatever its section: it leads, after that one.
     lines = _book_answer(embedder,
@@ -335,15 +343,12 @@ def test_a_sentence_that_points_back_is_judged_with_the_one_it_points_to(embedde
     lines = _book_answer(embedder,
                          "How can a robot's interface show its state and intentions to the "
                          "operator?",
+                         Excerpt(1, "Visual Feedback Systems", "32", unity),
                          Excerpt(2, "Human-Robot Interaction Design", "27", hri)).splitlines()
     # the sentence that says how, after the one that says what "this" is
     assert lines[0].startswith("Key principles include: Transparency:"), lines
     assert lines[1].startswith("This can be achieved through visual indicators"), lines
-    # another page's general sentence about the question's words may lead instead (the
-    # ranking prefers no sentence form for "how"); the pointing sentence never comes alone
-    lines = _book_answer(embedder,
-                         "How can a robot's interface show its state and intentions to the "
-                         "operator?",
-                         Excerpt(1, "Visual Feedback Systems", "32", unity),
-                         Excerpt(2, "Human-Robot Interaction Design", "27", hri)).splitlines()
-    assert not any(line.startswith("This can be achieved") for line in lines[:1]), lines
+    # the means is the shape of a "how" answer
+    assert answer_type_bonus("procedure", "This can be achieved through visual indicators.",
+                             set()) > 0
+    assert answer_type_bonus("procedure", "This is achieved.", set()) == 0

@@ -1,7 +1,7 @@
 """What kind of answer a question wants, and which sentences can be one.
 
 The extractive backend's sentence preferences (:func:`answer_type_bonus`: a definition
-for "what is", a reason for "why"; a heading, a lead-in to code, a
+for "what is", a procedure for "how", a reason for "why"; a heading, a lead-in to code, a
 contents line, an exercise down), shared by :mod:`bookreader.core.quotes` and
 :mod:`bookreader.core.focus` through :mod:`bookreader.core.llm.extractive`, which
 re-exports every public name of this module.
@@ -46,6 +46,12 @@ _DEFINES = re.compile(
     # "A deadlock occurs when two threads wait for each other."
     r"\b(?:occurs?|happens?)\s+(?:when|if)\b", re.IGNORECASE)
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
+_PROCEDURE = re.compile(
+    r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
+    r"\w+ing|type|write|call|declare|create|run|install|"
+    # the means: "This can be achieved through visual indicators, status displays, ..."
+    r"(?:achieved|accomplished|done|implemented|realized)\s+(?:through|by|with|using))\b",
+    re.IGNORECASE)
 _REASON = re.compile(r"\b(?:because|since|so\s+that|in\s+order\s+to|the\s+reason|"
                      r"therefore|causes?|which\s+means)\b", re.IGNORECASE)
 _INTRODUCES_CODE = re.compile(
@@ -155,6 +161,8 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
             before = re.split(_DEFINES, s, maxsplit=1)[0]
             subject = set(content_terms(before))
             bonus += 0.15 if subject & q_terms else 0.05
+    elif kind == "procedure" and _PROCEDURE.search(s):
+        bonus += 0.08
     elif kind == "reason" and _REASON.search(s):
         bonus += 0.1
     return bonus
