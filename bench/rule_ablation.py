@@ -60,29 +60,22 @@ def _is_word_list(value) -> bool:
 
 def rules_of(module) -> list[tuple[str, object]]:
     """(name, object) of each module-level rule defined in ``module`` (not imported)."""
-    out = []
-    for name, value in vars(module).items():
-        if name.startswith("__"):
-            continue
-        if isinstance(value, re.Pattern) or _is_word_list(value):
-            if _defined_in(module, name):
-                out.append((name, value))
-    return out
+    assigned = _assigned_names(module)
+    return [(name, value) for name, value in vars(module).items()
+            if name in assigned and (isinstance(value, re.Pattern) or _is_word_list(value))]
 
 
-def _defined_in(module, name: str) -> bool:
+def _assigned_names(module) -> set[str]:
+    """The names a module's own top-level statements assign (its source read once)."""
     import ast
 
-    src = Path(module.__file__).read_text(encoding="utf-8")
-    for node in ast.parse(src).body:
-        targets = []
+    names: set[str] = set()
+    for node in ast.parse(Path(module.__file__).read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign):
-            targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            targets = [node.target.id]
-        if name in targets:
-            return True
-    return False
+            names.add(node.target.id)
+    return names
 
 
 def _off(value):

@@ -145,7 +145,7 @@ def is_tautology(sentence: str, question: str = "", selection: str = "") -> bool
         return False
     given = {t for t in content_terms(question) if t not in _VAGUE}
     # "X is X": the part after the verb adds nothing to the part before it, and what the
-    # part before adds comes from the question ("Java performs integer division when the
+    # part before adds comes from the question ("The compiler performs integer division when the
     # operands are integers" repeats one word across a subordinate "are": an answer).
     m = _COPULA.search(sentence)
     if m:
@@ -412,7 +412,7 @@ def swaps_defined_subject(sentence: str,
     # "A boolean expression is a data type with only two possible values, true and false."
     # over "boolean: A data type with only two possible values, true and false.": the
     # entry's term is a modifier of the subject, whose head noun (its last word:
-    # "expression") it does not name.  ("A Java String is a sequence
+    # "expression") it does not name.  ("A Unicode String is a sequence
     # of characters" over "string: A sequence of characters" keeps its head: no swap.)
     head = claim_terms(_POST_MODIFIER.split(subject_text, maxsplit=1)[0])[-1:]
     return bool(head) and any(
@@ -432,7 +432,7 @@ class DefinedName(NamedTuple):
     """A name a context sentence defines: its terms, its head term, the terms of what is
     said of it, and the terms of the modifiers before the head that name a kind of it
     ("simple" and "random" in "simple random sample"; a capitalised word inside a
-    sentence names a context, "Java" in "Java String", and is not one)."""
+    sentence names a context, "Unicode" in "Unicode String", and is not one)."""
 
     terms: frozenset[str]
     head: str
@@ -456,7 +456,7 @@ def _proper_words(sentences: Sequence[str]) -> set[str]:
 
 def defined_names(context_sentences: Iterable[str]) -> list[DefinedName]:
     """Each name a context sentence defines ("A sample space is the set of all possible
-    outcomes", "A vector is called an eigenvector if ...") or a labelled entry gives
+    outcomes", "A chord is called a seventh chord if ...") or a labelled entry gives
     ("Sample space: ..."), as :class:`DefinedName`.  The head is the last term of the name
     before a post-modifier ("a basis *of* V": "basis"; "sample space": "space"), except in
     a mention: "The word piano is Italian in origin" describes a word, so its head is
@@ -474,8 +474,8 @@ def defined_names(context_sentences: Iterable[str]) -> list[DefinedName]:
             m = _DEFINING.match(sentence)
             if m is None:
                 continue
-            name, said, verb = m.group("subject"), sentence[m.end():], m.group("verb")
             rest = sentence[m.end():]
+            name, said, verb = m.group("subject"), rest, m.group("verb")
             if rest[:7].lower() == "called ":  # the verb matched "is" of "is called"
                 rest, verb = rest[7:], verb + " called"
             if verb.lower().endswith("called"):
@@ -510,10 +510,11 @@ def narrows_defined_subject(sentence: str,
     (:func:`defined_names`).
 
     The head and the modifiers that name a kind decide, not the number of words: "A
-    string is a sequence of characters" over "A Java String is a sequence of characters"
-    keeps its head ("string") and drops only a name, a fair restatement; "A basis is a
-    list ..." over "A basis of V is a list ..." names the same head; "An eigenvector is
-    ..." over "A vector is called a generalized eigenvector if ..." drops a kind.  A context that also defines the subject itself with the same words
+    string is a sequence of characters" over "A Unicode String is a sequence of
+    characters" keeps its head ("string") and drops only a name, a fair restatement; "A
+    scale is a list ..." over "A scale of a key is a list ..." names the same head; "A
+    chord is ..." over "A triad is called a seventh chord if ..." drops a kind.  A context
+    that also defines the subject itself with the same words
     (:data:`DEFINITION_SHARE` of what the claim says) supports the claim.  What a mention
     says of a word ("The word X is ...", head "word") is said of another thing by any
     claim about X, with or without modifiers.
@@ -549,16 +550,16 @@ _IDENTITY_LINK = re.compile(r"\b(?:is|are|was|were|be|being|been|means?|called|k
 
 def relation_as_identity(sentence: str, context_sentences: Sequence[str]) -> bool:
     """True when a claim "X is Y" takes what a context sentence relates X to by another
-    verb and makes it what X is: "A quantifier is a variable and a formula that includes
-    that variable" over "A quantifier must always be followed by a variable and a formula
-    that includes that variable".  Every word of the claim is in the context, so coverage
-    passes it, but the context says X is *followed by* Y.
+    verb and makes it what X is: "A cadence is a rest and the opening of a new phrase"
+    over "A cadence must always be followed by a rest and the opening of a new phrase".
+    Every word of the claim is in the context, so coverage passes it, but the context
+    says X is *followed by* Y.
 
     Structural: the context sentence opens with the claim's subject, holds
     :data:`DEFINITION_SHARE` of what the claim says of it, and the words between the
     subject and the first of them carry a content word besides a copula or a verb of
-    naming (:data:`_IDENTITY_LINK`).  A context sentence that links the same subject to the same
-    words by a copula supports the claim."""
+    naming (:data:`_IDENTITY_LINK`).  A context sentence that links the same subject to
+    the same words by a copula supports the claim."""
     claim = strip_verdict(sentence)
     m = _DEFINING.match(claim)
     if m is None or m.group("verb").lower() not in ("is", "are"):

@@ -125,7 +125,7 @@ _NEXT_WORD = re.compile(r"[\"'\u201c\u2018(\[]?([A-Za-z]+)(\.?)")
 
 def _ends_at_letter(piece: str, rest: str) -> bool:
     """True when a full stop after a single letter ends the sentence: the letter names a
-    variable ("... an eigenvalue of T. A vector ..."), not an initial, because the next
+    variable ("... the mean of sample X. The variance ..."), not an initial, because the next
     word is a function word ("A", "The", "If") that no name is, and no initial either."""
     if _SINGLE_LETTER_END.search(piece.rstrip()) is None:
         return False
