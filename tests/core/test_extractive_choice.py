@@ -159,3 +159,29 @@ def test_the_fitted_calibration_can_say_medium_and_says_low_for_a_weak_answer():
     assert calibration.level(calibration.calibrated(best)) in ("medium", "high")
     assert calibration.level(calibration.calibrated(weak)) == "low"
     assert calibration.calibrated(weak) < 0.3 < calibration.calibrated(best)
+
+
+@pytest.mark.parametrize("question, defines, names_by_it", [
+    # A synonym stated by the asked term defines the other name, not the term.
+    ("What is a linear map?",
+     "A linear map from V to W is a function T from V to W with the following properties.",
+     "Some authors use the phrase linear transformation, which means the same as linear map."),
+    ("What is a traversal?",
+     "A traversal is a loop that goes through every element of an array in turn.",
+     "Iterating over an array, which means the same as a traversal, is common."),
+    # "X is called Y" defines Y: a name given to the asked term is not its definition.
+    ("What is a linear map?",
+     "A function that preserves addition and scalar multiplication is called a linear map.",
+     "A linear map is called injective if it sends distinct vectors to distinct vectors."),
+])
+def test_a_sentence_that_defines_another_name_by_the_asked_term_is_not_its_definition(
+        question, defines, names_by_it):
+    from bookreader.core.llm.answer_type import answer_type_bonus, content_terms
+
+    q_terms = set(content_terms(question))
+    assert answer_type_bonus("definition", defines, q_terms) > answer_type_bonus(
+        "definition", names_by_it, q_terms)
+    messages = build_messages(Mode.BOOK, question, excerpts=[
+        Excerpt(1, "3.A Definitions", "52", f"{names_by_it} {defines}")])
+    first = ExtractiveBackend().answer(messages).splitlines()[0]
+    assert first.startswith(defines[:30]), first

@@ -45,6 +45,8 @@ _DEFINES = re.compile(
     r"\brefers?\s+to\b|(?<!n't\s)(?<!n\u2019t\s)(?<!not\s)\bmeans?\b|\bis\s+a\s+way\b|"
     # "A deadlock occurs when two threads wait for each other."
     r"\b(?:occurs?|happens?)\s+(?:when|if)\b", re.IGNORECASE)
+#: A defining verb that puts the name defined after it ("... is called a functor").
+_NAMES_AFTER = re.compile(r"\b(?:is|are)\s+(?:called|known\s+as)\b", re.IGNORECASE)
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
 _PROCEDURE = re.compile(
     r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
@@ -158,9 +160,19 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         if head and set(content_terms(head.group(1))) and set(content_terms(head.group(1))) <= q_terms:
             bonus += 0.3
         elif _DEFINES.search(s):
-            before = re.split(_DEFINES, s, maxsplit=1)[0]
-            subject = set(content_terms(before))
-            bonus += 0.15 if subject & q_terms else 0.05
+            before, after = (_DEFINES.split(s, maxsplit=1) + [""])[:2]
+            subject = set(content_terms(before)) & q_terms
+            # The question's words must stand in the subject at least as much as in what
+            # the verb says of it: "Some call it a functor, which means the same as a map"
+            # defines "functor" by the asked-for "map"; it does not say what a map is, and
+            # gets no bonus.
+            said = set(content_terms(after)) & q_terms
+            if _NAMES_AFTER.search(s):
+                subject, said = said, subject  # "A map that ... is called a functor"
+            if len(said) > len(subject):
+                bonus += 0.0
+            else:
+                bonus += 0.15 if subject else 0.05
     elif kind == "procedure" and _PROCEDURE.search(s):
         bonus += 0.08
     elif kind == "reason" and _REASON.search(s):
