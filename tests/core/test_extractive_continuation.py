@@ -167,3 +167,34 @@ def test_the_added_sentences_stop_at_the_answer_word_budget():
     assert len(unbounded) == 3
     assert 1 <= len(bounded) < 3
     assert sum(len(c.sentence.split()) for c in bounded) <= 60
+
+
+@pytest.mark.parametrize("definition, items", [
+    # a maths book: the properties follow with their bullets lost in the page text
+    ("A linear map from \U0001D449 to \U0001D44A is a function \U0001D447 with the "
+     "following properties.",
+     ["additivity \U0001D447(\U0001D462 + \U0001D463) = \U0001D447\U0001D462 + "
+      "\U0001D447\U0001D463 for all \U0001D462, \U0001D463 \u2208 \U0001D449.",
+      "homogeneity \U0001D447(\u03bb\U0001D463) = \u03bb(\U0001D447\U0001D463) for all "
+      "\u03bb \u2208 \U0001D405."]),
+    # a logic book: a definition announced "as follows."
+    ("A sentence is valid, by definition, exactly when it is defined as follows.",
+     ["true on every line of its complete truth table;",
+      "false on none of them, whatever the atoms' values."]),
+])
+def test_a_sentence_that_announces_its_list_brings_its_items_formulas_too(
+        definition, items):
+    from bookreader.core.code_text import is_code_line, is_maths
+    from bookreader.core.llm.extractive_candidates import continues_with
+
+    after = "Some authors use another name for it."
+    assert continuation(definition, items + [after], usable=continues_with) == 2
+    # a formula's brackets and "=" read as a listing's line elsewhere; as an item of a list
+    # it joins
+    first = items[0]
+    if is_maths(first):
+        assert is_code_line(first) and not continues_with(first)
+    # a statement of code still stops a list, and a sentence that announces nothing is none
+    assert continuation(definition, ["x = f(y); z = g(x);"], usable=continues_with) == 0
+    assert continuation("A map between two spaces is a function that sends each element of "
+                        "the first space to exactly one element of the second.", items) == 0

@@ -45,6 +45,18 @@ _COMMENT_AT_START = re.compile(rf"^\s*{_SAYING_COMMENT}")
 _COMMENT_AT_END = re.compile(rf"(?:^|:\s+|\n)\s*{_SAYING_COMMENT}[^\n#]*$")
 
 
+#: A character that only mathematics is set in: the Unicode mathematical letters (a maths
+#: font's variables, "𝑇", "𝐅") and the mathematical operators ("∈", "∀", "≤").  No
+#: programming language writes code with them.
+_MATHS = re.compile(r"[\U0001D400-\U0001D7FF\u2200-\u22FF]")
+
+
+def is_maths(line: str) -> bool:
+    """True for a formula or a sentence with one ("additivity 𝑇(𝑢 + 𝑣) = 𝑇𝑢 + 𝑇𝑣 for
+    all 𝑢, 𝑣 ∈ 𝑉."): its brackets and "=" make it look like a statement of code."""
+    return _MATHS.search(line) is not None
+
+
 def is_comment(line: str) -> bool:
     """True for a comment line of a listing that says something (see above)."""
     return _COMMENT_AT_START.match(line) is not None

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from bookreader.core.code_text import is_maths
+
 #: Most words of the best sentence and the sentences that continue it, together.
 CONTINUATION_WORDS = 60
 #: A definition this short ("constructor: A special method ...") is followed by the
@@ -70,10 +72,17 @@ _LEAD_IN_WITH_ITEM = re.compile(r":\s*\u2022\s*[^\u2022:]+$"
                                 r"|:\s+[A-Z][\w()/\-]*(?:\s+[\w()/\-]+){0,3}:\s+[A-Z][^:]*$")
 
 
+#: A sentence that announces what comes after it without a colon ("... a function with
+#: the following properties.", "... is defined as follows.").
+_ANNOUNCES = re.compile(r"\b(?:the\s+following(?:\s+[\w-]+){0,2}|as\s+follows)\s*\.?$",
+                        re.IGNORECASE)
+
+
 def opens_list(sentence: str) -> bool:
-    """A lead-in (:func:`is_lead_in`), or one that runs into its list's first item: the
-    items after it belong to it."""
-    return is_lead_in(sentence) or bool(_LEAD_IN_WITH_ITEM.search(sentence.rstrip()))
+    """A lead-in (:func:`is_lead_in`), one that runs into its list's first item, or one
+    that announces what follows (:data:`_ANNOUNCES`): the items after it belong to it."""
+    s = sentence.rstrip()
+    return is_lead_in(s) or bool(_LEAD_IN_WITH_ITEM.search(s) or _ANNOUNCES.search(s))
 
 
 def continues(sentence: str) -> bool:
@@ -117,12 +126,14 @@ def continuation(best: str, following: Sequence[str], *,
         if is_enumerator(sentence):
             continue
         size = len(sentence.split())
-        if used + size > max_words or not usable(sentence):
-            break
+        if used + size > max_words or not (usable(sentence) or (lead and is_maths(sentence))):
+            break  # (a list's item may be a formula: its brackets are not a listing's)
         if lead:
             prev = following[n - 1] if n else best
+            # (an item may have lost its bullet in the page text: it then opens with a
+            # small letter, as no sentence of prose does)
             ok = (joined == 0 or bool(ITEM.match(sentence)) or is_lead_in(prev)
-                  or is_enumerator(prev))
+                  or is_enumerator(prev) or sentence.lstrip()[:1].islower())
         elif joined == 0:
             ok = continues(sentence) or (
                 len(best.split()) <= SHORT_SENTENCE and not _is_item(sentence)
