@@ -183,5 +183,8 @@ def test_a_sentence_that_defines_another_name_by_the_asked_term_is_not_its_defin
         "definition", names_by_it, q_terms)
     messages = build_messages(Mode.BOOK, question, excerpts=[
         Excerpt(1, "3.A Definitions", "52", f"{names_by_it} {defines}")])
+    # A sentence that classifies something as the asked-for thing still says what it is.
+    classifies = "When a single sentence is a contradiction, then it cannot be true."
+    assert answer_type_bonus("definition", classifies, {"contradiction"}) > 0
     first = ExtractiveBackend().answer(messages).splitlines()[0]
     assert first.startswith(defines[:30]), first

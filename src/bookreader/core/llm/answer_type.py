@@ -46,7 +46,11 @@ _DEFINES = re.compile(
     # "A deadlock occurs when two threads wait for each other."
     r"\b(?:occurs?|happens?)\s+(?:when|if)\b", re.IGNORECASE)
 #: A defining verb that puts the name defined after it ("... is called a functor").
-_NAMES_AFTER = re.compile(r"\b(?:is|are)\s+(?:called|known\s+as)\b", re.IGNORECASE)
+_NAMES_AFTER = re.compile(r"(?:is|are)\s+(?:called|known\s+as)\b", re.IGNORECASE)
+#: A defining verb that names a thing or gives a word's meaning (not one that classifies,
+#: "is a").
+_GIVES_NAME = re.compile(r"(?:is|are)\s+(?:called|known\s+as)\b|refers?\s+to\b|means?\b",
+                         re.IGNORECASE)
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
 _PROCEDURE = re.compile(
     r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
@@ -159,17 +163,17 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
         head = _GLOSSARY.match(s)
         if head and set(content_terms(head.group(1))) and set(content_terms(head.group(1))) <= q_terms:
             bonus += 0.3
-        elif _DEFINES.search(s):
-            before, after = (_DEFINES.split(s, maxsplit=1) + [""])[:2]
-            subject = set(content_terms(before)) & q_terms
-            # The question's words must stand in the subject at least as much as in what
-            # the verb says of it: "Some call it a functor, which means the same as a map"
-            # defines "functor" by the asked-for "map"; it does not say what a map is, and
-            # gets no bonus.
-            said = set(content_terms(after)) & q_terms
-            if _NAMES_AFTER.search(s):
+        elif (verb := _DEFINES.search(s)) is not None:
+            subject = set(content_terms(s[:verb.start()])) & q_terms
+            said = set(content_terms(s[verb.end():])) & q_terms
+            if _NAMES_AFTER.match(verb.group(0)):
                 subject, said = said, subject  # "A map that ... is called a functor"
-            if len(said) > len(subject):
+            if _GIVES_NAME.match(verb.group(0)) and len(said) > len(subject):
+                # A verb that names or gives a meaning, with the question's words in what
+                # it says rather than in its subject: "Some call it a functor, which means
+                # the same as a map" gives "functor" the meaning of the asked-for "map"
+                # and does not say what a map is.  ("A sentence is a contradiction if
+                # ..." classifies, and defines the asked-for word: it keeps its bonus.)
                 bonus += 0.0
             else:
                 bonus += 0.15 if subject else 0.05
