@@ -188,11 +188,18 @@ INDEX_SECTION = re.compile(r"^\s*(?:subject\s+|general\s+)?index(?:\s+of\s+terms
 _INDEX_ENTRY = re.compile(r"([A-Za-z][^,\d\n]{2,60}?),\s*\d")
 
 
+#: A phrase of two to four words the text puts in quotation marks: how a book marks a
+#: term it introduces ("there is a “power law” relationship"), where its page text keeps
+#: no italics.
+_QUOTED_TERM = re.compile(r"[“\"]([A-Za-z][\w\-]*(?:\s[\w\-]+){1,3})[”\"]")
+
+
 def book_terms(chunks: Sequence["Chunk"], skip: Callable[["Chunk"], bool],
                headings_of: Callable[["Chunk"], Sequence[str]]) -> frozenset[tuple[str, ...]]:
     """The book's named terms of two BM25 terms or more, as term sequences: its headings
     (``headings_of``, numbers left out; ``skip`` leaves out chunks that are no topic of
-    the book) and the entries of its index."""
+    the book), the entries of its index and the phrases its text puts in quotation marks
+    (:data:`_QUOTED_TERM`)."""
     terms: set[tuple[str, ...]] = set()
     for chunk in chunks:
         if INDEX_SECTION.match(chunk.section or "") or INDEX_SECTION.match(chunk.chapter or ""):
@@ -201,6 +208,7 @@ def book_terms(chunks: Sequence["Chunk"], skip: Callable[["Chunk"], bool],
             continue
         else:
             found = list(headings_of(chunk))
+            found += [m.group(1) for m in _QUOTED_TERM.finditer(chunk.text)]
         for title in found:
             seq = tuple(t for t in term_sequence(" ".join(title.split())) if not t[0].isdigit())
             if len(seq) >= 2:
