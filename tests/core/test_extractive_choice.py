@@ -183,8 +183,27 @@ def test_a_sentence_that_defines_another_name_by_the_asked_term_is_not_its_defin
         "definition", names_by_it, q_terms)
     messages = build_messages(Mode.BOOK, question, excerpts=[
         Excerpt(1, "3.A Definitions", "52", f"{names_by_it} {defines}")])
+    first = ExtractiveBackend().answer(messages).splitlines()[0]
+    assert first.startswith(defines[:30]), first
     # A sentence that classifies something as the asked-for thing still says what it is.
     classifies = "When a single sentence is a contradiction, then it cannot be true."
     assert answer_type_bonus("definition", classifies, {"contradiction"}) > 0
+
+
+def test_the_sentence_that_gives_a_name_answers_the_question_that_asks_for_it():
+    from bookreader.core.llm.answer_type import answer_type_bonus, asks_for_name, content_terms
+
+    question = "What is the order in which statements are executed called?"
+    names = ("You have to know the order in which statements are executed, which is called "
+             "the flow of execution.")
+    other = "Statements are executed one at a time, in order from top to bottom."
+    assert asks_for_name(question) and asks_for_name("What do we call a loop over a list?")
+    assert asks_for_name("What is the term for a value with no name in a program?")
+    assert not asks_for_name("What is a linear map?")
+    q_terms = set(content_terms(question))
+    assert answer_type_bonus("definition", names, q_terms, asks_name=True) == 0.15
+    assert answer_type_bonus("definition", names, q_terms) == 0.0  # "What is X?" reading
+    messages = build_messages(Mode.BOOK, question, excerpts=[
+        Excerpt(1, "3.6 Flow of Execution", "25", f"{other} {names}")])
     first = ExtractiveBackend().answer(messages).splitlines()[0]
-    assert first.startswith(defines[:30]), first
+    assert "flow of execution" in first, first

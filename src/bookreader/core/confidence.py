@@ -254,12 +254,18 @@ def answer_type(question: str, answer: str) -> float:
     backend's answer-type score of its best sentence, from -1 (a lead-in to code, a contents
     line) to 0.3 (the book's own glossary entry for the asked term)."""
     from bookreader.core.citations import strip_citations
-    from bookreader.core.llm.extractive import answer_type_bonus, question_kind, split_sentences
+    from bookreader.core.llm.extractive import (
+        answer_type_bonus,
+        asks_for_name,
+        question_kind,
+        split_sentences,
+    )
     from bookreader.core.sentences import content_terms
 
     kind = question_kind(question)
     q_terms = set(content_terms(question))
-    scores = [answer_type_bonus(kind, s, q_terms)
+    asks_name = asks_for_name(question)
+    scores = [answer_type_bonus(kind, s, q_terms, asks_name=asks_name)
               for s in split_sentences(strip_citations(answer)) if s.strip()]
     return round(max(scores), 4) if scores else 0.0
 

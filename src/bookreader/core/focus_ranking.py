@@ -25,6 +25,7 @@ from bookreader.core.llm import extractive as ex
 from bookreader.core.llm.answer_type import (
     CODE_PENALTY,
     answer_type_bonus,
+    asks_for_name,
     content_terms,
     heading_like,
     is_heading,
@@ -139,6 +140,7 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
     coverage = [sum(idf[q] for q in query if q in t) / total for t in terms]
     sims = similarities(embedder, units, question) if embedder is not None else None
     kind = question_kind(question)
+    asks_name = asks_for_name(question)
     scores: list[float] = []
     heading = ""
     for i, unit in enumerate(units):
@@ -146,7 +148,7 @@ def answer_scores(units: Sequence[str], owner: Sequence[int], question: str, emb
             k = owner[i]
             heading = sections[k] if k < len(sections) else ""
         score = coverage[i] if sims is None else (coverage[i] + sims[i]) / 2
-        score += answer_type_bonus(kind, unit, q_terms)
+        score += answer_type_bonus(kind, unit, q_terms, asks_name=asks_name)
         if is_enumerator(unit) or is_stub(unit):
             score = UNUSABLE - 1.0  # a bare list number ("2.") says nothing on its own
         elif heading_like(unit) and is_code_line(unit):

@@ -41,6 +41,7 @@ from bookreader.core.llm.extractive import (
     LEAD_IN_TO_CODE,
     TOC_LINE,
     answer_type_bonus,
+    asks_for_name,
     code_penalty,
     form_penalty,
     is_alt_text,
@@ -242,6 +243,7 @@ def rank_sentences(
     cands = cands[:limit]
     vectors = _embed(embedder, [question] + [c[0] for c in cands])
     kind = question_kind(question)
+    asks_name = asks_for_name(question)
     out = []
     for i, (sent, src, cov, whole) in enumerate(cands):
         score = cov
@@ -250,7 +252,7 @@ def rank_sentences(
         # The extractive backend's preferences: a definition (the book's own glossary entry
         # first) for "what is", a procedure for "how", a reason for "why"; an exercise, a
         # question or a passing remark without the answer's shape ranks lower.
-        score += answer_type_bonus(kind, sent, q_terms)
+        score += answer_type_bonus(kind, sent, q_terms, asks_name=asks_name)
         # and, as in its choice, prose over a comment or docstring unless the question
         # asks for code, a claim over a lead-in that runs into a table (judged on the
         # whole sentence: a docstring's marks may stand before the break)

@@ -130,7 +130,19 @@ def question_kind(question: str) -> str:
     return "other"
 
 
-def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
+#: A question that asks for a name ("What is the order of execution called?", "What do we
+#: call ...?", "What is the term for ...?"): the sentence that gives the name answers it.
+_ASKS_NAME = re.compile(r"\bcalled\s*\??\s*$|\bwhat\s+(?:do|does|did|would)\s+\w+\s+call\b"
+                        r"|\b(?:name|term|word)\s+for\b", re.IGNORECASE)
+
+
+def asks_for_name(question: str) -> bool:
+    """True when ``question`` asks what something is called (:data:`_ASKS_NAME`)."""
+    return _ASKS_NAME.search(question) is not None
+
+
+def answer_type_bonus(kind: str, sentence: str, q_terms: set[str], *,
+                      asks_name: bool = False) -> float:
     """A score adjustment: an answer of the wanted type up, a lead-in to code far down.
 
     Never a sentence that ends in a colon or only introduces code ("For example, here is
@@ -168,12 +180,15 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str]) -> float:
             said = set(content_terms(s[verb.end():])) & q_terms
             if _NAMES_AFTER.match(verb.group(0)):
                 subject, said = said, subject  # "A map that ... is called a functor"
-            if _GIVES_NAME.match(verb.group(0)) and len(said) > len(subject):
+            if (_GIVES_NAME.match(verb.group(0)) and len(said) > len(subject)
+                    and not asks_name):
                 # A verb that names or gives a meaning, with the question's words in what
                 # it says rather than in its subject: "Some call it a functor, which means
                 # the same as a map" gives "functor" the meaning of the asked-for "map"
                 # and does not say what a map is.  ("A sentence is a contradiction if
-                # ..." classifies, and defines the asked-for word: it keeps its bonus.)
+                # ..." classifies, and defines the asked-for word: it keeps its bonus; so
+                # does a name given when the question asks for it, "... which is called
+                # the flow of execution" for "What is the order of execution called?".)
                 bonus += 0.0
             else:
                 bonus += 0.15 if subject else 0.05

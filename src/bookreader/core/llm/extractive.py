@@ -35,6 +35,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     TOC_LINE,
     COMPARISON_BONUS,
     answer_type_bonus,
+    asks_for_name,
     code_penalty,
     comparison_sides,
     content_terms,
@@ -243,6 +244,7 @@ class ExtractiveBackend:
         if self._embedder is not None:
             score_similarity(self._embedder, ranked, prompt.question)
         kind = question_kind(prompt.question)
+        asks_name = asks_for_name(prompt.question)
         sides = comparison_sides(prompt.question)
         q_terms = set(query)
         for c in ranked:
@@ -252,7 +254,7 @@ class ExtractiveBackend:
             c.score = c.coverage if c.similarity is None else (
                 (1 - SIMILARITY_WEIGHT) * c.coverage + SIMILARITY_WEIGHT * c.similarity)
             c.score += HEADING_WEIGHT * heading_match(c.heading, q_terms)
-            c.score += answer_type_bonus(kind, c.sentence, q_terms)
+            c.score += answer_type_bonus(kind, c.sentence, q_terms, asks_name=asks_name)
             c.score += form_penalty(c.sentence)
             if names_both(c.sentence, sides):
                 c.score += COMPARISON_BONUS
