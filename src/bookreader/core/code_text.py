@@ -52,8 +52,8 @@ _MATHS = re.compile(r"[\U0001D400-\U0001D7FF\u2200-\u22FF]")
 
 
 def is_maths(line: str) -> bool:
-    """True for a formula or a sentence with one ("additivity 𝑇(𝑢 + 𝑣) = 𝑇𝑢 + 𝑇𝑣 for
-    all 𝑢, 𝑣 ∈ 𝑉."): its brackets and "=" make it look like a statement of code."""
+    """True for a formula or a sentence with one ("𝑓(𝑥 + 𝑦) = 𝑓(𝑥) + 𝑓(𝑦) for all
+    𝑥, 𝑦 ∈ 𝑆."): its brackets and "=" make it look like a statement of code."""
     return _MATHS.search(line) is not None
 
 

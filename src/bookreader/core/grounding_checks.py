@@ -567,7 +567,7 @@ def relation_as_identity(sentence: str, context_sentences: Sequence[str]) -> boo
     parsed = _defining_claim(sentence)
     if parsed is None:
         return False
-    subject_text, subject, said = parsed
+    subject_text, _, said = parsed
     opening = claim_terms(subject_text)
     related = False
     for context in context_sentences:

@@ -184,13 +184,13 @@ def term_sequence(text: str) -> tuple[str, ...]:
 #: An index section of the book ("Index", "Subject Index", "Index of Terms").
 INDEX_SECTION = re.compile(r"^\s*(?:subject\s+|general\s+)?index(?:\s+of\s+terms)?\s*$",
                            re.IGNORECASE)
-#: An entry of an index: a term followed by its first page number ("linear map, 52").
+#: An entry of an index: a term followed by its first page number ("key signature, 52").
 _INDEX_ENTRY = re.compile(r"([A-Za-z][^,\d\n]{2,60}?),\s*\d")
 
 
 #: A phrase of two to four words the text puts in quotation marks: how a book marks a
-#: term it introduces ("there is a “power law” relationship"), where its page text keeps
-#: no italics.
+#: term it introduces ("the notes of the “overtone series” sound together"), where its
+#: page text keeps no italics.
 _QUOTED_TERM = re.compile(r"[“\"]([A-Za-z][\w\-]*(?:\s[\w\-]+){1,3})[”\"]")
 
 

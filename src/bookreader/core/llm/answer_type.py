@@ -47,10 +47,9 @@ _DEFINES = re.compile(
     r"\b(?:occurs?|happens?)\s+(?:when|if)\b", re.IGNORECASE)
 #: A defining verb that puts the name defined after it ("... is called a functor").
 _NAMES_AFTER = re.compile(r"(?:is|are)\s+(?:called|known\s+as)\b", re.IGNORECASE)
-#: A defining verb that names a thing or gives a word's meaning (not one that classifies,
-#: "is a").
-_GIVES_NAME = re.compile(r"(?:is|are)\s+(?:called|known\s+as)\b|refers?\s+to\b|means?\b",
-                         re.IGNORECASE)
+#: A defining verb that gives a word's meaning.  With :data:`_NAMES_AFTER`, the verbs that
+#: name or give a meaning rather than classify ("is a").
+_GIVES_MEANING = re.compile(r"refers?\s+to\b|means?\b", re.IGNORECASE)
 _GLOSSARY = re.compile(r"^\s*([^:.;]{2,40}?)\s*:\s+[A-Z(]")
 _PROCEDURE = re.compile(
     r"\b(?:use|uses|using|you\s+can|you\s+need|you\s+have\s+to|to\s+\w+\s+(?:a|an|the)|by\s+"
@@ -130,7 +129,7 @@ def question_kind(question: str) -> str:
     return "other"
 
 
-#: A question that asks for a name ("What is the order of execution called?", "What do we
+#: A question that asks for a name ("What is the order of the notes called?", "What do we
 #: call ...?", "What is the term for ...?"): the sentence that gives the name answers it.
 _ASKS_NAME = re.compile(r"\bcalled\s*\??\s*$|\bwhat\s+(?:do|does|did|would)\s+\w+\s+call\b"
                         r"|\b(?:name|term|word)\s+for\b", re.IGNORECASE)
@@ -178,19 +177,18 @@ def answer_type_bonus(kind: str, sentence: str, q_terms: set[str], *,
         elif (verb := _DEFINES.search(s)) is not None:
             subject = set(content_terms(s[:verb.start()])) & q_terms
             said = set(content_terms(s[verb.end():])) & q_terms
-            if _NAMES_AFTER.match(verb.group(0)):
+            names = _NAMES_AFTER.match(verb.group(0)) is not None
+            if names:
                 subject, said = said, subject  # "A map that ... is called a functor"
-            if (_GIVES_NAME.match(verb.group(0)) and len(said) > len(subject)
-                    and not asks_name):
-                # A verb that names or gives a meaning, with the question's words in what
-                # it says rather than in its subject: "Some call it a functor, which means
-                # the same as a map" gives "functor" the meaning of the asked-for "map"
-                # and does not say what a map is.  ("A sentence is a contradiction if
-                # ..." classifies, and defines the asked-for word: it keeps its bonus; so
-                # does a name given when the question asks for it, "... which is called
-                # the flow of execution" for "What is the order of execution called?".)
-                bonus += 0.0
-            else:
+            # A verb that names or gives a meaning, with the question's words in what it
+            # says rather than in its subject, earns nothing: "Some call it a functor,
+            # which means the same as a map" gives "functor" the meaning of the asked-for
+            # "map" and does not say what a map is.  A verb that classifies ("A chord is
+            # a triad if ...") keeps the bonus, and so does a name given when the question
+            # asks for it ("..., which is called the scale" for "What is the order of the
+            # notes called?").
+            gives = names or _GIVES_MEANING.match(verb.group(0)) is not None
+            if not (gives and len(said) > len(subject) and not asks_name):
                 bonus += 0.15 if subject else 0.05
     elif kind == "procedure" and _PROCEDURE.search(s):
         bonus += 0.08
