@@ -76,8 +76,9 @@ log = logging.getLogger(__name__)
 #: draft build's cross-reference keys, "{eq:continuity}", are not text, see
 #: ``core/pdf_document.py``; 7: a chunk's vector is made from its heading path and its
 #: text, ``core/chunking.py``'s ``embedding_text``; 8: a mathematical letter glued to a
-#: plain word is split from it, ``core/pdf_layout.py``'s ``split_word``).
-CHUNKER_VERSION = 8
+#: plain word is split from it, ``core/pdf_layout.py``'s ``split_word``; 9: a note in the
+#: margin, set in another type size, is a paragraph of its own, ``split_side_by_side``).
+CHUNKER_VERSION = 9
 
 
 class Library(IngestMixin, BookIndexMixin, StudyMixin, UnitVectorsMixin):

@@ -12,6 +12,7 @@ import pdf_factory as pf
 from bookreader.core import pdf as pdfmod
 from bookreader.core.pdf import PdfBook, file_book_id
 from bookreader.core.pdf_probe import check_pdf, probe_pdf
+from bookreader.core.types import Word
 from bookreader.errors import BookReaderError, Cancelled, PasswordRequired, PdfError
 
 
@@ -371,6 +372,42 @@ def test_two_columns_are_read_column_by_column(tmp_path):
         assert left8 < right1
         assert text.index("Left column sentence number 1.") < text.index("Left column sentence number 2.")
 
+
+
+def test_a_margin_note_is_a_paragraph_of_its_own(tmp_path):
+    # MuPDF puts a note set in the margin, in smaller type, into one block with the body
+    # line beside it; read as one paragraph the note ran into the body's sentence.
+    lines = [pf.Line("Earlier paragraph ends here with a full stop.", 72, 100),
+             pf.Line("2.4", 72, 130, 11, "hebo"), pf.Line("Sorting by merging", 100, 130, 11, "hebo"),
+             pf.Line("a merge sort is a sorting method", 400, 140, 8),
+             pf.Line("that splits a list in halves and", 400, 150, 8),
+             pf.Line("merges the sorted halves again.", 400, 160, 8),
+             pf.Line("The body text goes on below the heading as usual.", 72, 160)]
+    path = pf.make_pdf(tmp_path / "note.pdf", [lines])
+    with PdfBook.open(path) as b:
+        paragraphs = b.page(0).text.split("\n\n")
+    assert "The body text goes on below the heading as usual." in paragraphs
+    assert ("a merge sort is a sorting method\nthat splits a list in halves and\n"
+            "merges the sorted halves again.") in paragraphs
+
+
+def test_figures_side_by_side_in_two_sizes_stay_one_block():
+    from bookreader.core.pdf_layout import TextBlock, TextLine, split_side_by_side
+
+    def line(text, x, y, size):
+        return TextLine([Word(w, (x, y, x + 10, y + 8), 0, 0, -1) for w in text.split()],
+                        (x, y, x + 6 * len(text), y + 8), size, False, 0)
+
+    cells = TextBlock([line("Year", 72, 100, 10.0), line("2019 2020", 200, 100, 8.0),
+                       line("Rate", 72, 110, 10.0), line("0.25 0.50", 200, 110, 8.0)],
+                      (72, 100, 260, 118))
+    assert split_side_by_side(cells) == [cells]  # a table's figures, not a second text
+    words = TextBlock([line("Sorting by merging", 72, 100, 11.0),
+                       line("a merge sort splits", 400, 100, 8.0),
+                       line("lists into halves", 400, 110, 8.0)], (72, 100, 520, 118))
+    parts = split_side_by_side(words)
+    assert [[ln.text for ln in p.lines] for p in parts] == [
+        ["Sorting by merging"], ["a merge sort splits", "lists into halves"]]
 
 # --- words, search, render ----------------------------------------------------------------
 

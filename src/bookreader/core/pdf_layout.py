@@ -159,23 +159,45 @@ def reading_order(blocks: list[TextBlock], page_width: float) -> list[TextBlock]
 
 
 def split_side_by_side(block: TextBlock) -> list[TextBlock]:
-    """A block whose lines stand in two columns (MuPDF sometimes merges columns whose
-    baselines line up) split into a left and a right block, each with 3+ lines."""
+    """A block whose lines stand in two columns split into a left and a right block.
+
+    MuPDF merges columns whose baselines line up.  Two columns of body text are split
+    at the first gap no line bridges when each side has 3+ lines (fewer, side by side,
+    are table cells and keep their order).  Two sides of words set in different type
+    sizes are split at any such gap, whatever their length: a note in the margin beside
+    a heading or a paragraph's last line is another text, and joined to it the note
+    reads as the heading's or the paragraph's continuation.
+    """
     lines = block.lines
-    if len(lines) < 6:
+    if len(lines) < 2:
         return [block]
     by_x = sorted(lines, key=lambda ln: ln.bbox[0])
     reach = by_x[0].bbox[2]
+    first = True
     for k in range(1, len(by_x)):
-        if by_x[k].bbox[0] > reach + 5:
+        if by_x[k].bbox[0] > reach + 5:  # a gap no line bridges
             left_set = {id(ln) for ln in by_x[:k]}
             left = [ln for ln in lines if id(ln) in left_set]
             right = [ln for ln in lines if id(ln) not in left_set]
-            if len(left) < 3 or len(right) < 3:
-                return [block]
-            return [_block_of(left)] + split_side_by_side(_block_of(right))
+            columns = first and len(lines) >= 6 and len(left) >= 3 and len(right) >= 3
+            if columns or _other_texts(left, right):
+                return [_block_of(left)] + split_side_by_side(_block_of(right))
+            first = False
         reach = max(reach, by_x[k].bbox[2])
     return [block]
+
+
+_PROSE_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _other_texts(left: list[TextLine], right: list[TextLine]) -> bool:
+    """Whether two sides of a block are two texts: no type size in common, a word (of
+    three letters or more) on each side and six in all, not the figures of a table."""
+    if {ln.size for ln in left} & {ln.size for ln in right}:
+        return False
+    words = [len(_PROSE_WORD.findall(" ".join(ln.text for ln in side)))
+             for side in (left, right)]
+    return min(words) >= 1 and sum(words) >= 6
 
 
 def _block_of(lines: list[TextLine]) -> TextBlock:
