@@ -253,6 +253,14 @@ IDENTITY_KEPT = [
      "A list is ordered by the position of its values."),
     ("A tautology is a sentence that must be true, as a matter of logic.",
      "A tautology is a sentence that must be true as a matter of logic."),
+    # A glossary entry ("X: Y") says what X is, whatever words open its definition.
+    ("bug: An error in a program.\ndebugging: The process of finding and removing errors.",
+     "Debugging is finding and removing errors."),
+    ("Image Processing: Techniques for enhancing, filtering, and analyzing visual data.\n"
+     "SLAM: Simultaneous Localization and Mapping techniques that enable robots to navigate "
+     "unknown environments while building maps.",
+     "SLAM is a technique that enables robots to navigate unknown environments while "
+     "building maps."),
 ]
 
 

@@ -559,7 +559,8 @@ def relation_as_identity(sentence: str, context_sentences: Sequence[str]) -> boo
     :data:`DEFINITION_SHARE` of what the claim says of it, and the words between the
     subject and the first of them carry a content word besides a copula or a verb of
     naming (:data:`_IDENTITY_LINK`).  A context sentence that links the same subject to
-    the same words by a copula supports the claim."""
+    the same words by a copula, or gives them as a glossary entry ("X: Y"), supports the
+    claim."""
     claim = strip_verdict(sentence)
     m = _DEFINING.match(claim)
     if m is None or m.group("verb").lower() not in ("is", "are"):
@@ -586,6 +587,8 @@ def relation_as_identity(sentence: str, context_sentences: Sequence[str]) -> boo
         first = next((j for j, w in enumerate(rest) if set(claim_terms(w)) & said), None)
         if first is None:
             continue
+        if words[k - 1].endswith(":"):
+            return False  # a glossary entry, "X: Y", says what X is
         if _relates(rest[:first]):
             related = True  # "holds", "is followed by": another relation
         else:
