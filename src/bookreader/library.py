@@ -77,8 +77,10 @@ log = logging.getLogger(__name__)
 #: ``core/pdf_document.py``; 7: a chunk's vector is made from its heading path and its
 #: text, ``core/chunking.py``'s ``embedding_text``; 8: a mathematical letter glued to a
 #: plain word is split from it, ``core/pdf_layout.py``'s ``split_word``; 9: a note in the
-#: margin, set in another type size, is a paragraph of its own, ``split_side_by_side``).
-CHUNKER_VERSION = 9
+#: margin, set in another type size, is a paragraph of its own, ``split_side_by_side``; 10:
+#: a sentence that runs through a displayed formula is one sentence, ``chunking.py``'s
+#: ``_through_displays``).
+CHUNKER_VERSION = 10
 
 
 class Library(IngestMixin, BookIndexMixin, StudyMixin, UnitVectorsMixin):

@@ -214,6 +214,26 @@ def test_sentence_splitter_knows_abbreviations_and_paragraphs():
     assert len(sentences) == 3
 
 
+
+def test_a_sentence_that_runs_through_a_displayed_formula_is_one_sentence():
+    from bookreader.core.sentences import split_sentences
+
+    lead = "A list of vectors is linearly independent if the only choice of scalars that makes"
+    display = "\U0001d44e1\U0001d4631 + \u22ef + \U0001d44e\U0001d45a\U0001d463\U0001d45a = 0"
+    rest = "is \U0001d44e1 = \u22ef = \U0001d44e\U0001d45a = 0."
+    after = "The empty list is also declared to be linearly independent."
+    text = join_segments([lead, display, rest, after], [0, 2, 0, 0])
+    assert split_sentences(text) == [f"{lead} {display} {rest}", after]
+    # A sentence that opens anew after the display stands alone.
+    lead = "The probability that an offspring is homozygous is,"
+    display = "\u2211 p\u1d62 \u2264 1"
+    text = join_segments([lead, display, "Therefore the frequencies change."])
+    assert split_sentences(text) == [f"{lead} {display}", "Therefore the frequencies change."]
+    # A heading (short, no sentence) is not run into the formula after it.
+    text = join_segments(["Euler equations", "\u2202u/\u2202t = 0", "where u is the velocity."])
+    assert text.startswith("Euler equations\n\n")
+
+
 def test_chunks_from_a_real_pdf(tmp_path, chunker, count):
     from bookreader.core.pdf import PdfBook
 

@@ -53,7 +53,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
-from bookreader.core.code_text import code_units, is_code_paragraph
+from bookreader.core.code_text import code_units, is_code_paragraph, is_maths
 from bookreader.core.types import Chunk, Page
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,16 @@ _ABBREVIATIONS = {
     "ref", "dept", "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul",
     "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "a.m", "p.m", "ph.d",
 }
+
+
+_OPEN_END = re.compile(r"[a-z,]\s*$")
+_PROSE_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _is_display(paragraph: str) -> bool:
+    """A displayed formula: maths (:func:`is_maths`) on a few lines, hardly a word."""
+    return (is_maths(paragraph) and paragraph.strip().count("\n") <= 3
+            and len(_PROSE_WORD.findall(paragraph)) < 3)
 
 
 def chunk_id_for(book_id: str, position: int, text: str) -> str:
@@ -133,6 +143,19 @@ class Segment:
     code: int = 0
 
 
+def _runs_through(before: str, before_kind: int, text: str, through: bool) -> bool:
+    """Whether ``text`` goes on the sentence of ``before`` through a displayed formula:
+    "... the only choice of a1, ..., am that makes", the display "a1v1 + ... + amvm = 0"
+    and "is a1 = ... = am = 0." are one sentence, which the page's blank lines around
+    the display cut in three.  A display goes on a prose segment of five words or more
+    that ends open (a small letter or a comma) or a display that does; a segment in small
+    letters ("where ...", "is ...") goes on a display that does."""
+    if through:
+        return _is_display(text) or (_is_display(before) and text.lstrip()[:1].islower())
+    return (not before_kind and _is_display(text) and _OPEN_END.search(before) is not None
+            and len(before.split()) >= 5)
+
+
 def join_segments(texts: Sequence[str], code: Sequence[int] = ()) -> str:
     """A chunk's text: its sentences joined by spaces, with a paragraph break after a
     segment that does not end a sentence (a heading such as "4.6 Retention and archiving").
@@ -142,6 +165,9 @@ def join_segments(texts: Sequence[str], code: Sequence[int] = ()) -> str:
     would quote "4.6 Retention and archiving Records are kept ...".  Whitespace is the
     same to the tokenizers, so embeddings, BM25 and word-piece counts do not change.
 
+    A sentence that runs through a displayed formula is joined by spaces, so that it
+    reads as one sentence (:func:`_runs_through`).
+
     ``code`` gives each text's :attr:`Segment.code`: the lines of one listing paragraph
     are joined by a line break (the only single line breaks of a chunk's text, so readers
     of chunk text can split a listing into its lines), and a listing is set apart from the
@@ -149,9 +175,14 @@ def join_segments(texts: Sequence[str], code: Sequence[int] = ()) -> str:
     """
     kinds = list(code) + [0] * (len(texts) - len(code))
     out: list[str] = []
+    through = False  # inside a sentence that runs through a displayed formula
     for i, t in enumerate(texts):
         if i:
-            if kinds[i] == 1 and kinds[i - 1]:
+            through = _runs_through(texts[i - 1], kinds[i - 1], t, through)
+            if through:
+                out.append(" ")
+                through = _is_display(t)
+            elif kinds[i] == 1 and kinds[i - 1]:
                 out.append("\n")
             elif kinds[i] or kinds[i - 1]:
                 out.append("\n\n")
