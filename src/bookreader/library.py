@@ -79,7 +79,7 @@ log = logging.getLogger(__name__)
 #: plain word is split from it, ``core/pdf_layout.py``'s ``split_word``; 9: a note in the
 #: margin, set in another type size, is a paragraph of its own, ``split_side_by_side``; 10:
 #: a sentence that runs through a displayed formula is one sentence, ``chunking.py``'s
-#: ``_through_displays``).
+#: ``_runs_through``).
 CHUNKER_VERSION = 10
 
 

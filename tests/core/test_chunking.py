@@ -214,7 +214,6 @@ def test_sentence_splitter_knows_abbreviations_and_paragraphs():
     assert len(sentences) == 3
 
 
-
 def test_a_sentence_that_runs_through_a_displayed_formula_is_one_sentence():
     from bookreader.core.sentences import split_sentences
 

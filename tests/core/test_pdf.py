@@ -373,7 +373,6 @@ def test_two_columns_are_read_column_by_column(tmp_path):
         assert text.index("Left column sentence number 1.") < text.index("Left column sentence number 2.")
 
 
-
 def test_a_margin_note_is_a_paragraph_of_its_own(tmp_path):
     # MuPDF puts a note set in the margin, in smaller type, into one block with the body
     # line beside it; read as one paragraph the note ran into the body's sentence.
@@ -408,6 +407,7 @@ def test_figures_side_by_side_in_two_sizes_stay_one_block():
     parts = split_side_by_side(words)
     assert [[ln.text for ln in p.lines] for p in parts] == [
         ["Sorting by merging"], ["a merge sort splits", "lists into halves"]]
+
 
 # --- words, search, render ----------------------------------------------------------------
 

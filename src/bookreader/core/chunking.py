@@ -53,7 +53,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
-from bookreader.core.code_text import code_units, is_code_paragraph, is_maths
+from bookreader.core.code_text import code_units, is_code_paragraph, is_maths, prose_words
 from bookreader.core.types import Chunk, Page
 
 log = logging.getLogger(__name__)
@@ -75,13 +75,12 @@ _ABBREVIATIONS = {
 
 
 _OPEN_END = re.compile(r"[a-z,]\s*$")
-_PROSE_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def _is_display(paragraph: str) -> bool:
     """A displayed formula: maths (:func:`is_maths`) on a few lines, hardly a word."""
     return (is_maths(paragraph) and paragraph.strip().count("\n") <= 3
-            and len(_PROSE_WORD.findall(paragraph)) < 3)
+            and prose_words(paragraph) < 3)
 
 
 def chunk_id_for(book_id: str, position: int, text: str) -> str:
@@ -145,13 +144,14 @@ class Segment:
 
 def _runs_through(before: str, before_kind: int, text: str, through: bool) -> bool:
     """Whether ``text`` goes on the sentence of ``before`` through a displayed formula:
-    "... the only choice of a1, ..., am that makes", the display "a1v1 + ... + amvm = 0"
-    and "is a1 = ... = am = 0." are one sentence, which the page's blank lines around
-    the display cut in three.  A display goes on a prose segment of five words or more
-    that ends open (a small letter or a comma) or a display that does; a segment in small
-    letters ("where ...", "is ...") goes on a display that does."""
+    "The two frequencies of a perfect fifth are in the ratio", the display "f2 / f1 =
+    3 / 2" and "whatever the pitch of the lower note." are one sentence, which the
+    page's blank lines around the display cut in three.  A display goes on a prose
+    segment of five words or more that ends open (a small letter or a comma); once
+    ``through`` (``before`` is such a display), another display or a segment in small
+    letters ("where ...", "is ...") goes on it."""
     if through:
-        return _is_display(text) or (_is_display(before) and text.lstrip()[:1].islower())
+        return _is_display(text) or text.lstrip()[:1].islower()
     return (not before_kind and _is_display(text) and _OPEN_END.search(before) is not None
             and len(before.split()) >= 5)
 

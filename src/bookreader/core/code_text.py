@@ -57,6 +57,15 @@ def is_maths(line: str) -> bool:
     return _MATHS.search(line) is not None
 
 
+_PROSE_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def prose_words(text: str) -> int:
+    """How many words of three letters or more ``text`` holds: a figure, a formula's
+    symbols and a table's numbers have none."""
+    return len(_PROSE_WORD.findall(text))
+
+
 def is_comment(line: str) -> bool:
     """True for a comment line of a listing that says something (see above)."""
     return _COMMENT_AT_START.match(line) is not None

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from bookreader.core.code_text import prose_words
 from bookreader.core.hyphenation import line_end_hyphen, page_spellings
 from bookreader.core.types import Rect, Word
 
@@ -187,16 +188,12 @@ def split_side_by_side(block: TextBlock) -> list[TextBlock]:
     return [block]
 
 
-_PROSE_WORD = re.compile(r"[^\W\d_]{3,}")
-
-
 def _other_texts(left: list[TextLine], right: list[TextLine]) -> bool:
     """Whether two sides of a block are two texts: no type size in common, a word (of
     three letters or more) on each side and six in all, not the figures of a table."""
     if {ln.size for ln in left} & {ln.size for ln in right}:
         return False
-    words = [len(_PROSE_WORD.findall(" ".join(ln.text for ln in side)))
-             for side in (left, right)]
+    words = [prose_words(" ".join(ln.text for ln in side)) for side in (left, right)]
     return min(words) >= 1 and sum(words) >= 6
 
 
