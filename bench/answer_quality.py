@@ -234,7 +234,7 @@ def load(questions: Path, gold_file: Optional[Path]) -> list[dict]:
             k += 1
         out.append({"question": item["question"], "gold_pages": pages,
                     "evidence_pages": [int(p) for p in item.get("evidence_pages", pages)],
-                    "gold": gold.get(item["question"], ""), "split": split})
+                    "gold": gold.get(item["question"], item.get("gold", "")), "split": split})
     return out
 
 

@@ -198,3 +198,39 @@ def test_a_sentence_that_announces_its_list_brings_its_items_formulas_too(
     assert continuation(definition, ["x = f(y); z = g(x);"], usable=continues_with) == 0
     assert continuation("A map between two spaces is a function that sends each element of "
                         "the first space to exactly one element of the second.", items) == 0
+
+
+@pytest.mark.parametrize("question, passage, restated, answer", [
+    # a programming book: the best sentence says again what the student asked
+    ("Do I need to type quit() at the end of a Python script file?",
+     "You will notice that there was no need to have quit() at the end of the Python "
+     "program in the file. When Python is reading your source code from a file, it knows "
+     "to stop when it reaches the end of the file. Input and output come next.",
+     "You will notice that there was no need", "When Python is reading your source code"),
+    # a statistics book: the same, in a worked answer
+    ("Can two variables have zero covariance even though they are clearly related?",
+     "This is another example of how the covariance between two variables can be zero, "
+     "even when the variables are clearly related. Covariance is a measure of linear "
+     "dependence, so a non-linear relationship can still yield zero covariance. Tables of "
+     "data follow.",
+     "This is another example of how the covariance", "Covariance is a measure of linear"),
+])
+def test_a_sentence_that_restates_the_question_brings_the_next_one(
+        question, passage, restated, answer, embedder):
+    prompt = parse_prompt(build_messages(
+        Mode.BOOK, question, excerpts=[Excerpt(1, "Notes", "12", passage)]))
+    chosen = [c.sentence for c in ExtractiveBackend(embedder).select(prompt)]
+    assert chosen[0].startswith(restated), chosen
+    assert len(chosen) >= 2 and chosen[1].startswith(answer), chosen
+
+
+def test_restating_sentence_rule():
+    # A long best sentence that restates the question is read as a short one: the next
+    # sentence joins when it is related, never when it is a list item.
+    best = ("You will notice that there was no need to have quit() at the end of the "
+            "Python program in the file.")
+    after = ["When Python reads a file, it stops at the end of the file.", "x"]
+    assert continuation(best, after) == 0
+    assert continuation(best, after, restates=True) == 1
+    assert continuation(best, ["1. Open the file.", "x"], restates=True) == 0
+    assert continuation(best, after, restates=True, related=lambda s: False) == 0

@@ -30,6 +30,10 @@ CONTINUATION_WORDS = 60
 SHORT_SENTENCE = 14
 #: A lead-in shorter than this ("There are several reasons:") says nothing without its list.
 BARE_LEAD_IN = 8
+#: A best sentence with at most this many content words the question lacks restates the
+#: question ("You will notice that there was no need for X at the end of the file." for
+#: "Do I need X at the end of a file?"): what the student asked is in the sentence after.
+RESTATES_NEW_WORDS = 3
 
 #: A sentence that points back to the one before it, or resolves what it set up.
 _CONTINUES = re.compile(
@@ -98,6 +102,7 @@ def is_enumerator(sentence: str) -> bool:
 def continuation(best: str, following: Sequence[str], *,
                  usable: Callable[[str], bool] = lambda s: True,
                  related: Callable[[str], bool] = lambda s: True,
+                 restates: bool = False,
                  max_words: int = CONTINUATION_WORDS) -> int:
     """How many of ``following`` (the sentences after ``best`` in its passage, in order)
     go with it in the answer.
@@ -114,6 +119,9 @@ def continuation(best: str, following: Sequence[str], *,
     (a short sentence is followed by what it means, or by the next topic: "A list is a
     sequence of values." then "You can also nest lists."); a sentence that points back
     (:func:`continues`) needs no such check.
+
+    ``restates`` says that ``best`` adds (almost) nothing to the question's own words: it
+    is then read as a short sentence, and the next one joins when it is related.
 
     ``usable`` rejects a sentence that may not be shown (code, a heading, a task): the
     continuation stops there.  Returns 0 when nothing follows that belongs.
@@ -136,7 +144,7 @@ def continuation(best: str, following: Sequence[str], *,
                   or is_enumerator(prev) or sentence.lstrip()[:1].islower())
         elif joined == 0:
             ok = continues(sentence) or (
-                len(best.split()) <= SHORT_SENTENCE and not _is_item(sentence)
+                (restates or len(best.split()) <= SHORT_SENTENCE) and not _is_item(sentence)
                 and related(sentence))
         else:
             ok = continues(sentence)

@@ -56,7 +56,7 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     wants_code,
     without_list_number,
 )
-from bookreader.core.llm.continuation import continuation, is_enumerator
+from bookreader.core.llm.continuation import RESTATES_NEW_WORDS, continuation, is_enumerator
 from bookreader.core.llm.extractive_candidates import (
     PRINTS_MESSAGE,
     Candidate,
@@ -310,8 +310,11 @@ class ExtractiveBackend:
         # The sentences that continue the best one ("The problem is that ...", a lead-in's
         # list) are part of its answer (core/llm/continuation.py).
         related = self._related_to(best, q_terms, prompt.question)
+        # A best sentence that says again what was asked is followed by the one after it.
+        restates = len(set(best.terms) - q_terms) <= RESTATES_NEW_WORDS
         taken = continuation(best.sentence, [c.sentence for c in best.following],
-                             usable=continues_with, related=related) if self.continue_best else 0
+                             usable=continues_with, related=related,
+                             restates=restates) if self.continue_best else 0
         for c in best.following[:taken]:
             if c.terms and not is_enumerator(c.sentence):
                 chosen.append(c)
