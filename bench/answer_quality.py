@@ -234,7 +234,8 @@ def load(questions: Path, gold_file: Optional[Path]) -> list[dict]:
             k += 1
         out.append({"question": item["question"], "gold_pages": pages,
                     "evidence_pages": [int(p) for p in item.get("evidence_pages", pages)],
-                    "gold": gold.get(item["question"], ""), "split": split})
+                    "gold": gold.get(item["question"], item.get("gold", "")),
+                    "answer_sentences": item.get("answer_sentences", []), "split": split})
     return out
 
 

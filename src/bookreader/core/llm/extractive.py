@@ -56,6 +56,8 @@ from bookreader.core.llm.answer_type import (  # noqa: F401  (re-exported)
     wants_code,
     without_list_number,
 )
+from bookreader.core.llm import answer_ranker
+from bookreader.core.llm.answer_features import candidate_features, question_view
 from bookreader.core.llm.continuation import continuation, is_enumerator
 from bookreader.core.llm.extractive_candidates import (
     PRINTS_MESSAGE,
@@ -228,8 +230,9 @@ class ExtractiveBackend:
             chosen = chosen[:-1]
         return fallback  # pragma: no cover - the loop always returns
 
-    def select(self, prompt: ParsedPrompt) -> list[Candidate]:
-        """The sentences to quote, best first; empty when the context does not answer."""
+    def rank(self, prompt: ParsedPrompt) -> list[Candidate]:
+        """The context's candidate sentences scored for the question, best first (the
+        :data:`RERANK_POOL` best by keywords); empty when nothing can be scored."""
         candidates = [c for block in prompt.blocks for c in block_candidates(block)]
         candidates = [c for c in candidates if c.terms]
         # A heading ("4.6 Retention and archiving") names a topic; it answers nothing.
@@ -240,7 +243,6 @@ class ExtractiveBackend:
             return []
         score_keywords(candidates, query)
         ranked = sorted(candidates, key=lambda c: c.bm25, reverse=True)[:RERANK_POOL]
-        first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
         if self._embedder is not None:
             score_similarity(self._embedder, ranked, prompt.question)
         kind = question_kind(prompt.question)
@@ -261,6 +263,20 @@ class ExtractiveBackend:
             if _TASK_SECTION.search(c.block.section):
                 c.score -= 0.1  # exercises set tasks; the answer is usually in the text
         ranked.sort(key=lambda c: (c.score, c.bm25), reverse=True)
+        model = answer_ranker.ranker()
+        if model is not None:
+            first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
+            view = question_view(prompt.question, kind, sides, first, ranked)
+            learned = {id(c): answer_ranker.order_score(model, candidate_features(c, view))
+                       for c in ranked}
+            ranked.sort(key=lambda c: (self._matches(c), learned[id(c)]), reverse=True)
+        return ranked
+
+    def select(self, prompt: ParsedPrompt) -> list[Candidate]:
+        """The sentences to quote, best first; empty when the context does not answer."""
+        ranked = self.rank(prompt)
+        if not ranked:
+            return []
         if not is_prose(ranked[0].sentence):
             # A comment or a listing line names what the code does; a sentence of prose of
             # its section nearly as good says it, and leads (the line may still follow it).
@@ -297,6 +313,16 @@ class ExtractiveBackend:
             # chapter, students will be able to: ... Implement stacks, queues and
             # deques").
             best = lead
+        return self.compose(prompt, ranked, best)
+
+    def compose(self, prompt: ParsedPrompt, ranked: list[Candidate], best: Candidate
+                ) -> list[Candidate]:
+        """The answer built around ``best``: the sentence it points back to, its
+        continuation, and the ranked sentences that add the question's other words."""
+        query = list(dict.fromkeys(content_terms(prompt.question)))
+        first = next((b.number for b in prompt.blocks if b.kind == "excerpt"), None)
+        sides = comparison_sides(prompt.question)
+        q_terms = set(query)
         chosen = [best]
         covered = set(best.terms)
         before = best.antecedent
