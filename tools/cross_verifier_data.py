@@ -17,6 +17,10 @@ project may tune on (never the report books of ``bench/books.py``):
   terms exchanged, an opposite, the sentence with a claim from elsewhere added, a
   sentence of another part of the book, or the passage without the sentence =
   unsupported;
+* the labelled tune-book questions of ``bench/questions/train`` (:func:`fresh_pairs`): a
+  teacher's answer, in its own words, over the page that holds the sentences it
+  paraphrases = supported; over the same page, another question's answer from elsewhere in
+  the book, or the answer with a negation, a number or two terms changed = unsupported;
 * public entailment and paraphrase sets (:func:`paws`, :func:`scitail`, :func:`sick`),
   read from a directory given by ``--extra-data`` of the training script or the
   ``BOOKREADER_XDATA`` environment variable (never copied into the repository; a missing
@@ -367,6 +371,54 @@ def _passage_pairs(stem: str, page: int, sents: list[str], ctx: str, k: int,
         if neg and neg != s:
             out.append(Example(c, neg, "", False, f"book_{neg_kind}", stem))
             break
+    return out
+
+
+FRESH_DIR = ROOT / "bench" / "questions" / "train"
+
+
+def fresh_pairs(rng: random.Random, per_book: int = 150) -> list[Example]:
+    """Pairs from the labelled tune-book questions: each gold answer (a paraphrase of the
+    answer sentences) over its page = supported; over the same page another question's
+    gold answer from at least three pages away, or the gold answer negated, with a number
+    changed or with two terms exchanged = unsupported."""
+    from bookreader.core.pdf import PdfBook
+
+    out: list[Example] = []
+    for stem in book_split.TUNE:
+        path = FRESH_DIR / f"{stem}.jsonl"
+        pdf = gb.BOOKS_DIR / f"{stem}.pdf"
+        if not (path.exists() and pdf.exists()):
+            print(f"note: {path.name} or {pdf.name} is absent; no pairs from it", file=sys.stderr)
+            continue
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+        book = PdfBook.open(pdf)
+        try:
+            pages = {p: " ".join(book.page(p).text.split())
+                     for r in rows for p in r["gold_pages"][:2]}
+        finally:
+            book.close()
+        for r in rng.sample(rows, min(per_book, len(rows))):
+            ctx = " ".join(pages[p] for p in r["gold_pages"][:2])
+            q, gold = r["question"], r["gold"]
+            out.append(Example(ctx, gold, q, True, "fresh_paraphrase", stem))
+            far = [x for x in rows if min(abs(a - b) for a in x["gold_pages"]
+                                          for b in r["gold_pages"]) >= 3]
+            kinds = ["other", "negation", "number", "exchange"]
+            rng.shuffle(kinds)
+            for kind in kinds:
+                neg = None
+                if kind == "other" and far:
+                    neg = rng.choice(far)["gold"]
+                elif kind == "negation":
+                    neg = negate(gold)
+                elif kind == "number":
+                    neg = swap_number(gold, rng)
+                elif kind == "exchange":
+                    neg = exchange_terms(gold, rng)
+                if neg and neg != gold:
+                    out.append(Example(ctx, neg, q, False, f"fresh_{kind}", stem))
+                    break
     return out
 
 

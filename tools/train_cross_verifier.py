@@ -48,7 +48,8 @@ def gather(args: argparse.Namespace) -> tuple[list[data.Example], list[data.Exam
     halu = data.halueval_tune()
     cut = len(halu) * 4 // 5
     train = (data.textbook("tune") + halu[:cut] + data.rgb_tune()
-             + data.squad(args.squad_paragraphs, rng) + data.book_pairs(args.book_passages, rng))
+             + data.squad(args.squad_paragraphs, rng) + data.book_pairs(args.book_passages, rng)
+             + (data.fresh_pairs(rng, args.fresh) if args.fresh else []))
     if args.paws or args.scitail or args.sick:
         root = data.xdata_dir(args.extra_data)
         train += (data.paws(root, args.paws, rng) + data.scitail(root, args.scitail, rng)
@@ -164,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scitail", type=int, default=0, help="SciTail pairs (at most)")
     ap.add_argument("--sick", type=int, default=0,
                     help="SICK pairs (at most; CC BY-NC-SA: non-commercial, off by default)")
+    ap.add_argument("--fresh", type=int, default=0,
+                    help="questions a tune book of bench/questions/train to make pairs of")
     ap.add_argument("--epochs", type=float, default=1.5)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
