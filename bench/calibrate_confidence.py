@@ -55,10 +55,15 @@ THRESHOLD = 0.60
 FIXED_MID, FIXED_SLOPE, FIXED_COVERAGE_SLOPE = 0.42, 10.0, 3.0
 
 
-def load_questions(stem: str) -> list[dict]:
+def load_questions(stem: str, fresh: bool = False) -> list[dict]:
+    """The book's bench questions, its same-field out-of-scope ones and, with ``fresh``,
+    the labelled questions of ``bench/questions/train`` (all in scope)."""
     rows = []
-    for path, origin in ((QUESTIONS / f"{stem}.jsonl", "own"),
-                         (QUESTIONS / "near" / f"{stem}.jsonl", "near")):
+    sources = [(QUESTIONS / f"{stem}.jsonl", "own"),
+               (QUESTIONS / "near" / f"{stem}.jsonl", "near")]
+    if fresh:
+        sources.append((QUESTIONS / "train" / f"{stem}.jsonl", "fresh"))
+    for path, origin in sources:
         if path.exists():
             rows += [{**json.loads(line), "origin": origin}
                      for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -94,7 +99,8 @@ def figures(rows: list[dict], conf) -> dict:
             "declined_share": round(declined / len(outs), 4) if outs else None}
 
 
-def collect(data_dir: Path, stems: list[str], ingest: bool) -> tuple[list[dict], dict]:
+def collect(data_dir: Path, stems: list[str], ingest: bool, fresh: bool = False
+            ) -> tuple[list[dict], dict]:
     from bookreader.config import Settings
     from bookreader.core import retrieval_calibration as rc
     from bookreader.core.retrieval_priors import about_the_book, chunk_headings, not_a_topic
@@ -105,7 +111,7 @@ def collect(data_dir: Path, stems: list[str], ingest: bool) -> tuple[list[dict],
     with Library(Settings(data_dir=data_dir)) as lib:
         indexed = {Path(b.path).stem: b.book_id for b in lib.books() if b.state.value == "ready"}
         for stem in stems:
-            questions = load_questions(stem)
+            questions = load_questions(stem, fresh)
             pdf = BOOKS_DIR / f"{stem}.pdf"
             if not questions:
                 print(f"skipping {stem}: no question file", file=sys.stderr)
@@ -169,6 +175,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-ingest", action="store_true", help="skip books not indexed yet")
     ap.add_argument("--rows", type=Path, help="re-read the rows of an earlier run")
     ap.add_argument("--fit", action="store_true", help="grid-search the constants on TUNE")
+    ap.add_argument("--fresh", action="store_true",
+                    help="add the labelled in-scope questions of bench/questions/train")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -176,7 +184,7 @@ def main(argv=None) -> int:
         saved = json.loads(args.rows.read_text(encoding="utf-8"))
         rows, books = saved["rows"], saved["books"]
     else:
-        rows, books = collect(Path(args.data_dir), args.books, not args.no_ingest)
+        rows, books = collect(Path(args.data_dir), args.books, not args.no_ingest, args.fresh)
     consts = (rc.MID_SHARE, rc.SLOPE, rc.COVERAGE_SLOPE, rc.UNKNOWN_WEIGHT, rc.MIN_GAP)
     methods = {
         "fixed": fixed_confidence,

@@ -86,6 +86,19 @@ def test_numbers_languages_and_apostrophes():
     assert tokenize("Java's don't") == ["java"]  # possessive dropped, contraction a stop word
 
 
+def test_a_greek_letter_symbol_reads_as_its_name():
+    assert tokenize("the slope β1") == tokenize("the slope beta 1") == ["slope", "beta", "1"]
+    assert tokenize("𝛽̂1 and σ² and ϕ") == ["beta", "1", "sigma", "²", "phi"]  # maths forms
+    assert tokenize("the word λόγος") == ["word", "λόγος"]  # a Greek word stays a word
+    assert tokenize("∇ and ∂") == []  # operators are no letters
+
+
+def test_a_student_typing_a_greek_letter_by_name_finds_the_symbol():
+    chunks = make_chunks(["The estimate β̂1 is unbiased when the errors have mean zero.",
+                          "The variance of the errors is written as a constant."])
+    assert LexicalIndex.build(chunks).scores("what does beta 1 estimate")[0][0].chunk_id == "c0"
+
+
 def test_sentence_punctuation_is_not_part_of_tokens():
     assert tokenize("It compiles. Then it runs!") == ["compil", "run"]
 

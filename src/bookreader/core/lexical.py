@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 #: Bumped whenever tokenize() changes, so saved indexes built by an older tokenizer are
 #: rebuilt instead of silently mismatching the query tokens.
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 
 # English stop words (function words that carry no topic).  Written for this project;
 # close in spirit to the common lists, plus contractions with the apostrophe removed
@@ -79,6 +80,24 @@ _APOSTROPHE_S = re.compile(r"[\'\u2019]s\b", re.IGNORECASE)
 _APOSTROPHE = re.compile(r"[\'\u2019]")
 _MAX_TOKEN_LEN = 64
 
+#: A Greek letter a text prints as a symbol ("β1", "σ²", the mathematical italic "𝛽"), not
+#: inside a Greek word: a student types its name ("beta 1"), so the letter is read as
+#: its name and the two meet in the index.
+_GREEK_SYMBOL = re.compile(r"(?<![\u0370-\u03ff])"
+                           r"[\u00b5\u0391-\u03c9\u03d0-\u03f5\U0001d6a8-\U0001d7c9]"
+                           r"(?![\u0370-\u03ff])")
+
+
+@functools.lru_cache(maxsize=512)
+def _greek_name(letter: str) -> str:
+    """" beta " for "β", "𝛽" or "ϐ" (a letter's own name, spaced); anything else as it is."""
+    name = unicodedata.name(unicodedata.normalize("NFKC", letter), "").split()
+    if len(name) >= 4 and name[0] == "GREEK" and name[2] == "LETTER":
+        return f" {name[-1].lower()} "
+    if len(name) >= 3 and name[0] == "GREEK" and name[-1] == "SYMBOL":
+        return f" {name[-2].lower()} "
+    return letter
+
 _stemmer = PorterStemmer()  # a pure function table; holds no state between calls
 
 
@@ -106,6 +125,8 @@ def tokenize(text: str) -> list[str]:
     token unstemmed plus each stemmed part; numbers such as ``3.14`` stay whole.
     """
     text = _APOSTROPHE.sub("", _APOSTROPHE_S.sub("", text))
+    if not text.isascii():
+        text = _GREEK_SYMBOL.sub(lambda m: _greek_name(m.group()), text)
     out: list[str] = []
     for match in _RAW_TOKEN.finditer(text):
         raw = match.group()
