@@ -37,3 +37,39 @@ def test_rules_of_a_module_are_its_own_patterns_and_word_lists():
     finally:
         bench.restore(off)
     assert "name" in {w[:4] for w in answer_type._QUESTION_WORDS}
+
+
+def test_a_recorded_rule_notes_the_questions_on_which_it_matched_and_nothing_else():
+    bench = load_bench("rule_ablation.py")
+    recorder = bench._Recorder()
+    reason, words = answer_type._REASON_Q, answer_type._QUESTION_WORDS
+    undo = bench.wrap_rules([reason, words], recorder)
+    try:
+        recorder.current = "q1"
+        assert answer_type.question_kind("Why does the loop stop?") == "reason"
+        recorder.current = "q2"
+        assert answer_type._REASON_Q.search("How does it stop?") is None  # no match, no note
+        assert answer_type._REASON_Q.sub("", "why not") == " not"
+        assert "zebra" not in answer_type._QUESTION_WORDS  # a miss is no use
+        recorder.current = "q3"
+        assert sorted(answer_type._QUESTION_WORDS)  # read whole: it could matter
+    finally:
+        bench.restore(undo)
+    assert answer_type._REASON_Q is reason and answer_type._QUESTION_WORDS is words
+    assert recorder.hits[id(reason)] == {"q1", "q2"}  # q2 by the substitution
+    assert recorder.hits[id(words)] == {"q3"}
+
+
+def test_a_guided_row_counts_the_change_over_the_questions_asked_again():
+    bench = load_bench("rule_ablation.py")
+    keys = ("tune.gold", "tune.correct", "tune.false_nc", "tune.oos_declined")
+
+    def answer(gold, correct, text):
+        return {"gold": gold, "correct": correct, "false_nc": 0, "oos_declined": 0,
+                "text": text}
+
+    base = {"tune.gold": 2, "tune.correct": 1, "tune.false_nc": 0, "tune.oos_declined": 0,
+            "questions": {"tune|b|q1": answer(1, 1, "a"), "tune|b|q2": answer(1, 0, "b")}}
+    row = {"questions": {"tune|b|q1": answer(1, 0, "a2")}}  # only q1 asked again
+    d = bench.delta(row, base, keys)
+    assert d["tune.correct"] == -1 and d["tune.gold"] == 0 and d["changed"] == 1
