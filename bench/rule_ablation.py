@@ -105,9 +105,9 @@ def _clear_caches() -> None:
                 clear()
 
 
-def switch_off(objects: Iterable[object]) -> list[tuple[object, str, object]]:
-    """Replace every reference held by a loaded ``bookreader`` module to one of
-    ``objects``; return what to put back."""
+def _replace(objects: Iterable[object], make) -> list[tuple[object, str, object]]:
+    """Put ``make(value)`` in place of every reference a loaded ``bookreader`` module holds
+    to one of ``objects``; return what to put back (for :func:`restore`)."""
     ids = {id(o): o for o in objects}
     undo = []
     for mod in list(sys.modules.values()):
@@ -116,9 +116,15 @@ def switch_off(objects: Iterable[object]) -> list[tuple[object, str, object]]:
         for name, v in list(vars(mod).items()):
             if id(v) in ids:
                 undo.append((mod, name, v))
-                setattr(mod, name, _off(v))
+                setattr(mod, name, make(v))
     _clear_caches()
     return undo
+
+
+def switch_off(objects: Iterable[object]) -> list[tuple[object, str, object]]:
+    """Replace every reference held by a loaded ``bookreader`` module to one of
+    ``objects`` with a rule that never applies; return what to put back."""
+    return _replace(objects, _off)
 
 
 def restore(undo: list[tuple[object, str, object]]) -> None:
@@ -241,18 +247,8 @@ def wrap_rules(objects: Iterable[object], recorder: _Recorder
                ) -> list[tuple[object, str, object]]:
     """Put a recorder around every reference a loaded ``bookreader`` module holds to one
     of ``objects``; return what to put back (for :func:`restore`)."""
-    ids = {id(o): o for o in objects}
-    undo = []
-    for mod in list(sys.modules.values()):
-        if not getattr(mod, "__name__", "").startswith("bookreader"):
-            continue
-        for name, v in list(vars(mod).items()):
-            if id(v) in ids:
-                undo.append((mod, name, v))
-                wrapper = RecordingPattern if isinstance(v, re.Pattern) else RecordingWords
-                setattr(mod, name, wrapper(v, recorder))
-    _clear_caches()
-    return undo
+    return _replace(objects, lambda v: (RecordingPattern if isinstance(v, re.Pattern)
+                                        else RecordingWords)(v, recorder))
 
 
 FIGURES = ("gold", "correct", "false_nc", "oos_declined")
